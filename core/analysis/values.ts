@@ -1,0 +1,84 @@
+/**
+ * Where an argument value came from. The values traced from a tool call's arguments are the e-mail
+ * addresses and URLs inside its string arguments, otherwise each whole string argument of 6+
+ * characters. Each is searched, case-insensitively, in the content the run had seen before the
+ * call: the task, inputs, and results of tool calls that were not blocked. A value found in some
+ * trusted source is "trusted"; found only in untrusted sources, "untrusted-only" (the classic
+ * prompt-injection signature); found nowhere, "generated".
+ */
+import { dumps } from "../log/pyjson";
+import type { Trust } from "../log/events";
+
+export type Origin = "trusted" | "untrusted-only" | "generated";
+
+export interface ValueSource {
+  eventId: string;
+  seq: number;
+  source: string;
+  trust: Trust;
+  kind: "task" | "input" | "result";
+  /** The content, lower-cased, as searched. */
+  text: string;
+}
+
+export interface SourceRef {
+  eventId: string;
+  seq: number;
+  source: string;
+  trust: Trust;
+  kind: "task" | "input" | "result";
+}
+
+export interface TracedValue {
+  /** Where in the arguments: "to", "items[0].email". */
+  path: string;
+  value: string;
+  origin: Origin;
+  sources: SourceRef[];
+}
+
+const EMAIL = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;
+const URL_RE = /\bhttps?:\/\/[^\s"'<>)\]]+/gi;
+
+/** The text a value is searched in: strings as they are, anything else as JSON. */
+export function searchText(value: unknown): string {
+  if (typeof value === "string") return value.toLowerCase();
+  try {
+    return dumps(value, "file").toLowerCase();
+  } catch {
+    return "";
+  }
+}
+
+/** The values traced from arguments, with their paths. */
+export function tracedValues(args: unknown): { path: string; value: string }[] {
+  const out: { path: string; value: string }[] = [];
+  const walk = (v: unknown, p: string) => {
+    if (typeof v === "string") {
+      const found = [...(v.match(EMAIL) ?? []), ...(v.match(URL_RE) ?? [])];
+      if (found.length) for (const f of new Set(found)) out.push({ path: p, value: f });
+      else if (v.length >= 6) out.push({ path: p, value: v });
+    } else if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${p}[${i}]`));
+    else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) walk(x, p ? `${p}.${k}` : k);
+  };
+  walk(args, "");
+  return out;
+}
+
+/** Traces each value of `args` through `sources` (content seen before the call). */
+export function traceValues(args: unknown, sources: readonly ValueSource[]): TracedValue[] {
+  return tracedValues(args).map(({ path, value }) => {
+    const needle = value.toLowerCase();
+    const hits = sources.filter((s) => s.text.includes(needle));
+    const origin: Origin = hits.length === 0 ? "generated" : hits.some((h) => h.trust === "trusted") ? "trusted" : "untrusted-only";
+    return {
+      path,
+      value,
+      origin,
+      sources: hits.map(({ eventId, seq, source, trust, kind }) => ({ eventId, seq, source, trust, kind })),
+    };
+  });
+}
+
+/** Tool names that count as sensitive when a run declares none ("by name"). */
+export const SENSITIVE_NAME_RE = /send|email|mail|post|publish|transfer|pay|refund|delete|remove|export|upload|exec|shell|bash|write|deploy|sign|approve/i;

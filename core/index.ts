@@ -1,0 +1,18 @@
+/**
+ * Causeway: causal logs, replay and Find the cause for multi-agent AI systems.
+ * The SDK (record your agents) and the core API (read, verify, analyse, replay, test).
+ */
+export * from "./log/pyjson";
+export * from "./log/hash";
+export * from "./log/events";
+export * from "./log/problems";
+export { EventLogParser, readRun, readEventsFile, checkBlobs, type RunData, type ReadOptions } from "./log/reader";
+export * from "./log/blobs";
+export * from "./log/writer";
+export * from "./log/testslog";
+export * from "./log/verify";
+export * from "./specs";
+export * from "./stats";
+export * from "./sdk/runtime";
+export * from "./sdk/system";
+export * from "./sdk/guard";

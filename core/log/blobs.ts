@@ -1,0 +1,149 @@
+/**
+ * The blob store of one run: `blobs/<hex>.json`, each `{"v": <value>}`, named by the sha256 of its
+ * canonical form. Reading is confined to the run folder: a ref is only ever `sha256:` + 64 hex
+ * digits, anything else is refused before a path is built.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { createHash } from "node:crypto";
+import { canonicalDigest, compactText, isRef, sha256Hex, slowCanonical } from "./hash";
+import { parseLossless } from "./pyjson";
+
+/** Blobs larger than this are not loaded (their hash is still checked, in chunks). */
+export const DEFAULT_MAX_BLOB_BYTES = 64 * 1024 * 1024;
+
+export type BlobResult =
+  | { ok: true; value: unknown; canonical: string; bytes: number }
+  | { ok: false; code: "bad-ref" | "missing-blob" | "blob-not-json" | "blob-too-large" | "blob-hash"; message: string };
+
+export function blobPath(runDir: string, ref: string): string {
+  if (!isRef(ref)) throw new Error(`not a content ref: ${JSON.stringify(ref).slice(0, 80)}`);
+  return path.join(runDir, "blobs", ref.slice(7) + ".json");
+}
+
+/** Reads blobs of one run, caching what it has read. */
+export class BlobStore {
+  private cache = new Map<string, BlobResult>();
+  constructor(
+    readonly runDir: string,
+    readonly maxBytes = DEFAULT_MAX_BLOB_BYTES,
+  ) {}
+
+  /** The value of a blob, or why it can't be had. Checks the blob's hash against its name. */
+  get(ref: string): BlobResult {
+    const hit = this.cache.get(ref);
+    if (hit) return hit;
+    const r = this.load(ref);
+    this.cache.set(ref, r);
+    return r;
+  }
+
+  /** The value, or undefined when the blob is missing or bad. */
+  value(ref: string | null | undefined): unknown {
+    if (!ref) return undefined;
+    const r = this.get(ref);
+    return r.ok ? r.value : undefined;
+  }
+
+  /** Canonical JSON of the value (Python's bytes, floats kept), or undefined. */
+  canonicalOf(ref: string | null | undefined): string | undefined {
+    if (!ref) return undefined;
+    const r = this.get(ref);
+    return r.ok ? r.canonical : undefined;
+  }
+
+  has(ref: string): boolean {
+    return isRef(ref) && fs.existsSync(blobPath(this.runDir, ref));
+  }
+
+  forget(ref?: string): void {
+    if (ref) this.cache.delete(ref);
+    else this.cache.clear();
+  }
+
+  private load(ref: string): BlobResult {
+    if (!isRef(ref)) return { ok: false, code: "bad-ref", message: `refused ref ${JSON.stringify(String(ref)).slice(0, 80)}: a ref is sha256: plus 64 hex digits` };
+    const file = blobPath(this.runDir, ref);
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(file);
+    } catch {
+      return { ok: false, code: "missing-blob", message: `blob ${ref.slice(0, 19)}… is missing` };
+    }
+    if (!st.isFile()) return { ok: false, code: "missing-blob", message: `blob ${ref.slice(0, 19)}… is not a file` };
+    if (st.size > this.maxBytes) {
+      return {
+        ok: false,
+        code: "blob-too-large",
+        message: `blob ${ref.slice(0, 19)}… is ${(st.size / 1048576).toFixed(1)} MB, over the ${(this.maxBytes / 1048576).toFixed(0)} MB limit; not loaded`,
+      };
+    }
+    const buf = fs.readFileSync(file);
+    return decodeBlob(ref, buf);
+  }
+}
+
+/** Checks a blob file's bytes against its ref and decodes `{"v": value}`. */
+export function decodeBlob(ref: string, buf: Buffer): BlobResult {
+  const want = ref.slice(7);
+  const text = buf.toString("utf8");
+  let outer: unknown;
+  try {
+    outer = JSON.parse(text);
+  } catch {
+    try {
+      outer = parseLossless(text); // NaN / Infinity, as Python may write them
+    } catch {
+      return { ok: false, code: "blob-not-json", message: `blob ${ref.slice(0, 19)}… is not JSON` };
+    }
+  }
+  if (!outer || typeof outer !== "object" || Array.isArray(outer) || !("v" in (outer as object))) {
+    return { ok: false, code: "blob-not-json", message: `blob ${ref.slice(0, 19)}… is not of the form {"v": …}` };
+  }
+  let canon: string | undefined;
+  if (canonicalDigest(buf) === want) canon = compactText(buf);
+  else {
+    try {
+      const slow = slowCanonical(text);
+      if (sha256Hex(slow) === want) canon = slow;
+    } catch {
+      /* handled below */
+    }
+  }
+  if (canon === undefined) return { ok: false, code: "blob-hash", message: `blob ${ref.slice(0, 19)}… does not hash to its name (forged or damaged)` };
+  // canonical of the value alone: strip the {"v": … } wrapper
+  const inner = canon.slice(5, -1);
+  return { ok: true, value: (outer as { v: unknown }).v, canonical: inner, bytes: buf.length };
+}
+
+/** Re-hashes a blob file in chunks, without holding it: true when it matches its name. */
+export function blobFileMatches(file: string, hex: string): boolean {
+  const h = createHash("sha256");
+  const fd = fs.openSync(file, "r");
+  try {
+    const chunk = Buffer.allocUnsafe(1 << 20);
+    let inStr = false;
+    let esc = false;
+    for (;;) {
+      const n = fs.readSync(fd, chunk, 0, chunk.length, null);
+      if (n <= 0) break;
+      let seg = 0;
+      for (let i = 0; i < n; i++) {
+        const c = chunk[i];
+        if (inStr) {
+          if (esc) esc = false;
+          else if (c === 0x5c) esc = true;
+          else if (c === 0x22) inStr = false;
+        } else if (c === 0x22) inStr = true;
+        else if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) {
+          if (i > seg) h.update(chunk.subarray(seg, i));
+          seg = i + 1;
+        }
+      }
+      if (n > seg) h.update(chunk.subarray(seg, n));
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return h.digest("hex") === hex;
+}

@@ -1,0 +1,42 @@
+/** What the reader and verify report about a damaged run. */
+
+export type ProblemCode =
+  | "not-json"
+  | "cut-off"
+  | "line-too-long"
+  | "seq"
+  | "chain"
+  | "hash"
+  | "malformed"
+  | "schema"
+  | "unknown-type"
+  | "duplicate-id"
+  | "bad-ref"
+  | "missing-blob"
+  | "blob-hash"
+  | "blob-not-json"
+  | "blob-too-large"
+  | "no-run-end"
+  | "empty"
+  | "tests-chain"
+  | "tests-hash"
+  | "tests-not-json"
+  | "tests-unchained"
+  | "io";
+
+export interface Problem {
+  code: ProblemCode;
+  severity: "error" | "warning";
+  message: string;
+  /** 1-based line in events.jsonl (or tests.jsonl for tests-* codes). */
+  line?: number;
+  seq?: number;
+  ref?: string;
+  file?: "events.jsonl" | "tests.jsonl" | "blobs";
+}
+
+const WARNINGS: ReadonlySet<ProblemCode> = new Set(["unknown-type", "no-run-end", "tests-unchained", "blob-too-large"]);
+
+export function problem(code: ProblemCode, message: string, at: Partial<Problem> = {}): Problem {
+  return { code, severity: WARNINGS.has(code) ? "warning" : "error", message, ...at };
+}

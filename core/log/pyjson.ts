@@ -1,0 +1,319 @@
+/**
+ * JSON exactly as the reference (Python) writes it.
+ *
+ * Runs are byte-compatible with `causeway.event.v1`, whose hashes are sha256 of
+ * `json.dumps(x, sort_keys=True, separators=(",", ":"), ensure_ascii=False)` and whose files use
+ * the default separators `", "` / `": "`. Three things differ from JavaScript's JSON:
+ *  - numbers: Python keeps a float a float (`89.0`, `1e-05`, `1e+16`), integers are unbounded;
+ *  - key order: by Unicode code point, not by UTF-16 code unit;
+ *  - escapes: only `"` `\` and control characters are escaped, everything else is written raw.
+ *
+ * Values are plain JSON values plus two markers so nothing is lost on a round trip:
+ * {@link PyFloat} for a float whose value is integral (`89.0`) and `bigint` for integers beyond
+ * 2^53. {@link parseLossless} produces them; {@link dumps} writes them back.
+ */
+
+/** A float that must be written in float form even though its value is integral (`89.0`). */
+export class PyFloat {
+  constructor(readonly value: number) {}
+  valueOf(): number {
+    return this.value;
+  }
+  toJSON(): number {
+    return this.value;
+  }
+}
+
+/** Marks `x` as a Python float, so `pyFloat(89)` is written `89.0`. */
+export function pyFloat(x: number): PyFloat {
+  return new PyFloat(x);
+}
+
+export type JsonValue =
+  | null
+  | boolean
+  | number
+  | string
+  | bigint
+  | PyFloat
+  | JsonValue[]
+  | { [key: string]: JsonValue };
+
+/** Python's `repr(float)`: shortest round-trip digits, exponent form below 1e-4 and from 1e16. */
+export function floatRepr(x: number): string {
+  if (Number.isNaN(x)) return "NaN";
+  if (x === Infinity) return "Infinity";
+  if (x === -Infinity) return "-Infinity";
+  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
+  const sign = x < 0 ? "-" : "";
+  const e = Math.abs(x).toExponential(); // shortest digits that round-trip, e.g. "1.5e+300"
+  const at = e.indexOf("e");
+  const mantissa = e.slice(0, at);
+  const exp = Number(e.slice(at + 1));
+  const digits = mantissa.replace(".", "");
+  if (exp < -4 || exp >= 16) {
+    const m = digits.length > 1 ? digits[0] + "." + digits.slice(1) : digits;
+    const ee = Math.abs(exp) < 10 ? "0" + Math.abs(exp) : String(Math.abs(exp));
+    return `${sign}${m}e${exp < 0 ? "-" : "+"}${ee}`;
+  }
+  if (exp < 0) return `${sign}0.${"0".repeat(-exp - 1)}${digits}`;
+  if (digits.length <= exp + 1) return `${sign}${digits}${"0".repeat(exp + 1 - digits.length)}.0`;
+  return `${sign}${digits.slice(0, exp + 1)}.${digits.slice(exp + 1)}`;
+}
+
+/** How a JavaScript number is written: safe integers as digits, anything else as a Python float. */
+export function numberRepr(x: number): string {
+  if (Number.isSafeInteger(x) && !Object.is(x, -0)) return String(x);
+  return floatRepr(x);
+}
+
+/**
+ * Orders strings by Unicode code point (Python's `sorted`). JavaScript's `<` compares UTF-16 code
+ * units, which differs only where a surrogate pair meets a BMP character in U+E000..U+FFFF.
+ */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800 && y >= 0xd800) {
+      x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
+      y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
+    }
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+const ESC: Record<number, string> = { 0x22: '\\"', 0x5c: "\\\\", 0x0a: "\\n", 0x0d: "\\r", 0x09: "\\t", 0x08: "\\b", 0x0c: "\\f" };
+// eslint-disable-next-line no-control-regex
+const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
+
+/** A string literal as `json.dumps(..., ensure_ascii=False)` writes it. Lone surrogates become U+FFFD. */
+export function quote(s: string): string {
+  if (!s.isWellFormed()) s = s.toWellFormed();
+  if (!NEEDS_ESCAPE.test(s)) return '"' + s + '"';
+  let out = '"';
+  let start = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x20 && c !== 0x22 && c !== 0x5c) continue;
+    out += s.slice(start, i) + (ESC[c] ?? "\\u00" + (c < 0x10 ? "0" : "") + c.toString(16));
+    start = i + 1;
+  }
+  return out + s.slice(start) + '"';
+}
+
+export type Layout = "canonical" | "file";
+
+/**
+ * `json.dumps(value, sort_keys=True, ensure_ascii=False)` with compact separators (`canonical`,
+ * what hashes are computed over) or the default ones (`file`, how lines and blobs are written).
+ * `undefined` members are skipped (as JSON.stringify does); functions and symbols are refused.
+ */
+export function dumps(value: unknown, layout: Layout = "canonical"): string {
+  const comma = layout === "canonical" ? "," : ", ";
+  const colon = layout === "canonical" ? ":" : ": ";
+  const seen = new Set<object>();
+  const write = (v: unknown): string => {
+    switch (typeof v) {
+      case "string":
+        return quote(v);
+      case "number":
+        return numberRepr(v);
+      case "boolean":
+        return v ? "true" : "false";
+      case "bigint":
+        return v.toString();
+      case "object": {
+        if (v === null) return "null";
+        if (v instanceof PyFloat) return floatRepr(v.value);
+        if (seen.has(v)) throw new TypeError("cannot serialise a value that contains itself");
+        seen.add(v);
+        let out: string;
+        if (Array.isArray(v)) {
+          out = "[" + v.map((x) => (x === undefined ? "null" : write(x))).join(comma) + "]";
+        } else if (v instanceof Date) {
+          out = quote(v.toISOString());
+        } else {
+          const obj = v as Record<string, unknown>;
+          const keys = Object.keys(obj).filter((k) => obj[k] !== undefined);
+          keys.sort(compareCodePoints);
+          out = "{" + keys.map((k) => quote(k) + colon + write(obj[k])).join(comma) + "}";
+        }
+        seen.delete(v);
+        return out;
+      }
+      default:
+        throw new TypeError(`cannot serialise a ${typeof v} as JSON`);
+    }
+  };
+  return write(value);
+}
+
+/** Thrown by {@link parseLossless} with the offset where the text stops being JSON. */
+export class JsonSyntaxError extends SyntaxError {
+  constructor(message: string, readonly offset: number) {
+    super(`${message} at offset ${offset}`);
+  }
+}
+
+const MAX_DEPTH = 512;
+
+/**
+ * Parses JSON (plus Python's `NaN`, `Infinity`, `-Infinity`) keeping what JSON.parse loses:
+ * integral floats become {@link PyFloat}, integers beyond 2^53 become `bigint`. Duplicate keys keep
+ * the last value, as Python does. Nesting deeper than 512 levels is refused.
+ */
+export function parseLossless(text: string): JsonValue {
+  let i = 0;
+  const n = text.length;
+  const ws = () => {
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++;
+      else break;
+    }
+  };
+  const fail = (msg: string): never => {
+    throw new JsonSyntaxError(msg, i);
+  };
+  const value = (depth: number): JsonValue => {
+    if (depth > MAX_DEPTH) fail("nesting too deep");
+    ws();
+    const c = text[i];
+    if (c === "{") {
+      i++;
+      const obj: Record<string, JsonValue> = {};
+      ws();
+      if (text[i] === "}") {
+        i++;
+        return obj;
+      }
+      for (;;) {
+        ws();
+        if (text[i] !== '"') fail("expected a key");
+        const k = str();
+        ws();
+        if (text[i] !== ":") fail("expected ':'");
+        i++;
+        obj[k] = value(depth + 1);
+        ws();
+        if (text[i] === ",") {
+          i++;
+          continue;
+        }
+        if (text[i] === "}") {
+          i++;
+          return obj;
+        }
+        fail("expected ',' or '}'");
+      }
+    }
+    if (c === "[") {
+      i++;
+      const arr: JsonValue[] = [];
+      ws();
+      if (text[i] === "]") {
+        i++;
+        return arr;
+      }
+      for (;;) {
+        arr.push(value(depth + 1));
+        ws();
+        if (text[i] === ",") {
+          i++;
+          continue;
+        }
+        if (text[i] === "]") {
+          i++;
+          return arr;
+        }
+        fail("expected ',' or ']'");
+      }
+    }
+    if (c === '"') return str();
+    if (text.startsWith("true", i)) return (i += 4), true;
+    if (text.startsWith("false", i)) return (i += 5), false;
+    if (text.startsWith("null", i)) return (i += 4), null;
+    if (text.startsWith("NaN", i)) return (i += 3), NaN;
+    if (text.startsWith("Infinity", i)) return (i += 8), Infinity;
+    if (text.startsWith("-Infinity", i)) return (i += 9), -Infinity;
+    return num();
+  };
+  const NUM = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y;
+  const num = (): JsonValue => {
+    NUM.lastIndex = i;
+    const m = NUM.exec(text);
+    if (!m || m[0].length === 0) fail("unexpected character");
+    const tok = m![0];
+    i += tok.length;
+    if (m![1] === undefined && m![2] === undefined) {
+      const x = Number(tok);
+      if (Number.isSafeInteger(x)) return Object.is(x, -0) ? 0 : x;
+      return BigInt(tok);
+    }
+    const x = Number(tok);
+    return Number.isInteger(x) ? new PyFloat(x) : x;
+  };
+  const str = (): string => {
+    i++; // opening quote
+    let out = "";
+    let start = i;
+    for (;;) {
+      if (i >= n) fail("unterminated string");
+      const c = text.charCodeAt(i);
+      if (c === 0x22) {
+        out += text.slice(start, i);
+        i++;
+        return out;
+      }
+      if (c === 0x5c) {
+        out += text.slice(start, i);
+        const e = text[i + 1];
+        i += 2;
+        switch (e) {
+          case '"': out += '"'; break;
+          case "\\": out += "\\"; break;
+          case "/": out += "/"; break;
+          case "b": out += "\b"; break;
+          case "f": out += "\f"; break;
+          case "n": out += "\n"; break;
+          case "r": out += "\r"; break;
+          case "t": out += "\t"; break;
+          case "u": {
+            const h = text.slice(i, i + 4);
+            if (!/^[0-9a-fA-F]{4}$/.test(h)) fail("bad \\u escape");
+            out += String.fromCharCode(parseInt(h, 16));
+            i += 4;
+            break;
+          }
+          default:
+            fail("bad escape");
+        }
+        start = i;
+        continue;
+      }
+      if (c < 0x20) fail("control character in string");
+      i++;
+    }
+  };
+  const v = value(0);
+  ws();
+  if (i !== n) fail("trailing characters");
+  return v;
+}
+
+/** Drops the lossless markers: PyFloat → number, bigint → number (nearest). */
+export function toPlain(v: JsonValue): unknown {
+  if (v instanceof PyFloat) return v.value;
+  if (typeof v === "bigint") return Number(v);
+  if (Array.isArray(v)) return v.map(toPlain);
+  if (v && typeof v === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = toPlain(x);
+    return out;
+  }
+  return v;
+}

@@ -1,0 +1,324 @@
+/**
+ * Reading runs. The reader never throws on a bad run: a cut-off last line, a line that isn't
+ * JSON, an edited or re-ordered event, a missing, forged or non-JSON blob and an unknown event
+ * type are each reported as a {@link Problem} with its line and seq, and every intact event stays
+ * readable. Lines are parsed and chain-checked incrementally, so a run that is still being written
+ * is read by pushing only its new bytes (see tail.ts).
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { BlobStore, DEFAULT_MAX_BLOB_BYTES, blobFileMatches } from "./blobs";
+import { SCHEMAS, KNOWN_TYPES, fieldProblems, refsOf, type LoadedEvent } from "./events";
+import { HASH_KEY, ZERO_HASH, canonicalDigest, isHex64, isRef, sha256Hex, slowCanonical } from "./hash";
+import { parseLossless, toPlain } from "./pyjson";
+import { problem, type Problem, type ProblemCode } from "./problems";
+import { readTestsLog, type TestRecord } from "./testslog";
+
+export { problem, type Problem, type ProblemCode } from "./problems";
+
+/** Longest line read; longer ones are reported and skipped, never held. */
+export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Parses events.jsonl bytes as they arrive. Checks, per line: JSON, seq = line position, prev_hash =
+ * the previous event's hash, the event's own hash, its fields, a known type and a new id.
+ */
+export class EventLogParser {
+  readonly events: LoadedEvent[] = [];
+  readonly problems: Problem[] = [];
+  /** Bytes consumed up to the end of the last complete line. */
+  offset = 0;
+  private lineNo = 0;
+  private prevHash: string | null = ZERO_HASH;
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private skipping = false;
+  private ids = new Set<string>();
+  private counts = new Map<ProblemCode, number>();
+  private lastSeq: number | undefined;
+
+  constructor(readonly opts: { maxLineBytes?: number; maxPerCode?: number } = {}) {}
+
+  /** Feeds new bytes; returns the events completed by them. */
+  push(chunk: Buffer): LoadedEvent[] {
+    const before = this.events.length;
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(0x0a, start);
+      if (nl < 0) break;
+      let line: Buffer;
+      if (this.pendingBytes > 0) {
+        this.pending.push(chunk.subarray(start, nl));
+        line = Buffer.concat(this.pending);
+        this.pending = [];
+        this.pendingBytes = 0;
+      } else line = chunk.subarray(start, nl);
+      const len = line.length + 1;
+      if (this.skipping) {
+        this.skipping = false;
+        this.lineNo++;
+        this.offset += len;
+      } else {
+        this.lineNo++;
+        this.offset += len;
+        this.line(line);
+      }
+      start = nl + 1;
+    }
+    if (start < chunk.length) {
+      const rest = chunk.subarray(start);
+      if (!this.skipping) {
+        this.pendingBytes += rest.length;
+        if (this.pendingBytes > (this.opts.maxLineBytes ?? MAX_LINE_BYTES)) {
+          this.add(problem("line-too-long", `line ${this.lineNo + 1} is longer than ${(this.opts.maxLineBytes ?? MAX_LINE_BYTES) >> 20} MB; skipped`, { line: this.lineNo + 1, file: "events.jsonl" }));
+          this.pending = [];
+          this.pendingBytes = 0;
+          this.skipping = true;
+        } else this.pending.push(Buffer.from(rest)); // copy: the caller may reuse its chunk buffer
+      }
+    }
+    return this.events.slice(before);
+  }
+
+  /** True while a partial line is waiting for its newline. */
+  get hasPartialLine(): boolean {
+    return this.pendingBytes > 0;
+  }
+
+  /**
+   * The file is complete: a final line without a newline is parsed if it is whole, else reported
+   * as cut off. Call once, at the end of a full read.
+   */
+  end(): void {
+    if (this.pendingBytes === 0) return;
+    const line = Buffer.concat(this.pending);
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.lineNo++;
+    if (parseObject(line.toString("utf8")) === undefined) {
+      this.add(problem("cut-off", `line ${this.lineNo} is cut off (${line.length} bytes, no newline, not complete JSON): the run was interrupted while writing`, { line: this.lineNo, file: "events.jsonl" }));
+      return;
+    }
+    this.offset += line.length;
+    this.line(line);
+  }
+
+  private add(p: Problem): void {
+    const n = (this.counts.get(p.code) ?? 0) + 1;
+    this.counts.set(p.code, n);
+    const cap = this.opts.maxPerCode ?? 50;
+    if (n <= cap) this.problems.push(p);
+    else if (n === cap + 1) this.problems.push({ ...p, message: `more "${p.code}" problems after this one are not listed` });
+  }
+
+  /** How many problems of each code were found (including those not listed). */
+  problemCounts(): Map<ProblemCode, number> {
+    return new Map(this.counts);
+  }
+
+  private line(buf: Buffer): void {
+    const lineNo = this.lineNo;
+    // tolerate CRLF and blank lines
+    let end = buf.length;
+    if (end > 0 && buf[end - 1] === 0x0d) end--;
+    if (end === 0) {
+      this.add(problem("not-json", `line ${lineNo} is empty`, { line: lineNo, file: "events.jsonl" }));
+      this.prevHash = null;
+      return;
+    }
+    const text = buf.toString("utf8", 0, end);
+    const e = parseObject(text);
+    if (e === undefined) {
+      this.add(problem("not-json", `line ${lineNo} is not a JSON object`, { line: lineNo, file: "events.jsonl" }));
+      this.prevHash = null; // the chain can't be followed across this line
+      return;
+    }
+    const seq = typeof e.seq === "number" ? e.seq : undefined;
+    const at = { line: lineNo, seq, file: "events.jsonl" as const };
+    if (!SCHEMAS.has(e.schema as string)) {
+      this.add(problem("schema", `line ${lineNo}: unknown schema ${JSON.stringify(e.schema)}`, at));
+    }
+    if (seq !== lineNo - 1) {
+      this.add(problem("seq", `line ${lineNo}: seq is ${JSON.stringify(e.seq)}, expected ${lineNo - 1} (an event was removed, inserted or moved)`, at));
+    }
+    if (this.prevHash !== null && e.prev_hash !== this.prevHash) {
+      this.add(problem("chain", `line ${lineNo}${seq !== undefined ? ` (seq ${seq})` : ""}: prev_hash does not match the previous event's hash (the chain is broken here)`, at));
+    }
+    const recorded = e.hash;
+    if (!isHex64(recorded)) {
+      this.add(problem("malformed", `line ${lineNo}: no valid hash`, at));
+    } else {
+      let ok = canonicalDigest(buf, 0, end, HASH_KEY) === recorded;
+      if (!ok) {
+        try {
+          ok = sha256Hex(slowCanonical(text, "hash")) === recorded;
+        } catch {
+          ok = false;
+        }
+      }
+      if (!ok) this.add(problem("hash", `line ${lineNo}${seq !== undefined ? ` (seq ${seq})` : ""}: the event does not match its hash (edited after it was written)`, at));
+    }
+    for (const msg of fieldProblems(e)) this.add(problem("malformed", `line ${lineNo}: ${msg}`, at));
+    if (typeof e.type === "string" && !KNOWN_TYPES.has(e.type)) {
+      this.add(problem("unknown-type", `line ${lineNo}: unknown event type "${e.type.slice(0, 60)}" (kept, not analysed)`, at));
+    }
+    if (typeof e.id === "string") {
+      if (this.ids.has(e.id)) this.add(problem("duplicate-id", `line ${lineNo}: event id ${e.id.slice(0, 12)}… appears twice`, at));
+      this.ids.add(e.id);
+    }
+    this.prevHash = isHex64(recorded) ? recorded : null;
+    this.lastSeq = seq;
+    (e as Record<string, unknown>).line = lineNo;
+    this.events.push(e as unknown as LoadedEvent);
+  }
+
+  get head(): { seq: number | undefined; hash: string | null } {
+    return { seq: this.lastSeq, hash: this.prevHash };
+  }
+}
+
+/** A JSON object (Python's NaN / Infinity accepted), or undefined. */
+function parseObject(text: string): Record<string, unknown> | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    try {
+      v = toPlain(parseLossless(text));
+    } catch {
+      return undefined;
+    }
+  }
+  return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+export interface RunData {
+  dir: string;
+  runId: string;
+  events: LoadedEvent[];
+  problems: Problem[];
+  tests: TestRecord[];
+  blobs: BlobStore;
+  /** The run has its run.end event. */
+  complete: boolean;
+  /** Bytes of events.jsonl read. */
+  bytes: number;
+}
+
+export interface ReadOptions {
+  /** Check every blob's hash and that every ref exists (verify). Default false: blobs load lazily. */
+  checkBlobs?: boolean;
+  maxBlobBytes?: number;
+}
+
+/** Reads events.jsonl in chunks into a parser. */
+export function readEventsFile(file: string, parser = new EventLogParser(), from = 0): { parser: EventLogParser; bytes: number; error?: string } {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, "r");
+  } catch (err) {
+    return { parser, bytes: 0, error: (err as Error).message };
+  }
+  let pos = from;
+  try {
+    const chunk = Buffer.allocUnsafe(1 << 20);
+    for (;;) {
+      const n = fs.readSync(fd, chunk, 0, chunk.length, pos);
+      if (n <= 0) break;
+      pos += n;
+      parser.push(chunk.subarray(0, n));
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return { parser, bytes: pos - from };
+}
+
+/** Reads one run folder. Never throws for a damaged run; problems are in the result. */
+export function readRun(dir: string, opts: ReadOptions = {}): RunData {
+  const blobs = new BlobStore(dir, opts.maxBlobBytes ?? DEFAULT_MAX_BLOB_BYTES);
+  const file = path.join(dir, "events.jsonl");
+  const { parser, bytes, error } = readEventsFile(file);
+  parser.end();
+  const problems = [...parser.problems];
+  if (error) problems.push(problem("io", `cannot read events.jsonl: ${error}`, { file: "events.jsonl" }));
+  const events = parser.events;
+  if (!error && events.length === 0 && !problems.length) problems.push(problem("empty", "events.jsonl holds no events", { file: "events.jsonl" }));
+  const complete = events.some((e) => e.type === "run.end");
+  if (events.length && !complete) {
+    problems.push(problem("no-run-end", "the run has no run.end event: it is still running, or was cut short", { file: "events.jsonl" }));
+  }
+  if (opts.checkBlobs) problems.push(...checkBlobs(dir, events, blobs));
+  const tests = readTestsLog(dir);
+  problems.push(...tests.problems);
+  const first = events.find((e) => typeof e.run_id === "string");
+  return {
+    dir,
+    runId: (first?.run_id as string | undefined) ?? path.basename(dir),
+    events,
+    problems,
+    tests: tests.records,
+    blobs,
+    complete,
+    bytes,
+  };
+}
+
+/** Every ref an event names exists and re-hashes to its name; so does every file in blobs/. */
+export function checkBlobs(dir: string, events: LoadedEvent[], blobs: BlobStore): Problem[] {
+  const out: Problem[] = [];
+  const firstUse = new Map<string, LoadedEvent>();
+  for (const e of events) {
+    for (const r of refsOf(e as unknown as Record<string, unknown>)) {
+      if (!isRef(r)) {
+        out.push(problem("bad-ref", `line ${e.line} (seq ${e.seq}): refused ref ${JSON.stringify(String(r)).slice(0, 60)}: a ref is sha256: plus 64 hex digits`, { line: e.line, seq: e.seq as number, file: "events.jsonl" }));
+        continue;
+      }
+      if (!firstUse.has(r)) firstUse.set(r, e);
+    }
+  }
+  const checked = new Set<string>();
+  for (const [ref, e] of firstUse) {
+    const at = { line: e.line, seq: e.seq as number, ref, file: "blobs" as const };
+    const file = path.join(dir, "blobs", ref.slice(7) + ".json");
+    let size: number;
+    try {
+      const st = fs.statSync(file);
+      if (!st.isFile()) throw new Error("not a file");
+      size = st.size;
+    } catch {
+      out.push(problem("missing-blob", `blob ${ref.slice(7, 19)}… named by line ${e.line} (seq ${e.seq}) is missing`, at));
+      continue;
+    }
+    checked.add(ref.slice(7));
+    if (size > blobs.maxBytes) {
+      if (!blobFileMatchesSafe(file, ref.slice(7))) out.push(problem("blob-hash", `blob ${ref.slice(7, 19)}… does not hash to its name (forged or damaged)`, at));
+      continue;
+    }
+    const r = blobs.get(ref);
+    if (!r.ok) out.push(problem(r.code, `${r.message} (named by line ${e.line}, seq ${e.seq})`, at));
+  }
+  // files nobody names must still be what their names say
+  let names: string[] = [];
+  try {
+    names = fs.readdirSync(path.join(dir, "blobs"));
+  } catch {
+    /* no blobs folder */
+  }
+  for (const name of names) {
+    const m = /^([0-9a-f]{64})\.json$/.exec(name);
+    if (!m || checked.has(m[1])) continue;
+    if (!blobFileMatchesSafe(path.join(dir, "blobs", name), m[1])) {
+      out.push(problem("blob-hash", `blob file ${name.slice(0, 12)}… does not hash to its name (forged or damaged)`, { ref: "sha256:" + m[1], file: "blobs" }));
+    }
+  }
+  return out;
+}
+
+function blobFileMatchesSafe(file: string, hex: string): boolean {
+  try {
+    return blobFileMatches(file, hex);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,599 @@
+/**
+ * The SDK: record a multi-agent run as it happens.
+ *
+ *   const rt = …;                                   // given to your program by System.run
+ *   const researcher = rt.agent("researcher", { role: "gathers facts" });
+ *   const doc = researcher.observe(page, { source: "web:vendor-notes", trust: "untrusted" });
+ *   const order = await researcher.act("lookup_order", { order_id: 1042 });
+ *   const summary = await researcher.decide([rt.taskRef!, doc, order], { model: "claude", purpose: "summarize" });
+ *   researcher.send("planner", summary);
+ *
+ * Every call records one event: inputs with trust labels, model calls with exactly the context they
+ * saw (by content ref), tool calls linked to the decision that asked for them, and messages.
+ * Trust travels: a decision's output is untrusted when anything in its context was, and messages
+ * made from it inherit that. The same runtime replays a run: tool calls are served from a tape,
+ * interventions remove items from every model call's context, and seeds are paired.
+ */
+import { performance } from "node:perf_hooks";
+import { canonical, deriveSeed, refOf } from "../log/hash";
+import type { ContextRecord, Site, Trust, Usage } from "../log/events";
+import { Chain, FileSink, newId, timestamp, type Sink } from "../log/writer";
+import { removes, type Intervention } from "../specs";
+import { searchText, type ValueSource } from "../analysis/values";
+import type { Guard, GuardVerdict } from "./guard";
+import { captureSite } from "./site";
+
+/** A model's answer with its token usage. Return it from a model function to record tokens. */
+export class ModelOutput {
+  constructor(
+    readonly value: unknown,
+    readonly usage?: Partial<Usage>,
+  ) {}
+}
+
+/** What a model function is told about the call. */
+export interface ModelCall {
+  agent: string;
+  model: string;
+  purpose: string | null;
+  /** Derived from the run seed, the agent and how many calls it made before: deriveSeed(runSeed, agent, k). */
+  seed: number;
+  params: Record<string, unknown>;
+  /** The context items (after any intervention), with their labels. */
+  items: readonly Item[];
+}
+
+/** fn(contextValues, call) → output value, or a ModelOutput, or a promise of either. */
+export type ModelFn = (context: unknown[], call: ModelCall) => unknown;
+
+export interface ToolCall {
+  agent: string;
+  tool: string;
+  runId: string;
+}
+/** fn(args, call) → result, or a promise of it. Throwing records {"error": message}. */
+export type ToolFn = (args: any, call: ToolCall) => unknown;
+
+/** A recorded piece of content an agent can put in a model call's context. */
+export class Item {
+  constructor(
+    readonly value: unknown,
+    readonly ref: string,
+    /** "task" | "input" | "result" | "message" | "output" | "literal" */
+    readonly kind: string,
+    readonly source: string,
+    readonly trust: Trust,
+    /** Id of the event that recorded it. */
+    readonly fromEvent: string | null,
+    /** Id of the decision that produced it (outputs, and messages sent from outputs). */
+    readonly decision: string | null = null,
+  ) {}
+
+  record(): ContextRecord {
+    return { from_event: this.fromEvent, kind: this.kind, ref: this.ref, source: this.source, trust: this.trust };
+  }
+}
+
+/** Recorded tool calls served back in a replay: keyed by agent, tool, canonical arguments and occurrence. */
+export interface Tape {
+  lookup(agent: string, tool: string, argsCanonical: string, occurrence: number): { result: unknown; status: string } | undefined;
+}
+
+/** Shared cache of model outputs for seeded models (replays): key → output. */
+export interface ModelCache {
+  get(key: string): { value: unknown; usage?: Partial<Usage> } | undefined;
+  set(key: string, out: { value: unknown; usage?: Partial<Usage> }): void;
+}
+
+/** One tool call as a replay reports it. */
+export interface ActionSummary {
+  seq: number;
+  agent: string;
+  tool: string;
+  args: string; // canonical JSON
+  result: string; // canonical JSON
+  mode: "live" | "tape" | "stub" | "blocked";
+  status: string;
+}
+
+export interface RuntimeOptions {
+  runId: string;
+  seed: number;
+  sink: Sink;
+  program?: string | null;
+  task?: string;
+  models: Record<string, ModelFn>;
+  tools: Record<string, ToolFn>;
+  sensitiveTools?: readonly string[];
+  untrustedTools?: readonly string[];
+  meta?: Record<string, unknown>;
+  guard?: Guard;
+  /** Replay: recorded tool results. Calls not on the tape are stubbed unless liveTools. */
+  tape?: Tape;
+  liveTools?: boolean;
+  interventions?: readonly Intervention[];
+  modelCache?: ModelCache;
+  /** Hash-chain events (default true; replays that keep nothing may skip it). */
+  chain?: boolean;
+  /** Record where each call was made (default true). */
+  captureSites?: boolean;
+  /** Sites are relative to this folder (default: the working directory). */
+  root?: string;
+}
+
+export class ModelError extends Error {
+  constructor(
+    readonly agent: string,
+    readonly model: string,
+    cause: unknown,
+  ) {
+    super(`model "${model}" failed for agent ${agent}: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = "ModelError";
+  }
+}
+
+const WORDS = /\S+/g;
+/** The reference's token estimate: int(1.3 × whitespace-separated words). */
+export function estimateTokens(values: readonly unknown[]): number {
+  let words = 0;
+  for (const v of values) {
+    const t = typeof v === "string" ? v : safeJson(v);
+    words += t.match(WORDS)?.length ?? 0;
+  }
+  return Math.floor(words * 1.3);
+}
+function safeJson(v: unknown): string {
+  try {
+    return canonical(v).replace(/,/g, ", ").replace(/":/g, '": ');
+  } catch {
+    return "";
+  }
+}
+
+function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}
+
+export class Runtime {
+  readonly runId: string;
+  readonly seed: number;
+  /** The task as a context item (undefined when the System has no task). */
+  taskRef: Item | undefined;
+  private readonly chain: Chain;
+  private readonly agents = new Map<string, Agent>();
+  private readonly pendingInbox = new Map<string, Item[]>();
+  private readonly callCounts = new Map<string, number>();
+  private readonly tapeCounts = new Map<string, number>();
+  private readonly sensitive: Set<string>;
+  private readonly untrusted: Set<string>;
+  /** Content seen so far, for the guard. */
+  readonly sources: ValueSource[] = [];
+  readonly actions: ActionSummary[] = [];
+  finished = false;
+  /** Counters for replays. */
+  readonly stats = { modelCalls: 0, modelCallsCached: 0, offTape: 0, ablated: 0, events: 0 };
+  private readonly root: string;
+
+  constructor(readonly opts: RuntimeOptions) {
+    this.runId = opts.runId;
+    this.seed = opts.seed;
+    this.chain = new Chain(opts.chain !== false);
+    this.sensitive = new Set(opts.sensitiveTools ?? []);
+    this.untrusted = new Set(opts.untrustedTools ?? []);
+    this.root = opts.root ?? process.cwd();
+  }
+
+  /** Where the caller is in the user's source. */
+  site(): Site | undefined {
+    return this.opts.captureSites === false ? undefined : captureSite(this.root);
+  }
+
+  /** Seals and stores one event; returns it. */
+  emit(agent: string, type: string, fields: Record<string, unknown>, site?: Site): Record<string, unknown> {
+    const e = this.chain.seal({ id: newId(), ts: timestamp(), run_id: this.runId, agent, type, ...fields, ...(site ? { site } : {}) });
+    this.opts.sink.event(e);
+    this.stats.events++;
+    return e;
+  }
+
+  /** Stores a value as a blob; returns its ref. */
+  put(value: unknown): string {
+    const ref = refOf(value);
+    this.opts.sink.blob(ref, value);
+    return ref;
+  }
+
+  start(): void {
+    this.emit("run", "run.start", {
+      program: this.opts.program ?? null,
+      seed: this.seed,
+      interventions: (this.opts.interventions ?? []).map((i) => i.spec),
+      models: Object.keys(this.opts.models).sort(),
+      tools: Object.keys(this.opts.tools).sort(),
+      meta: this.opts.meta ?? {},
+      sensitive_tools: [...this.sensitive].sort(),
+      untrusted_tools: [...this.untrusted].sort(),
+      guard: this.opts.guard && !this.opts.tape ? this.opts.guard.describe() : null,
+    });
+    if (this.opts.task !== undefined) {
+      const ref = this.put(this.opts.task);
+      const e = this.emit("run", "input", { ref, source: "task", trust: "trusted", kind: "task" });
+      this.taskRef = new Item(this.opts.task, ref, "task", "task", "trusted", e.id as string);
+      this.sources.push({ eventId: e.id as string, seq: e.seq as number, source: "task", trust: "trusted", kind: "task", text: searchText(this.opts.task) });
+    }
+  }
+
+  /** Creates (or returns) an agent; records agent.start the first time. */
+  agent(name: string, opts: { role?: string; parent?: string } = {}): Agent {
+    const have = this.agents.get(name);
+    if (have) return have;
+    if (!name || name === "run") throw new Error(`"${name}" cannot name an agent`);
+    this.emit(name, "agent.start", { parent: opts.parent ?? null, role: opts.role ?? null }, this.site());
+    const a = new Agent(this, name);
+    this.agents.set(name, a);
+    const waiting = this.pendingInbox.get(name);
+    if (waiting) {
+      a.received.push(...waiting);
+      this.pendingInbox.delete(name);
+    }
+    return a;
+  }
+
+  /** @internal */
+  deliver(to: string, item: Item): void {
+    const a = this.agents.get(to);
+    if (a) a.received.push(item);
+    else this.pendingInbox.set(to, [...(this.pendingInbox.get(to) ?? []), item]);
+  }
+
+  /** @internal */
+  isSensitive(tool: string, override?: boolean): boolean {
+    return override ?? this.sensitive.has(tool);
+  }
+  /** @internal */
+  isUntrustedTool(tool: string): boolean {
+    return this.untrusted.has(tool);
+  }
+  /** @internal the k-th model call of this agent */
+  nextCall(agent: string): number {
+    const k = this.callCounts.get(agent) ?? 0;
+    this.callCounts.set(agent, k + 1);
+    return k;
+  }
+  /** @internal occurrence index of an identical tool call */
+  nextOccurrence(key: string): number {
+    const k = this.tapeCounts.get(key) ?? 0;
+    this.tapeCounts.set(key, k + 1);
+    return k;
+  }
+
+  /** Records run.end and closes the sink. Called by System.run when the program returns. */
+  async finish(outcome?: unknown): Promise<void> {
+    if (this.finished) return;
+    this.finished = true;
+    this.emit("run", "run.end", { outcome: outcome ?? { tools_run: this.actions.filter((a) => a.mode !== "blocked" && this.linked.has(a.seq)).map((a) => a.tool) } });
+    await this.opts.sink.close?.();
+  }
+
+  /** @internal seqs of actions linked to a decision */
+  readonly linked = new Set<number>();
+}
+
+export interface DecideOptions {
+  model: string;
+  purpose?: string;
+  params?: Record<string, unknown>;
+}
+
+export interface ActOptions {
+  /** The decision (its output item) that asked for this call. */
+  decision?: Item | null;
+  /** Override the run's declaration: this call is (not) sensitive. */
+  sensitive?: boolean;
+  /** The result is untrusted content (e.g. a fetched page). */
+  untrusted?: boolean;
+}
+
+export class Agent {
+  /** Messages received, in order. */
+  readonly received: Item[] = [];
+  constructor(
+    readonly rt: Runtime,
+    readonly name: string,
+  ) {}
+
+  /** Records an input (a file, page, e-mail, user message). Unlabelled content is untrusted. */
+  observe(value: unknown, opts: { source: string; trust?: Trust }): Item {
+    const site = this.rt.site();
+    if (!opts || typeof opts.source !== "string" || !opts.source) throw new Error("observe() needs a source");
+    const trust: Trust = opts.trust === "trusted" ? "trusted" : "untrusted";
+    const ref = this.rt.put(value);
+    const e = this.rt.emit(this.name, "input", { ref, source: opts.source, trust, kind: "input" }, site);
+    this.rt.sources.push({ eventId: e.id as string, seq: e.seq as number, source: opts.source, trust, kind: "input", text: searchText(value) });
+    return new Item(value, ref, "input", opts.source, trust, e.id as string);
+  }
+
+  /** A model call with exactly this context. Returns its output as an item. */
+  async decide(context: readonly unknown[], opts: DecideOptions): Promise<Item> {
+    const site = this.rt.site();
+    const rt = this.rt;
+    const fn = rt.opts.models[opts.model];
+    const items = context.map((c) => (c instanceof Item || isItemLike(c) ? (c as Item) : this.literal(c)));
+    const ivs = rt.opts.interventions ?? [];
+    const kept: Item[] = [];
+    const ablated: Item[] = [];
+    for (const it of items) (ivs.length && it.kind !== "task" && removes(ivs, it) ? ablated : kept).push(it);
+    if (ablated.length) rt.stats.ablated += ablated.length;
+    const k = rt.nextCall(this.name);
+    const seed = deriveSeed(rt.seed, this.name, k);
+    const params = opts.params ?? {};
+    const purpose = opts.purpose ?? null;
+    const call: ModelCall = { agent: this.name, model: opts.model, purpose, seed, params, items: kept };
+    const values = kept.map((i) => i.value);
+    const t0 = performance.now();
+    let value: unknown;
+    let usage: Partial<Usage> | undefined;
+    let failure: unknown;
+    const cacheKey = rt.opts.modelCache ? canonical([opts.model, this.name, purpose, seed, params, kept.map((i) => i.ref)]) : "";
+    const cached = rt.opts.modelCache?.get(cacheKey);
+    if (cached) {
+      ({ value, usage } = cached);
+      rt.stats.modelCallsCached++;
+    } else {
+      try {
+        if (!fn) throw new Error(`no model named "${opts.model}" (the System has: ${Object.keys(rt.opts.models).join(", ") || "none"})`);
+        rt.stats.modelCalls++;
+        let out = await fn(values, call);
+        if (out instanceof ModelOutput || isModelOutputLike(out)) {
+          usage = (out as ModelOutput).usage;
+          out = (out as ModelOutput).value;
+        }
+        value = out;
+        rt.opts.modelCache?.set(cacheKey, { value, usage });
+      } catch (err) {
+        failure = err;
+        value = { error: err instanceof Error ? err.message : String(err) };
+      }
+    }
+    const duration = round3(performance.now() - t0);
+    const trust: Trust = kept.some((i) => i.trust === "untrusted") ? "untrusted" : "trusted";
+    const output = rt.put(value);
+    const u: Usage =
+      usage && typeof usage.input_tokens === "number"
+        ? ({ ...usage } as Usage)
+        : { estimated: true, input_tokens: estimateTokens(values), output_tokens: estimateTokens([value]) };
+    const e = rt.emit(
+      this.name,
+      "decision",
+      {
+        context: kept.map((i) => i.record()),
+        model: opts.model,
+        purpose,
+        params,
+        seed,
+        output,
+        ablated: ablated.map((i) => i.record()),
+        status: failure === undefined ? "ok" : "error",
+        duration_ms: duration,
+        usage: u,
+      },
+      site,
+    );
+    if (failure !== undefined) throw new ModelError(this.name, opts.model, failure);
+    return new Item(value, output, "output", `${this.name}:${purpose ?? opts.model}`, trust, e.id as string, e.id as string);
+  }
+
+  /** A tool call, linked to the decision that asked for it. Replays serve it from the tape. */
+  async act(tool: string, args: Record<string, unknown> | unknown = {}, opts: ActOptions = {}): Promise<Item> {
+    const site = this.rt.site();
+    const rt = this.rt;
+    const sensitive = rt.isSensitive(tool, opts.sensitive);
+    const argsCanon = canonical(args);
+    const decision = opts.decision ? opts.decision.decision ?? opts.decision.fromEvent : null;
+    let verdict: GuardVerdict | undefined;
+    if (rt.opts.guard && !rt.opts.tape) {
+      verdict = rt.opts.guard.check({ runId: rt.runId, agent: this.name, tool, args, sensitive, sources: rt.sources });
+    }
+    const t0 = performance.now();
+    let result: unknown;
+    let mode: "live" | "tape" | "stub" | "blocked";
+    let status: "ok" | "error" | "blocked" = "ok";
+    if (verdict?.verdict === "block") {
+      mode = "blocked";
+      status = "blocked";
+      result = { error: `blocked by causeway guard: ${verdict.reason}` };
+    } else if (rt.opts.tape) {
+      const occ = rt.nextOccurrence(`${this.name}\u0000${tool}\u0000${argsCanon}`);
+      const hit = rt.opts.tape.lookup(this.name, tool, argsCanon, occ);
+      if (hit) {
+        mode = "tape";
+        result = hit.result;
+        status = hit.status === "error" ? "error" : hit.status === "blocked" ? "blocked" : "ok";
+      } else if (rt.opts.liveTools) {
+        mode = "live";
+        rt.stats.offTape++;
+        ({ result, status } = await runTool(rt, this.name, tool, args));
+      } else {
+        mode = "stub";
+        rt.stats.offTape++;
+        result = { stub: true, tool, note: "not on the recording's tape: not executed in replay" };
+      }
+    } else {
+      mode = "live";
+      ({ result, status } = await runTool(rt, this.name, tool, args));
+    }
+    const duration = round3(performance.now() - t0);
+    const argsRef = rt.put(args);
+    const resultRef = rt.put(result);
+    const fields: Record<string, unknown> = {
+      tool,
+      args_ref: argsRef,
+      result_ref: resultRef,
+      decision,
+      sensitive,
+      mode,
+      status,
+      duration_ms: duration,
+    };
+    if (verdict && verdict.verdict !== "allow") fields.guard = { verdict: verdict.verdict, reason: verdict.reason, alerts: verdict.alerts };
+    const e = rt.emit(this.name, "action", fields, site);
+    const seq = e.seq as number;
+    if (decision) rt.linked.add(seq);
+    rt.actions.push({ seq, agent: this.name, tool, args: argsCanon, result: canonical(result), mode, status });
+    const untrusted = opts.untrusted ?? rt.isUntrustedTool(tool);
+    if (mode !== "blocked") {
+      rt.sources.push({ eventId: e.id as string, seq, source: tool, trust: untrusted ? "untrusted" : "trusted", kind: "result", text: searchText(result) });
+    }
+    if (untrusted) {
+      const src = `tool:${tool}`;
+      const ie = rt.emit(this.name, "input", { ref: resultRef, source: src, trust: "untrusted", kind: "input" }, site);
+      return new Item(result, resultRef, "input", src, "untrusted", ie.id as string);
+    }
+    return new Item(result, resultRef, "result", tool, "trusted", e.id as string);
+  }
+
+  /** Sends content (an item, or a plain value) to another agent. */
+  send(to: string, content: unknown): Item {
+    const site = this.rt.site();
+    const item = content instanceof Item || isItemLike(content) ? (content as Item) : null;
+    const value = item ? item.value : content;
+    const ref = item ? item.ref : this.rt.put(value);
+    const trust: Trust = item ? item.trust : "trusted";
+    const decision = item?.decision ?? null;
+    const e = this.rt.emit(this.name, "message", { ref, to, decision, trust }, site);
+    const msg = new Item(value, ref, "message", `${this.name}->${to}`, trust, e.id as string, decision);
+    this.rt.deliver(to, msg);
+    return msg;
+  }
+
+  /** Messages received so far, in order. */
+  inbox(): Item[] {
+    return [...this.received];
+  }
+
+  /**
+   * Records a model call your own code already made (e.g. through a client library). Nothing is
+   * called; interventions can't reach it, so replays of such calls need an adapter.
+   */
+  recordDecision(r: {
+    context: readonly unknown[];
+    output: unknown;
+    model: string;
+    purpose?: string;
+    params?: Record<string, unknown>;
+    usage?: Partial<Usage>;
+    durationMs?: number;
+    status?: "ok" | "error";
+    seed?: number | null;
+    extra?: Record<string, unknown>;
+  }): Item {
+    const site = this.rt.site();
+    const items = r.context.map((c) => (c instanceof Item || isItemLike(c) ? (c as Item) : this.literal(c)));
+    const output = this.rt.put(r.output);
+    const trust: Trust = items.some((i) => i.trust === "untrusted") ? "untrusted" : "trusted";
+    const usage: Usage =
+      r.usage && typeof r.usage.input_tokens === "number"
+        ? ({ ...r.usage } as Usage)
+        : { estimated: true, input_tokens: estimateTokens(items.map((i) => i.value)), output_tokens: estimateTokens([r.output]) };
+    const e = this.rt.emit(
+      this.name,
+      "decision",
+      {
+        context: items.map((i) => i.record()),
+        model: r.model,
+        purpose: r.purpose ?? null,
+        params: r.params ?? {},
+        seed: r.seed ?? null,
+        output,
+        ablated: [],
+        status: r.status ?? "ok",
+        duration_ms: round3(r.durationMs ?? 0),
+        usage,
+        ...(r.extra ?? {}),
+      },
+      site,
+    );
+    return new Item(r.output, output, "output", `${this.name}:${r.purpose ?? r.model}`, trust, e.id as string, e.id as string);
+  }
+
+  /**
+   * Records a tool call your own code already ran. In a replay the call has really run again: it
+   * counts in off_tape_actions.
+   */
+  recordAction(r: {
+    tool: string;
+    args: unknown;
+    result: unknown;
+    decision?: Item | null;
+    status?: "ok" | "error" | "blocked";
+    durationMs?: number;
+    sensitive?: boolean;
+    untrusted?: boolean;
+    mode?: "live" | "tape" | "stub" | "blocked";
+  }): Item {
+    const site = this.rt.site();
+    const rt = this.rt;
+    if (rt.opts.tape) rt.stats.offTape++;
+    const argsRef = rt.put(r.args);
+    const resultRef = rt.put(r.result);
+    const status = r.status ?? (isErrorResult(r.result) ? "error" : "ok");
+    const decision = r.decision ? r.decision.decision ?? r.decision.fromEvent : null;
+    const mode = r.mode ?? (status === "blocked" ? "blocked" : "live");
+    const e = rt.emit(
+      this.name,
+      "action",
+      {
+        tool: r.tool,
+        args_ref: argsRef,
+        result_ref: resultRef,
+        decision,
+        sensitive: rt.isSensitive(r.tool, r.sensitive),
+        mode,
+        status,
+        duration_ms: round3(r.durationMs ?? 0),
+      },
+      site,
+    );
+    const seq = e.seq as number;
+    if (decision) rt.linked.add(seq);
+    rt.actions.push({ seq, agent: this.name, tool: r.tool, args: canonical(r.args), result: canonical(r.result), mode, status });
+    const untrusted = r.untrusted ?? rt.isUntrustedTool(r.tool);
+    if (status !== "blocked") {
+      rt.sources.push({ eventId: e.id as string, seq, source: r.tool, trust: untrusted ? "untrusted" : "trusted", kind: "result", text: searchText(r.result) });
+    }
+    if (untrusted) {
+      const src = `tool:${r.tool}`;
+      const ie = rt.emit(this.name, "input", { ref: resultRef, source: src, trust: "untrusted", kind: "input" }, site);
+      return new Item(r.result, resultRef, "input", src, "untrusted", ie.id as string);
+    }
+    return new Item(r.result, resultRef, "result", r.tool, "trusted", e.id as string);
+  }
+
+  /** A plain value put in a context by the program itself (a prompt): trusted, recorded as a blob. */
+  private literal(value: unknown): Item {
+    return new Item(value, this.rt.put(value), "literal", "literal", "trusted", null);
+  }
+}
+
+function isErrorResult(r: unknown): boolean {
+  return !!r && typeof r === "object" && !Array.isArray(r) && "error" in (r as object);
+}
+
+async function runTool(rt: Runtime, agent: string, tool: string, args: unknown): Promise<{ result: unknown; status: "ok" | "error" }> {
+  const fn = rt.opts.tools[tool];
+  if (!fn) return { result: { error: `unknown tool "${tool}"` }, status: "error" };
+  try {
+    const result = await fn(args, { agent, tool, runId: rt.runId });
+    return { result: result === undefined ? null : result, status: isErrorResult(result) ? "error" : "ok" };
+  } catch (err) {
+    return { result: { error: err instanceof Error ? err.message : String(err) }, status: "error" };
+  }
+}
+
+/** Items from another copy of the SDK (a program loaded from source) are accepted by shape. */
+function isItemLike(x: unknown): boolean {
+  return !!x && typeof x === "object" && typeof (x as Item).ref === "string" && typeof (x as Item).kind === "string" && typeof (x as Item).record === "function";
+}
+function isModelOutputLike(x: unknown): boolean {
+  return !!x && typeof x === "object" && (x as object).constructor?.name === "ModelOutput" && "value" in (x as object);
+}

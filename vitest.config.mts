@@ -1,0 +1,14 @@
+import { defineConfig } from "vitest/config";
+import path from "node:path";
+
+export default defineConfig({
+  resolve: {
+    alias: { "causeway-vscode": path.resolve(import.meta.dirname, "core/index.ts") },
+  },
+  test: {
+    include: ["test/unit/**/*.test.ts", "test/unit/**/*.test.tsx", "examples/**/*.test.ts"],
+    environment: "node",
+    testTimeout: 60_000,
+    pool: "forks",
+  },
+});
