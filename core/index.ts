@@ -16,3 +16,5 @@ export * from "./stats";
 export * from "./sdk/runtime";
 export * from "./sdk/system";
 export * from "./sdk/guard";
+export * from "./sdk/pyrandom";
+export * from "./log/tail";

@@ -50,6 +50,8 @@ export interface RunOptions {
   modelCache?: ModelCache;
   chain?: boolean;
   captureSites?: boolean;
+  /** Folder recorded sites are relative to (overrides the System's root). */
+  root?: string;
 }
 
 export interface RunResult {
@@ -131,7 +133,7 @@ export class System {
       modelCache: opts.modelCache,
       chain: opts.chain,
       captureSites: opts.captureSites,
-      root: this.config.root,
+      root: opts.root ?? this.config.root,
     });
     let error: string | undefined;
     let outcome: unknown;
