@@ -110,7 +110,7 @@ export function matchesPart(m: Matcher, item: ItemLike): boolean {
   }
 }
 
-/** True when any part of any intervention matches the item. The task is never removed by input:. */
+/** True when any part of any intervention matches the item. (input: never matches the task: its kind is "task".) */
 export function removes(interventions: readonly Intervention[], item: ItemLike): boolean {
   for (const iv of interventions) for (const m of iv.parts) if (matchesPart(m, item)) return true;
   return false;

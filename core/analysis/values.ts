@@ -38,7 +38,7 @@ export interface TracedValue {
 }
 
 const EMAIL = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;
-const URL_RE = /\bhttps?:\/\/[^\s"'<>)\]]+/gi;
+const URL_RE = /https?:\/\/[^\s"'<>]+/g;
 
 /** The text a value is searched in: strings as they are, anything else as JSON. */
 export function searchText(value: unknown): string {

@@ -79,10 +79,11 @@ export interface DecisionEvent extends BaseEvent {
   params: Record<string, unknown>;
   seed: number | null;
   output: string | null;
-  ablated: ContextRecord[];
+  /** Refs of the items an intervention removed. */
+  ablated: string[];
   status: "ok" | "error";
-  duration_ms: number;
-  usage?: Usage;
+  duration_ms: number | null;
+  usage?: Usage | Record<string, never>;
 }
 
 export interface GuardRecord {
@@ -100,7 +101,7 @@ export interface ActionEvent extends BaseEvent {
   sensitive: boolean;
   mode: "live" | "tape" | "stub" | "blocked";
   status: "ok" | "error" | "blocked";
-  duration_ms: number;
+  duration_ms: number | null;
   guard?: GuardRecord;
   untrusted?: boolean;
 }
@@ -127,8 +128,12 @@ export type KnownEvent =
   | MessageEvent
   | RunEndEvent;
 
-/** An event as read from a file: a known type, or any other type kept as it was. */
-export type AnyEvent = KnownEvent | (BaseEvent & Record<string, unknown>);
+/**
+ * An event as read from a file: any type, its fields as they were (a file may hold anything, so
+ * fields are checked where they are used; narrow with the types above after checking `type`).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyEvent = BaseEvent & { [field: string]: any };
 
 /** An event with where it was read from (1-based line of events.jsonl). */
 export type LoadedEvent = AnyEvent & { line: number };

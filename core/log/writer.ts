@@ -121,3 +121,9 @@ export class TeeSink implements Sink {
     for (const s of this.sinks) await s.close?.();
   }
 }
+
+/** Discards everything (replay arms that only need the runtime's own summary). */
+export class NullSink implements Sink {
+  blob(): void {}
+  event(): void {}
+}

@@ -25,6 +25,8 @@ import { captureSite } from "./site";
 
 /** A model's answer with its token usage. Return it from a model function to record tokens. */
 export class ModelOutput {
+  /** Marks model outputs across copies of the SDK. */
+  readonly isModelOutput = true;
   constructor(
     readonly value: unknown,
     readonly usage?: Partial<Usage>,
@@ -132,24 +134,6 @@ export class ModelError extends Error {
   }
 }
 
-const WORDS = /\S+/g;
-/** The reference's token estimate: int(1.3 × whitespace-separated words). */
-export function estimateTokens(values: readonly unknown[]): number {
-  let words = 0;
-  for (const v of values) {
-    const t = typeof v === "string" ? v : safeJson(v);
-    words += t.match(WORDS)?.length ?? 0;
-  }
-  return Math.floor(words * 1.3);
-}
-function safeJson(v: unknown): string {
-  try {
-    return canonical(v).replace(/,/g, ", ").replace(/":/g, '": ');
-  } catch {
-    return "";
-  }
-}
-
 function round3(x: number): number {
   return Math.round(x * 1000) / 1000;
 }
@@ -228,7 +212,7 @@ export class Runtime {
     const have = this.agents.get(name);
     if (have) return have;
     if (!name || name === "run") throw new Error(`"${name}" cannot name an agent`);
-    this.emit(name, "agent.start", { parent: opts.parent ?? null, role: opts.role ?? null }, this.site());
+    this.emit(name, "agent.start", { parent: opts.parent ?? null, role: opts.role ?? "" }, this.site());
     const a = new Agent(this, name);
     this.agents.set(name, a);
     const waiting = this.pendingInbox.get(name);
@@ -271,12 +255,9 @@ export class Runtime {
   async finish(outcome?: unknown): Promise<void> {
     if (this.finished) return;
     this.finished = true;
-    this.emit("run", "run.end", { outcome: outcome ?? { tools_run: this.actions.filter((a) => a.mode !== "blocked" && this.linked.has(a.seq)).map((a) => a.tool) } });
+    this.emit("run", "run.end", { outcome: outcome ?? null });
     await this.opts.sink.close?.();
   }
-
-  /** @internal seqs of actions linked to a decision */
-  readonly linked = new Set<number>();
 }
 
 export interface DecideOptions {
@@ -318,16 +299,16 @@ export class Agent {
     const site = this.rt.site();
     const rt = this.rt;
     const fn = rt.opts.models[opts.model];
-    const items = context.map((c) => (c instanceof Item || isItemLike(c) ? (c as Item) : this.literal(c)));
+    const items = context.filter((c) => c !== null && c !== undefined).map((c) => (c instanceof Item || isItemLike(c) ? (c as Item) : this.literal(c)));
     const ivs = rt.opts.interventions ?? [];
     const kept: Item[] = [];
     const ablated: Item[] = [];
-    for (const it of items) (ivs.length && it.kind !== "task" && removes(ivs, it) ? ablated : kept).push(it);
+    for (const it of items) (ivs.length && removes(ivs, it) ? ablated : kept).push(it);
     if (ablated.length) rt.stats.ablated += ablated.length;
     const k = rt.nextCall(this.name);
     const seed = deriveSeed(rt.seed, this.name, k);
     const params = opts.params ?? {};
-    const purpose = opts.purpose ?? null;
+    const purpose = opts.purpose ?? "";
     const call: ModelCall = { agent: this.name, model: opts.model, purpose, seed, params, items: kept };
     const values = kept.map((i) => i.value);
     const t0 = performance.now();
@@ -352,16 +333,12 @@ export class Agent {
         rt.opts.modelCache?.set(cacheKey, { value, usage });
       } catch (err) {
         failure = err;
-        value = { error: err instanceof Error ? err.message : String(err) };
+        value = { error: errorText(err) };
       }
     }
     const duration = round3(performance.now() - t0);
     const trust: Trust = kept.some((i) => i.trust === "untrusted") ? "untrusted" : "trusted";
     const output = rt.put(value);
-    const u: Usage =
-      usage && typeof usage.input_tokens === "number"
-        ? ({ ...usage } as Usage)
-        : { estimated: true, input_tokens: estimateTokens(values), output_tokens: estimateTokens([value]) };
     const e = rt.emit(
       this.name,
       "decision",
@@ -372,15 +349,15 @@ export class Agent {
         params,
         seed,
         output,
-        ablated: ablated.map((i) => i.record()),
+        ablated: ablated.map((i) => i.ref),
         status: failure === undefined ? "ok" : "error",
         duration_ms: duration,
-        usage: u,
+        usage: usage ?? {},
       },
       site,
     );
     if (failure !== undefined) throw new ModelError(this.name, opts.model, failure);
-    return new Item(value, output, "output", `${this.name}:${purpose ?? opts.model}`, trust, e.id as string, e.id as string);
+    return new Item(value, output, "output", purpose, trust, e.id as string, e.id as string);
   }
 
   /** A tool call, linked to the decision that asked for it. Replays serve it from the tape. */
@@ -416,7 +393,7 @@ export class Agent {
       } else {
         mode = "stub";
         rt.stats.offTape++;
-        result = { stub: true, tool, note: "not on the recording's tape: not executed in replay" };
+        result = { _unrecorded: true, tool };
       }
     } else {
       mode = "live";
@@ -438,18 +415,18 @@ export class Agent {
     if (verdict && verdict.verdict !== "allow") fields.guard = { verdict: verdict.verdict, reason: verdict.reason, alerts: verdict.alerts };
     const e = rt.emit(this.name, "action", fields, site);
     const seq = e.seq as number;
-    if (decision) rt.linked.add(seq);
     rt.actions.push({ seq, agent: this.name, tool, args: argsCanon, result: canonical(result), mode, status });
     const untrusted = opts.untrusted ?? rt.isUntrustedTool(tool);
     if (mode !== "blocked") {
       rt.sources.push({ eventId: e.id as string, seq, source: tool, trust: untrusted ? "untrusted" : "trusted", kind: "result", text: searchText(result) });
     }
-    if (untrusted) {
+    if (untrusted && mode !== "blocked") {
       const src = `tool:${tool}`;
       const ie = rt.emit(this.name, "input", { ref: resultRef, source: src, trust: "untrusted", kind: "input" }, site);
       return new Item(result, resultRef, "input", src, "untrusted", ie.id as string);
     }
-    return new Item(result, resultRef, "result", tool, "trusted", e.id as string);
+    // a result inherits the trust of the decision that asked for it
+    return new Item(result, resultRef, "result", tool, opts.decision?.trust ?? "trusted", e.id as string);
   }
 
   /** Sends content (an item, or a plain value) to another agent. */
@@ -488,32 +465,28 @@ export class Agent {
     extra?: Record<string, unknown>;
   }): Item {
     const site = this.rt.site();
-    const items = r.context.map((c) => (c instanceof Item || isItemLike(c) ? (c as Item) : this.literal(c)));
+    const items = r.context.filter((c) => c !== null && c !== undefined).map((c) => (c instanceof Item || isItemLike(c) ? (c as Item) : this.literal(c)));
     const output = this.rt.put(r.output);
     const trust: Trust = items.some((i) => i.trust === "untrusted") ? "untrusted" : "trusted";
-    const usage: Usage =
-      r.usage && typeof r.usage.input_tokens === "number"
-        ? ({ ...r.usage } as Usage)
-        : { estimated: true, input_tokens: estimateTokens(items.map((i) => i.value)), output_tokens: estimateTokens([r.output]) };
     const e = this.rt.emit(
       this.name,
       "decision",
       {
         context: items.map((i) => i.record()),
         model: r.model,
-        purpose: r.purpose ?? null,
+        purpose: r.purpose ?? "",
         params: r.params ?? {},
         seed: r.seed ?? null,
         output,
         ablated: [],
         status: r.status ?? "ok",
-        duration_ms: round3(r.durationMs ?? 0),
-        usage,
+        duration_ms: r.durationMs === undefined ? null : round3(r.durationMs),
+        usage: r.usage ?? {},
         ...(r.extra ?? {}),
       },
       site,
     );
-    return new Item(r.output, output, "output", `${this.name}:${r.purpose ?? r.model}`, trust, e.id as string, e.id as string);
+    return new Item(r.output, output, "output", r.purpose ?? "", trust, e.id as string, e.id as string);
   }
 
   /**
@@ -550,23 +523,22 @@ export class Agent {
         sensitive: rt.isSensitive(r.tool, r.sensitive),
         mode,
         status,
-        duration_ms: round3(r.durationMs ?? 0),
+        duration_ms: r.durationMs === undefined ? null : round3(r.durationMs),
       },
       site,
     );
     const seq = e.seq as number;
-    if (decision) rt.linked.add(seq);
     rt.actions.push({ seq, agent: this.name, tool: r.tool, args: canonical(r.args), result: canonical(r.result), mode, status });
     const untrusted = r.untrusted ?? rt.isUntrustedTool(r.tool);
     if (status !== "blocked") {
       rt.sources.push({ eventId: e.id as string, seq, source: r.tool, trust: untrusted ? "untrusted" : "trusted", kind: "result", text: searchText(r.result) });
     }
-    if (untrusted) {
+    if (untrusted && status !== "blocked") {
       const src = `tool:${r.tool}`;
       const ie = rt.emit(this.name, "input", { ref: resultRef, source: src, trust: "untrusted", kind: "input" }, site);
       return new Item(r.result, resultRef, "input", src, "untrusted", ie.id as string);
     }
-    return new Item(r.result, resultRef, "result", r.tool, "trusted", e.id as string);
+    return new Item(r.result, resultRef, "result", r.tool, r.decision?.trust ?? "trusted", e.id as string);
   }
 
   /** A plain value put in a context by the program itself (a prompt): trusted, recorded as a blob. */
@@ -575,8 +547,15 @@ export class Agent {
   }
 }
 
+/** A result reads as an error when it is {"error": <something>}; {"error": null} is a success. */
 function isErrorResult(r: unknown): boolean {
-  return !!r && typeof r === "object" && !Array.isArray(r) && "error" in (r as object);
+  if (!r || typeof r !== "object" || Array.isArray(r)) return false;
+  const e = (r as { error?: unknown }).error;
+  return e !== undefined && e !== null && e !== "" && e !== false;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
 
 async function runTool(rt: Runtime, agent: string, tool: string, args: unknown): Promise<{ result: unknown; status: "ok" | "error" }> {
@@ -586,7 +565,7 @@ async function runTool(rt: Runtime, agent: string, tool: string, args: unknown):
     const result = await fn(args, { agent, tool, runId: rt.runId });
     return { result: result === undefined ? null : result, status: isErrorResult(result) ? "error" : "ok" };
   } catch (err) {
-    return { result: { error: err instanceof Error ? err.message : String(err) }, status: "error" };
+    return { result: { error: errorText(err) }, status: "error" };
   }
 }
 
@@ -595,5 +574,5 @@ function isItemLike(x: unknown): boolean {
   return !!x && typeof x === "object" && typeof (x as Item).ref === "string" && typeof (x as Item).kind === "string" && typeof (x as Item).record === "function";
 }
 function isModelOutputLike(x: unknown): boolean {
-  return !!x && typeof x === "object" && (x as object).constructor?.name === "ModelOutput" && "value" in (x as object);
+  return !!x && typeof x === "object" && (x as ModelOutput).isModelOutput === true && "value" in (x as object);
 }

@@ -52,6 +52,8 @@ export interface RunOptions {
   captureSites?: boolean;
   /** Folder recorded sites are relative to (overrides the System's root). */
   root?: string;
+  /** The task (replays pass the recorded one). */
+  task?: string;
 }
 
 export interface RunResult {
@@ -120,7 +122,7 @@ export class System {
       seed,
       sink,
       program: this.config.name ?? null,
-      task: this.config.task,
+      task: opts.task ?? this.config.task,
       models: this.config.models,
       tools: this.config.tools,
       sensitiveTools: this.config.sensitiveTools,

@@ -1,0 +1,622 @@
+/**
+ * Analysis of one run: alerts (the reference's rules), argument provenance, candidate causes with
+ * their test status, lineage, the timeline, the summary, per-agent and per-channel views, and the
+ * influence matrix — assembled into one plain {@link Investigation}. Everything is derived from the
+ * log and the tests recorded against it; nothing calls a model.
+ */
+import type { ActionEvent, LoadedEvent } from "../log/events";
+import type { RunData } from "../log/reader";
+import type { TestRecord } from "../log/testslog";
+import { buildGraph, criticalPath, lineage, nodeId, nodesMatching, targetHits, textOf, type Graph, type GraphOptions } from "../graph/graph";
+import { RunModel } from "../graph/model";
+import { roleFor } from "../stats";
+import { ProvenanceIndex } from "./provenance";
+import { SENSITIVE_NAME_RE, tracedValues } from "./values";
+import type {
+  ActionView,
+  AgentRow,
+  Alert,
+  BlobPreview,
+  Candidate,
+  CandidateStatus,
+  ChannelRow,
+  EventView,
+  Investigation,
+  Matrix,
+  ProvenanceRow,
+  RunSummary,
+  Severity,
+  TestSummary,
+  TimelineRow,
+} from "./types";
+
+const RANK: Record<Severity, number> = { high: 0, review: 1, info: 2 };
+const EMAIL_FULL = /^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$/;
+
+/** "declared" when the run marked the call sensitive; "by name" when the run declares none and the name suggests it. */
+export function sensitivity(m: RunModel, a: ActionEvent): "declared" | "by name" | null {
+  if (a.sensitive === true) return "declared";
+  if (!m.sensitiveDeclared() && SENSITIVE_NAME_RE.test(String(a.tool ?? ""))) return "by name";
+  return null;
+}
+
+function short(v: unknown, n = 90): string {
+  const s = textOf(v).replace(/\n/g, " ");
+  return s.length <= n ? s : s.slice(0, n - 1) + "…";
+}
+
+export function testSummary(t: TestRecord): TestSummary {
+  const num = (x: unknown) => (typeof x === "number" && Number.isFinite(x) ? x : null);
+  const ci = Array.isArray(t.ci) && t.ci.length === 2 ? ([Number(t.ci[0]), Number(t.ci[1])] as [number, number]) : ([0, 0] as [number, number]);
+  return {
+    intervention: String(t.intervention ?? ""),
+    target: String(t.target ?? ""),
+    n: Number(t.n ?? 0),
+    p_with: num(t.p_with),
+    p_without: num(t.p_without),
+    effect: Number(t.effect ?? 0),
+    ci,
+    verdict: String(t.verdict ?? "inconclusive"),
+    role: (t.role as string | undefined) ?? null,
+    p_value: num(t.p_value),
+    looks: typeof t.looks === "number" ? t.looks : undefined,
+    stopped: typeof t.stopped === "string" ? t.stopped : undefined,
+    n_needed: num(t.n_needed),
+    scope: typeof t.scope === "string" ? t.scope : "run",
+    line: t.line,
+    chained: t.chained,
+    group: Array.isArray(t.group) ? t.group.map(String) : String(t.intervention ?? "").includes(" | ") ? String(t.intervention).split(" | ") : undefined,
+  };
+}
+
+/** The role of a causal test: its recorded role, or one judged from its interval. */
+function causalRole(t: TestSummary): "primary" | "contributing" | "confirmed" {
+  const r = t.role === "cause" ? "confirmed" : t.role;
+  if (r === "primary" || r === "contributing" || r === "confirmed") return r;
+  return roleFor(t.ci, t.p_with ?? 0);
+}
+
+/** ruled-out or inconclusive (no-effect-seen when a sequential test stopped for futility). */
+function settled(t: TestSummary): CandidateStatus {
+  if (t.verdict === "inconclusive" && t.stopped === "futility") return "no-effect-seen";
+  if (t.verdict === "ruled-out" || t.verdict === "inconclusive") return t.verdict;
+  const [lo, hi] = t.ci;
+  return hi < 0.2 && lo > -0.2 ? "ruled-out" : "inconclusive";
+}
+
+/** Run-scope tests, with the set of action ids each one's target matched. */
+class TestIndex {
+  readonly runTests: { t: TestSummary; hits: Set<string> }[] = [];
+  private matched = new Map<string, Set<string>>();
+  constructor(
+    private m: RunModel,
+    private g: Graph,
+  ) {
+    const hitCache = new Map<string, Set<string>>();
+    for (const rec of m.run.tests) {
+      const t = testSummary(rec);
+      if ((t.scope ?? "run") !== "run") continue;
+      let hits = hitCache.get(t.target);
+      if (!hits) {
+        hits = new Set(targetHits(m, t.target).map((a) => a.id));
+        hitCache.set(t.target, hits);
+      }
+      this.runTests.push({ t, hits });
+    }
+  }
+  nodesOf(spec: string): Set<string> {
+    let s = this.matched.get(spec);
+    if (!s) {
+      s = new Set(nodesMatching(this.m, this.g, spec));
+      this.matched.set(spec, s);
+    }
+    return s;
+  }
+}
+
+function candidates(m: RunModel, g: Graph, idx: TestIndex, a: ActionEvent): Candidate[] {
+  const node = nodeId(a.id);
+  const anc = g.ancestors(node);
+  const rows: Candidate[] = [];
+  const seen = new Set<string>();
+  const mine = idx.runTests.filter((x) => x.hits.has(a.id));
+  for (const nid of [...anc].sort((x, y) => g.nodes.get(x)!.seq - g.nodes.get(y)!.seq)) {
+    const n = g.nodes.get(nid)!;
+    const ev = m.byId.get(n.eventId)!;
+    let spec: string | null = null;
+    if (n.type === "input" && ev.kind !== "task") spec = `input:${ev.source}`;
+    else if (n.type === "message") spec = `msg:${ev.agent}->${ev.to}`;
+    if (!spec || seen.has(spec)) continue;
+    seen.add(spec);
+    const tests = mine
+      .map((x) => x.t)
+      .filter((t) => !t.group && (t.intervention === spec || setEquals(intersect(idx.nodesOf(t.intervention), anc), nid)));
+    const best = tests.reduce<TestSummary | null>((b, t) => (!b || t.n > b.n || (t.n === b.n && Math.abs(t.effect) > Math.abs(b.effect)) ? t : b), null);
+    let status: CandidateStatus;
+    if (!best || best.verdict === "not-applied") status = "untested";
+    else if (best.verdict === "causal") status = causalRole(best);
+    else if (best.verdict === "suppressive") status = "suppressive";
+    else status = settled(best);
+    // a causal group in which no single member is causal: each member is a joint (redundant) cause
+    if (status === "untested" || status === "ruled-out" || status === "inconclusive" || status === "no-effect-seen") {
+      const joint = mine.some((x) => x.t.group && x.t.verdict === "causal" && x.t.group.includes(spec!) && x.t.group.every((member) => !mine.some((y) => y.t.intervention === member && y.t.verdict === "causal")) && x.t.group.some((member) => mine.some((y) => y.t.intervention === member)));
+      if (joint) status = "joint";
+    }
+    const reuse = Math.max(0, ...g.outEdges(nid, ["observed"]).map((e) => e.reuse ?? 0));
+    rows.push({
+      node: nid,
+      label: n.label,
+      kind: n.type,
+      agent: n.agent,
+      trust: n.trust,
+      intervention: spec,
+      status,
+      role: status === "primary" || status === "contributing" || status === "confirmed" ? status : null,
+      test: best,
+      reuse,
+    });
+  }
+  const order: Record<CandidateStatus, number> = { primary: 0, confirmed: 1, contributing: 2, joint: 3, suppressive: 4, inconclusive: 5, untested: 6, "no-effect-seen": 7, "ruled-out": 8 };
+  rows.sort(
+    (x, y) =>
+      order[x.status] - order[y.status] ||
+      (y.test?.effect ?? 0) - (x.test?.effect ?? 0) ||
+      Number(x.trust !== "untrusted") - Number(y.trust !== "untrusted") ||
+      y.reuse - x.reuse,
+  );
+  return rows;
+}
+
+function intersect(a: Set<string>, b: Set<string>): Set<string> {
+  const out = new Set<string>();
+  for (const x of a) if (b.has(x)) out.add(x);
+  return out;
+}
+function setEquals(s: Set<string>, one: string): boolean {
+  return s.size === 1 && s.has(one);
+}
+
+function pct(x: number | null | undefined): string {
+  return x === null || x === undefined ? "?" : `${Math.round(x * 100)}%`;
+}
+function signed(x: number): string {
+  return (x >= 0 ? "+" : "") + x.toFixed(2);
+}
+
+/** One sentence of verdict for a tool call. */
+function verdictSentence(v: Omit<ActionView, "verdict">): string {
+  const causes = v.candidates.filter((c) => c.status === "primary" || c.status === "confirmed" || c.status === "contributing");
+  if (causes.length) {
+    const c = causes[0];
+    const t = c.test!;
+    const kind = c.status === "primary" ? "the primary cause" : c.status === "contributing" ? "a contributing factor" : "a confirmed cause";
+    return `${c.intervention.replace(/^input:/, "")} is ${kind}: without it ${v.tool} happens in ${pct(t.p_without)} of replays instead of ${pct(t.p_with)} (${signed(t.effect)} [${signed(t.ci[0])}, ${signed(t.ci[1])}], n = ${t.n}).`;
+  }
+  const joint = v.candidates.filter((c) => c.status === "joint");
+  if (joint.length) return `${joint.map((c) => c.intervention).join(" + ")} matter only together: each is enough on its own.`;
+  const untrustedOnly = v.provenance.find((p) => p.status === "untrusted-only");
+  const roots = new Set(v.lineage.map((ch) => ch[0]));
+  const tested = v.candidates.filter((c) => c.test);
+  if (tested.length && tested.every((c) => c.status === "ruled-out" || c.status === "no-effect-seen")) {
+    return `Every tested input was ruled out (${tested.length} tested): ${v.tool} does not depend on them.`;
+  }
+  if (untrustedOnly) {
+    return `${v.tool} used ${untrustedOnly.value}, which only ${untrustedOnly.sources.map((s) => s.label).join(", ")} supplied. Not tested yet: run Find the cause to confirm.`;
+  }
+  if (roots.size) return `${roots.size} untrusted input${roots.size === 1 ? "" : "s"} reached ${v.tool}. Reach is not cause: run Find the cause to test them.`;
+  return `No untrusted input reached ${v.tool}.`;
+}
+
+function alertsOf(m: RunModel, g: Graph, views: Map<string, ActionView>): Alert[] {
+  const out: Alert[] = [];
+  const errors = m.run.problems.filter((p) => p.severity === "error");
+  if (errors.length) {
+    const p = errors[0];
+    out.push({
+      severity: "high",
+      rule: "integrity",
+      title: "Log failed integrity check",
+      detail: p.message + (errors.length > 1 ? ` (and ${errors.length - 1} more problem${errors.length === 2 ? "" : "s"})` : ""),
+      seq: null,
+      tool: null,
+      line: p.line,
+    });
+  }
+  const ev = (m.start.meta as Record<string, unknown> | undefined)?.evidence_alerts;
+  if (Array.isArray(ev)) {
+    for (const e of ev as Record<string, unknown>[]) {
+      out.push({ severity: "high", rule: "evidence", title: String(e.title ?? "Evidence problem"), detail: String(e.detail ?? ""), seq: null, tool: null });
+    }
+  }
+  for (const a of m.actions) {
+    const v = views.get(nodeId(a.id));
+    if (!v) continue;
+    const base = {
+      seq: a.seq,
+      tool: a.tool,
+      agent: a.agent,
+      node: v.node,
+      line: a.line,
+      site: v.site,
+      target: v.target,
+      sensitive: v.sensitive,
+    };
+    const cause = v.candidates.find((c) => c.status === "primary" || c.status === "confirmed" || c.status === "contributing");
+    const causeRef = cause ? { intervention: cause.intervention, role: cause.role, effect: cause.test!.effect, ci: cause.test!.ci, n: cause.test!.n } : null;
+    const bad = v.provenance.filter((p) => p.status === "untrusted-only");
+    if (a.status !== "blocked" && v.sensitive && bad.length) {
+      out.push({
+        ...base,
+        severity: "high",
+        rule: "untrusted-value",
+        title: `${a.tool} used a value that only untrusted content supplied`,
+        detail: `'${bad[0].value}' appears only in ${bad[0].sources.map((s) => s.label).join(", ")}.`,
+        value: bad[0].value,
+        evidence: bad[0].sources,
+        cause: causeRef,
+      });
+    } else if (a.status !== "blocked" && v.sensitive) {
+      const up = [...g.ancestors(v.node)].map((n) => g.nodes.get(n)!).filter((n) => n.type === "input" && n.trust === "untrusted").sort((x, y) => x.seq - y.seq);
+      if (up.length) {
+        out.push({
+          ...base,
+          severity: "review",
+          rule: "untrusted-reach",
+          title: `Sensitive action ${a.tool} is downstream of untrusted input`,
+          detail: `Reached from ${up.map((n) => n.label).join(", ")}. Reach is not cause; test it.`,
+          evidence: up.map((n) => ({ node: n.id, seq: n.seq, line: n.line, label: n.label, trust: n.trust, ref: String(m.byId.get(n.eventId)?.ref ?? "") })),
+          cause: causeRef,
+        });
+      }
+    }
+    if (a.status === "blocked") {
+      const by = ["deny", "ask"].includes(String((a as { policy?: { decision?: string } }).policy?.decision)) ? "Tracekit policy" : "the guard";
+      out.push({ ...base, severity: "high", rule: "blocked", title: `${a.tool} was blocked by ${by}`, detail: String(a.guard?.reason ?? ""), evidence: bad[0]?.sources });
+    } else if (a.status === "error") {
+      out.push({ ...base, severity: "review", rule: "tool-error", title: `${a.tool} failed`, detail: textOf(m.value(a.result_ref)).slice(0, 200) });
+    }
+    if (a.mode === "stub") out.push({ ...base, severity: "info", rule: "stubbed", title: `${a.tool} was stubbed in replay`, detail: "" });
+  }
+  for (const d of m.decisions) {
+    if (d.status === "error") {
+      out.push({
+        severity: "review",
+        rule: "model-error",
+        title: `Model call failed (${d.agent})`,
+        detail: textOf(m.value(d.output)).slice(0, 200),
+        seq: d.seq,
+        tool: null,
+        agent: d.agent,
+        node: nodeId(d.id),
+        line: d.line,
+        site: d.site,
+      });
+    }
+  }
+  out.sort((x, y) => RANK[x.severity] - RANK[y.severity] || (x.seq ?? -1) - (y.seq ?? -1));
+  return out;
+}
+
+/** Suggested target for tests of a call: its tool, plus its first untrusted-only value or address. */
+export function suggestTargetFor(tool: string, args: unknown, prov: ProvenanceRow[]): string {
+  let pick = prov.find((p) => p.status === "untrusted-only")?.value;
+  if (pick === undefined) pick = tracedValues(args).map((v) => v.value).find((v) => EMAIL_FULL.test(v) || /^https?:\/\//.test(v));
+  return pick && !/[,=~]/.test(pick) ? `tool=${tool},arg~${pick}` : `tool=${tool}`;
+}
+
+function seconds(ts: unknown): number | null {
+  if (typeof ts !== "string" || ts.length < 19) return null;
+  const t = Date.parse(ts.slice(0, 19) + "Z");
+  if (Number.isNaN(t)) return null;
+  const frac = /^\.(\d+)/.exec(ts.slice(19));
+  return t / 1000 + (frac ? Number("0." + frac[1]) : 0);
+}
+
+function timeline(m: RunModel, alertSeqs: Set<number>): TimelineRow[] {
+  let t0: number | null = null;
+  return m.events.map((e) => {
+    const sec = seconds(e.ts);
+    if (t0 === null && sec !== null) t0 = sec;
+    let text: string;
+    switch (e.type) {
+      case "run.start":
+        text = `Run started (${e.program || "unnamed program"})`;
+        break;
+      case "agent.start":
+        text = `${e.agent} joined${e.parent ? `, spawned by ${e.parent}` : ""}${e.role ? ` (${e.role})` : ""}`;
+        break;
+      case "input":
+        text = e.kind === "task" ? "Task: " + short(m.value(e.ref), 120) : `${e.agent} read ${e.source}`;
+        break;
+      case "decision":
+        text = `${e.agent} called ${e.model} to ${e.purpose || "decide"} using ${Array.isArray(e.context) ? e.context.length : 0} inputs`;
+        break;
+      case "action":
+        text = `${e.agent} ran ${e.tool}(${short(m.value(e.args_ref), 70)})`;
+        break;
+      case "message":
+        text = `${e.agent} sent a message to ${e.to}`;
+        break;
+      case "run.end":
+        text = "Run finished";
+        break;
+      default:
+        text = String(e.type);
+    }
+    const flags: string[] = [];
+    if (e.trust === "untrusted") flags.push("untrusted");
+    if (e.sensitive === true) flags.push("sensitive");
+    if (e.status === "error") flags.push("error");
+    if (e.mode === "stub") flags.push("stub");
+    if (e.status === "blocked") flags.push("blocked");
+    if (alertSeqs.has(e.seq)) flags.push("alert");
+    const usage = e.usage && typeof e.usage === "object" && typeof e.usage.input_tokens === "number" ? e.usage : null;
+    return {
+      seq: e.seq,
+      id: String(e.id),
+      node: ["input", "decision", "action", "message"].includes(e.type) ? nodeId(e.id) : null,
+      line: e.line,
+      type: String(e.type),
+      agent: String(e.agent),
+      t_ms: sec !== null && t0 !== null ? Math.round((sec - t0) * 100000) / 100 : 0,
+      duration_ms: typeof e.duration_ms === "number" ? e.duration_ms : null,
+      text,
+      trust: (e.trust as string | undefined) ?? null,
+      status: (e.status as string | undefined) ?? null,
+      sensitive: e.sensitive === true,
+      mode: (e.mode as string | undefined) ?? null,
+      usage,
+      flags,
+      site: e.site,
+    };
+  });
+}
+
+function summaryOf(m: RunModel, al: Alert[]): RunSummary {
+  const errors = m.run.problems.filter((p) => p.severity === "error");
+  const usage = { input_tokens: 0, output_tokens: 0 };
+  for (const d of m.decisions) {
+    usage.input_tokens += Number(d.usage?.input_tokens ?? 0) || 0;
+    usage.output_tokens += Number(d.usage?.output_tokens ?? 0) || 0;
+  }
+  const task = m.task();
+  const counts = { high: 0, review: 0, info: 0 } as Record<Severity, number>;
+  for (const a of al) counts[a.severity]++;
+  const finished = m.events.length > 0 && m.events[m.events.length - 1].type === "run.end";
+  const top = al[0];
+  return {
+    run_id: m.runId,
+    dir: m.run.dir,
+    program: String(m.start.program ?? ""),
+    started: String(m.events[0]?.ts ?? ""),
+    task: task === undefined ? null : textOf(task),
+    agents: [...new Set(m.events.filter((e) => e.type === "agent.start").map((e) => String(e.agent)))].sort(),
+    decisions: m.decisions.length,
+    actions: m.actions.length,
+    messages: m.messages.length,
+    inputs: m.inputs.filter((e) => e.kind !== "task").length,
+    untrusted_inputs: m.inputs.filter((e) => e.trust === "untrusted").length,
+    events: m.events.length,
+    errors: [...m.actions, ...m.decisions].filter((e) => e.status === "error").length,
+    model_ms: Math.round(m.decisions.reduce((s, d) => s + (Number(d.duration_ms) || 0), 0) * 100) / 100,
+    tool_ms: Math.round(m.actions.reduce((s, a) => s + (Number(a.duration_ms) || 0), 0) * 100) / 100,
+    usage,
+    tests: m.run.tests.length,
+    confirmed_causes: m.run.tests.filter((t) => t.verdict === "causal" && !t.group && !String(t.intervention ?? "").includes(" | ")).length,
+    alerts: counts,
+    integrity: errors.length ? "failed" : "ok",
+    status: errors.length ? "failed" : m.run.complete ? "intact" : "running",
+    problems: m.run.problems.length,
+    first_problem: errors[0] ?? null,
+    tools_run: m.actions.map((a) => String(a.tool)),
+    replayable: !!m.start.program,
+    finished,
+    blocked: m.actions.filter((a) => a.status === "blocked").length,
+    guard: (m.start.guard as { mode?: string } | null | undefined)?.mode ?? null,
+    top_alert: top ? { severity: top.severity, title: top.title, seq: top.seq, tool: top.tool } : null,
+  };
+}
+
+function matrixOf(tests: TestSummary[]): Matrix {
+  const rows: string[] = [];
+  const cols: string[] = [];
+  const cells: Record<string, TestSummary> = {};
+  for (const t of tests) {
+    if ((t.scope ?? "run") !== "run") continue;
+    if (!rows.includes(t.intervention)) rows.push(t.intervention);
+    if (!cols.includes(t.target)) cols.push(t.target);
+    cells[`${t.intervention}||${t.target}`] = t;
+  }
+  return { rows, cols, cells };
+}
+
+function channelsOf(m: RunModel, g: Graph, tests: TestSummary[]): ChannelRow[] {
+  const chans = new Map<string, ChannelRow>();
+  for (const e of m.messages) {
+    const key = `${e.agent}->${e.to}`;
+    const c = chans.get(key) ?? { channel: key, from: String(e.agent), to: String(e.to), sent: 0, used: 0, tests: [] };
+    chans.set(key, c);
+    c.sent++;
+    if (g.outEdges(nodeId(e.id), ["observed"]).length) c.used++;
+  }
+  for (const t of tests) {
+    if (!t.group && t.intervention.startsWith("msg:") && chans.has(t.intervention.slice(4))) chans.get(t.intervention.slice(4))!.tests.push(t);
+  }
+  return [...chans.values()];
+}
+
+function agentsOf(m: RunModel): AgentRow[] {
+  const rows = new Map<string, AgentRow>();
+  const row = (name: string) => {
+    let r = rows.get(name);
+    if (!r) {
+      r = { agent: name, role: "", parent: null, inputs: 0, decisions: 0, actions: 0, sent: 0, received: 0, tokens: 0, model_ms: 0 };
+      rows.set(name, r);
+    }
+    return r;
+  };
+  for (const e of m.events) {
+    if (e.type === "agent.start") {
+      const r = row(String(e.agent));
+      r.role = String(e.role ?? "");
+      r.parent = (e.parent as string | null) ?? null;
+    } else if (e.type === "input" && e.agent !== "run") row(String(e.agent)).inputs++;
+    else if (e.type === "decision") {
+      const r = row(String(e.agent));
+      r.decisions++;
+      r.tokens += (Number(e.usage?.input_tokens) || 0) + (Number(e.usage?.output_tokens) || 0);
+      r.model_ms += Number(e.duration_ms) || 0;
+    } else if (e.type === "action") row(String(e.agent)).actions++;
+    else if (e.type === "message") {
+      row(String(e.agent)).sent++;
+      row(String(e.to)).received++;
+    }
+  }
+  for (const r of rows.values()) r.model_ms = Math.round(r.model_ms * 100) / 100;
+  return [...rows.values()];
+}
+
+const COMMON_FIELDS = new Set(["schema", "seq", "id", "prev_hash", "ts", "run_id", "agent", "type", "hash", "line"]);
+
+function eventViews(m: RunModel, g: Graph): EventView[] {
+  const byLine = new Map<number, string[]>();
+  for (const p of m.run.problems) if (p.line !== undefined && (p.file ?? "events.jsonl") !== "tests.jsonl") byLine.set(p.line, [...(byLine.get(p.line) ?? []), p.message]);
+  return m.events.map((e) => {
+    const fields: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(e)) if (!COMMON_FIELDS.has(k)) fields[k] = v;
+    const n = typeof e.id === "string" ? nodeId(e.id) : "";
+    return {
+      seq: e.seq,
+      line: e.line,
+      id: String(e.id),
+      type: String(e.type),
+      agent: String(e.agent),
+      ts: String(e.ts),
+      hash: String(e.hash),
+      prev_hash: String(e.prev_hash),
+      fields,
+      from: g.nodes.has(n) ? g.inEdges(n, ["observed"]).map((x) => x.src) : [],
+      to: g.nodes.has(n) ? g.outEdges(n, ["observed"]).map((x) => x.dst) : [],
+      problems: byLine.get(e.line) ?? [],
+    };
+  });
+}
+
+/** Pretty text of every blob the run names, cut at `limit` characters. */
+function blobPreviews(m: RunModel, limit: number, max: number): Record<string, BlobPreview> {
+  const out: Record<string, BlobPreview> = {};
+  const refs: string[] = [];
+  for (const e of m.events) {
+    for (const k of ["ref", "output", "args_ref", "result_ref"]) if (typeof e[k] === "string") refs.push(e[k]);
+  }
+  for (const ref of refs) {
+    if (ref in out) continue;
+    if (Object.keys(out).length >= max) break;
+    const r = m.run.blobs.get(ref);
+    if (!r.ok) {
+      out[ref] = { text: "", bytes: 0, truncated: false, problem: r.message };
+      continue;
+    }
+    let text: string;
+    try {
+      text = typeof r.value === "string" ? r.value : JSON.stringify(JSON.parse(r.canonical), null, 2);
+    } catch {
+      text = r.canonical;
+    }
+    out[ref] = { text: text.length > limit ? text.slice(0, limit) : text, bytes: r.bytes, truncated: text.length > limit };
+  }
+  return out;
+}
+
+export interface InvestigateOptions extends GraphOptions {
+  /** Characters of each blob's text embedded (default 4000). */
+  previewChars?: number;
+  /** Most blobs embedded (default 5000). */
+  maxBlobs?: number;
+}
+
+/** Everything the investigator needs for one run. */
+export function investigate(run: RunData, opts: InvestigateOptions = {}): Investigation {
+  const m = new RunModel(run);
+  const g = buildGraph(m, opts);
+  const prov = new ProvenanceIndex(m);
+  const idx = new TestIndex(m, g);
+  const views = new Map<string, ActionView>();
+  for (const a of m.actions) views.set(nodeId(a.id), actionView(m, g, prov, idx, a));
+  const al = alertsOf(m, g, views);
+  const bySeq = new Map<number, Severity[]>();
+  for (const x of al) if (x.seq !== null) bySeq.set(x.seq, [...(bySeq.get(x.seq) ?? []), x.severity]);
+  for (const v of views.values()) v.alerts = bySeq.get(v.seq) ?? [];
+  const tests = run.tests.map(testSummary);
+  const cp = criticalPath(g);
+  return {
+    schema: "causeway.investigation.v1",
+    summary: summaryOf(m, al),
+    alerts: al,
+    timeline: timeline(m, new Set(al.filter((x) => x.severity !== "info" && x.seq !== null).map((x) => x.seq!))),
+    graph: g.toJSON(),
+    actions: Object.fromEntries(views),
+    matrix: matrixOf(tests),
+    channels: channelsOf(m, g, tests),
+    agents: agentsOf(m),
+    criticalPath: cp,
+    unusedMessages: m.messages
+      .filter((e) => !g.outEdges(nodeId(e.id), ["observed"]).length)
+      .map((e) => ({ from: String(e.agent), to: String(e.to), seq: e.seq, node: nodeId(e.id) })),
+    problems: run.problems,
+    tests,
+    events: eventViews(m, g),
+    blobs: blobPreviews(m, opts.previewChars ?? 4000, opts.maxBlobs ?? 5000),
+  };
+}
+
+function actionView(m: RunModel, g: Graph, prov: ProvenanceIndex, idx: TestIndex, a: ActionEvent & { line?: number }, lite = false): ActionView {
+  const provenance = prov.forAction(a);
+  const args = m.value(a.args_ref);
+  const node = nodeId(a.id);
+  const sensitive = sensitivity(m, a);
+  const base = {
+    node,
+    seq: a.seq,
+    line: (a as LoadedEvent).line,
+    agent: a.agent,
+    tool: a.tool,
+    site: a.site,
+    args: m.canonical(a.args_ref),
+    result: m.canonical(a.result_ref),
+    status: a.status,
+    mode: a.mode,
+    sensitive,
+    blocked: a.status === "blocked",
+    decision: a.decision ? nodeId(a.decision) : null,
+    provenance,
+    // the lite view (alert lists) needs candidates only where an alert may name a cause
+    candidates: lite && !sensitive ? [] : candidates(m, g, idx, a),
+    lineage: lite ? [] : lineage(g, node),
+    target: suggestTargetFor(a.tool, args, provenance),
+    alerts: [] as Severity[],
+  };
+  return { ...base, verdict: verdictSentence(base) };
+}
+
+/** Alerts only (what `causeway alerts` prints): the graph without inferred edges. */
+export function alertsFor(run: RunData): Alert[] {
+  return investigateLite(run).alerts;
+}
+
+/** Summary and alerts, without the timeline, events and blob previews (for lists of runs). */
+export function investigateLite(run: RunData): { summary: RunSummary; alerts: Alert[] } {
+  const m = new RunModel(run);
+  const g = buildGraph(m, { infer: false, reuse: false });
+  const prov = new ProvenanceIndex(m);
+  const idx = new TestIndex(m, g);
+  const views = new Map<string, ActionView>();
+  for (const a of m.actions) views.set(nodeId(a.id), actionView(m, g, prov, idx, a, true));
+  const al = alertsOf(m, g, views);
+  return { summary: summaryOf(m, al), alerts: al };
+}
+
+/** The JSON shape `causeway alerts --json` prints. */
+export function alertRecord(a: Alert): { severity: Severity; rule: string; title: string; detail: string; seq: number | null; tool: string | null } {
+  return { severity: a.severity, rule: a.rule, title: a.title, detail: a.detail, seq: a.seq, tool: a.tool };
+}

@@ -1,0 +1,284 @@
+/**
+ * The investigation object: one plain, serialisable model of a run that the CLI prints, the static
+ * report embeds and the extension posts to the webview. No front re-derives alerts, edges or
+ * verdicts on its own.
+ */
+import type { GEdge, GNode } from "../graph/graph";
+import type { Problem } from "../log/problems";
+
+export type Severity = "high" | "review" | "info";
+
+export interface EvidenceRef {
+  node: string;
+  seq: number;
+  line: number;
+  label: string;
+  trust: string;
+  ref?: string;
+}
+
+export interface Alert {
+  severity: Severity;
+  /** integrity | evidence | untrusted-value | untrusted-reach | blocked | tool-error | model-error | stubbed */
+  rule: string;
+  title: string;
+  detail: string;
+  /** The event's seq, or null for a run-level alert. */
+  seq: number | null;
+  tool: string | null;
+  agent?: string;
+  node?: string;
+  /** 1-based line of events.jsonl (the bad line for an integrity alert). */
+  line?: number;
+  site?: { file: string; line: number };
+  /** A target spec naming this call, for Run test / Find the cause. */
+  target?: string;
+  sensitive?: "declared" | "by name" | null;
+  /** The traced value (untrusted-value). */
+  value?: string;
+  /** Where the value or the reach came from. */
+  evidence?: EvidenceRef[];
+  /** Once tested: the confirmed cause of this call. */
+  cause?: { intervention: string; role: string | null; effect: number; ci: [number, number]; n: number } | null;
+}
+
+export type ProvenanceStatus = "untrusted-only" | "trusted" | "generated" | "hashed";
+
+export interface ProvenanceRow {
+  value: string;
+  /** Where in the arguments: "to", "items[0].email". */
+  path: string;
+  status: ProvenanceStatus;
+  sources: EvidenceRef[];
+}
+
+export type CandidateStatus =
+  | "primary"
+  | "contributing"
+  | "confirmed"
+  | "joint"
+  | "suppressive"
+  | "inconclusive"
+  | "no-effect-seen"
+  | "ruled-out"
+  | "untested";
+
+export interface TestSummary {
+  intervention: string;
+  target: string;
+  n: number;
+  p_with: number | null;
+  p_without: number | null;
+  effect: number;
+  ci: [number, number];
+  verdict: string;
+  role?: string | null;
+  p_value?: number | null;
+  looks?: number;
+  stopped?: string;
+  n_needed?: number | null;
+  scope?: string;
+  line: number;
+  chained: boolean;
+  group?: string[];
+}
+
+export interface Candidate {
+  node: string;
+  label: string;
+  kind: string;
+  agent: string;
+  trust: string;
+  /** The intervention that removes it (input:…, msg:…). */
+  intervention: string;
+  status: CandidateStatus;
+  role: string | null;
+  test: TestSummary | null;
+  /** How much of its wording the next model output reused (0..1). */
+  reuse: number;
+}
+
+export interface ActionView {
+  node: string;
+  seq: number;
+  line: number;
+  agent: string;
+  tool: string;
+  site?: { file: string; line: number };
+  args: string;
+  result: string;
+  status: string;
+  mode: string;
+  sensitive: "declared" | "by name" | null;
+  blocked: boolean;
+  decision: string | null;
+  provenance: ProvenanceRow[];
+  candidates: Candidate[];
+  /** Chains of node ids from each untrusted root to this call. */
+  lineage: string[][];
+  /** Suggested target spec for tests of this call. */
+  target: string;
+  /** One sentence: what is known about why this call happened. */
+  verdict: string;
+  alerts: Severity[];
+}
+
+export interface TimelineRow {
+  seq: number;
+  id: string;
+  node: string | null;
+  line: number;
+  type: string;
+  agent: string;
+  t_ms: number;
+  duration_ms: number | null;
+  text: string;
+  trust: string | null;
+  status: string | null;
+  sensitive: boolean;
+  mode: string | null;
+  usage: { input_tokens: number; output_tokens: number; estimated?: boolean } | null;
+  flags: string[];
+  site?: { file: string; line: number };
+}
+
+export interface RunSummary {
+  run_id: string;
+  dir: string;
+  program: string;
+  started: string;
+  task: string | null;
+  agents: string[];
+  decisions: number;
+  actions: number;
+  messages: number;
+  inputs: number;
+  untrusted_inputs: number;
+  events: number;
+  errors: number;
+  model_ms: number;
+  tool_ms: number;
+  usage: { input_tokens: number; output_tokens: number };
+  tests: number;
+  confirmed_causes: number;
+  alerts: Record<Severity, number>;
+  integrity: "ok" | "failed";
+  /** intact | failed (verify) | running (no run.end yet) */
+  status: "intact" | "failed" | "running";
+  problems: number;
+  first_problem: Problem | null;
+  tools_run: string[];
+  replayable: boolean;
+  finished: boolean;
+  blocked: number;
+  guard: string | null;
+  /** The highest alert, for one-line displays. */
+  top_alert: Pick<Alert, "severity" | "title" | "seq" | "tool"> | null;
+}
+
+export interface ChannelRow {
+  channel: string;
+  from: string;
+  to: string;
+  sent: number;
+  /** Messages a later decision of the receiver had in its context. */
+  used: number;
+  tests: TestSummary[];
+}
+
+export interface AgentRow {
+  agent: string;
+  role: string;
+  parent: string | null;
+  inputs: number;
+  decisions: number;
+  actions: number;
+  sent: number;
+  received: number;
+  tokens: number;
+  model_ms: number;
+}
+
+export interface Matrix {
+  rows: string[];
+  cols: string[];
+  cells: Record<string, TestSummary>;
+}
+
+export interface EventView {
+  seq: number;
+  line: number;
+  id: string;
+  type: string;
+  agent: string;
+  ts: string;
+  hash: string;
+  prev_hash: string;
+  /** The event's own fields (without the common ones above). */
+  fields: Record<string, unknown>;
+  /** Node ids this event came from / led to (observed edges). */
+  from: string[];
+  to: string[];
+  /** Problems reported on this line. */
+  problems: string[];
+}
+
+export interface BlobPreview {
+  /** Pretty JSON (or the string itself), cut at the preview limit. */
+  text: string;
+  bytes: number;
+  truncated: boolean;
+  /** Set when the blob could not be read (missing, forged, too large). */
+  problem?: string;
+}
+
+export interface Investigation {
+  schema: "causeway.investigation.v1";
+  summary: RunSummary;
+  alerts: Alert[];
+  timeline: TimelineRow[];
+  graph: { nodes: GNode[]; edges: GEdge[]; inferSkipped: boolean };
+  actions: Record<string, ActionView>;
+  matrix: Matrix;
+  channels: ChannelRow[];
+  agents: AgentRow[];
+  criticalPath: string[];
+  unusedMessages: { from: string; to: string; seq: number; node: string }[];
+  problems: Problem[];
+  tests: TestSummary[];
+  events: EventView[];
+  blobs: Record<string, BlobPreview>;
+}
+
+export interface InfluenceSource {
+  id: string;
+  labels: string[];
+  trust: string | null;
+  runs: number;
+  cited_by: number;
+  preview: string;
+  max_effect: number | null;
+  confirmed_tools: string[];
+}
+
+export interface InfluenceEdge {
+  source: string;
+  tool: string;
+  reach_runs: number;
+  tests: { run: string; target: string; effect: number; ci: [number, number]; verdict: string; n: number }[];
+  max_effect: number | null;
+  confirmed: boolean;
+  ruled_out: boolean;
+}
+
+export interface Influence {
+  sources: InfluenceSource[];
+  outcomes: { id: string; runs: number }[];
+  edges: InfluenceEdge[];
+}
+
+export interface Workspace {
+  schema: "causeway.workspace.v1";
+  runs: RunSummary[];
+  influence: Influence;
+}

@@ -1,0 +1,36 @@
+/** Text output shared by CLI commands. */
+import type { Attribution } from "../replay/attribute";
+
+export function out(...a: unknown[]): void {
+  process.stdout.write(a.map(String).join(" ") + "\n");
+}
+
+export function json(v: unknown): void {
+  process.stdout.write(JSON.stringify(v, null, 2) + "\n");
+}
+
+const pad = (s: string, n: number) => (s.length >= n ? s : s + " ".repeat(n - s.length));
+const signed = (x: number) => (x >= 0 ? "+" : "") + x.toFixed(2);
+
+/** One line per test, like the reference's demo output. */
+export function formatTest(r: Record<string, any>): string {
+  const head = `  remove ${pad(String(r.intervention), 28)} target ${pad(String(r.target), 40)} `;
+  if (r.p_with === null || r.p_with === undefined) {
+    return `${head}changed in ${signed(r.effect)} more calls than noise (${Math.round((r.noise ?? 0) * 100)}%) [${signed(r.ci[0])}, ${signed(r.ci[1])}] n=${r.n}  ${String(r.verdict).toUpperCase()}`;
+  }
+  return (
+    `${head}P(with)=${r.p_with.toFixed(2)} P(without)=${r.p_without.toFixed(2)} effect=${signed(r.effect)} [${signed(r.ci[0])}, ${signed(r.ci[1])}] n=${r.n}  ${String(r.verdict).toUpperCase()}` +
+    (r.role ? ` (${r.role})` : "") +
+    (r.n_needed ? ` (target reproduced in ${Math.round(r.p_with * 100)}% of replays; try n=${r.n_needed})` : "") +
+    (r.stopped === "budget" ? " (stopped: model-call budget)" : "")
+  );
+}
+
+export function formatAttribution(a: Attribution): string[] {
+  const lines = [`Find the cause of ${a.target} (suspects: ${a.suspects.join(", ")})`];
+  for (const t of a.tests) lines.push(formatTest(t));
+  lines.push("");
+  lines.push(`  => ${a.summary}`);
+  lines.push(`  model calls: ${a.model_calls} (a replay without sharing would make ${a.naive_model_calls})`);
+  return lines;
+}

@@ -1,0 +1,339 @@
+/**
+ * `causeway`: the command line. A thin front over core: every command reads runs with the same
+ * reader, analyses with the same investigation, replays with the same engine as the extension.
+ * Usage errors exit 2 with a one-line message; verify exits 1 when a log fails.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { parseArgs, intFlag, UsageError, type CommandSpec, type Parsed } from "./args";
+import { out, json, formatTest, formatAttribution } from "./format";
+import { readRun } from "../log/reader";
+import { verifyRunData } from "../log/verify";
+import { RunModel } from "../graph/model";
+import { buildGraph, criticalPath, taint, targetHits } from "../graph/graph";
+import { alertRecord, investigateLite } from "../analysis/investigate";
+import { influence, listRuns } from "../analysis/influence";
+import { BUILTIN_PROGRAMS, isAllowed, loadProgram, resolveProgram, ProgramError } from "../replay/loader";
+import { ReplayContext, runTest, decisionTest, replayAndDiff, ReplayError, Budget } from "../replay/engine";
+import { attribute } from "../replay/attribute";
+import { SpecError, parseIntervention, parseTarget } from "../specs";
+import { Guard } from "../sdk/guard";
+import type { System } from "../sdk/system";
+import { writeReport } from "../report/report";
+import { runDemo } from "./demo";
+
+process.setSourceMapsEnabled?.(true);
+
+type Handler = (p: Parsed) => Promise<number | void> | number | void;
+
+interface Command {
+  spec: CommandSpec;
+  usage: string;
+  help: string;
+  run: Handler;
+}
+
+function requireRun(dir: string): string {
+  const d = path.resolve(dir);
+  if (!fs.existsSync(path.join(d, "events.jsonl"))) throw new UsageError(`${dir} is not a run folder (no events.jsonl)`);
+  return d;
+}
+
+/** The program a replay may run: --system, or the run's own program when --allow-program lists it. */
+async function programFor(p: Parsed, runDir: string): Promise<System> {
+  const system = p.flags.system as string | undefined;
+  const allowed = (p.flags["allow-program"] as string[] | undefined) ?? [];
+  const recorded = new RunModel(readRun(runDir)).start.program;
+  let spec: string;
+  if (system) spec = system;
+  else if (recorded && isAllowed(String(recorded), allowed)) spec = String(recorded);
+  else if (recorded) {
+    throw new UsageError(`the run names program ${JSON.stringify(recorded)}; replaying runs code, so pass --allow-program ${recorded} (or --system MODULE:EXPORT)`);
+  } else throw new UsageError("the run names no program; pass --system MODULE:EXPORT");
+  return loadProgram(resolveProgram(spec, process.cwd()));
+}
+
+function progress(enabled: boolean) {
+  if (!enabled || !process.stderr.isTTY) return undefined;
+  return (p: { done: number; total: number; message?: string }) => process.stderr.write(`\r  ${p.message ?? ""} ${p.done}/${p.total}   `);
+}
+
+const JSON_FLAG = { json: "boolean" } as const;
+
+const COMMANDS: Record<string, Command> = {
+  demo: {
+    usage: "causeway demo [--out DIR] [--n N]",
+    help: "record the 3-agent demo (8 runs), test its inputs, write report.html",
+    spec: { positionals: [], flags: { out: "string", n: "number", ...JSON_FLAG } },
+    run: (p) => runDemo({ out: (p.flags.out as string | undefined) ?? "runs", n: intFlag(p, "n", 40) }),
+  },
+  record: {
+    usage: "causeway record MODULE:EXPORT --out DIR [--seed S] [--guard alert|block] [--run-id ID]",
+    help: "record one run of a System",
+    spec: { positionals: ["program"], flags: { out: "string", seed: "number", guard: "string", "run-id": "string", ...JSON_FLAG } },
+    run: async (p) => {
+      const guard = p.flags.guard as string | undefined;
+      if (guard !== undefined && !["off", "alert", "block"].includes(guard)) throw new UsageError("--guard must be off, alert or block");
+      const prog = resolveProgram(p.pos.program!, process.cwd());
+      const sys = await loadProgram(prog);
+      const g = guard && guard !== "off" ? new Guard(guard as "alert" | "block", { onAlert: (a) => process.stderr.write(`  guard: ${a.severity} ${a.title}\n`) }) : undefined;
+      const r = await sys.run({ seed: (p.flags.seed as number | undefined) ?? 0, outDir: (p.flags.out as string | undefined) ?? "runs", runId: p.flags["run-id"] as string | undefined, guard: g, root: prog.root });
+      const summary = investigateLite(readRun(r.dir!));
+      if (p.flags.json) json({ run: r.dir, run_id: r.runId, error: r.error ?? null, actions: r.actions.map((a) => a.tool), alerts: summary.alerts.map(alertRecord) });
+      else {
+        out(`recorded ${r.runId} -> ${r.dir}`);
+        out(`  tool calls: ${r.actions.map((a) => `${a.tool}${a.mode === "blocked" ? " (blocked)" : ""}`).join(", ") || "none"}`);
+        out(`  alerts: ${summary.summary.alerts.high} high, ${summary.summary.alerts.review} review`);
+        if (r.error) out(`  the program failed: ${r.error}`);
+      }
+      return r.error ? 1 : 0;
+    },
+  },
+  verify: {
+    usage: "causeway verify RUN [--json]",
+    help: "check the chain, seq, event hashes, blobs and tests.jsonl; exit 1 when it fails",
+    spec: { positionals: ["run"], flags: { ...JSON_FLAG } },
+    run: (p) => {
+      const dir = requireRun(p.pos.run!);
+      const run = readRun(dir, { checkBlobs: true });
+      const r = verifyRunData(run);
+      if (p.flags.json) json({ ok: r.ok, events: r.events, problems: r.problems });
+      else if (r.ok) {
+        out(`[PASS] ${r.events} events, chain intact, every blob matches its hash${run.tests.length ? `, ${run.tests.length} tests` : ""}`);
+        for (const w of r.problems) out(`       note: ${w.message}`);
+        out("       (the chain is unsigned: it shows edits, not who may rewrite the whole log)");
+      } else for (const pr of r.problems) out(`[${pr.severity === "error" ? "FAIL" : "NOTE"}] ${pr.message}`);
+      return r.ok ? 0 : 1;
+    },
+  },
+  alerts: {
+    usage: "causeway alerts RUN [--json]",
+    help: "alerts with the reference's rules (high / review / info)",
+    spec: { positionals: ["run"], flags: { ...JSON_FLAG } },
+    run: (p) => {
+      const al = investigateLite(readRun(requireRun(p.pos.run!))).alerts;
+      if (p.flags.json) json(al.map(alertRecord));
+      else if (!al.length) out("no alerts");
+      else for (const a of al) out(`${a.severity.toUpperCase().padEnd(6)} ${a.seq === null ? "run" : `#${a.seq}`.padEnd(4)} ${a.title}${a.detail ? `\n       ${a.detail}` : ""}`);
+    },
+  },
+  taint: {
+    usage: "causeway taint RUN [--source SPEC]... [--inferred] [--json]",
+    help: "blast radius: what each untrusted input reached, with paths",
+    spec: { positionals: ["run"], flags: { source: "strings", inferred: "boolean", ...JSON_FLAG } },
+    run: (p) => {
+      const m = new RunModel(readRun(requireRun(p.pos.run!)));
+      const sources = (p.flags.source as string[] | undefined) ?? ["untrusted"];
+      for (const s of sources) parseIntervention(s);
+      const g = buildGraph(m, { infer: !!p.flags.inferred, reuse: false });
+      const r = taint(m, g, sources, !!p.flags.inferred);
+      if (p.flags.json) return json(r);
+      out("sources: " + (r.sources.map((s) => s.label).join(", ") || "none"));
+      out("agents reached: " + (r.agentsReached.join(", ") || "none"));
+      for (const x of r.actions) out(`  #${x.seq} ${x.agent}.${x.tool} ${JSON.stringify(x.args)}\n      via ${x.path.join(" > ")}`);
+    },
+  },
+  graph: {
+    usage: "causeway graph RUN [--no-infer] [--json]",
+    help: "the data-flow graph: edges with their evidence grade",
+    spec: { positionals: ["run"], flags: { "no-infer": "boolean", ...JSON_FLAG } },
+    run: (p) => {
+      const m = new RunModel(readRun(requireRun(p.pos.run!)));
+      const g = buildGraph(m, { infer: !p.flags["no-infer"] });
+      if (p.flags.json) return json({ run_id: m.runId, ...g.toJSON(), critical_path: criticalPath(g) });
+      for (const e of g.edges) {
+        const s = g.nodes.get(e.src)!;
+        const t = g.nodes.get(e.dst)!;
+        const extra = (["reuse", "score", "effect"] as const).filter((k) => e[k] !== undefined).map((k) => ` ${k}=${e[k]}`).join("");
+        out(`${s.label}[${s.agent}] -> ${t.label}[${t.agent}]  ${e.kind} (${e.evidence})${extra}`);
+      }
+    },
+  },
+  test: {
+    usage: "causeway test RUN (--remove SPEC --target SPEC [--n N] [--n-max N] [--live-tools] | --decision SEQ --remove SPEC [--contains TEXT]) (--allow-program P | --system P) [--json]",
+    help: "paired replay test: does removing SPEC change how often TARGET happens?",
+    spec: {
+      positionals: ["run"],
+      flags: { remove: "string", target: "string", n: "number", "n-max": "number", "live-tools": "boolean", decision: "string", contains: "string", system: "string", "allow-program": "strings", "max-calls": "number", workers: "number", ...JSON_FLAG },
+    },
+    run: async (p) => {
+      const dir = requireRun(p.pos.run!);
+      const remove = p.flags.remove as string | undefined;
+      if (!remove) throw new UsageError("test: --remove SPEC is required");
+      parseIntervention(remove);
+      const target = p.flags.target as string | undefined;
+      const decision = p.flags.decision as string | undefined;
+      if (!decision && !target) throw new UsageError("test: --target SPEC is required (or --decision SEQ)");
+      if (target) parseTarget(target);
+      const sys = await programFor(p, dir);
+      const ctx = new ReplayContext(readRun(dir), sys, { liveTools: !!p.flags["live-tools"], budget: p.flags["max-calls"] ? new Budget(intFlag(p, "max-calls", 1)) : undefined });
+      const n = intFlag(p, "n", 30);
+      const nMax = p.flags["n-max"] === undefined ? undefined : intFlag(p, "n-max", n);
+      const r = decision
+        ? await decisionTest(ctx, { decision: /^\d+$/.test(decision) ? Number(decision) : decision, intervention: remove, contains: p.flags.contains as string | undefined, n, nMax })
+        : await runTest(ctx, { intervention: remove, target: target!, n, nMax, workers: intFlag(p, "workers", 1), onProgress: progress(!p.flags.json) });
+      if (process.stderr.isTTY && !p.flags.json) process.stderr.write("\r\x1b[K");
+      if (p.flags.json) json(r);
+      else out(formatTest(r));
+    },
+  },
+  attribute: {
+    usage: "causeway attribute RUN --target SPEC [--suspect SPEC]... [--n N] [--n-max N] [--max-calls N] [--workers N] [--no-roles] (--allow-program P | --system P) [--json]",
+    help: "Find the cause: group test of the suspects, then narrow down",
+    spec: {
+      positionals: ["run"],
+      flags: { target: "string", suspect: "strings", n: "number", "n-max": "number", "max-calls": "number", workers: "number", "no-roles": "boolean", system: "string", "allow-program": "strings", "live-tools": "boolean", ...JSON_FLAG },
+    },
+    run: async (p) => {
+      const dir = requireRun(p.pos.run!);
+      const target = p.flags.target as string | undefined;
+      if (!target) throw new UsageError("attribute: --target SPEC is required");
+      parseTarget(target);
+      const suspects = (p.flags.suspect as string[] | undefined) ?? [];
+      for (const s of suspects) parseIntervention(s);
+      const sys = await programFor(p, dir);
+      const ctx = new ReplayContext(readRun(dir), sys, { liveTools: !!p.flags["live-tools"] });
+      const n = intFlag(p, "n", 10);
+      const a = await attribute(ctx, {
+        target,
+        suspects,
+        n,
+        nMax: intFlag(p, "n-max", Math.max(80, n), n),
+        maxCalls: p.flags["max-calls"] === undefined ? undefined : intFlag(p, "max-calls", 1),
+        workers: intFlag(p, "workers", 1),
+        roles: !p.flags["no-roles"],
+        onProgress: progress(!p.flags.json),
+      });
+      if (process.stderr.isTTY && !p.flags.json) process.stderr.write("\r\x1b[K");
+      if (p.flags.json) json({ ...a, causes: a.causes.map((c) => ({ spec: c.spec, role: c.role, effect: c.effect, ci: c.ci, p_with: c.p_with, p_without: c.p_without, n: c.n })) });
+      else formatAttribution(a).forEach((l) => out(l));
+    },
+  },
+  matrix: {
+    usage: "causeway matrix RUN --target SPEC... [--n N] (--allow-program P | --system P) [--json]",
+    help: "test every input and channel against each target",
+    spec: { positionals: ["run"], flags: { target: "strings", n: "number", system: "string", "allow-program": "strings", ...JSON_FLAG } },
+    run: async (p) => {
+      const dir = requireRun(p.pos.run!);
+      const targets = (p.flags.target as string[] | undefined) ?? [];
+      if (!targets.length) throw new UsageError("matrix: at least one --target SPEC is required");
+      targets.forEach(parseTarget);
+      const sys = await programFor(p, dir);
+      const run = readRun(dir);
+      const ctx = new ReplayContext(run, sys);
+      const specs: string[] = [];
+      for (const e of ctx.model.events) {
+        const s = e.type === "message" ? `msg:${e.agent}->${e.to}` : e.type === "input" && e.kind !== "task" ? `input:${e.source}` : null;
+        if (s && !specs.includes(s)) specs.push(s);
+      }
+      const rows = [];
+      for (const s of specs) for (const t of targets) rows.push(await runTest(ctx, { intervention: s, target: t, n: intFlag(p, "n", 20) }));
+      if (p.flags.json) return json(rows);
+      rows.forEach((r) => out(formatTest(r)));
+      out(`  model calls: ${ctx.counts.made} (a replay without sharing would make ${ctx.counts.naive})`);
+    },
+  },
+  replay: {
+    usage: "causeway replay RUN [--remove SPEC]... [--seed S] (--allow-program P | --system P) [--json]",
+    help: "re-run from tape and diff against the original",
+    spec: { positionals: ["run"], flags: { remove: "strings", seed: "number", system: "string", "allow-program": "strings", ...JSON_FLAG } },
+    run: async (p) => {
+      const dir = requireRun(p.pos.run!);
+      const remove = (p.flags.remove as string[] | undefined) ?? [];
+      remove.forEach(parseIntervention);
+      const sys = await programFor(p, dir);
+      const ctx = new ReplayContext(readRun(dir), sys);
+      const r = await replayAndDiff(ctx, { seed: p.flags.seed as number | undefined, remove });
+      if (p.flags.json) return json(r);
+      out(`replayed ${ctx.runId}${remove.length ? ` without ${remove.join(", ")}` : ""}: ${r.actions.map((a) => `${a.tool}[${a.mode}]`).join(", ") || "no tool calls"}`);
+      out(r.diffs.length ? `${r.diffs.length} difference${r.diffs.length === 1 ? "" : "s"} from the original:` : "identical to the original (decisions, tool calls and messages)");
+      for (const d of r.diffs) out(`  ${d.at[0]} ${d.at[1]} #${d.at[2]}: ${d.change}${d.original ? `\n      original: ${d.original}` : ""}${d.replay ? `\n      replay:   ${d.replay}` : ""}`);
+    },
+  },
+  index: {
+    usage: "causeway index ROOT [--target SPEC] [--json]",
+    help: "cross-run influence: which content reached which tools, which links tests confirmed",
+    spec: { positionals: ["root"], flags: { target: "string", ...JSON_FLAG } },
+    run: (p) => {
+      const root = path.resolve(p.pos.root!);
+      const dirs = listRuns(root);
+      if (!dirs.length) throw new UsageError(`no runs under ${p.pos.root}`);
+      const runs = dirs.map((d) => readRun(d));
+      const target = p.flags.target as string | undefined;
+      if (target) parseTarget(target);
+      const inf = influence(runs);
+      const fired = target ? runs.filter((r) => targetHits(new RunModel(r), target).length).map((r) => r.runId) : undefined;
+      if (p.flags.json) return json({ runs: runs.length, ...inf, ...(fired ? { target, target_runs: fired } : {}) });
+      out(`${runs.length} runs under ${p.pos.root}${fired ? `; ${target} happened in ${fired.length}` : ""}`);
+      for (const s of inf.sources) {
+        const es = inf.edges.filter((e) => e.source === s.id);
+        out(`  ${s.labels.join(", ")} [${s.trust}]  in ${s.runs} runs, cited ${s.cited_by}×${s.max_effect !== null ? `, strongest tested effect ${s.max_effect >= 0 ? "+" : ""}${s.max_effect.toFixed(2)}` : ""}`);
+        for (const e of es) out(`      -> ${e.tool}: reached in ${e.reach_runs} runs${e.confirmed ? ", CONFIRMED cause" : e.ruled_out ? ", ruled out" : e.tests.length ? ", tested" : ""}`);
+      }
+    },
+  },
+  report: {
+    usage: "causeway report ROOT [-o FILE]",
+    help: "the investigator as one static HTML file with every run under ROOT embedded",
+    spec: { positionals: ["root"], flags: { "out-file": "string" }, aliases: { o: "out-file" } },
+    run: (p) => {
+      const root = path.resolve(p.pos.root!);
+      const file = path.resolve((p.flags["out-file"] as string | undefined) ?? path.join(fs.existsSync(path.join(root, "events.jsonl")) ? path.dirname(root) : root, "report.html"));
+      const r = writeReport(root, file);
+      out(`report: ${file} (${r.runs} run${r.runs === 1 ? "" : "s"}, ${(r.bytes / 1024).toFixed(0)} KB; opens from disk, no server, no network)`);
+    },
+  },
+};
+
+function usage(): string {
+  const lines = ["causeway: causal logs, replay and Find the cause for multi-agent AI systems", "", "commands:"];
+  for (const [name, c] of Object.entries(COMMANDS)) lines.push(`  ${name.padEnd(10)} ${c.help}`);
+  lines.push("", "run `causeway <command> --help` for a command's options");
+  lines.push(`built-in programs: ${Object.keys(BUILTIN_PROGRAMS).join(", ")}`);
+  return lines.join("\n");
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === "--help" || name === "-h" || name === "help") {
+    out(usage());
+    return name ? 0 : 2;
+  }
+  const cmd = COMMANDS[name];
+  if (!cmd) {
+    process.stderr.write(`causeway: unknown command "${name}" (try causeway --help)\n`);
+    return 2;
+  }
+  if (rest.includes("--help") || rest.includes("-h")) {
+    out(`usage: ${cmd.usage}\n${cmd.help}`);
+    return 0;
+  }
+  try {
+    const parsed = parseArgs(name, rest, cmd.spec);
+    const code = await cmd.run(parsed);
+    return typeof code === "number" ? code : 0;
+  } catch (err) {
+    if (err instanceof UsageError || err instanceof SpecError) {
+      process.stderr.write(`causeway ${name}: ${err.message.replace(new RegExp(`^${name}: `), "")}\n`);
+      return 2;
+    }
+    if (err instanceof ProgramError || err instanceof ReplayError) {
+      process.stderr.write(`causeway ${name}: ${err.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`causeway ${name}: ${(err as Error)?.stack ?? String(err)}\n`);
+    return 1;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err) => {
+      process.stderr.write(String(err?.stack ?? err) + "\n");
+      process.exitCode = 1;
+    },
+  );
+}

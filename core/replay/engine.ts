@@ -1,0 +1,491 @@
+/**
+ * Run replay and the paired test.
+ *
+ * A replay re-executes the recorded System: tool calls identical to recorded ones (same agent, tool,
+ * canonical arguments and occurrence) get the recorded result (`tape`); calls the original never
+ * made are stubbed (`stub`) and counted as off-tape; a real tool runs only with liveTools.
+ *
+ * The paired test runs N pairs; both arms of pair i use the same derived seed
+ * deriveSeed("cf", runId, i), one as recorded ("with" the item), one with the intervention
+ * ("without"). It reports how often the target happened in each arm, the difference with a
+ * Newcombe interval, the exact McNemar p-value and a verdict, sequentially when nMax > n.
+ *
+ * Cost: for seeded models a call both arms make identically has the same output, so it is computed
+ * once (a cache keyed by model, agent, purpose, seed, params and the context's refs); the "nothing
+ * removed" arm of pair i is shared by every test of an attribution.
+ */
+import { parseLossless } from "../log/pyjson";
+import { appendTest } from "../log/testslog";
+import type { RunData } from "../log/reader";
+import { MemorySink, NullSink } from "../log/writer";
+import { canonical, deriveSeed } from "../log/hash";
+import { RunModel } from "../graph/model";
+import { parseIntervention, parseTarget, matchesTarget, removes, type Intervention, type Target } from "../specs";
+import { mcnemarExact, newcombe, roleFor, sequentialLooks, suggestedN, verdictFor, zFor, type Role, type Verdict } from "../stats";
+import type { ModelCache, Tape, ActionSummary } from "../sdk/runtime";
+import type { System } from "../sdk/system";
+
+export const MIN_EFFECT = 0.2;
+const DECISIVE: ReadonlySet<Verdict> = new Set(["causal", "suppressive", "ruled-out"]);
+
+/** The recorded tool results of a run, served back by (agent, tool, canonical args, occurrence). */
+export class RunTape implements Tape {
+  private entries = new Map<string, { ref: string | null; status: string }>();
+  constructor(private m: RunModel) {
+    const seen = new Map<string, number>();
+    for (const a of m.actions) {
+      const args = m.canonical(a.args_ref);
+      const base = `${a.agent}\u0000${a.tool}\u0000${args}`;
+      const k = seen.get(base) ?? 0;
+      seen.set(base, k + 1);
+      this.entries.set(`${base}\u0000${k}`, { ref: a.result_ref, status: String(a.status) });
+    }
+  }
+  lookup(agent: string, tool: string, argsCanonical: string, occurrence: number): { result: unknown; status: string } | undefined {
+    const e = this.entries.get(`${agent}\u0000${tool}\u0000${argsCanonical}\u0000${occurrence}`);
+    if (!e) return undefined;
+    const canon = this.m.canonical(e.ref);
+    // lossless: a recorded 89.0 goes back to the agent as a float, so replays hash like the original
+    return { result: canon ? parseLossless(canon) : null, status: e.status };
+  }
+}
+
+export class ReplayError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ReplayError";
+  }
+}
+
+export class BudgetExceeded extends Error {
+  constructor() {
+    super("model-call budget reached");
+    this.name = "BudgetExceeded";
+  }
+}
+
+/** A model-call budget shared by every test of an investigation. */
+export class Budget {
+  used = 0;
+  constructor(readonly max: number = Infinity) {}
+  get left(): number {
+    return this.max - this.used;
+  }
+}
+
+/** Counts of model calls: made, and what a replay without sharing would have made. */
+export interface CallCounts {
+  made: number;
+  naive: number;
+}
+
+export interface ArmOutcome {
+  hit: boolean;
+  applied: boolean;
+  offTape: number;
+  calls: number;
+  actions: ActionSummary[];
+}
+
+export interface Progress {
+  phase: string;
+  done: number;
+  total: number;
+  message?: string;
+}
+
+/** Everything replays of one run share: the program, the tape, the caches, the budget. */
+export class ReplayContext {
+  readonly model: RunModel;
+  readonly tape: RunTape;
+  readonly task: string | undefined;
+  readonly modelCache: ModelCache | undefined;
+  /** Shared "nothing removed" arms: key `${seedBase}|${i}` → outcome. */
+  readonly baseArms = new Map<string, ArmOutcome>();
+  readonly counts: CallCounts = { made: 0, naive: 0 };
+  budget: Budget;
+
+  constructor(
+    readonly run: RunData,
+    readonly system: System,
+    opts: { liveTools?: boolean; budget?: Budget; cache?: boolean } = {},
+  ) {
+    this.model = new RunModel(run);
+    this.tape = new RunTape(this.model);
+    const t = this.model.task();
+    this.task = typeof t === "string" ? t : undefined;
+    const useCache = opts.cache ?? system.seededModels;
+    if (useCache) {
+      const map = new Map<string, { value: unknown; usage?: Record<string, unknown> }>();
+      this.modelCache = { get: (k) => map.get(k), set: (k, v) => void map.set(k, v) };
+    }
+    this.liveTools = !!opts.liveTools;
+    this.budget = opts.budget ?? new Budget();
+  }
+  readonly liveTools: boolean;
+
+  get runId(): string {
+    return this.run.runId;
+  }
+
+  /** Runs the program once with a seed and interventions; scores the target. */
+  async arm(seed: number, interventions: Intervention[], target: Target, label: string): Promise<ArmOutcome> {
+    if (this.budget.left <= 0) throw new BudgetExceeded();
+    const r = await this.system.run({
+      seed,
+      runId: `${this.runId}-${label}`,
+      sink: new NullSink(),
+      chain: false,
+      captureSites: false,
+      tape: this.tape,
+      interventions,
+      liveTools: this.liveTools,
+      modelCache: this.modelCache,
+      task: this.task,
+    });
+    if (r.error !== undefined) throw new ReplayError(`the program failed in replay (${label}): ${r.error}`);
+    const calls = r.stats.modelCalls;
+    this.counts.made += calls;
+    this.counts.naive += calls + r.stats.modelCallsCached;
+    this.budget.used += calls;
+    return {
+      hit: r.actions.some((a) => matchesTarget(target, a)),
+      applied: r.stats.ablated > 0,
+      offTape: r.actions.filter((a) => a.mode !== "tape").length,
+      calls: calls + r.stats.modelCallsCached,
+      actions: r.actions,
+    };
+  }
+}
+
+export interface TestOptions {
+  /** One spec, or several removed together (a group test). */
+  intervention: string | string[];
+  target: string;
+  n?: number;
+  nMax?: number;
+  /** How many inputs of one action are tested together (the interval is corrected for it). */
+  family?: number;
+  minEffect?: number;
+  seedBase?: string;
+  /** Once causal, keep going until the interval says primary or contributing. */
+  sizeRole?: boolean;
+  /** Pairs run concurrently (helps async, hosted models). */
+  workers?: number;
+  signal?: AbortSignal;
+  onProgress?: (p: Progress) => void;
+  /** Append the result to the run's tests.jsonl (default true). */
+  save?: boolean;
+}
+
+export interface TestResult {
+  intervention: string;
+  target: string;
+  n: number;
+  looks: number;
+  n_max: number;
+  family: number;
+  stopped: "decisive" | "n_max" | "futility" | "budget";
+  p_with: number;
+  p_without: number;
+  effect: number;
+  ci: [number, number];
+  verdict: Verdict;
+  role?: Role;
+  pair_flips: { removed: number; added: number };
+  p_value: number;
+  intervention_applied_in: number;
+  off_tape_actions: number;
+  off_tape_by_arm: { with: number; without: number };
+  min_effect: number;
+  n_needed: number | null;
+  program_runs: number;
+  model_calls: number;
+  naive_model_calls: number;
+  method: string;
+  scope: "run";
+  group?: string[];
+  [k: string]: unknown;
+}
+
+const r4 = (x: number) => Math.round(x * 10000) / 10000;
+
+function checkAbort(signal?: AbortSignal): void {
+  if (signal?.aborted) {
+    const e = new Error("cancelled");
+    e.name = "AbortError";
+    throw e;
+  }
+}
+
+/** Does removing the intervention change how often the target happens? */
+export async function runTest(ctx: ReplayContext, opts: TestOptions): Promise<TestResult> {
+  const specs = Array.isArray(opts.intervention) ? opts.intervention : [opts.intervention];
+  const interventions = specs.map(parseIntervention);
+  const target = parseTarget(opts.target);
+  const n = opts.n ?? 30;
+  const family = opts.family ?? 1;
+  const minEffect = opts.minEffect ?? MIN_EFFECT;
+  const seedBase = opts.seedBase ?? "cf";
+  const plan = sequentialLooks(n, opts.nMax && opts.nMax > n ? opts.nMax : n);
+  const z = zFor(plan.length * family);
+  const workers = Math.max(1, opts.workers ?? 1);
+  const before = { ...ctx.counts };
+  let kWith = 0;
+  let kWithout = 0;
+  let applied = 0;
+  const off = { with: 0, without: 0 };
+  const flips = { removed: 0, added: 0 };
+  let baseRuns = 0;
+  let i = 0;
+  let stopped: TestResult["stopped"] = "n_max";
+  let ci: [number, number] = [-1, 1];
+  let verdict: Verdict = "inconclusive";
+  const pair = async (j: number) => {
+    const seed = deriveSeed(seedBase, ctx.runId, j);
+    const key = `${seedBase}|${j}`;
+    let base = ctx.baseArms.get(key);
+    if (!base) {
+      base = await ctx.arm(seed, [], target, `b${j}`);
+      ctx.baseArms.set(key, base);
+      baseRuns++;
+    } else {
+      ctx.counts.naive += base.calls; // a naive replay would have run it again
+      // the shared arm is scored against this test's target
+      base = { ...base, hit: base.actions.some((a) => matchesTarget(target, a)) };
+    }
+    const treat = await ctx.arm(seed, interventions, target, `t${j}`);
+    return { base, treat };
+  };
+  try {
+    for (const size of plan) {
+      for (let j = i; j < size; j += workers) {
+        checkAbort(opts.signal);
+        const batch = [];
+        for (let k = j; k < Math.min(size, j + workers); k++) batch.push(pair(k));
+        for (const { base, treat } of await Promise.all(batch)) {
+          kWith += +base.hit;
+          kWithout += +treat.hit;
+          if (base.hit && !treat.hit) flips.removed++;
+          if (treat.hit && !base.hit) flips.added++;
+          applied += +treat.applied;
+          off.with += base.offTape;
+          off.without += treat.offTape;
+          i++;
+        }
+        opts.onProgress?.({ phase: "test", done: i, total: plan[plan.length - 1], message: `${specs.join(" | ")}: ${i} pairs` });
+      }
+      ci = newcombe(kWith, i, kWithout, i, z);
+      verdict = verdictFor(ci, applied > 0, minEffect);
+      if (verdict === "causal" && opts.sizeRole && roleFor(ci, kWith / i) === "confirmed" && size !== plan[plan.length - 1]) continue;
+      if (DECISIVE.has(verdict) || verdict === "not-applied") {
+        stopped = "decisive";
+        break;
+      }
+      if (plan.length > 1 && i >= 2 * n && Math.abs((kWith - kWithout) / i) <= 0.05 && size !== plan[plan.length - 1]) {
+        stopped = "futility"; // no effect seen: stopped to save replays, not proof of none
+        break;
+      }
+    }
+  } catch (err) {
+    if (!(err instanceof BudgetExceeded) || i === 0) throw err;
+    ci = newcombe(kWith, i, kWithout, i, z);
+    verdict = verdictFor(ci, applied > 0, minEffect);
+    if (!DECISIVE.has(verdict) && verdict !== "not-applied") verdict = "inconclusive";
+    stopped = "budget";
+  }
+  const pWith = kWith / i;
+  const pWithout = kWithout / i;
+  const result: TestResult = {
+    intervention: specs.join(" | "),
+    target: opts.target,
+    n: i,
+    looks: plan.length,
+    n_max: plan[plan.length - 1],
+    family,
+    stopped,
+    p_with: r4(pWith),
+    p_without: r4(pWithout),
+    effect: r4(pWith - pWithout),
+    ci: [r4(ci[0]), r4(ci[1])],
+    verdict,
+    pair_flips: flips,
+    p_value: Math.round(Math.min(1, plan.length * family * mcnemarExact(flips.removed, flips.added)) * 1e6) / 1e6,
+    intervention_applied_in: applied,
+    off_tape_actions: off.without,
+    off_tape_by_arm: off,
+    min_effect: minEffect,
+    n_needed: verdict === "inconclusive" ? Math.max(i, suggestedN(i, ci, minEffect)) : null,
+    program_runs: i + baseRuns,
+    model_calls: ctx.counts.made - before.made,
+    naive_model_calls: ctx.counts.naive - before.naive,
+    method: `paired re-execution, tool results from tape, Newcombe 95% CI${plan.length > 1 ? `, sequential over ${plan.length} looks (Bonferroni)` : ""}${family > 1 ? `, family of ${family}` : ""}`,
+    scope: "run",
+  };
+  if (stopped === "budget") result.note = `stopped by the model-call budget after ${i} pairs`;
+  if (specs.length > 1) result.group = specs;
+  if (verdict === "causal") result.role = roleFor(ci, pWith);
+  if (opts.save !== false) appendTest(ctx.run.dir, result);
+  return result;
+}
+
+// ----------------------------------------------------------------------------- decision replay
+
+export interface DecisionTestOptions {
+  /** Seq or id of the decision. */
+  decision: number | string;
+  intervention: string;
+  /** Measure P(output contains text); without it, how often removing the item changes the output vs noise. */
+  contains?: string;
+  n?: number;
+  nMax?: number;
+  family?: number;
+  minEffect?: number;
+  save?: boolean;
+  signal?: AbortSignal;
+  onProgress?: (p: Progress) => void;
+}
+
+/**
+ * Re-calls one recorded model call with and without matching context items (and a no-removal
+ * control call), from the log and the System's model function alone.
+ */
+export async function decisionTest(ctx: ReplayContext, opts: DecisionTestOptions): Promise<Record<string, unknown>> {
+  const m = ctx.model;
+  const ev = m.decisions.find((d) => d.seq === Number(opts.decision) || d.id === opts.decision);
+  if (!ev) throw new ReplayError(`no decision ${JSON.stringify(opts.decision)} in the run`);
+  const fn = ctx.system.config.models[ev.model];
+  if (!fn) throw new ReplayError(`model "${ev.model}" is not available for replay (the System has: ${Object.keys(ctx.system.config.models).join(", ")})`);
+  const iv = parseIntervention(opts.intervention);
+  const items = (ev.context ?? []).map((c) => {
+    const canon = m.canonical(c.ref);
+    return { ...c, value: canon ? parseLossless(canon) : undefined, record: () => c, fromEvent: c.from_event, decision: null };
+  });
+  const kept = items.filter((c) => !removes([iv], c));
+  const applied = kept.length < items.length;
+  const call = async (list: typeof items, seed: number) => {
+    ctx.counts.made++;
+    ctx.counts.naive++;
+    ctx.budget.used++;
+    let out = await fn(
+      list.map((c) => c.value),
+      { agent: ev.agent, model: ev.model, purpose: ev.purpose ?? "", seed, params: ev.params ?? {}, items: list as never },
+    );
+    if (out && typeof out === "object" && (out as { isModelOutput?: boolean }).isModelOutput) out = (out as { value: unknown }).value;
+    return canonical(out);
+  };
+  const n = opts.n ?? 30;
+  const plan = sequentialLooks(n, opts.nMax && opts.nMax > n ? opts.nMax : n);
+  const z = zFor(plan.length * (opts.family ?? 1));
+  const minEffect = opts.minEffect ?? MIN_EFFECT;
+  let k0 = 0;
+  let k1 = 0;
+  let i = 0;
+  let ci: [number, number] = [-1, 1];
+  let verdict: Verdict = "inconclusive";
+  for (const size of plan) {
+    while (i < size) {
+      checkAbort(opts.signal);
+      const s = deriveSeed("dt", ctx.runId, ev.seq, i);
+      i++;
+      const a = await call(items, s);
+      const b = await call(kept, s);
+      if (opts.contains !== undefined) {
+        k0 += +a.includes(opts.contains);
+        k1 += +b.includes(opts.contains);
+      } else {
+        k1 += +(a !== b); // changed when the item is removed
+        k0 += +(a !== (await call(items, s))); // changed anyway: sampling noise
+      }
+      opts.onProgress?.({ phase: "decision", done: i, total: plan[plan.length - 1] });
+    }
+    ci = opts.contains !== undefined ? newcombe(k0, i, k1, i, z) : newcombe(k1, i, k0, i, z);
+    verdict = verdictFor(ci, applied, minEffect);
+    const eff = opts.contains !== undefined ? (k0 - k1) / i : (k1 - k0) / i;
+    if (DECISIVE.has(verdict) || verdict === "not-applied" || (plan.length > 1 && i >= 2 * n && Math.abs(eff) <= 0.05)) break;
+  }
+  const result: Record<string, unknown> =
+    opts.contains !== undefined
+      ? { p_with: r4(k0 / i), p_without: r4(k1 / i), effect: r4((k0 - k1) / i), noise: null, target: `decision#${ev.seq} output~${opts.contains}` }
+      : { p_with: null, p_without: null, effect: r4((k1 - k0) / i), noise: r4(k0 / i), target: `decision#${ev.seq} output changed` };
+  Object.assign(result, {
+    intervention: opts.intervention,
+    n: i,
+    looks: plan.length,
+    n_max: plan[plan.length - 1],
+    ci: [r4(ci[0]), r4(ci[1])],
+    verdict,
+    min_effect: minEffect,
+    n_needed: verdict === "inconclusive" ? Math.max(i, suggestedN(i, ci, minEffect)) : null,
+    scope: "decision",
+    decision: ev.id,
+    decision_seq: ev.seq,
+    model_calls: opts.contains !== undefined ? 2 * i : 3 * i,
+    method: "re-call one recorded model call with and without the item, paired seeds",
+  });
+  if (verdict === "causal" && result.p_with !== null) result.role = roleFor(ci, Number(result.p_with));
+  if (opts.save !== false) appendTest(ctx.run.dir, result);
+  return result;
+}
+
+// ----------------------------------------------------------------------------- replay + diff
+
+export interface ReplayDiff {
+  at: [string, string, number];
+  change: "only-in-original" | "only-in-replay" | "different";
+  original?: string;
+  replay?: string;
+}
+
+/**
+ * Re-runs the program once from the tape (the original seed unless given, optionally with
+ * interventions) and aligns its decisions, tool calls and messages with the original by
+ * (agent, type, ordinal).
+ */
+export async function replayAndDiff(ctx: ReplayContext, opts: { seed?: number; remove?: string[] } = {}): Promise<{ diffs: ReplayDiff[]; actions: ActionSummary[]; offTape: number; modelCalls: number }> {
+  const sink = new MemorySink();
+  const seed = opts.seed ?? Number(ctx.model.start.seed ?? 0);
+  const r = await ctx.system.run({
+    seed,
+    runId: `${ctx.runId}-replay`,
+    sink,
+    chain: false,
+    captureSites: false,
+    tape: ctx.tape,
+    interventions: (opts.remove ?? []).map(parseIntervention),
+    liveTools: ctx.liveTools,
+    task: ctx.task,
+  });
+  if (r.error !== undefined) throw new ReplayError(`the program failed in replay: ${r.error}`);
+  const sig = (e: Record<string, unknown>, value: (ref: unknown) => string): string => {
+    if (e.type === "decision") return value(e.output);
+    if (e.type === "action") return `${e.tool}(${value(e.args_ref)})`;
+    return `→${e.to}: ${value(e.ref)}`;
+  };
+  const keyed = (events: Record<string, unknown>[], value: (ref: unknown) => string) => {
+    const counts = new Map<string, number>();
+    const out = new Map<string, { seq: number; sig: string }>();
+    for (const e of events) {
+      if (e.type !== "decision" && e.type !== "action" && e.type !== "message") continue;
+      const k = `${e.agent}\u0000${e.type}`;
+      const i = counts.get(k) ?? 0;
+      counts.set(k, i + 1);
+      out.set(`${k}\u0000${i}`, { seq: Number(e.seq), sig: sig(e, value) });
+    }
+    return out;
+  };
+  const a = keyed(ctx.model.events, (ref) => ctx.model.canonical(ref));
+  const b = keyed(sink.events, (ref) => (typeof ref === "string" && sink.blobs.has(ref) ? canonical(sink.blobs.get(ref)) : ""));
+  const keys = [...new Set([...a.keys(), ...b.keys()])].sort((x, y) => (a.get(x) ?? b.get(x))!.seq - (a.get(y) ?? b.get(y))!.seq);
+  const diffs: ReplayDiff[] = [];
+  for (const k of keys) {
+    const [agent, type, i] = k.split("\u0000");
+    const x = a.get(k);
+    const y = b.get(k);
+    const at: [string, string, number] = [agent, type, Number(i)];
+    if (!x) diffs.push({ at, change: "only-in-replay", replay: y!.sig.slice(0, 200) });
+    else if (!y) diffs.push({ at, change: "only-in-original", original: x.sig.slice(0, 200) });
+    else if (x.sig !== y.sig) diffs.push({ at, change: "different", original: x.sig.slice(0, 200), replay: y.sig.slice(0, 200) });
+  }
+  return { diffs, actions: r.actions, offTape: r.actions.filter((x) => x.mode !== "tape").length, modelCalls: r.stats.modelCalls };
+}

@@ -1,0 +1,84 @@
+/**
+ * The static report: the investigator webview as one HTML file with the data embedded. It opens
+ * from disk in any browser with no server and no network (its CSP forbids any request), and Run
+ * test is disabled there. Run content is embedded as JSON in a non-executable script element, with
+ * every "<" escaped, so nothing in a run can close the element or be parsed as markup.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import { readRun } from "../log/reader";
+import { investigate } from "../analysis/investigate";
+import { influence, listRuns } from "../analysis/influence";
+import type { Investigation, Workspace } from "../analysis/types";
+import { packageRoot } from "../replay/loader";
+
+export interface ReportData {
+  mode: "report";
+  generated: string;
+  workspace: Workspace;
+  runs: Record<string, Investigation>;
+}
+
+/** Investigations of every run under root (or of root itself when it is a run). */
+export function reportData(root: string): ReportData {
+  const dirs = listRuns(root);
+  const runs = dirs.map((d) => readRun(d, { checkBlobs: true }));
+  const inv: Record<string, Investigation> = {};
+  for (const r of runs) {
+    let key = r.runId;
+    for (let i = 2; key in inv; i++) key = `${r.runId} (${i})`;
+    inv[key] = investigate(r);
+  }
+  const summaries = Object.values(inv).map((i) => i.summary);
+  return {
+    mode: "report",
+    generated: new Date().toISOString(),
+    workspace: { schema: "causeway.workspace.v1", runs: summaries, influence: influence(runs) },
+    runs: inv,
+  };
+}
+
+/** JSON that is safe inside <script type="application/json">: no "<", no U+2028/2029 surprises. */
+export function embedJson(v: unknown): string {
+  return JSON.stringify(v).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+}
+
+function asset(name: string): string {
+  const file = path.join(packageRoot(), "dist", "webview", name);
+  if (!fs.existsSync(file)) throw new Error(`${file} is missing: build the webview first (npm run build)`);
+  return fs.readFileSync(file, "utf8");
+}
+
+export function renderReport(data: ReportData): string {
+  const nonce = randomBytes(16).toString("base64");
+  const js = asset("webview.js").replace(/<\/script/gi, "<\\/script");
+  const css = asset("webview.css");
+  const theme = asset("report-theme.css");
+  const title = `Causeway report — ${data.workspace.runs.length} run${data.workspace.runs.length === 1 ? "" : "s"}`;
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; script-src 'nonce-${nonce}';">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title}</title>
+<style>${theme}</style>
+<style>${css}</style>
+</head>
+<body class="causeway-report">
+<div id="root"></div>
+<script type="application/json" id="causeway-data">${embedJson(data)}</script>
+<script nonce="${nonce}">${js}</script>
+</body>
+</html>
+`;
+}
+
+export function writeReport(root: string, file: string): { runs: number; bytes: number } {
+  const data = reportData(root);
+  const html = renderReport(data);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, html);
+  return { runs: Object.keys(data.runs).length, bytes: Buffer.byteLength(html) };
+}
