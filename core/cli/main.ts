@@ -5,7 +5,8 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { parseArgs, intFlag, UsageError, type CommandSpec, type Parsed } from "./args";
+import { parseArgs, intFlag, UsageError, type Parsed } from "./args";
+import type { Command } from "./command";
 import { out, json, formatTest, formatAttribution } from "./format";
 import { readRun } from "../log/reader";
 import { verifyRunData } from "../log/verify";
@@ -24,14 +25,6 @@ import { runDemo } from "./demo";
 
 process.setSourceMapsEnabled?.(true);
 
-type Handler = (p: Parsed) => Promise<number | void> | number | void;
-
-interface Command {
-  spec: CommandSpec;
-  usage: string;
-  help: string;
-  run: Handler;
-}
 
 function requireRun(dir: string): string {
   const d = path.resolve(dir);

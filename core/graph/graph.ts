@@ -11,6 +11,7 @@ import { parseIntervention, parseTarget, matchesTarget, removes, type ItemLike, 
 import type { ActionEvent, DecisionEvent, LoadedEvent, MessageEvent } from "../log/events";
 import type { TestRecord } from "../log/testslog";
 import { RunModel } from "./model";
+import { dumps } from "../log/pyjson";
 
 export type Evidence = "observed" | "inferred" | "tested";
 export type NodeType = "input" | "decision" | "action" | "message";
@@ -149,12 +150,12 @@ function label(e: LoadedEvent): string {
 
 const WORD = /[a-z0-9@._-]+/g;
 
-/** Text of a value as the overlap heuristics read it. */
+/** Text of a value as the overlap heuristics read it: strings as they are, anything else as JSON. */
 export function textOf(v: unknown): string {
   if (typeof v === "string") return v;
   if (v === undefined) return "";
   try {
-    return JSON.stringify(v) ?? "";
+    return dumps(v, "file");
   } catch {
     return "";
   }

@@ -264,6 +264,25 @@ export function readRun(dir: string, opts: ReadOptions = {}): RunData {
   };
 }
 
+/**
+ * A RunData over what an incremental parser (a {@link RunTail}'s) has read so far, with the same
+ * problems readRun reports except the cut-off check of a final partial line (a run being written
+ * has one between two writes). The event list is a copy: later polls do not change it.
+ */
+export function runDataFromParser(dir: string, parser: EventLogParser, blobs = new BlobStore(dir)): RunData {
+  const events = parser.events.slice();
+  const problems = [...parser.problems];
+  if (events.length === 0 && !problems.length) problems.push(problem("empty", "events.jsonl holds no events", { file: "events.jsonl" }));
+  const complete = events.some((e) => e.type === "run.end");
+  if (events.length && !complete) {
+    problems.push(problem("no-run-end", "the run has no run.end event: it is still running, or was cut short", { file: "events.jsonl" }));
+  }
+  const tests = readTestsLog(dir);
+  problems.push(...tests.problems);
+  const first = events.find((e) => typeof e.run_id === "string");
+  return { dir, runId: (first?.run_id as string | undefined) ?? path.basename(dir), events, problems, tests: tests.records, blobs, complete, bytes: parser.offset };
+}
+
 /** Every ref an event names exists and re-hashes to its name; so does every file in blobs/. */
 export function checkBlobs(dir: string, events: LoadedEvent[], blobs: BlobStore): Problem[] {
   const out: Problem[] = [];

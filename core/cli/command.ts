@@ -1,0 +1,11 @@
+/** What one CLI command is: its usage line, a one-line help, its arguments and its handler. */
+import type { CommandSpec, Parsed } from "./args";
+
+export type Handler = (p: Parsed) => Promise<number | void> | number | void;
+
+export interface Command {
+  spec: CommandSpec;
+  usage: string;
+  help: string;
+  run: Handler;
+}

@@ -1,0 +1,19 @@
+/**
+ * The out-of-process replay worker's protocol. The parent writes one JSON request line to the
+ * worker's stdin; the worker writes JSON lines to stdout: any number of `progress`, then exactly one
+ * `result` or `error`. A test's result is appended to tests.jsonl by the worker only once the whole
+ * test (or attribution) has finished, so a worker that is killed, times out or crashes leaves
+ * nothing half-done behind.
+ */
+import type { Progress } from "./engine";
+
+export type WorkerRequest =
+  | { op: "test"; run: string; program: string; root: string; allow: string[]; intervention: string | string[]; target: string; n?: number; nMax?: number; liveTools?: boolean; workers?: number }
+  | { op: "attribute"; run: string; program: string; root: string; allow: string[]; target: string; suspects?: string[]; n?: number; nMax?: number; maxCalls?: number; workers?: number; roles?: boolean }
+  | { op: "decision"; run: string; program: string; root: string; allow: string[]; decision: number | string; intervention: string; contains?: string; n?: number }
+  | { op: "replay"; run: string; program: string; root: string; allow: string[]; remove?: string[]; seed?: number };
+
+export type WorkerMessage =
+  | ({ type: "progress" } & Progress)
+  | { type: "result"; op: WorkerRequest["op"]; result: unknown }
+  | { type: "error"; message: string; kind: "program" | "replay" | "spec" | "not-allowed" | "internal" };

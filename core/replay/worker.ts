@@ -1,0 +1,85 @@
+/**
+ * The replay worker: its own bundle (dist/worker.js), run as a child process so that the agent
+ * program being replayed never runs inside the extension host. Reads one request on stdin, streams
+ * progress and the result on stdout (see worker-protocol.ts), and exits.
+ */
+import { readRun } from "../log/reader";
+import { SpecError } from "../specs";
+import { attribute } from "./attribute";
+import { ReplayContext, ReplayError, decisionTest, replayAndDiff, runTest } from "./engine";
+import { isAllowed, loadProgram, ProgramError, resolveProgram } from "./loader";
+import type { WorkerMessage, WorkerRequest } from "./worker-protocol";
+
+function send(m: WorkerMessage): void {
+  process.stdout.write(JSON.stringify(m) + "\n");
+}
+
+async function handle(req: WorkerRequest): Promise<unknown> {
+  if (!isAllowed(req.program, req.allow ?? [])) {
+    throw Object.assign(new Error(`program ${JSON.stringify(req.program)} is not on the allowed list; replaying runs code, so allow it first`), { kind: "not-allowed" });
+  }
+  const system = await loadProgram(resolveProgram(req.program, req.root));
+  const run = readRun(req.run);
+  const onProgress = (p: { phase: string; done: number; total: number; message?: string }) => send({ type: "progress", ...p });
+  switch (req.op) {
+    case "test": {
+      const ctx = new ReplayContext(run, system, { liveTools: !!req.liveTools });
+      return runTest(ctx, { intervention: req.intervention, target: req.target, n: req.n, nMax: req.nMax, workers: req.workers, onProgress });
+    }
+    case "attribute": {
+      const ctx = new ReplayContext(run, system);
+      return attribute(ctx, { target: req.target, suspects: req.suspects, n: req.n, nMax: req.nMax, maxCalls: req.maxCalls, workers: req.workers, roles: req.roles, onProgress });
+    }
+    case "decision": {
+      const ctx = new ReplayContext(run, system);
+      return decisionTest(ctx, { decision: req.decision, intervention: req.intervention, contains: req.contains, n: req.n, onProgress });
+    }
+    case "replay": {
+      const ctx = new ReplayContext(run, system);
+      return replayAndDiff(ctx, { remove: req.remove, seed: req.seed });
+    }
+    default:
+      throw new Error(`unknown op ${JSON.stringify((req as { op?: unknown }).op)}`);
+  }
+}
+
+function kindOf(err: unknown): Extract<WorkerMessage, { type: "error" }>["kind"] {
+  const k = (err as { kind?: string })?.kind;
+  if (k === "not-allowed") return "not-allowed";
+  if (err instanceof ProgramError) return "program";
+  if (err instanceof ReplayError) return "replay";
+  if (err instanceof SpecError) return "spec";
+  return "internal";
+}
+
+async function main(): Promise<void> {
+  let input = "";
+  process.stdin.setEncoding("utf8");
+  for await (const chunk of process.stdin) {
+    input += chunk;
+    if (input.includes("\n")) break;
+  }
+  let req: WorkerRequest;
+  try {
+    req = JSON.parse(input.split("\n")[0]);
+  } catch {
+    send({ type: "error", message: "the worker expects one JSON request line on stdin", kind: "internal" });
+    process.exitCode = 1;
+    return;
+  }
+  try {
+    const result = await handle(req);
+    send({ type: "result", op: req.op, result });
+    process.exitCode = 0;
+  } catch (err) {
+    send({ type: "error", message: err instanceof Error ? err.message : String(err), kind: kindOf(err) });
+    process.exitCode = 1;
+  }
+  // a program may leave timers or sockets open; the worker's job is done
+  setTimeout(() => process.exit(process.exitCode ?? 0), 50).unref();
+}
+
+process.setSourceMapsEnabled?.(true);
+// a program's stray output must not corrupt the protocol: route console.log to stderr
+console.log = (...a: unknown[]) => process.stderr.write(a.map(String).join(" ") + "\n");
+main();

@@ -1,0 +1,128 @@
+import { describe, it, expect, beforeAll } from "vitest";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { spawnSync } from "node:child_process";
+
+const ROOT = path.resolve(__dirname, "../..");
+const CLI = path.join(ROOT, "dist/cli.js");
+const FIX = path.join(ROOT, "test/fixtures/causeway-py-demo");
+
+function cli(...args: string[]): { code: number; out: string; err: string } {
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: "utf8" });
+  return { code: r.status ?? -1, out: r.stdout, err: r.stderr };
+}
+
+describe("causeway CLI", () => {
+  let demo: string;
+  beforeAll(() => {
+    demo = fs.mkdtempSync(path.join(os.tmpdir(), "cw-cli-"));
+    const r = cli("demo", "--out", demo, "--n", "20");
+    expect(r.code).toBe(0);
+  }, 120_000);
+
+  it("usage errors exit 2 with one line", () => {
+    for (const args of [["bogus"], ["verify"], ["verify", "a", "b"], ["alerts", "x", "--nope"], ["test", path.join(FIX, "demo-seed0"), "--remove", "input:x"], ["record"]]) {
+      const r = cli(...args);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.err.trim().split("\n")).toHaveLength(1);
+    }
+    const bad = cli("test", path.join(FIX, "demo-seed0"), "--remove", "inptu:x", "--target", "tool=a", "--system", "causeway:demo");
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/cannot parse "inptu:x": unknown kind "inptu:"/);
+  });
+
+  it("verify --json passes the reference's runs and fails a damaged one with exit 1", () => {
+    for (const run of fs.readdirSync(FIX)) {
+      const r = cli("verify", path.join(FIX, run), "--json");
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.out)).toMatchObject({ ok: true, events: expect.any(Number) });
+    }
+    const copy = fs.mkdtempSync(path.join(os.tmpdir(), "cw-cli-bad-"));
+    fs.cpSync(path.join(FIX, "demo-seed0"), copy, { recursive: true });
+    const f = path.join(copy, "events.jsonl");
+    fs.writeFileSync(f, fs.readFileSync(f, "utf8").replace('"seed": 0', '"seed": 1'));
+    const r = cli("verify", copy, "--json");
+    expect(r.code).toBe(1);
+    const j = JSON.parse(r.out);
+    expect(j.ok).toBe(false);
+    expect(j.problems[0]).toMatchObject({ code: "hash", line: 1, seq: 0 });
+  });
+
+  it("alerts match the reference's high and review alerts on the same actions", () => {
+    const want = fs
+      .readFileSync(path.join(ROOT, "test/fixtures/reference-output/alerts.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    for (const run of fs.readdirSync(FIX)) {
+      const r = cli("alerts", path.join(FIX, run), "--json");
+      expect(r.code).toBe(0);
+      const got = JSON.parse(r.out) as { severity: string; rule: string; title: string; detail: string; seq: number | null; tool: string | null }[];
+      const mine = want.filter((a) => a.run === run);
+      const key = (a: { severity: string; title: string; seq: number | null; tool: string | null; detail: string }) =>
+        `${a.severity}|${a.seq}|${a.tool}|${a.title}|${a.detail.replace(/Reached from (.*)\. Reach/, (_m, s: string) => `Reached from ${s.split(", ").sort().join(", ")}. Reach`)}`;
+      expect(got.map(key).sort()).toEqual(mine.map(key).sort());
+      for (const a of got) expect(Object.keys(a).sort()).toEqual(["detail", "rule", "seq", "severity", "title", "tool"]);
+    }
+  });
+
+  it("the demo: about 70% of seeds exfiltrate, with a high alert naming the vendor note", () => {
+    const runs = fs.readdirSync(demo).filter((d) => d.startsWith("demo-seed"));
+    const exfil = runs.filter((run) => {
+      const al = JSON.parse(cli("alerts", path.join(demo, run), "--json").out) as { severity: string; detail: string; tool: string }[];
+      return al.some((a) => a.severity === "high" && a.tool === "send_email" && a.detail.includes("vendor:portal/notes.md"));
+    });
+    expect(runs).toHaveLength(8);
+    expect(exfil.length / runs.length).toBeGreaterThanOrEqual(0.5);
+    expect(exfil.length / runs.length).toBeLessThanOrEqual(0.9);
+  });
+
+  it("taint shows all three untrusted inputs reaching the exfiltration email", () => {
+    const r = JSON.parse(cli("taint", path.join(demo, "demo-seed0"), "--json").out);
+    expect(r.sources.map((s: { label: string }) => s.label).sort()).toEqual(["inbox:ticket-881", "vendor:portal/notes.md", "web:shipping_faq"]);
+    const email = r.actions.find((a: { tool: string; args: { to?: string } }) => a.tool === "send_email" && a.args.to?.includes("vendor-compliance"));
+    expect(email).toBeTruthy();
+    for (const src of ["inbox:ticket-881", "vendor:portal/notes.md", "web:shipping_faq"]) {
+      const one = JSON.parse(cli("taint", path.join(demo, "demo-seed0"), "--source", `input:${src}`, "--json").out);
+      expect(one.actions.some((a: { seq: number }) => a.seq === email.seq)).toBe(true);
+    }
+  });
+
+  it("graph --json lists graded edges, with the tested cause", () => {
+    const g = JSON.parse(cli("graph", path.join(demo, "demo-seed0"), "--json").out);
+    expect(new Set(g.edges.map((e: { evidence: string }) => e.evidence))).toEqual(new Set(["observed", "tested"])); // as the reference: no inferred edge in the demo
+    const causal = g.edges.filter((e: { evidence: string; verdict: string }) => e.evidence === "tested" && e.verdict === "causal");
+    expect(causal.some((e: { intervention: string; effect: number }) => e.intervention === "input:vendor:portal/notes.md" && e.effect >= 0.6)).toBe(true);
+    const reuse = g.edges.filter((e: { kind: string }) => e.kind === "context:input").map((e: { reuse: number }) => e.reuse);
+    expect(reuse).toEqual([0.364, 0.895, 0.742, 0]); // the reference's reuse figures for this run
+  });
+
+  it("replaying needs an allowed program; test and attribute print the documented JSON", () => {
+    const refused = cli("test", path.join(FIX, "demo-seed0"), "--remove", "input:web:*", "--target", "tool=send_email");
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(/--allow-program causeway\.demo:SYSTEM/);
+    const run = path.join(demo, "demo-seed0");
+    const t = JSON.parse(cli("test", run, "--remove", "input:web:shipping_faq", "--target", "tool=send_email,arg~vendor-compliance", "--n", "40", "--allow-program", "causeway:demo", "--json").out);
+    for (const k of ["intervention", "target", "n", "p_with", "p_without", "effect", "ci", "p_value", "verdict", "looks", "model_calls", "off_tape_actions"]) expect(t).toHaveProperty(k);
+    expect(t.verdict).toBe("ruled-out");
+    const a = JSON.parse(cli("attribute", run, "--target", "tool=send_email,arg~vendor-compliance", "--allow-program", "causeway:demo", "--json").out);
+    for (const k of ["causes", "joint", "ruled_out", "inconclusive", "model_calls", "summary"]) expect(a).toHaveProperty(k);
+    expect(a.causes).toEqual([expect.objectContaining({ spec: "input:vendor:portal/notes.md", role: "primary", effect: 0.8 })]);
+    const d = JSON.parse(cli("test", run, "--decision", "10", "--remove", "input:vendor:*", "--contains", "vendor-compliance", "--n", "40", "--allow-program", "causeway:demo", "--json").out);
+    expect(d.verdict).toBe("causal");
+    expect(cli("verify", run).code).toBe(0);
+  });
+
+  it("replay, matrix and index", () => {
+    const run = path.join(demo, "demo-seed0");
+    const rep = JSON.parse(cli("replay", run, "--allow-program", "causeway:demo", "--json").out);
+    expect(rep.diffs).toEqual([]);
+    const without = JSON.parse(cli("replay", run, "--remove", "input:vendor:portal/notes.md", "--allow-program", "causeway:demo", "--json").out);
+    expect(without.diffs.length).toBeGreaterThan(0);
+    const idx = JSON.parse(cli("index", demo, "--json").out);
+    const vendor = idx.sources.find((s: { labels: string[] }) => s.labels.includes("vendor:portal/notes.md"));
+    expect(vendor.confirmed_tools).toEqual(["send_email"]);
+    expect(idx.edges.find((e: { source: string; tool: string }) => e.source === vendor.id && e.tool === "send_email").reach_runs).toBe(7); // seed 2 escalated instead
+  });
+});

@@ -1,0 +1,103 @@
+import { describe, it, expect, beforeAll } from "vitest";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { runInWorker, WorkerFailure } from "../../core/replay/client";
+import { loadProgram, resolveProgram } from "../../core/replay/loader";
+import { readTestsLog } from "../../core/log/testslog";
+
+const ROOT = path.resolve(__dirname, "../..");
+const WORKER = path.join(ROOT, "dist/worker.js");
+const MISBEHAVING = "test/fixtures/programs/misbehaving.ts:SYSTEM";
+const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "cw-worker-"));
+
+async function record(spec: string, seed = 0): Promise<string> {
+  const prog = resolveProgram(spec, ROOT);
+  const sys = await loadProgram(prog);
+  const r = await sys.run({ seed, outDir: tmp(), root: prog.root });
+  return r.dir!;
+}
+
+const base = { root: ROOT, allow: [MISBEHAVING, "test/fixtures/programs/plain.cjs:SYSTEM"] };
+
+describe("the out-of-process replay worker", () => {
+  let run: string;
+  beforeAll(async () => {
+    expect(fs.existsSync(WORKER)).toBe(true);
+    run = await record(MISBEHAVING);
+  });
+
+  it("runs a TypeScript program's test, streams progress and appends the result", async () => {
+    const progress: number[] = [];
+    const r = (await runInWorker(
+      { op: "test", run, program: MISBEHAVING, ...base, intervention: "input:web:page", target: "tool=send_email,arg~mallory", n: 10 },
+      { workerPath: WORKER, onProgress: (p) => progress.push(p.done), env: { CAUSEWAY_FIXTURE_MODE: "none" } },
+    )) as { verdict: string; n: number };
+    expect(r.verdict).toBe("causal");
+    expect(progress.at(-1)).toBe(10);
+    expect(readTestsLog(run).records.map((t) => t.verdict)).toEqual(["causal"]);
+  });
+
+  it("runs a JavaScript (CommonJS) program's attribution", async () => {
+    let dir = "";
+    for (let seed = 0; !dir && seed < 30; seed++) {
+      const d = await record("test/fixtures/programs/plain.cjs:SYSTEM", seed);
+      if (fs.readFileSync(path.join(d, "events.jsonl"), "utf8").includes('"tool": "forward"')) {
+        const blobs = fs.readdirSync(path.join(d, "blobs")).map((f) => fs.readFileSync(path.join(d, "blobs", f), "utf8"));
+        if (blobs.some((b) => b.includes('"to": "eve@evil.example"}') && b.startsWith('{"v": {"to"'))) dir = d;
+      }
+    }
+    expect(dir).not.toBe("");
+    const a = (await runInWorker(
+      { op: "attribute", run: dir, program: "test/fixtures/programs/plain.cjs:SYSTEM", ...base, target: "tool=forward,arg~eve@evil.example", n: 10, nMax: 40 },
+      { workerPath: WORKER },
+    )) as { causes: { spec: string }[] };
+    expect(a.causes.map((c) => c.spec)).toEqual(["input:mail:inbox"]);
+  });
+
+  for (const [mode, kind, pattern] of [
+    ["throw", "replay", /crashed on purpose/],
+    ["exit", "crashed", /exited \(code 3\)/],
+    ["hang", "timeout", /did not finish within 2 s/],
+  ] as const) {
+    it(`a program that ${mode}s in replay ends the test with an error and writes nothing`, async () => {
+      const dir = await record(MISBEHAVING);
+      const before = fs.existsSync(path.join(dir, "tests.jsonl"));
+      const err = await runInWorker(
+        { op: "test", run: dir, program: MISBEHAVING, ...base, intervention: "input:web:page", target: "tool=send_email", n: 5 },
+        { workerPath: WORKER, timeoutMs: 2000, env: { CAUSEWAY_FIXTURE_MODE: mode } },
+      ).catch((e) => e);
+      expect(err).toBeInstanceOf(WorkerFailure);
+      expect((err as WorkerFailure).kind).toBe(kind);
+      expect((err as Error).message).toMatch(pattern);
+      expect(before).toBe(false);
+      expect(fs.existsSync(path.join(dir, "tests.jsonl"))).toBe(false);
+    });
+  }
+
+  it("can be cancelled, and kills the worker", async () => {
+    const dir = await record(MISBEHAVING);
+    const ac = new AbortController();
+    const p = runInWorker(
+      { op: "test", run: dir, program: MISBEHAVING, ...base, intervention: "input:web:page", target: "tool=send_email", n: 5 },
+      { workerPath: WORKER, signal: ac.signal, env: { CAUSEWAY_FIXTURE_MODE: "hang" } },
+    );
+    setTimeout(() => ac.abort(), 300);
+    await expect(p).rejects.toMatchObject({ kind: "cancelled" });
+    expect(fs.existsSync(path.join(dir, "tests.jsonl"))).toBe(false);
+  });
+
+  it("refuses a program that is not on the allowed list, loading nothing", async () => {
+    const err = await runInWorker(
+      { op: "test", run, program: MISBEHAVING, root: ROOT, allow: [], intervention: "input:web:page", target: "tool=send_email", n: 5 },
+      { workerPath: WORKER, env: { CAUSEWAY_FIXTURE_MODE: "exit" } },
+    ).catch((e) => e);
+    expect(err).toMatchObject({ kind: "not-allowed" });
+  });
+
+  it("reports a bad spec as a spec error", async () => {
+    const err = await runInWorker({ op: "test", run, program: MISBEHAVING, ...base, intervention: "nonsense", target: "tool=send_email", n: 5 }, { workerPath: WORKER }).catch((e) => e);
+    expect(err).toMatchObject({ kind: "spec" });
+    expect((err as Error).message).toMatch(/cannot parse "nonsense"/);
+  });
+});
