@@ -70,19 +70,14 @@ export interface RunResult {
   memory?: MemorySink;
 }
 
-/** A filesystem-friendly label for default run ids. */
-export function slug(s: string): string {
-  return (
-    s
-      .replace(/^causeway:/, "")
-      .replace(/\.[cm]?[jt]s(?=:|$)/, "")
-      .split(/[\\/:]/)
-      .filter(Boolean)
-      .pop() ?? "run"
-  )
-    .replace(/[^A-Za-z0-9_.-]+/g, "-")
-    .replace(/^-+|-+$/g, "")
-    .toLowerCase() || "run";
+/** A filesystem-friendly label for default run ids: "causeway:demo" → demo, "agents/x.ts:SYSTEM" → x. */
+export function slug(name: string): string {
+  let s = name.replace(/^causeway:/, "");
+  const colon = s.lastIndexOf(":");
+  if (colon > 0 && /[\\/.]/.test(s.slice(0, colon))) s = s.slice(0, colon); // MODULE:EXPORT → MODULE
+  s = s.split(/[\\/]/).filter(Boolean).pop() ?? "";
+  s = s.replace(/\.[cm]?[jt]sx?$/, "");
+  return s.replace(/[^A-Za-z0-9_.-]+/g, "-").replace(/^-+|-+$/g, "").toLowerCase() || "run";
 }
 
 export class System {

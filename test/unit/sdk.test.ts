@@ -197,6 +197,6 @@ describe("the guard", () => {
     expect(sent).toEqual(["audit@vendor-compliance.example", "c.rao@example.com"]);
     const m = new RunModel(readRun(r.dir!));
     expect(m.actions[0].guard?.verdict).toBe("alert");
-    expect(m.actions[0].guard?.alerts.map((a: { rule: string }) => a.rule)).toEqual(["untrusted-value", "noBigLists"]);
+    expect(m.actions[0].guard?.alerts.map((a) => (a as { rule: string }).rule)).toEqual(["untrusted-value", "noBigLists"]);
   });
 });
