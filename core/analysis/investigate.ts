@@ -11,6 +11,7 @@ import { buildGraph, criticalPath, lineage, nodeId, nodesMatching, targetHits, t
 import { RunModel } from "../graph/model";
 import { roleFor } from "../stats";
 import { ProvenanceIndex } from "./provenance";
+import { UntrustedReach } from "./reach";
 import { SENSITIVE_NAME_RE, tracedValues } from "./values";
 import type {
   ActionView,
@@ -207,7 +208,7 @@ function verdictSentence(v: Omit<ActionView, "verdict">): string {
   return `No untrusted input reached ${v.tool}.`;
 }
 
-function alertsOf(m: RunModel, g: Graph, views: Map<string, ActionView>): Alert[] {
+function alertsOf(m: RunModel, reach: UntrustedReach, views: Map<string, ActionView>): Alert[] {
   const out: Alert[] = [];
   const errors = m.run.problems.filter((p) => p.severity === "error");
   if (errors.length) {
@@ -256,15 +257,15 @@ function alertsOf(m: RunModel, g: Graph, views: Map<string, ActionView>): Alert[
         cause: causeRef,
       });
     } else if (a.status !== "blocked" && v.sensitive) {
-      const up = [...g.ancestors(v.node)].map((n) => g.nodes.get(n)!).filter((n) => n.type === "input" && n.trust === "untrusted").sort((x, y) => x.seq - y.seq);
+      const up = reach.of(a.id).map((id) => m.byId.get(id)!);
       if (up.length) {
         out.push({
           ...base,
           severity: "review",
           rule: "untrusted-reach",
           title: `Sensitive action ${a.tool} is downstream of untrusted input`,
-          detail: `Reached from ${up.map((n) => n.label).join(", ")}. Reach is not cause; test it.`,
-          evidence: up.map((n) => ({ node: n.id, seq: n.seq, line: n.line, label: n.label, trust: n.trust, ref: String(m.byId.get(n.eventId)?.ref ?? "") })),
+          detail: `Reached from ${up.map((e) => e.source).join(", ")}. Reach is not cause; test it.`,
+          evidence: up.slice(0, 20).map((e) => ({ node: nodeId(e.id), seq: e.seq, line: e.line, label: String(e.source), trust: "untrusted", ref: String(e.ref ?? "") })),
           cause: causeRef,
         });
       }
@@ -543,7 +544,7 @@ export function investigate(run: RunData, opts: InvestigateOptions = {}): Invest
   const idx = new TestIndex(m, g);
   const views = new Map<string, ActionView>();
   for (const a of m.actions) views.set(nodeId(a.id), actionView(m, g, prov, idx, a));
-  const al = alertsOf(m, g, views);
+  const al = alertsOf(m, new UntrustedReach(m), views);
   const bySeq = new Map<number, Severity[]>();
   for (const x of al) if (x.seq !== null) bySeq.set(x.seq, [...(bySeq.get(x.seq) ?? []), x.severity]);
   for (const v of views.values()) v.alerts = bySeq.get(v.seq) ?? [];
@@ -570,7 +571,7 @@ export function investigate(run: RunData, opts: InvestigateOptions = {}): Invest
   };
 }
 
-function actionView(m: RunModel, g: Graph, prov: ProvenanceIndex, idx: TestIndex, a: ActionEvent & { line?: number }, lite = false): ActionView {
+function actionView(m: RunModel, g: Graph, prov: ProvenanceIndex, idx: TestIndex, a: ActionEvent & { line?: number }): ActionView {
   const provenance = prov.forAction(a);
   const args = m.value(a.args_ref);
   const node = nodeId(a.id);
@@ -590,9 +591,8 @@ function actionView(m: RunModel, g: Graph, prov: ProvenanceIndex, idx: TestIndex
     blocked: a.status === "blocked",
     decision: a.decision ? nodeId(a.decision) : null,
     provenance,
-    // the lite view (alert lists) needs candidates only where an alert may name a cause
-    candidates: lite && !sensitive ? [] : candidates(m, g, idx, a),
-    lineage: lite ? [] : lineage(g, node),
+    candidates: candidates(m, g, idx, a),
+    lineage: lineage(g, node),
     target: suggestTargetFor(a.tool, args, provenance),
     alerts: [] as Severity[],
   };
@@ -604,16 +604,48 @@ export function alertsFor(run: RunData): Alert[] {
   return investigateLite(run).alerts;
 }
 
-/** Summary and alerts, without the timeline, events and blob previews (for lists of runs). */
+/**
+ * Summary and alerts, without the timeline, events and blob previews (for lists of runs, alert
+ * lists and diagnostics). Linear in the run: no graph is built unless the run has tests whose
+ * causes the alerts must name.
+ */
 export function investigateLite(run: RunData): { summary: RunSummary; alerts: Alert[] } {
   const m = new RunModel(run);
-  const g = buildGraph(m, { infer: false, reuse: false });
   const prov = new ProvenanceIndex(m);
-  const idx = new TestIndex(m, g);
+  const tested = run.tests.some((t) => (t.scope ?? "run") === "run");
+  const g = tested ? buildGraph(m, { infer: false, reuse: false }) : null;
+  const idx = g ? new TestIndex(m, g) : null;
   const views = new Map<string, ActionView>();
-  for (const a of m.actions) views.set(nodeId(a.id), actionView(m, g, prov, idx, a, true));
-  const al = alertsOf(m, g, views);
+  for (const a of m.actions) views.set(nodeId(a.id), liteView(m, g, prov, idx, a));
+  const al = alertsOf(m, new UntrustedReach(m), views);
   return { summary: summaryOf(m, al), alerts: al };
+}
+
+/** What the alerts need of a call: provenance, sensitivity, a target, and (with tests) its candidates. */
+function liteView(m: RunModel, g: Graph | null, prov: ProvenanceIndex, idx: TestIndex | null, a: ActionEvent & { line?: number }): ActionView {
+  const sensitive = sensitivity(m, a);
+  const provenance = prov.forAction(a);
+  return {
+    node: nodeId(a.id),
+    seq: a.seq,
+    line: (a as LoadedEvent).line,
+    agent: a.agent,
+    tool: a.tool,
+    site: a.site,
+    args: "",
+    result: "",
+    status: a.status,
+    mode: a.mode,
+    sensitive,
+    blocked: a.status === "blocked",
+    decision: a.decision ? nodeId(a.decision) : null,
+    provenance,
+    candidates: g && idx && sensitive ? candidates(m, g, idx, a) : [],
+    lineage: [],
+    target: sensitive ? suggestTargetFor(a.tool, m.value(a.args_ref), provenance) : `tool=${a.tool}`,
+    verdict: "",
+    alerts: [],
+  };
 }
 
 /** The JSON shape `causeway alerts --json` prints. */

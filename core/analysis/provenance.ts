@@ -87,6 +87,8 @@ export class ProvenanceIndex {
   private found = new Map<string, number[]>();
   private readonly hashed: boolean;
   private readonly atoms = new Map<string, { path: string; value: string }[]>();
+  /** value → position in its `found` list of the first trusted source */
+  private readonly firstTrusted = new Map<string, number>();
 
   constructor(private readonly m: RunModel) {
     this.hashed = (m.start.meta as Record<string, unknown> | undefined)?.content_capture === "hashed";
@@ -130,22 +132,36 @@ export class ProvenanceIndex {
     this.sources.forEach((src, si) => {
       matcher.scan(src.text, (i) => {
         const key = list[i];
-        const at = this.found.get(key);
-        if (at) at.push(si);
-        else this.found.set(key, [si]);
+        let at = this.found.get(key);
+        if (!at) this.found.set(key, (at = []));
+        if (src.trust === "trusted" && !this.firstTrusted.has(key)) this.firstTrusted.set(key, at.length);
+        at.push(si);
       });
     });
   }
 
-  /** Where each traced value of a call's arguments came from. */
-  forAction(a: ActionEvent): ProvenanceRow[] {
+  /** Where each traced value of a call's arguments came from (at most `maxSources` sources listed each). */
+  forAction(a: ActionEvent, maxSources = 20): ProvenanceRow[] {
     const vals = this.atoms.get(a.id) ?? uniqueAtoms(this.m.value(a.args_ref));
     return vals.map(({ path, value }) => {
-      if (this.hashed && value.startsWith("sha256:")) return { value, path, status: "hashed" as const, sources: [] };
-      const hits = (this.found.get(value.toLowerCase()) ?? []).map((i) => this.sources[i]).filter((s) => s.seq < a.seq);
-      const sources: EvidenceRef[] = hits.map((s) => ({ node: s.node, seq: s.seq, line: s.line, label: s.label, trust: s.trust, ref: s.ref }));
-      const status = !hits.length ? (this.hashed ? "hashed" : "generated") : hits.every((s) => s.trust === "untrusted") ? "untrusted-only" : "trusted";
-      return { value, path, status, sources };
+      if (this.hashed && value.startsWith("sha256:")) return { value, path, status: "hashed" as const, sources: [], count: 0 };
+      const list = this.found.get(value.toLowerCase()) ?? [];
+      // sources are in seq order: the ones before the call are a prefix
+      let lo = 0;
+      let hi = list.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (this.sources[list[mid]].seq < a.seq) lo = mid + 1;
+        else hi = mid;
+      }
+      const count = lo;
+      const trustedBefore = (this.firstTrusted.get(value.toLowerCase()) ?? Infinity) < count;
+      const sources: EvidenceRef[] = list.slice(0, Math.min(count, maxSources)).map((i) => {
+        const s = this.sources[i];
+        return { node: s.node, seq: s.seq, line: s.line, label: s.label, trust: s.trust, ref: s.ref };
+      });
+      const status = !count ? (this.hashed ? "hashed" : "generated") : trustedBefore ? "trusted" : "untrusted-only";
+      return { value, path, status, sources, count };
     });
   }
 }

@@ -49,7 +49,10 @@ export interface ProvenanceRow {
   /** Where in the arguments: "to", "items[0].email". */
   path: string;
   status: ProvenanceStatus;
+  /** The sources that held the value before the call (the first 20, in order). */
   sources: EvidenceRef[];
+  /** How many sources held it in all. */
+  count: number;
 }
 
 export type CandidateStatus =

@@ -13,7 +13,7 @@ import { parseLossless } from "./pyjson";
 export const DEFAULT_MAX_BLOB_BYTES = 64 * 1024 * 1024;
 
 export type BlobResult =
-  | { ok: true; value: unknown; canonical: string; bytes: number }
+  | { ok: true; value: unknown; readonly canonical: string; bytes: number }
   | { ok: false; code: "bad-ref" | "missing-blob" | "blob-not-json" | "blob-too-large" | "blob-hash"; message: string };
 
 export function blobPath(runDir: string, ref: string): string {
@@ -24,10 +24,13 @@ export function blobPath(runDir: string, ref: string): string {
 /** Reads blobs of one run, caching what it has read. */
 export class BlobStore {
   private cache = new Map<string, BlobResult>();
+  private readonly dir: string;
   constructor(
     readonly runDir: string,
     readonly maxBytes = DEFAULT_MAX_BLOB_BYTES,
-  ) {}
+  ) {
+    this.dir = path.join(runDir, "blobs") + path.sep;
+  }
 
   /** The value of a blob, or why it can't be had. Checks the blob's hash against its name. */
   get(ref: string): BlobResult {
@@ -53,7 +56,7 @@ export class BlobStore {
   }
 
   has(ref: string): boolean {
-    return isRef(ref) && fs.existsSync(blobPath(this.runDir, ref));
+    return isRef(ref) && fs.existsSync(this.pathOf(ref));
   }
 
   forget(ref?: string): void {
@@ -61,25 +64,41 @@ export class BlobStore {
     else this.cache.clear();
   }
 
+  /** The file a ref names (the ref must be valid). */
+  pathOf(ref: string): string {
+    return this.dir + ref.slice(7) + ".json";
+  }
+
   private load(ref: string): BlobResult {
     if (!isRef(ref)) return { ok: false, code: "bad-ref", message: `refused ref ${JSON.stringify(String(ref)).slice(0, 80)}: a ref is sha256: plus 64 hex digits` };
-    const file = blobPath(this.runDir, ref);
-    let st: fs.Stats;
+    // open, size, read, close: the fewest system calls that still refuse a blob too large to hold
+    let fd: number;
     try {
-      st = fs.statSync(file);
+      fd = fs.openSync(this.pathOf(ref), "r");
     } catch {
       return { ok: false, code: "missing-blob", message: `blob ${ref.slice(0, 19)}… is missing` };
     }
-    if (!st.isFile()) return { ok: false, code: "missing-blob", message: `blob ${ref.slice(0, 19)}… is not a file` };
-    if (st.size > this.maxBytes) {
-      return {
-        ok: false,
-        code: "blob-too-large",
-        message: `blob ${ref.slice(0, 19)}… is ${(st.size / 1048576).toFixed(1)} MB, over the ${(this.maxBytes / 1048576).toFixed(0)} MB limit; not loaded`,
-      };
+    try {
+      const st = fs.fstatSync(fd);
+      if (!st.isFile()) return { ok: false, code: "missing-blob", message: `blob ${ref.slice(0, 19)}… is not a file` };
+      if (st.size > this.maxBytes) {
+        return {
+          ok: false,
+          code: "blob-too-large",
+          message: `blob ${ref.slice(0, 19)}… is ${(st.size / 1048576).toFixed(1)} MB, over the ${(this.maxBytes / 1048576).toFixed(0)} MB limit; not loaded`,
+        };
+      }
+      const buf = Buffer.allocUnsafe(st.size);
+      let n = 0;
+      while (n < st.size) {
+        const k = fs.readSync(fd, buf, n, st.size - n, n);
+        if (k <= 0) break;
+        n += k;
+      }
+      return decodeBlob(ref, n === st.size ? buf : buf.subarray(0, n));
+    } finally {
+      fs.closeSync(fd);
     }
-    const buf = fs.readFileSync(file);
-    return decodeBlob(ref, buf);
   }
 }
 
@@ -100,6 +119,11 @@ export function decodeBlob(ref: string, buf: Buffer): BlobResult {
   if (!outer || typeof outer !== "object" || Array.isArray(outer) || !("v" in (outer as object))) {
     return { ok: false, code: "blob-not-json", message: `blob ${ref.slice(0, 19)}… is not of the form {"v": …}` };
   }
+  const value = (outer as { v: unknown }).v;
+  // Fast path: JSON.stringify writes what Python's canonical form writes for most values (it
+  // differs on float forms such as 89.0 or 1e-05, which then take the exact paths below).
+  const fast = fastCanonical(value);
+  if (fast !== undefined && sha256Hex('{"v":' + fast + "}") === want) return lazyResult(value, buf.length);
   let canon: string | undefined;
   if (canonicalDigest(buf) === want) canon = compactText(buf);
   else {
@@ -112,8 +136,28 @@ export function decodeBlob(ref: string, buf: Buffer): BlobResult {
   }
   if (canon === undefined) return { ok: false, code: "blob-hash", message: `blob ${ref.slice(0, 19)}… does not hash to its name (forged or damaged)` };
   // canonical of the value alone: strip the {"v": … } wrapper
-  const inner = canon.slice(5, -1);
-  return { ok: true, value: (outer as { v: unknown }).v, canonical: inner, bytes: buf.length };
+  return { ok: true, value, canonical: canon.slice(5, -1), bytes: buf.length };
+}
+
+function fastCanonical(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A decoded blob whose canonical text is JSON.stringify of its value, computed when first asked. */
+function lazyResult(value: unknown, bytes: number): BlobResult {
+  let canon: string | undefined;
+  return {
+    ok: true,
+    value,
+    bytes,
+    get canonical(): string {
+      return (canon ??= JSON.stringify(value));
+    },
+  };
 }
 
 /** Re-hashes a blob file in chunks, without holding it: true when it matches its name. */

@@ -167,6 +167,10 @@ export const KNOWN_TYPES: ReadonlySet<string> = new Set(Object.keys(REQUIRED));
 
 const REF_RE = /^sha256:[0-9a-f]{64}$/;
 
+function isRefString(v: unknown): boolean {
+  return typeof v === "string" && v.length === 71 && v.startsWith("sha256:") && REF_RE.test(v);
+}
+
 function typeOk(v: unknown, t: FieldType): boolean {
   switch (t) {
     case "any":
@@ -182,44 +186,58 @@ function typeOk(v: unknown, t: FieldType): boolean {
     case "object":
       return !!v && typeof v === "object" && !Array.isArray(v);
     case "ref":
-      return typeof v === "string" && REF_RE.test(v);
+      return isRefString(v);
     case "string|null":
       return v === null || typeof v === "string";
     case "ref|null":
-      return v === null || (typeof v === "string" && REF_RE.test(v));
+      return v === null || isRefString(v);
     case "number|null":
       return v === null || (typeof v === "number" && Number.isFinite(v));
   }
 }
 
+const COMMON_LIST = Object.entries(COMMON);
+const REQUIRED_LIST: Record<string, [string, FieldType][]> = Object.fromEntries(Object.entries(REQUIRED).map(([t, f]) => [t, Object.entries(f)]));
+const NO_PROBLEMS: string[] = [];
+
+function describe(k: string, t: FieldType): string {
+  return `field "${k}" should be ${t.replace("ref", "a sha256: ref")}`;
+}
+
 /** What is wrong with an event's fields, or an empty list. Unknown types are checked for the common fields only. */
 export function fieldProblems(e: Record<string, unknown>): string[] {
-  const out: string[] = [];
-  for (const [k, t] of Object.entries(COMMON)) {
-    if (!(k in e)) out.push(`missing field "${k}"`);
-    else if (!typeOk(e[k], t)) out.push(`field "${k}" should be ${t === "ref" ? "a sha256: ref" : t}`);
+  let out = NO_PROBLEMS;
+  const bad = (msg: string) => {
+    if (out === NO_PROBLEMS) out = [];
+    out.push(msg);
+  };
+  for (const [k, t] of COMMON_LIST) {
+    const v = e[k];
+    if (v === undefined) bad(`missing field "${k}"`);
+    else if (!typeOk(v, t)) bad(describe(k, t));
   }
-  const req = REQUIRED[e.type as string];
+  const req = REQUIRED_LIST[e.type as string];
   if (req) {
-    for (const [k, t] of Object.entries(req)) {
-      if (!(k in e)) out.push(`missing field "${k}"`);
-      else if (!typeOk(e[k], t)) out.push(`field "${k}" should be ${t.replace("ref", "a sha256: ref")}`);
+    for (const [k, t] of req) {
+      const v = e[k];
+      if (v === undefined) bad(`missing field "${k}"`);
+      else if (!typeOk(v, t)) bad(describe(k, t));
     }
     if (e.type === "decision" && Array.isArray(e.context)) {
-      for (const [i, c] of (e.context as unknown[]).entries()) {
-        if (!c || typeof c !== "object" || !REF_RE.test(String((c as { ref?: unknown }).ref))) {
-          out.push(`context[${i}] has no valid ref`);
-        }
+      const ctx = e.context as unknown[];
+      for (let i = 0; i < ctx.length; i++) {
+        const c = ctx[i];
+        if (!c || typeof c !== "object" || !isRefString((c as { ref?: unknown }).ref)) bad(`context[${i}] has no valid ref`);
       }
     }
   }
   return out;
 }
 
-/** Every ref an event names (ref, output, args_ref, result_ref, context[].ref), valid or not. */
+/** Every ref an event names (ref, output, args_ref, result_ref, request, context[].ref), valid or not. */
 export function refsOf(e: Record<string, unknown>): unknown[] {
   const out: unknown[] = [];
-  for (const k of ["ref", "output", "args_ref", "result_ref"]) {
+  for (const k of ["ref", "output", "args_ref", "result_ref", "request"]) {
     if (e[k] !== undefined && e[k] !== null) out.push(e[k]);
   }
   if (Array.isArray(e.context)) for (const c of e.context) out.push((c as { ref?: unknown })?.ref);
