@@ -25,3 +25,15 @@ export { influence, listRuns, workspace } from "./analysis/influence";
 export type * from "./analysis/types";
 export { ReplayContext, RunTape, Budget, runTest, decisionTest, replayAndDiff, ReplayError, MIN_EFFECT, type TestOptions, type TestResult, type DecisionTestOptions } from "./replay/engine";
 export { attribute, defaultSuspects, type Attribution, type AttributeOptions, type Cause } from "./replay/attribute";
+// ---- capture: SDK adapters, gateway, remote ingest, OpenTelemetry import (docs/capture.md)
+export { traceOpenAI, TracedOpenAI, type OpenAILike, type OpenAIToolCall } from "./adapters/openai";
+export { traceAnthropic, TracedAnthropic, type AnthropicLike, type ToolUseBlock } from "./adapters/anthropic";
+export { ConversationRecorder, openRun, runDir, type CaptureOptions, type OpenRunOptions, type RecordedRequest, type RecordedBlock } from "./adapters/shared";
+export { CODECS, PLACEHOLDER, codecForPath, type Codec, type ApiName } from "./adapters/codecs";
+export { endpointDecisionTest, rebuildRequest, withoutBlocks, EndpointError, type EndpointTestOptions } from "./adapters/endpoint-replay";
+export { HttpSink, IngestError, type HttpSinkOptions } from "./sdk/httpsink";
+export { startGateway, type Gateway, type GatewayOptions } from "./capture/gateway";
+export { startCollector, INGEST_MARKER, type Collector, type CollectorOptions } from "./capture/server";
+export { validateBatch, type StoredRun, type IngestVerdict, type RunHead } from "./capture/ingest";
+export { AlertWatcher, webhookPayload, type WatchOptions, type WatchedAlert } from "./capture/watch";
+export { importOtel, type OtelImportOptions } from "./importers/otel";

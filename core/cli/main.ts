@@ -22,6 +22,7 @@ import { Guard } from "../sdk/guard";
 import type { System } from "../sdk/system";
 import { writeReport } from "../report/report";
 import { runDemo } from "./demo";
+import { CAPTURE_COMMANDS } from "./capture-commands";
 
 process.setSourceMapsEnabled?.(true);
 
@@ -276,6 +277,7 @@ const COMMANDS: Record<string, Command> = {
       out(`report: ${file} (${r.runs} run${r.runs === 1 ? "" : "s"}, ${(r.bytes / 1024).toFixed(0)} KB; opens from disk, no server, no network)`);
     },
   },
+  ...CAPTURE_COMMANDS,
 };
 
 function usage(): string {

@@ -1,0 +1,249 @@
+/**
+ * Decision replay over HTTP: re-send one recorded model call (recorded by an SDK adapter or the
+ * gateway) to an endpoint, with the blocks an intervention matches replaced by a placeholder (so
+ * the request stays valid), against the same request re-sent unchanged (a no-removal control
+ * call: hosted models ignore seeds, so the recorded output is not the baseline). The result has
+ * the shape of the in-process decision test (scope "decision") and is appended to tests.jsonl.
+ *
+ * The URL and the key come from the caller (flags, environment), never from the run: a run file is
+ * attacker-controlled, and sending a key to an address it names would leak the key.
+ */
+import http from "node:http";
+import https from "node:https";
+import { canonical } from "../log/hash";
+import type { DecisionEvent } from "../log/events";
+import type { RunData } from "../log/reader";
+import { appendTest } from "../log/testslog";
+import { RunModel } from "../graph/model";
+import { matchesTarget, parseIntervention, parseTarget, removes } from "../specs";
+import { newcombe, roleFor, sequentialLooks, suggestedN, verdictFor, zFor, type Verdict } from "../stats";
+import { CODECS, getAt, resultText, setAt, type ApiName, type Codec } from "./codecs";
+import type { RecordedBlock, RecordedRequest } from "./shared";
+import { cloneJson } from "./shared";
+
+export class EndpointError extends Error {
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = "EndpointError";
+  }
+}
+
+/** Sends one JSON request, returns the parsed response (throws EndpointError on HTTP errors). */
+export type SendFn = (url: string, headers: Record<string, string>, body: unknown) => Promise<unknown>;
+
+export interface EndpointTestOptions {
+  /** Seq or id of the decision. */
+  decision: number | string;
+  intervention: string;
+  /** Hit: the output's canonical JSON contains this text. */
+  contains?: string;
+  /** Hit: a tool call of the response matches these tool=/arg~ clauses. */
+  target?: string;
+  n?: number;
+  nMax?: number;
+  family?: number;
+  minEffect?: number;
+  /** Base URL as the API's SDK takes it (OpenAI: …/v1; Anthropic: the host). Default: environment, else the official endpoint. */
+  baseUrl?: string;
+  apiKey?: string;
+  headers?: Record<string, string>;
+  timeoutMs?: number;
+  save?: boolean;
+  signal?: AbortSignal;
+  onProgress?: (p: { phase: string; done: number; total: number }) => void;
+  send?: SendFn;
+}
+
+/** The recorded request of a decision, rebuilt from its template and its context items. */
+export interface RebuiltRequest {
+  codec: Codec;
+  record: RecordedRequest;
+  body: unknown;
+  decision: DecisionEvent & { line: number };
+}
+
+const isObj = (x: unknown): x is Record<string, unknown> => !!x && typeof x === "object" && !Array.isArray(x);
+
+function validBlock(b: unknown, contexts: number): b is RecordedBlock {
+  if (!isObj(b) || !Array.isArray(b.path) || b.path.length === 0 || b.path.length > 32) return false;
+  if (!b.path.every((k) => typeof k === "string" || (typeof k === "number" && Number.isInteger(k) && k >= 0))) return false;
+  if (typeof b.context !== "number" || !Number.isInteger(b.context) || b.context < 0 || b.context >= contexts) return false;
+  return b.fill === undefined || b.fill === "value" || b.fill === "json";
+}
+
+/** Rebuilds the request a decision sent. Throws EndpointError when it was not recorded or can't be rebuilt. */
+export function rebuildRequest(m: RunModel, decision: number | string): RebuiltRequest {
+  const ev = m.decisions.find((d) => d.seq === Number(decision) || d.id === decision);
+  if (!ev) throw new EndpointError(`no decision ${JSON.stringify(decision)} in the run (its decisions are at seq ${m.decisions.map((d) => d.seq).join(", ") || "none"})`);
+  const ref = (ev as unknown as { request?: unknown }).request;
+  if (typeof ref !== "string") throw new EndpointError(`decision #${ev.seq} has no recorded request (it was not recorded by an SDK adapter or the gateway)`);
+  const record = m.value(ref);
+  if (!isObj(record) || typeof record.api !== "string" || !(record.api in CODECS) || !Array.isArray(record.blocks) || !isObj(record.body)) {
+    throw new EndpointError(`decision #${ev.seq}: its recorded request is missing or malformed (${m.blobProblem(ref) ?? "unexpected shape"})`);
+  }
+  const ctx = Array.isArray(ev.context) ? ev.context : [];
+  const body = cloneJson(record.body);
+  for (const b of record.blocks as unknown[]) {
+    if (!validBlock(b, ctx.length)) throw new EndpointError(`decision #${ev.seq}: its recorded request has a malformed block`);
+    if (!b.fill) continue;
+    const value = m.value(ctx[b.context].ref);
+    if (value === undefined) throw new EndpointError(`decision #${ev.seq}: the content of context item ${b.context} is missing (${m.blobProblem(ctx[b.context].ref)})`);
+    if (!setAt(body, b.path, b.fill === "json" ? resultText(value) : value)) throw new EndpointError(`decision #${ev.seq}: block ${JSON.stringify(b.path)} does not fit the recorded request`);
+  }
+  return { codec: CODECS[record.api as ApiName], record: record as unknown as RecordedRequest, body, decision: ev };
+}
+
+/** The request with every block of the matching context items replaced by a placeholder. */
+export function withoutBlocks(r: RebuiltRequest, intervention: string): { body: unknown; removed: number; kept: number } {
+  const iv = parseIntervention(intervention);
+  const ctx = r.decision.context ?? [];
+  const body = cloneJson(r.body);
+  let removed = 0;
+  let kept = 0;
+  for (const b of r.record.blocks) {
+    const c = ctx[b.context];
+    if (!c || !removes([iv], c)) continue;
+    if (b.keep || c.kind === "output") {
+      kept++; // an assistant turn or the tool definitions: removing them would make the request invalid
+      continue;
+    }
+    setAt(body, b.path, r.codec.placeholder(getAt(body, b.path)));
+    removed++;
+  }
+  return { body, removed, kept };
+}
+
+/** Where the API's SDK sends a call: the base URL (env or official default) plus the path. */
+export function endpointFor(codec: Codec, baseUrl?: string): string {
+  const anthropic = codec.api === "anthropic.messages";
+  const base = (baseUrl ?? (anthropic ? process.env.ANTHROPIC_BASE_URL : process.env.OPENAI_BASE_URL) ?? (anthropic ? "https://api.anthropic.com" : "https://api.openai.com/v1")).replace(/\/+$/, "");
+  if (!/^https?:\/\//i.test(base)) throw new EndpointError(`base URL ${JSON.stringify(base)} is not http(s)`);
+  return base + codec.path;
+}
+
+function authHeaders(codec: Codec, key: string | undefined): Record<string, string> {
+  if (codec.api === "anthropic.messages") return { "anthropic-version": "2023-06-01", ...(key ? { "x-api-key": key } : {}) };
+  return key ? { authorization: `Bearer ${key}` } : {};
+}
+
+/** Prepares a body for re-sending: never streamed, never stored by the provider. */
+function sendable(codec: Codec, body: unknown): unknown {
+  const b = cloneJson(body) as Record<string, unknown>;
+  delete b.stream;
+  delete b.stream_options;
+  if (codec.api === "openai.responses") b.store = false;
+  return b;
+}
+
+export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptions): Promise<Record<string, unknown>> {
+  const m = new RunModel(run);
+  const r = rebuildRequest(m, opts.decision);
+  const { codec, decision: ev } = r;
+  const why = codec.notReplayable(r.body, m.value(ev.output));
+  if (why) throw new EndpointError(`decision #${ev.seq} can't be re-sent: ${why}`);
+  if (opts.contains === undefined && opts.target === undefined) throw new EndpointError("say what to measure: --contains TEXT or --target tool=NAME[,arg~TEXT]");
+  const target = opts.target !== undefined ? parseTarget(opts.target) : undefined;
+  const { body: without, removed, kept } = withoutBlocks(r, opts.intervention);
+  const url = endpointFor(codec, opts.baseUrl);
+  const key = opts.apiKey ?? (codec.api === "anthropic.messages" ? process.env.ANTHROPIC_API_KEY : process.env.OPENAI_API_KEY);
+  const headers = { "content-type": "application/json", ...authHeaders(codec, key), ...(opts.headers ?? {}) };
+  const send = opts.send ?? ((u, h, b) => postJson(u, h, b, opts.timeoutMs ?? 120_000));
+  const control = sendable(codec, r.body);
+  const treated = sendable(codec, without);
+  let calls = 0;
+  const hit = async (body: unknown): Promise<boolean> => {
+    if (opts.signal?.aborted) throw Object.assign(new Error("cancelled"), { name: "AbortError" });
+    calls++;
+    const res = await send(url, headers, body);
+    if (target) return codec.toolCalls(res).some((c) => matchesTarget(target, { tool: c.name, agent: String(ev.agent), args: canonical(c.args ?? {}), result: "" }));
+    return canonical(codec.output(res) ?? null).includes(opts.contains!);
+  };
+  const n = opts.n ?? 20;
+  const plan = sequentialLooks(n, opts.nMax && opts.nMax > n ? opts.nMax : n);
+  const z = zFor(plan.length * (opts.family ?? 1));
+  const minEffect = opts.minEffect ?? 0.2;
+  let kWith = 0;
+  let kWithout = 0;
+  let i = 0;
+  let ci: [number, number] = [-1, 1];
+  let verdict: Verdict = "inconclusive";
+  for (const size of plan) {
+    while (i < size) {
+      const [a, b] = await Promise.all([hit(control), removed ? hit(treated) : Promise.resolve(false)]);
+      kWith += +a;
+      kWithout += +b;
+      i++;
+      opts.onProgress?.({ phase: "decision", done: i, total: plan[plan.length - 1] });
+    }
+    ci = newcombe(kWith, i, kWithout, i, z);
+    verdict = verdictFor(ci, removed > 0, minEffect);
+    if (verdict !== "inconclusive" || (plan.length > 1 && i >= 2 * n && Math.abs((kWith - kWithout) / i) <= 0.05)) break;
+  }
+  const r4 = (x: number) => Math.round(x * 10000) / 10000;
+  const what = target ? `tool call ${opts.target}` : `output~${opts.contains}`;
+  const result: Record<string, unknown> = {
+    intervention: opts.intervention,
+    target: `decision#${ev.seq} ${what}`,
+    p_with: r4(kWith / i),
+    p_without: r4(kWithout / i),
+    effect: r4((kWith - kWithout) / i),
+    noise: null,
+    n: i,
+    looks: plan.length,
+    n_max: plan[plan.length - 1],
+    ci: [r4(ci[0]), r4(ci[1])],
+    verdict,
+    min_effect: minEffect,
+    n_needed: verdict === "inconclusive" ? Math.max(i, suggestedN(i, ci, minEffect)) : null,
+    scope: "decision",
+    decision: ev.id,
+    decision_seq: ev.seq,
+    model_calls: calls,
+    removed_blocks: removed,
+    kept_blocks: kept,
+    endpoint: { api: codec.api, url },
+    method: "re-send the recorded request with the item's blocks replaced by a placeholder, against the unchanged request (control call); Newcombe 95% CI",
+  };
+  if (verdict === "causal") result.role = roleFor(ci, kWith / i);
+  if (opts.save !== false) appendTest(run.dir, result);
+  return result;
+}
+
+const MAX_RESPONSE_BYTES = 32 << 20;
+
+/** POSTs JSON with a timeout and a response size limit; retries 429 and 5xx twice. */
+export async function postJson(url: string, headers: Record<string, string>, body: unknown, timeoutMs: number): Promise<unknown> {
+  const data = Buffer.from(JSON.stringify(body));
+  for (let attempt = 0; ; attempt++) {
+    const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const u = new URL(url);
+      const req = (u.protocol === "https:" ? https : http).request(u, { method: "POST", headers: { ...headers, "content-length": String(data.length) }, timeout: timeoutMs }, (resp) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        resp.on("data", (c: Buffer) => {
+          size += c.length;
+          if (size > MAX_RESPONSE_BYTES) req.destroy(new EndpointError(`response over ${MAX_RESPONSE_BYTES >> 20} MB`));
+          else chunks.push(c);
+        });
+        resp.on("end", () => resolve({ status: resp.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+        resp.on("error", reject);
+      });
+      req.on("timeout", () => req.destroy(new EndpointError(`no answer from ${u.host} within ${Math.round(timeoutMs / 1000)} s`)));
+      req.on("error", reject);
+      req.end(data);
+    });
+    if ((res.status === 429 || res.status >= 500) && attempt < 2) {
+      await new Promise((r) => setTimeout(r, 500 * 2 ** attempt));
+      continue;
+    }
+    if (res.status >= 400) throw new EndpointError(`${url} answered HTTP ${res.status}: ${res.text.slice(0, 300)}`, res.status);
+    try {
+      return JSON.parse(res.text);
+    } catch {
+      throw new EndpointError(`${url} answered with something that is not JSON`);
+    }
+  }
+}

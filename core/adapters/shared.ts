@@ -1,0 +1,380 @@
+/**
+ * What the SDK adapters and the gateway share: a {@link ConversationRecorder} turns each model
+ * exchange (request body, response) of one agent into events. Every system prompt, message block
+ * and tool result of the request becomes a context item — recorded once, the first time it is
+ * seen, and reused when the history is sent again — and the decision records the full request
+ * (as a template plus the items that fill it), so a decision replay can re-send it with one block
+ * replaced by a placeholder. A tool call in a response is linked to the decision that asked for it
+ * when its result comes back: through {@link ConversationRecorder.runTool} (guard check, run,
+ * record) or, failing that, when the result appears in the next request.
+ */
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { canonical } from "../log/hash";
+import type { Trust, Usage } from "../log/events";
+import { FileSink, type Sink } from "../log/writer";
+import { searchText } from "../analysis/values";
+import { Guard, type GuardMode, type GuardVerdict } from "../sdk/guard";
+import { Item, Runtime, type Agent } from "../sdk/runtime";
+import { freeRunId } from "../sdk/system";
+import { fillFor, setAt, type Codec, type JsonPath, type RequestBlock, type ToolCallOut } from "./codecs";
+
+/** Options of an adapter or a gateway agent. */
+export interface CaptureOptions {
+  /** Tools whose results are untrusted content (fetched pages, e-mails…), besides the run's own list. */
+  untrustedTools?: readonly string[];
+  /** Trust of user messages (default trusted). */
+  userTrust?: Trust;
+  /** Trust of system and developer prompts (default trusted). */
+  systemTrust?: Trust;
+  /** The decision's purpose (default: the API, e.g. "chat"). */
+  purpose?: string;
+}
+
+/** How one block of a recorded request is rebuilt: which context item, and whether it fills a hole. */
+export interface RecordedBlock {
+  path: JsonPath;
+  /** Index into the decision's context. */
+  context: number;
+  /** The template holds null here, filled from the item's value ("value") or its JSON text ("json"). */
+  fill?: "value" | "json";
+  /** Not removable (an assistant turn or the tool definitions). */
+  keep?: true;
+}
+
+/** The blob a decision's `request` field names. */
+export interface RecordedRequest {
+  api: string;
+  /** Request path, as the SDK convention for this API has it (informational). */
+  path: string;
+  /** Where it was sent (informational; replays never send to a URL read from a run). */
+  url?: string;
+  body: unknown;
+  blocks: RecordedBlock[];
+}
+
+/** A tool call that was asked for and whose result has not been recorded yet. */
+export interface PendingCall extends ToolCallOut {
+  decision: Item;
+}
+
+export interface ExchangeOutcome {
+  response?: unknown;
+  /** The call failed (HTTP error, network, exception). */
+  error?: string;
+  durationMs?: number;
+  url?: string;
+}
+
+/** Records the model exchanges and tool calls of one agent. */
+export class ConversationRecorder {
+  private readonly inputs = new Map<string, Item>();
+  private readonly results = new Map<string, Item>();
+  private readonly pending = new Map<string, PendingCall>();
+  private readonly outputsByCall = new Map<string, Item>();
+  private readonly outputsByText = new Map<string, Item>();
+  private readonly untrusted: Set<string>;
+
+  constructor(
+    readonly agent: Agent,
+    readonly opts: CaptureOptions = {},
+  ) {
+    this.untrusted = new Set(opts.untrustedTools ?? []);
+  }
+
+  get rt(): Runtime {
+    return this.agent.rt;
+  }
+
+  /** Tool calls asked for whose results have not come back. */
+  pendingCalls(): PendingCall[] {
+    return [...this.pending.values()];
+  }
+
+  /** The pending call with this id, if any. */
+  pendingCall(id: string): PendingCall | undefined {
+    return this.pending.get(id);
+  }
+
+  isUntrustedTool(tool: string): boolean {
+    return this.untrusted.has(tool) || this.rt.isUntrustedTool(tool);
+  }
+
+  /** Records one model call: its context items, the request, the output and the tool calls it asked for. */
+  exchange(codec: Codec, body: unknown, out: ExchangeOutcome): Item {
+    const blocks = codec.blocks(body);
+    const history = new Map(codec.callsInRequest(body).map((c) => [c.id, c]));
+    const context: Item[] = [];
+    const at = new Map<Item, number>();
+    const recorded: RecordedBlock[] = [];
+    const template = cloneJson(body);
+    for (const b of blocks) {
+      const item = this.itemFor(codec, b, history);
+      if (!item) continue;
+      let i = at.get(item);
+      if (i === undefined) {
+        i = context.length;
+        at.set(item, i);
+        context.push(item);
+      }
+      const fill = fillFor(b.value, item.value);
+      if (fill) setAt(template, b.path, null);
+      recorded.push({ path: b.path, context: i, ...(fill ? { fill } : {}), ...(b.removable ? {} : { keep: true as const }) });
+    }
+    const request: RecordedRequest = { api: codec.api, path: codec.path, ...(out.url ? { url: out.url } : {}), body: template, blocks: recorded };
+    const requestRef = this.rt.put(request);
+    const ok = out.error === undefined;
+    const output = ok ? codec.output(out.response) : { error: out.error };
+    const usage = ok ? cleanUsage(codec.usage(out.response)) : {};
+    const b = (body ?? {}) as Record<string, unknown>;
+    const item = this.agent.recordDecision({
+      context,
+      output,
+      model: typeof b.model === "string" ? b.model : "unknown",
+      purpose: this.opts.purpose ?? codec.api.split(".")[1],
+      params: codec.params(body),
+      usage,
+      durationMs: out.durationMs,
+      status: ok ? "ok" : "error",
+      seed: Number.isSafeInteger(b.seed) ? (b.seed as number) : null,
+      extra: { request: requestRef, api: codec.api },
+    });
+    if (ok) {
+      for (const c of codec.toolCalls(out.response)) {
+        this.pending.set(c.id, { ...c, decision: item });
+        this.outputsByCall.set(c.id, item);
+      }
+      const text = codec.assistantText(output);
+      if (text) this.outputsByText.set(text, item);
+    }
+    return item;
+  }
+
+  /** Records a tool's result for a call the model asked for (without running anything). */
+  toolResult(call: ToolCallOut | string, result: unknown, opts: { status?: "ok" | "error"; durationMs?: number } = {}): Item {
+    const c = this.resolve(call);
+    const status = opts.status ?? (isErrorResult(result) ? "error" : "ok");
+    const item = this.recordCall(c, result, { status, mode: "live", durationMs: opts.durationMs });
+    this.results.set(c.id, item);
+    this.pending.delete(c.id);
+    return item;
+  }
+
+  /**
+   * Guard check → run → record. In block mode a call the guard blocks does not run: its result is
+   * an error and the action is recorded as blocked with the verdict.
+   */
+  async runTool(call: ToolCallOut | string, fn: (args: any) => unknown): Promise<{ result: unknown; status: "ok" | "error" | "blocked"; item: Item }> {
+    const c = this.resolve(call);
+    const rt = this.rt;
+    const sensitive = rt.isSensitive(c.name);
+    let verdict: GuardVerdict | undefined;
+    if (rt.opts.guard && !rt.opts.tape) verdict = rt.opts.guard.check({ runId: rt.runId, agent: this.agent.name, tool: c.name, args: c.args, sensitive, sources: rt.sources });
+    const t0 = performance.now();
+    let result: unknown;
+    let status: "ok" | "error" | "blocked";
+    if (verdict?.verdict === "block") {
+      result = { error: `blocked by causeway guard: ${verdict.reason}` };
+      status = "blocked";
+    } else {
+      try {
+        result = await fn(c.args);
+        if (result === undefined) result = null;
+        status = isErrorResult(result) ? "error" : "ok";
+      } catch (err) {
+        result = { error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) };
+        status = "error";
+      }
+    }
+    const item = this.recordCall(c, result, { status, mode: status === "blocked" ? "blocked" : "live", durationMs: performance.now() - t0, verdict });
+    this.results.set(c.id, item);
+    this.pending.delete(c.id);
+    return { result, status, item };
+  }
+
+  /** Records the calls nobody sent a result back for (result null), e.g. when a gateway closes. */
+  closePending(): void {
+    for (const c of [...this.pending.values()]) {
+      const item = this.recordCall(c, null, { status: "ok", mode: "live", unanswered: true });
+      this.results.set(c.id, item);
+      this.pending.delete(c.id);
+    }
+  }
+
+  private resolve(call: ToolCallOut | string): PendingCall | (ToolCallOut & { decision: null }) {
+    const id = typeof call === "string" ? call : call.id;
+    const p = this.pending.get(id);
+    if (p) return p;
+    if (typeof call === "string") throw new Error(`no tool call ${JSON.stringify(id).slice(0, 80)} is waiting for a result`);
+    return { ...call, decision: null };
+  }
+
+  /** The context item a request block stands for (recording it when new), or null for parts that are not items. */
+  private itemFor(codec: Codec, b: RequestBlock, history: Map<string, ToolCallOut>): Item | null {
+    switch (b.role) {
+      case "system":
+      case "developer":
+        return this.input(b.role, b.value, this.opts.systemTrust ?? "trusted");
+      case "user":
+        return this.input("user", b.value, this.opts.userTrust ?? "trusted");
+      case "tools":
+        return this.input("tools", b.value, "trusted");
+      case "tool": {
+        const id = b.toolCallId;
+        if (!id) return this.input("tool-result", b.value, "untrusted");
+        const have = this.results.get(id);
+        if (have) return have;
+        const call: PendingCall | (ToolCallOut & { decision: null }) | undefined = this.pending.get(id) ?? (history.has(id) ? { ...history.get(id)!, decision: null } : undefined);
+        if (!call) return this.input(`tool-result:${id.slice(0, 64)}`, b.value, "untrusted");
+        const item = this.recordCall(call, b.value, { status: b.isError ? "error" : "ok", mode: "live" });
+        this.results.set(id, item);
+        this.pending.delete(id);
+        return item;
+      }
+      case "assistant": {
+        for (const id of b.callIds ?? []) {
+          const d = this.outputsByCall.get(id);
+          if (d) return d;
+        }
+        const text = codec.assistantText(b.value);
+        const d = text ? this.outputsByText.get(text) : undefined;
+        return d ?? this.input("assistant", b.value, "trusted");
+      }
+    }
+  }
+
+  /** An input item, recorded the first time this role sends this content. */
+  private input(source: string, value: unknown, trust: Trust): Item {
+    const key = `${source}\u0000${trust}\u0000${canonical(value ?? null)}`;
+    let item = this.inputs.get(key);
+    if (!item) {
+      item = this.agent.observe(value ?? null, { source, trust });
+      this.inputs.set(key, item);
+    }
+    return item;
+  }
+
+  /** Records an action (and, for an untrusted tool, its result as untrusted input); returns the result's item. */
+  private recordCall(
+    c: ToolCallOut & { decision: Item | null },
+    result: unknown,
+    o: { status: "ok" | "error" | "blocked"; mode: "live" | "blocked"; durationMs?: number; verdict?: GuardVerdict; unanswered?: boolean },
+  ): Item {
+    const rt = this.rt;
+    const site = rt.site();
+    const argsRef = rt.put(c.args ?? {});
+    const resultRef = o.unanswered ? null : rt.put(result);
+    const fields: Record<string, unknown> = {
+      tool: c.name,
+      args_ref: argsRef,
+      result_ref: resultRef,
+      decision: c.decision ? (c.decision.decision ?? c.decision.fromEvent) : null,
+      sensitive: rt.isSensitive(c.name),
+      mode: o.mode,
+      status: o.status,
+      duration_ms: o.durationMs === undefined ? null : Math.round(o.durationMs * 1000) / 1000,
+      tool_call_id: c.id,
+    };
+    if (o.unanswered) fields.result_seen = false;
+    if (o.verdict && o.verdict.verdict !== "allow") fields.guard = { verdict: o.verdict.verdict, reason: o.verdict.reason, alerts: o.verdict.alerts };
+    const e = rt.emit(this.agent.name, "action", fields, site);
+    const seq = e.seq as number;
+    rt.actions.push({ seq, agent: this.agent.name, tool: c.name, args: canonical(c.args ?? {}), result: o.unanswered ? "" : canonical(result), mode: o.mode, status: o.status });
+    const untrusted = this.isUntrustedTool(c.name);
+    const blocked = o.status === "blocked";
+    if (!blocked && resultRef) {
+      rt.sources.push({ eventId: e.id as string, seq, source: c.name, trust: untrusted ? "untrusted" : "trusted", kind: "result", text: searchText(result) });
+    }
+    if (untrusted && !blocked && resultRef) {
+      const src = `tool:${c.name}`;
+      const ie = rt.emit(this.agent.name, "input", { ref: resultRef, source: src, trust: "untrusted", kind: "input" }, site);
+      return new Item(result, resultRef, "input", src, "untrusted", ie.id as string);
+    }
+    return new Item(result, resultRef ?? argsRef, "result", c.name, c.decision?.trust ?? "trusted", e.id as string);
+  }
+}
+
+/** A result reads as an error when it is {"error": <something>}. */
+export function isErrorResult(r: unknown): boolean {
+  if (!r || typeof r !== "object" || Array.isArray(r)) return false;
+  const e = (r as { error?: unknown }).error;
+  return e !== undefined && e !== null && e !== "" && e !== false;
+}
+
+function cleanUsage(u: Record<string, number | undefined>): Partial<Usage> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(u)) if (typeof v === "number") out[k] = v;
+  return out as Partial<Usage>;
+}
+
+/** A JSON copy (drops undefined and functions); values that can't be copied become null. */
+export function cloneJson(v: unknown): unknown {
+  try {
+    const s = JSON.stringify(v);
+    return s === undefined ? null : JSON.parse(s);
+  } catch {
+    return null;
+  }
+}
+
+/** Error text of anything thrown. */
+export function errorText(err: unknown): string {
+  if (err instanceof Error) return `${err.name}: ${err.message}`.slice(0, 2000);
+  return String(err).slice(0, 2000);
+}
+
+export interface OpenRunOptions {
+  /** Runs root (default "runs"); the run is written to <out>/<runId>/. Ignored with `sink`. */
+  out?: string;
+  runId?: string;
+  /** Where events go instead of a folder (an HttpSink, a TeeSink…). */
+  sink?: Sink;
+  task?: string;
+  sensitiveTools?: readonly string[];
+  untrustedTools?: readonly string[];
+  guard?: Guard | GuardMode;
+  meta?: Record<string, unknown>;
+  seed?: number;
+  /** Folder recorded sites are relative to (default: the working directory). */
+  root?: string;
+  /** Record where in the caller's source each call was made (default true). */
+  captureSites?: boolean;
+}
+
+/**
+ * Starts recording a run for code that calls models itself (through an adapter): writes run.start
+ * (and the task). Call `rt.finish()` at the end.
+ */
+export function openRun(opts: OpenRunOptions = {}): Runtime {
+  let sink = opts.sink;
+  let runId = opts.runId;
+  if (!sink) {
+    const root = opts.out ?? "runs";
+    runId = runId ?? freeRunId(root, `agent-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-")}`);
+    sink = new FileSink(path.join(root, runId));
+  }
+  const guard = typeof opts.guard === "string" ? new Guard(opts.guard) : opts.guard;
+  const rt = new Runtime({
+    runId: runId ?? "agent-run",
+    seed: opts.seed ?? 0,
+    sink,
+    program: null,
+    task: opts.task,
+    models: {},
+    tools: {},
+    sensitiveTools: opts.sensitiveTools,
+    untrustedTools: opts.untrustedTools,
+    meta: { recorded_by: "causeway adapter", ...(opts.meta ?? {}) },
+    guard: guard && guard.mode !== "off" ? guard : undefined,
+    root: opts.root,
+    captureSites: opts.captureSites,
+  });
+  rt.start();
+  return rt;
+}
+
+/** The folder a run opened by {@link openRun} is written to, when it writes to one. */
+export function runDir(rt: Runtime): string | undefined {
+  const s = rt.opts.sink;
+  return s instanceof FileSink ? s.dir : undefined;
+}

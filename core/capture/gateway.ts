@@ -1,0 +1,246 @@
+/**
+ * The recording gateway: a local OpenAI- and Anthropic-compatible proxy. Point an agent's base URL
+ * at it — in any language — and every chat completion, response and message it sends upstream is
+ * recorded as a decision of a run, exactly as the SDK adapters record them (same context items,
+ * same request record, tool calls linked to the decision that asked for them when their results
+ * come back in the next request). Streamed responses pass through as they arrive and are recorded
+ * once complete.
+ *
+ *   causeway gateway --upstream https://api.openai.com --out runs      # then OPENAI_BASE_URL=http://127.0.0.1:7789/v1
+ *
+ * The agent is named by the `x-causeway-agent` header, else by the label given to its API key
+ * (`--agent-key NAME=ENVVAR`), else by a short hash of the key (never the key itself). The run is
+ * named by `x-causeway-run`, else one run per gateway process. Runs end when the gateway closes.
+ */
+import http from "node:http";
+import https from "node:https";
+import type { AddressInfo } from "node:net";
+import { createHash, timingSafeEqual } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import type { Runtime } from "../sdk/runtime";
+import { freeRunId } from "../sdk/system";
+import { codecForPath, type Codec } from "../adapters/codecs";
+import { ConversationRecorder, errorText, openRun, runDir } from "../adapters/shared";
+import { HttpError, hostAllowed, readBody, RUN_ID_RE } from "./http";
+
+export interface GatewayOptions {
+  /** Where requests go: http(s)://host[:port][/base]. The request's own path is appended. */
+  upstream: string;
+  /** Runs root. */
+  outDir: string;
+  /** Default 7789; 0 picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** The run for requests without x-causeway-run (default gateway-<time>). */
+  runId?: string;
+  sensitiveTools?: readonly string[];
+  untrustedTools?: readonly string[];
+  /** label → API key: requests with this key are recorded as agent `label`. */
+  agentKeys?: Record<string, string>;
+  /** Largest request or response body recorded (default 32 MB; larger requests are refused). */
+  maxBodyBytes?: number;
+  /** One line per recorded call (default: nothing). */
+  log?: (line: string) => void;
+}
+
+export interface Gateway {
+  url: string;
+  port: number;
+  /** Folders of the runs recorded so far. */
+  runs(): string[];
+  /** Records the calls still waiting for results, ends every run, stops listening. */
+  close(): Promise<void>;
+}
+
+const HOP = new Set(["connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade", "host", "content-length", "accept-encoding"]);
+const AGENT_RE = /^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$/;
+
+const digest = (s: string) => createHash("sha256").update(s).digest();
+
+export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
+  const upstream = new URL(opts.upstream);
+  if (upstream.protocol !== "http:" && upstream.protocol !== "https:") throw new Error(`--upstream must be an http(s) URL, got ${opts.upstream}`);
+  const basePath = upstream.pathname.replace(/\/+$/, "");
+  const maxBody = opts.maxBodyBytes ?? 32 << 20;
+  const host = opts.host ?? "127.0.0.1";
+  const keys = Object.entries(opts.agentKeys ?? {}).map(([label, key]) => ({ label, digest: digest(key) }));
+  const defaultRun = opts.runId ?? `gateway-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-")}`;
+  const runs = new Map<string, { rt: Runtime; recorders: Map<string, ConversationRecorder> }>();
+  const log = opts.log ?? (() => {});
+
+  const agentName = (req: http.IncomingMessage): string => {
+    const h = req.headers["x-causeway-agent"];
+    if (typeof h === "string" && AGENT_RE.test(h) && h !== "run") return h;
+    const auth = req.headers.authorization;
+    const key = typeof auth === "string" && /^Bearer\s+/i.test(auth) ? auth.replace(/^Bearer\s+/i, "") : typeof req.headers["x-api-key"] === "string" ? (req.headers["x-api-key"] as string) : "";
+    if (!key) return "agent";
+    const d = digest(key);
+    const hit = keys.find((k) => timingSafeEqual(k.digest, d));
+    return hit ? hit.label : `key-${d.toString("hex").slice(0, 8)}`;
+  };
+
+  const recorderFor = (req: http.IncomingMessage): ConversationRecorder => {
+    const h = req.headers["x-causeway-run"];
+    const name = typeof h === "string" && RUN_ID_RE.test(h) ? h : defaultRun;
+    let run = runs.get(name);
+    if (!run) {
+      const rt = openRun({
+        out: opts.outDir,
+        runId: freeRunId(opts.outDir, name),
+        sensitiveTools: opts.sensitiveTools,
+        untrustedTools: opts.untrustedTools,
+        captureSites: false,
+        meta: { recorded_by: "causeway gateway", upstream: upstream.origin + basePath },
+      });
+      run = { rt, recorders: new Map() };
+      runs.set(name, run);
+    }
+    const agent = agentName(req);
+    let rec = run.recorders.get(agent);
+    if (!rec) {
+      rec = new ConversationRecorder(run.rt.agent(agent), { untrustedTools: opts.untrustedTools });
+      run.recorders.set(agent, rec);
+    }
+    return rec;
+  };
+
+  const record = (codec: Codec, req: http.IncomingMessage, body: unknown, outcome: { response?: unknown; error?: string; durationMs: number }, url: string) => {
+    try {
+      const rec = recorderFor(req);
+      rec.exchange(codec, body, { ...outcome, url });
+      const calls = outcome.response === undefined ? [] : codec.toolCalls(outcome.response).map((c) => c.name);
+      log(`recorded ${rec.agent.name}: ${codec.api} ${String((body as { model?: unknown }).model ?? "?")}${outcome.error ? ` failed (${outcome.error.slice(0, 80)})` : calls.length ? ` → ${calls.join(", ")}` : ""}`);
+    } catch (err) {
+      log(`not recorded: ${errorText(err)}`);
+    }
+  };
+
+  /** Sends a request upstream, streams the answer back as it arrives, and records the exchange once it is complete. */
+  const forward = (req: http.IncomingMessage, res: http.ServerResponse, raw: Buffer, fail: (status: number, message: string) => void) => {
+    const path = (req.url ?? "/").split("?")[0];
+    const codec = req.method === "POST" ? codecForPath(path) : undefined;
+    let body: unknown;
+    if (codec) {
+      try {
+        body = JSON.parse(raw.toString("utf8"));
+      } catch {
+        body = undefined; // forwarded as is, not recorded
+      }
+    }
+    const target = new URL(upstream.origin);
+    target.pathname = (basePath.endsWith("/v1") && path.startsWith("/v1/") ? basePath.slice(0, -3) : basePath) + path;
+    target.search = new URL(req.url ?? "/", "http://x").search;
+    const headers: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && !HOP.has(k) && !k.startsWith("x-causeway-")) headers[k] = v;
+    headers["accept-encoding"] = "identity";
+    if (raw.length) headers["content-length"] = String(raw.length);
+    const t0 = performance.now();
+    const up = (target.protocol === "https:" ? https : http).request(target, { method: req.method, headers }, (upRes) => {
+      const out: Record<string, string | string[]> = {};
+      for (const [k, v] of Object.entries(upRes.headers)) if (v !== undefined && !HOP.has(k)) out[k] = v;
+      if (upRes.headers["content-length"]) out["content-length"] = upRes.headers["content-length"];
+      res.writeHead(upRes.statusCode ?? 502, out);
+      const got: Buffer[] = [];
+      let gotBytes = 0;
+      upRes.on("data", (c: Buffer) => {
+        res.write(c);
+        gotBytes += c.length;
+        if (gotBytes <= maxBody) got.push(c);
+      });
+      upRes.on("end", () => {
+        res.end();
+        if (!codec || !body || typeof body !== "object") return;
+        const durationMs = performance.now() - t0;
+        const text = Buffer.concat(got).toString("utf8");
+        const status = upRes.statusCode ?? 0;
+        if (gotBytes > maxBody) return record(codec, req, body, { error: `response over ${maxBody >> 20} MB: not recorded`, durationMs }, target.href);
+        if (status >= 400) return record(codec, req, body, { error: `HTTP ${status}: ${text.slice(0, 500)}`, durationMs }, target.href);
+        const streamed = (body as { stream?: unknown }).stream === true || String(upRes.headers["content-type"] ?? "").includes("text/event-stream");
+        let response: unknown;
+        try {
+          response = streamed ? codec.accumulate(sseData(text)) : JSON.parse(text);
+        } catch {
+          return record(codec, req, body, { error: "the response is not JSON", durationMs }, target.href);
+        }
+        record(codec, req, body, { response, durationMs }, target.href);
+      });
+      upRes.on("error", () => res.destroy());
+    });
+    up.on("error", (err) => {
+      fail(502, `upstream ${target.host} failed: ${err.message}`);
+      if (codec && body && typeof body === "object") record(codec, req, body, { error: `upstream failed: ${err.message}`, durationMs: performance.now() - t0 }, target.href);
+    });
+    up.end(raw);
+  };
+
+  const server = http.createServer((req, res) => {
+    const fail = (status: number, message: string) => {
+      if (res.headersSent) return res.destroy();
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { type: "causeway_gateway_error", message } }));
+    };
+    if (!hostAllowed(req.headers.host, host)) {
+      req.resume();
+      return fail(403, "host not allowed");
+    }
+    const url = req.url ?? "";
+    if (!url.startsWith("/") || url.startsWith("//")) {
+      req.resume();
+      return fail(400, "the request target must be a path (this is not a forward proxy)");
+    }
+    readBody(req, maxBody).then(
+      (raw) => {
+        try {
+          forward(req, res, raw, fail);
+        } catch (err) {
+          fail(400, errorText(err));
+        }
+      },
+      (err) => fail(err instanceof HttpError ? err.status : 400, err instanceof Error ? err.message : String(err)),
+    );
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port ?? 7789, host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  let closed = false;
+  return {
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    port,
+    runs: () => [...runs.values()].map((r) => runDir(r.rt)!).filter(Boolean),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      for (const { rt, recorders } of runs.values()) {
+        for (const rec of recorders.values()) rec.closePending();
+        await rt.finish();
+      }
+    },
+  };
+}
+
+/** The data of each server-sent event ("[DONE]" and non-JSON data dropped). */
+export function sseData(text: string): unknown[] {
+  const out: unknown[] = [];
+  for (const block of text.split(/\r?\n\r?\n/)) {
+    const data = block
+      .split(/\r?\n/)
+      .filter((l) => l.startsWith("data:"))
+      .map((l) => l.slice(5).replace(/^ /, ""))
+      .join("\n");
+    if (!data || data === "[DONE]") continue;
+    try {
+      out.push(JSON.parse(data));
+    } catch {
+      /* a comment or a keep-alive */
+    }
+  }
+  return out;
+}

@@ -1,0 +1,157 @@
+/**
+ * The ingest validator: decides whether a batch `{events, blobs}` sent to `POST /v1/ingest` may be
+ * appended to a stored run, before anything is written. Pure: the stored run is described by a
+ * {@link StoredRun}, the batch is the lossless parse of the body (so hashes are recomputed over
+ * exactly the numbers that were sent).
+ *
+ * Refused, with the status the client can act on:
+ *  - 400  not a batch (shape);
+ *  - 422  a malformed event (common fields, the fields its type needs and their types, token
+ *         counts), an event whose hash does not recompute (edited), a blob whose content does not
+ *         hash to its ref (forged), a ref to a blob neither stored nor sent, a blob no event of the
+ *         batch names (unreferenced), more events or blobs than one batch may hold;
+ *  - 409  (with the run's head) a batch that does not continue the stored chain: a gap, a fork
+ *         (another event at a stored position, or a prev_hash that links elsewhere), a replayed
+ *         batch (events already stored), a duplicate event id, anything after run.end.
+ */
+import { SCHEMAS, KNOWN_TYPES, fieldProblems, refsOf } from "../log/events";
+import { ZERO_HASH, eventHash, isRef, refOf } from "../log/hash";
+import { PyFloat, type JsonValue } from "../log/pyjson";
+import { RUN_ID_RE } from "./http";
+
+/** What the validator needs to know of the stored run. */
+export interface StoredRun {
+  /** The last stored event, or null when the run is new. */
+  head: RunHead | null;
+  /** Hash of the stored event at seq, if stored. */
+  hashAt(seq: number): string | undefined;
+  hasId(id: string): boolean;
+  hasBlob(ref: string): boolean;
+  /** The stored run has its run.end. */
+  ended: boolean;
+}
+
+export interface RunHead {
+  seq: number;
+  hash: string;
+}
+
+export interface IngestLimits {
+  maxEvents: number;
+  maxBlobs: number;
+}
+
+export const DEFAULT_LIMITS: IngestLimits = { maxEvents: 10_000, maxBlobs: 10_000 };
+
+export type Event = Record<string, JsonValue>;
+
+export type IngestVerdict =
+  | { ok: true; runId: string; events: Event[]; blobs: Map<string, JsonValue>; head: RunHead }
+  | { ok: false; status: 400 | 409 | 422; error: string; head?: RunHead | null };
+
+const ID_RE = /^[A-Za-z0-9_-]{1,128}$/;
+const isObj = (x: unknown): x is Record<string, JsonValue> => !!x && typeof x === "object" && !Array.isArray(x) && !(x instanceof PyFloat);
+const short = (s: string, n = 24) => (s.length > n ? s.slice(0, n) + "…" : s);
+
+/** The run a batch is for, or undefined when the batch doesn't say (checked fully by {@link validateBatch}). */
+export function batchRunId(body: JsonValue): string | undefined {
+  if (!isObj(body) || !Array.isArray(body.events)) return undefined;
+  const first = body.events[0];
+  return isObj(first) && typeof first.run_id === "string" && RUN_ID_RE.test(first.run_id) ? first.run_id : undefined;
+}
+
+/** Checks one batch against the stored run; nothing is written here. */
+export function validateBatch(body: JsonValue, stored: StoredRun, limits: IngestLimits = DEFAULT_LIMITS): IngestVerdict {
+  const refuse = (status: 400 | 409 | 422, error: string): IngestVerdict => ({ ok: false, status, error, ...(status === 409 ? { head: stored.head } : {}) });
+  if (!isObj(body) || !Array.isArray(body.events) || !body.events.length || (body.blobs !== undefined && body.blobs !== null && !isObj(body.blobs))) {
+    return refuse(400, 'expected {"events": [at least one event], "blobs": {ref: value}}');
+  }
+  const events = body.events as JsonValue[];
+  const blobsIn = isObj(body.blobs) ? body.blobs : {};
+  const blobKeys = Object.keys(blobsIn);
+  if (events.length > limits.maxEvents) return refuse(422, `a batch holds at most ${limits.maxEvents} events (got ${events.length})`);
+  if (blobKeys.length > limits.maxBlobs) return refuse(422, `a batch holds at most ${limits.maxBlobs} blobs (got ${blobKeys.length})`);
+
+  // blobs: each must hash to its ref
+  const blobs = new Map<string, JsonValue>();
+  for (const ref of blobKeys) {
+    if (!isRef(ref)) return refuse(422, `blob key ${JSON.stringify(short(ref))} is not a sha256: ref`);
+    let actual: string;
+    try {
+      actual = refOf(blobsIn[ref]);
+    } catch {
+      actual = "";
+    }
+    if (actual !== ref) return refuse(422, `blob ${short(ref, 20)} does not hash to its ref (forged or damaged)`);
+    blobs.set(ref, blobsIn[ref]);
+  }
+
+  // each event on its own: fields, types, one run
+  let runId: string | undefined;
+  for (const [i, e] of events.entries()) {
+    if (!isObj(e)) return refuse(422, `event ${i} of the batch is not an object`);
+    const at = `event ${i} (seq ${typeof e.seq === "number" ? e.seq : "?"})`;
+    const problems = fieldProblems(e as Record<string, unknown>);
+    if (problems.length) return refuse(422, `${at}: ${problems[0]}`);
+    if (!SCHEMAS.has(e.schema as string)) return refuse(422, `${at}: unknown schema ${JSON.stringify(short(String(e.schema)))}`);
+    if (!KNOWN_TYPES.has(e.type as string)) return refuse(422, `${at}: unknown event type ${JSON.stringify(short(String(e.type)))}`);
+    if (!Number.isSafeInteger(e.seq) || (e.seq as number) < 0) return refuse(422, `${at}: seq must be an integer ≥ 0`);
+    if (!ID_RE.test(e.id as string)) return refuse(422, `${at}: id must be 1–128 letters, digits, _ or -`);
+    if (!(e.agent as string).length || (e.agent as string).length > 200) return refuse(422, `${at}: agent must be 1–200 characters`);
+    if ((e.ts as string).length > 64) return refuse(422, `${at}: ts is too long`);
+    if (!RUN_ID_RE.test(e.run_id as string)) return refuse(422, `${at}: run_id must be a folder name (letters, digits, ._-; at most 128)`);
+    runId ??= e.run_id as string;
+    if (e.run_id !== runId) return refuse(422, `${at}: one batch must belong to one run (${short(runId)} and ${short(String(e.run_id))})`);
+    const usage = e.usage;
+    if (e.type === "decision" && usage !== undefined && usage !== null) {
+      if (!isObj(usage)) return refuse(422, `${at}: usage must be an object`);
+      for (const k of ["input_tokens", "output_tokens"]) {
+        if (usage[k] !== undefined && !(Number.isSafeInteger(usage[k]) && (usage[k] as number) >= 0)) return refuse(422, `${at}: usage.${k} must be an integer ≥ 0`);
+      }
+    }
+    if (e.request !== undefined && !isRef(e.request)) return refuse(422, `${at}: request must be a sha256: ref`);
+  }
+  const evs = events as Event[];
+
+  // the chain: continue the stored head, link by link, each hash recomputed
+  if (stored.ended) return refuse(409, "the run has ended (run.end is stored): nothing may follow it");
+  let expect = stored.head ? stored.head.seq + 1 : 0;
+  let prev = stored.head ? stored.head.hash : ZERO_HASH;
+  const first = evs[0];
+  if ((first.seq as number) < expect) {
+    const have = stored.hashAt(first.seq as number);
+    if (have !== undefined && have === first.hash) return refuse(409, `seq ${first.seq} is already stored (a replayed batch); the run's head is seq ${expect - 1}`);
+    return refuse(409, `seq ${first.seq} conflicts with the stored event at that position (a fork); the run's head is seq ${expect - 1}`);
+  }
+  for (const e of evs) {
+    if (e.seq !== expect) {
+      return refuse(409, (e.seq as number) > expect ? `expected seq ${expect}, got ${e.seq} (a gap: events are missing)` : `seq ${e.seq} appears twice in the batch`);
+    }
+    if (e.prev_hash !== prev) return refuse(409, `seq ${e.seq}: prev_hash does not link to the stored chain (a fork)`);
+    if (eventHash(e) !== e.hash) return refuse(422, `seq ${e.seq}: the event does not match its hash (edited)`);
+    expect++;
+    prev = e.hash as string;
+  }
+
+  // ids: new in the run
+  const ids = new Set<string>();
+  for (const e of evs) {
+    const id = e.id as string;
+    if (ids.has(id) || stored.hasId(id)) return refuse(409, `seq ${e.seq}: event id ${short(id, 12)} is already used in the run`);
+    ids.add(id);
+  }
+
+  // refs: every named blob exists; every sent blob is named
+  const named = new Set<string>();
+  for (const e of evs) {
+    for (const r of refsOf(e as Record<string, unknown>)) {
+      if (!isRef(r)) return refuse(422, `seq ${e.seq}: ${JSON.stringify(short(String(r)))} is not a sha256: ref`);
+      if (!blobs.has(r) && !stored.hasBlob(r)) return refuse(422, `seq ${e.seq}: blob ${short(r, 20)} is neither stored nor sent`);
+      named.add(r);
+    }
+  }
+  for (const ref of blobs.keys()) if (!named.has(ref)) return refuse(422, `blob ${short(ref, 20)} is sent but no event of the batch names it`);
+
+  const last = evs[evs.length - 1];
+  return { ok: true, runId: runId!, events: evs, blobs, head: { seq: last.seq as number, hash: last.hash as string } };
+}

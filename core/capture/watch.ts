@@ -1,0 +1,218 @@
+/**
+ * `causeway watch ROOT`: report new alerts as runs are written (by a local Runtime, the gateway or
+ * the collector). Each poll stats every run's events.jsonl and tests.jsonl and re-analyses only the
+ * runs that changed, reading complete lines only, so a run caught mid-write never raises a false
+ * integrity alert. Alerts present when watching starts are the baseline and are not reported.
+ *
+ * An optional webhook receives each new high alert as Slack-compatible JSON: its rule, title and
+ * run — never the call's arguments or the traced value — with <, > and & escaped so a title can't
+ * mention anyone. At most 100 posts wait to be sent; more are dropped and counted.
+ */
+import fs from "node:fs";
+import http from "node:http";
+import https from "node:https";
+import path from "node:path";
+import { BlobStore } from "../log/blobs";
+import { problem } from "../log/problems";
+import type { RunData } from "../log/reader";
+import { RunTail } from "../log/tail";
+import { readTestsLog } from "../log/testslog";
+import { investigateLite } from "../analysis/investigate";
+import { listRuns } from "../analysis/influence";
+import type { Alert } from "../analysis/types";
+
+export interface WatchedAlert {
+  run: string;
+  dir: string;
+  alert: Alert;
+}
+
+export interface WatchOptions {
+  root: string;
+  /** Poll interval (default 500 ms). */
+  intervalMs?: number;
+  /** POST each new high alert here. */
+  webhook?: string;
+  /** Called with each new alert (after the baseline). */
+  onAlert?: (a: WatchedAlert) => void;
+  /** Report alerts present at start too (default false). */
+  includeExisting?: boolean;
+  /** A webhook post failed (default: ignored). */
+  onWebhookError?: (err: Error) => void;
+}
+
+/** What a webhook receives: rule, title, run; the text escaped for Slack. */
+export function webhookPayload(w: WatchedAlert): Record<string, unknown> {
+  const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  const title = w.alert.title.slice(0, 300);
+  return {
+    text: esc(`[causeway] ${w.alert.severity.toUpperCase()} ${w.alert.rule} in run ${w.run}: ${title}`),
+    severity: w.alert.severity,
+    rule: w.alert.rule,
+    title: esc(title),
+    run: w.run,
+    seq: w.alert.seq,
+    tool: w.alert.tool,
+  };
+}
+
+/** One line for the terminal. */
+export function alertLine(w: WatchedAlert): string {
+  const a = w.alert;
+  return `${a.severity.toUpperCase().padEnd(6)} ${w.run} ${a.seq === null ? "run" : `#${a.seq}`} ${a.title}${a.detail ? `\n       ${a.detail.slice(0, 300)}` : ""}`;
+}
+
+const alertKey = (a: Alert) => `${a.rule}\u0000${a.seq}\u0000${a.tool}\u0000${a.title}`;
+
+interface Watched {
+  tail: RunTail;
+  stamp: string;
+  known: Set<string>;
+}
+
+const MAX_WEBHOOK_QUEUE = 100;
+
+export class AlertWatcher {
+  private readonly runs = new Map<string, Watched>();
+  private timer: NodeJS.Timeout | undefined;
+  private first = true;
+  private polling = false;
+  private readonly queue: Record<string, unknown>[] = [];
+  private posting = false;
+  /** Webhook posts dropped because 100 were already waiting. */
+  dropped = 0;
+
+  constructor(readonly opts: WatchOptions) {
+    if (opts.webhook && !/^https?:\/\//i.test(opts.webhook)) throw new Error(`--webhook must be an http(s) URL, got ${opts.webhook}`);
+  }
+
+  /** Polls until stopped. The first poll sets the baseline. */
+  start(): void {
+    const tick = () => {
+      this.poll();
+      this.timer = setTimeout(tick, this.opts.intervalMs ?? 500);
+    };
+    tick();
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** One pass over ROOT; returns the new alerts it reported. */
+  poll(): WatchedAlert[] {
+    if (this.polling) return [];
+    this.polling = true;
+    const found: WatchedAlert[] = [];
+    try {
+      for (const dir of listRuns(this.opts.root)) {
+        const w = this.runs.get(dir) ?? { tail: new RunTail(dir), stamp: "", known: new Set<string>() };
+        this.runs.set(dir, w);
+        const stamp = stampOf(dir);
+        if (stamp === w.stamp) continue;
+        w.stamp = stamp;
+        w.tail.poll();
+        const run = liveRunData(w.tail);
+        let alerts: Alert[];
+        try {
+          alerts = investigateLite(run).alerts;
+        } catch {
+          continue; // a run that can't be analysed yet is looked at again when it changes
+        }
+        for (const a of alerts) {
+          const k = alertKey(a);
+          if (w.known.has(k)) continue;
+          w.known.add(k);
+          if (this.first && !this.opts.includeExisting) continue;
+          found.push({ run: run.runId, dir, alert: a });
+        }
+      }
+    } finally {
+      this.first = false;
+      this.polling = false;
+    }
+    for (const w of found) {
+      this.opts.onAlert?.(w);
+      if (this.opts.webhook && w.alert.severity === "high") this.enqueue(webhookPayload(w));
+    }
+    return found;
+  }
+
+  /** Resolves when every queued webhook post has been attempted. */
+  async drained(): Promise<void> {
+    while (this.posting || this.queue.length) await new Promise((r) => setTimeout(r, 10));
+  }
+
+  private enqueue(payload: Record<string, unknown>): void {
+    if (this.queue.length >= MAX_WEBHOOK_QUEUE) {
+      this.dropped++;
+      return;
+    }
+    this.queue.push(payload);
+    if (!this.posting) void this.postAll();
+  }
+
+  private async postAll(): Promise<void> {
+    this.posting = true;
+    try {
+      while (this.queue.length) {
+        const p = this.queue.shift()!;
+        try {
+          await postWebhook(this.opts.webhook!, p);
+        } catch (err) {
+          this.opts.onWebhookError?.(err as Error);
+        }
+      }
+    } finally {
+      this.posting = false;
+    }
+  }
+}
+
+/** Size and mtime of events.jsonl and tests.jsonl: a run changed when this does. */
+function stampOf(dir: string): string {
+  const s = (f: string) => {
+    try {
+      const st = fs.statSync(path.join(dir, f));
+      return `${st.size}:${st.mtimeMs}:${st.ino}`;
+    } catch {
+      return "-";
+    }
+  };
+  return `${s("events.jsonl")}|${s("tests.jsonl")}`;
+}
+
+/** A run as far as its complete lines go (a partial last line is still being written). */
+export function liveRunData(tail: RunTail): RunData {
+  const events = tail.events;
+  const complete = events.some((e) => e.type === "run.end");
+  const tests = readTestsLog(tail.dir);
+  const problems = [...tail.parser.problems, ...tests.problems];
+  if (events.length && !complete) problems.push(problem("no-run-end", "the run has no run.end event: it is still running, or was cut short", { file: "events.jsonl" }));
+  const first = events.find((e) => typeof e.run_id === "string");
+  return {
+    dir: tail.dir,
+    runId: (first?.run_id as string | undefined) ?? path.basename(tail.dir),
+    events,
+    problems,
+    tests: tests.records,
+    blobs: new BlobStore(tail.dir),
+    complete,
+    bytes: tail.position,
+  };
+}
+
+function postWebhook(url: string, payload: unknown): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const data = Buffer.from(JSON.stringify(payload));
+    const u = new URL(url);
+    const req = (u.protocol === "https:" ? https : http).request(u, { method: "POST", headers: { "content-type": "application/json", "content-length": String(data.length) }, timeout: 10_000 }, (res) => {
+      res.resume();
+      res.on("end", () => ((res.statusCode ?? 0) < 300 ? resolve() : reject(new Error(`webhook answered HTTP ${res.statusCode}`))));
+    });
+    req.on("timeout", () => req.destroy(new Error("webhook timed out")));
+    req.on("error", reject);
+    req.end(data);
+  });
+}

@@ -1,0 +1,208 @@
+/**
+ * The capture commands of the CLI: ways in for real agents (docs/capture.md).
+ *
+ *   causeway gateway --upstream URL --out DIR [--port P]      record any agent by changing one base URL
+ *   causeway serve ROOT --token T                             collect runs shipped by HttpSink
+ *   causeway watch ROOT [--webhook URL]                       print new alerts as runs are written
+ *   causeway import otel FILE [--out DIR]                     OpenTelemetry GenAI traces → runs
+ *   causeway test-endpoint RUN --decision SEQ --remove SPEC   decision replay against the model's endpoint
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import { intFlag, UsageError, type Parsed } from "./args";
+import type { Command } from "./command";
+import { json, out, formatTest } from "./format";
+import { readRun } from "../log/reader";
+import { parseIntervention, parseTarget } from "../specs";
+import { startGateway } from "../capture/gateway";
+import { exposed, startCollector } from "../capture/server";
+import { AlertWatcher, alertLine } from "../capture/watch";
+import { importOtel } from "../importers/otel";
+import { EndpointError, endpointDecisionTest } from "../adapters/endpoint-replay";
+
+/** Resolves on SIGINT / SIGTERM after `stop` has run. */
+function untilSignal(stop: () => Promise<void> | void): Promise<number> {
+  return new Promise((resolve) => {
+    const done = async () => {
+      process.off("SIGINT", done);
+      process.off("SIGTERM", done);
+      await stop();
+      resolve(0);
+    };
+    process.on("SIGINT", done);
+    process.on("SIGTERM", done);
+  });
+}
+
+const list = (p: Parsed, name: string) => (p.flags[name] as string[] | undefined) ?? [];
+
+/** NAME=ENVVAR pairs → label → key, read from the environment (keys never go on a command line). */
+function agentKeys(p: Parsed): Record<string, string> {
+  const keys: Record<string, string> = {};
+  for (const pair of list(p, "agent-key")) {
+    const m = /^([^=]+)=([A-Za-z_][A-Za-z0-9_]*)$/.exec(pair);
+    if (!m) throw new UsageError(`--agent-key takes NAME=ENVVAR (the key itself stays in the environment), got ${JSON.stringify(pair)}`);
+    const key = process.env[m[2]];
+    if (!key) throw new UsageError(`--agent-key ${m[1]}: the environment variable ${m[2]} is not set`);
+    keys[m[1]] = key;
+  }
+  return keys;
+}
+
+export const CAPTURE_COMMANDS: Record<string, Command> = {
+  gateway: {
+    usage: "causeway gateway --upstream URL --out DIR [--port P] [--host H] [--run-id ID] [--sensitive TOOL]... [--untrusted-tool TOOL]... [--agent-key NAME=ENVVAR]...",
+    help: "a local OpenAI/Anthropic-compatible proxy that records every call as a decision",
+    spec: {
+      positionals: [],
+      flags: { upstream: "string", out: "string", port: "number", host: "string", "run-id": "string", sensitive: "strings", "untrusted-tool": "strings", "agent-key": "strings" },
+    },
+    run: async (p) => {
+      const upstream = p.flags.upstream as string | undefined;
+      if (!upstream) throw new UsageError("gateway: --upstream URL is required (e.g. https://api.openai.com or https://api.anthropic.com)");
+      if (!/^https?:\/\//i.test(upstream)) throw new UsageError("gateway: --upstream must be an http(s) URL");
+      const outDir = path.resolve((p.flags.out as string | undefined) ?? "runs");
+      const gw = await startGateway({
+        upstream,
+        outDir,
+        port: p.flags.port === undefined ? 7789 : intFlag(p, "port", 7789, 0),
+        host: p.flags.host as string | undefined,
+        runId: p.flags["run-id"] as string | undefined,
+        sensitiveTools: list(p, "sensitive"),
+        untrustedTools: list(p, "untrusted-tool"),
+        agentKeys: agentKeys(p),
+        log: (l) => out(`  ${l}`),
+      });
+      out(`causeway gateway on ${gw.url} -> ${upstream}, recording to ${outDir}`);
+      out(`  OpenAI clients:    OPENAI_BASE_URL=${gw.url}/v1`);
+      out(`  Anthropic clients: ANTHROPIC_BASE_URL=${gw.url}`);
+      out("  name agents with the x-causeway-agent header (or --agent-key); Ctrl-C ends the runs");
+      return untilSignal(async () => {
+        await gw.close();
+        out(`runs: ${gw.runs().join(", ") || "none"}`);
+      });
+    },
+  },
+  serve: {
+    usage: "causeway serve ROOT [--token T] [--host H] [--port P] [--max-body-mb N]",
+    help: "collect runs shipped by HttpSink (POST /v1/ingest); token from --token or $CAUSEWAY_TOKEN",
+    spec: { positionals: ["root"], flags: { token: "string", host: "string", port: "number", "max-body-mb": "number", quiet: "boolean" } },
+    run: async (p) => {
+      let token = (p.flags.token as string | undefined) ?? process.env.CAUSEWAY_TOKEN;
+      const generated = !token;
+      token ??= randomBytes(18).toString("base64url");
+      const host = (p.flags.host as string | undefined) ?? "127.0.0.1";
+      if (exposed(host)) process.stderr.write(`causeway serve: warning: binding to ${host} exposes the collector beyond this machine; anyone with the token can write runs\n`);
+      const c = await startCollector({
+        root: p.pos.root!,
+        token,
+        host,
+        port: p.flags.port === undefined ? 7788 : intFlag(p, "port", 7788, 0),
+        maxBodyBytes: intFlag(p, "max-body-mb", 32) << 20,
+        log: p.flags.quiet ? undefined : (l) => out(`  ${l}`),
+      });
+      out(`causeway collector on ${c.url}: POST /v1/ingest -> ${path.resolve(p.pos.root!)}`);
+      if (generated) out(`  token (set CAUSEWAY_TOKEN to choose one): ${token}`);
+      return untilSignal(() => c.close());
+    },
+  },
+  watch: {
+    usage: "causeway watch ROOT [--webhook URL] [--interval MS] [--all]",
+    help: "print new alerts as runs are written; --webhook posts each new high alert",
+    spec: { positionals: ["root"], flags: { webhook: "string", interval: "number", all: "boolean" } },
+    run: async (p) => {
+      const root = path.resolve(p.pos.root!);
+      if (!fs.existsSync(root)) throw new UsageError(`${p.pos.root} does not exist`);
+      let w: AlertWatcher;
+      try {
+        w = new AlertWatcher({
+          root,
+          webhook: p.flags.webhook as string | undefined,
+          intervalMs: intFlag(p, "interval", 500, 50),
+          includeExisting: !!p.flags.all,
+          onAlert: (a) => out(alertLine(a)),
+          onWebhookError: (err) => process.stderr.write(`causeway watch: webhook: ${err.message}\n`),
+        });
+      } catch (err) {
+        throw new UsageError((err as Error).message);
+      }
+      out(`watching ${root} for new alerts (Ctrl-C to stop)`);
+      w.start();
+      return untilSignal(async () => {
+        w.stop();
+        await w.drained();
+      });
+    },
+  },
+  import: {
+    usage: "causeway import otel FILE [--out DIR] [--trusted-tool T]... [--untrusted-tool T]... [--sensitive T]... [--json]",
+    help: "import OpenTelemetry GenAI traces (OTLP/JSON or JSON Lines) as runs",
+    spec: { positionals: ["kind", "file"], flags: { out: "string", "trusted-tool": "strings", "untrusted-tool": "strings", sensitive: "strings", json: "boolean" } },
+    run: (p) => {
+      if (p.pos.kind !== "otel") throw new UsageError(`import: unknown source ${JSON.stringify(p.pos.kind)} (supported: otel)`);
+      const file = p.pos.file!;
+      if (!fs.existsSync(file)) throw new UsageError(`${file} does not exist`);
+      const outDir = path.resolve((p.flags.out as string | undefined) ?? "runs");
+      let r: { runs: string[] };
+      try {
+        r = importOtel(file, outDir, {
+          trustedTools: list(p, "trusted-tool"),
+          untrustedTools: p.flags["untrusted-tool"] ? list(p, "untrusted-tool") : undefined,
+          sensitiveTools: list(p, "sensitive"),
+        });
+      } catch (err) {
+        process.stderr.write(`causeway import: ${(err as Error).message}\n`);
+        return 1;
+      }
+      if (p.flags.json) json(r);
+      else {
+        out(`imported ${r.runs.length} run${r.runs.length === 1 ? "" : "s"} from ${file}:`);
+        for (const d of r.runs) out(`  ${d}`);
+      }
+      return 0;
+    },
+  },
+  "test-endpoint": {
+    usage: "causeway test-endpoint RUN --decision SEQ --remove SPEC (--contains TEXT | --target SPEC) [--n N] [--n-max N] [--base-url URL] [--api-key-env VAR] [--json]",
+    help: "decision replay over HTTP: re-send a recorded call without a block, against an unchanged control call",
+    spec: {
+      positionals: ["run"],
+      flags: { decision: "string", remove: "string", contains: "string", target: "string", n: "number", "n-max": "number", "base-url": "string", "api-key-env": "string", "timeout-s": "number", json: "boolean" },
+    },
+    run: async (p) => {
+      const dir = path.resolve(p.pos.run!);
+      if (!fs.existsSync(path.join(dir, "events.jsonl"))) throw new UsageError(`${p.pos.run} is not a run folder (no events.jsonl)`);
+      const decision = p.flags.decision as string | undefined;
+      const remove = p.flags.remove as string | undefined;
+      if (!decision || !remove) throw new UsageError("test-endpoint: --decision SEQ and --remove SPEC are required");
+      parseIntervention(remove);
+      const target = p.flags.target as string | undefined;
+      if (target) parseTarget(target);
+      if (target === undefined && p.flags.contains === undefined) throw new UsageError("test-endpoint: say what to measure with --contains TEXT or --target SPEC");
+      const keyVar = p.flags["api-key-env"] as string | undefined;
+      if (keyVar && !process.env[keyVar]) throw new UsageError(`--api-key-env: ${keyVar} is not set`);
+      const n = intFlag(p, "n", 20);
+      try {
+        const r = await endpointDecisionTest(readRun(dir), {
+          decision: /^\d+$/.test(decision) ? Number(decision) : decision,
+          intervention: remove,
+          contains: p.flags.contains as string | undefined,
+          target,
+          n,
+          nMax: p.flags["n-max"] === undefined ? undefined : intFlag(p, "n-max", n),
+          baseUrl: p.flags["base-url"] as string | undefined,
+          apiKey: keyVar ? process.env[keyVar] : undefined,
+          timeoutMs: intFlag(p, "timeout-s", 120) * 1000,
+        });
+        if (p.flags.json) json(r);
+        else out(formatTest(r));
+        return 0;
+      } catch (err) {
+        if (!(err instanceof EndpointError)) throw err;
+        process.stderr.write(`causeway test-endpoint: ${err.message}\n`);
+        return 1;
+      }
+    },
+  },
+};
