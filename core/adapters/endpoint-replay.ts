@@ -16,7 +16,8 @@ import type { RunData } from "../log/reader";
 import { appendTest } from "../log/testslog";
 import { RunModel } from "../graph/model";
 import { matchesTarget, parseIntervention, parseTarget, removes } from "../specs";
-import { newcombe, roleFor, sequentialLooks, suggestedN, verdictFor, zFor, type Verdict } from "../stats";
+import { newcombe, sequentialLooks, verdictFor, zFor, type Verdict } from "../stats";
+import { decisionRecord } from "../replay/engine";
 import { CODECS, getAt, resultText, setAt, type ApiName, type Codec } from "./codecs";
 import type { RecordedBlock, RecordedRequest } from "./shared";
 import { cloneJson } from "./shared";
@@ -184,30 +185,19 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
   }
   const r4 = (x: number) => Math.round(x * 10000) / 10000;
   const what = target ? `tool call ${opts.target}` : `output~${opts.contains}`;
-  const result: Record<string, unknown> = {
+  const result = decisionRecord(ev, { n: i, plan, ci, verdict, minEffect }, {
     intervention: opts.intervention,
     target: `decision#${ev.seq} ${what}`,
     p_with: r4(kWith / i),
     p_without: r4(kWithout / i),
     effect: r4((kWith - kWithout) / i),
     noise: null,
-    n: i,
-    looks: plan.length,
-    n_max: plan[plan.length - 1],
-    ci: [r4(ci[0]), r4(ci[1])],
-    verdict,
-    min_effect: minEffect,
-    n_needed: verdict === "inconclusive" ? Math.max(i, suggestedN(i, ci, minEffect)) : null,
-    scope: "decision",
-    decision: ev.id,
-    decision_seq: ev.seq,
     model_calls: calls,
     removed_blocks: removed,
     kept_blocks: kept,
     endpoint: { api: codec.api, url },
     method: "re-send the recorded request with the item's blocks replaced by a placeholder, against the unchanged request (control call); Newcombe 95% CI",
-  };
-  if (verdict === "causal") result.role = roleFor(ci, kWith / i);
+  });
   if (opts.save !== false) appendTest(run.dir, result);
   return result;
 }

@@ -317,3 +317,18 @@ export function toPlain(v: JsonValue): unknown {
   }
   return v;
 }
+
+/** A JSON object (Python's NaN / Infinity accepted), as plain values; undefined for anything else. */
+export function parseJsonObject(text: string): Record<string, unknown> | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    try {
+      v = toPlain(parseLossless(text));
+    } catch {
+      return undefined;
+    }
+  }
+  return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}

@@ -11,7 +11,7 @@ import { createHash } from "node:crypto";
 import { BlobStore, DEFAULT_MAX_BLOB_BYTES, blobFileMatches } from "./blobs";
 import { SCHEMAS, KNOWN_TYPES, fieldProblems, refsOf, type LoadedEvent } from "./events";
 import { HASH_KEY, ZERO_HASH, canonicalDigest, isHex64, isRef, sha256Hex, slowCanonical } from "./hash";
-import { parseLossless, toPlain } from "./pyjson";
+import { parseJsonObject } from "./pyjson";
 import { problem, type Problem, type ProblemCode } from "./problems";
 import { readTestsLog, type TestRecord } from "./testslog";
 
@@ -96,7 +96,7 @@ export class EventLogParser {
     this.pending = [];
     this.pendingBytes = 0;
     this.lineNo++;
-    if (parseObject(line.toString("utf8")) === undefined) {
+    if (parseJsonObject(line.toString("utf8")) === undefined) {
       this.add(problem("cut-off", `line ${this.lineNo} is cut off (${line.length} bytes, no newline, not complete JSON): the run was interrupted while writing`, { line: this.lineNo, file: "events.jsonl" }));
       return;
     }
@@ -128,7 +128,7 @@ export class EventLogParser {
       return;
     }
     const text = buf.toString("utf8", 0, end);
-    const e = parseObject(text);
+    const e = parseJsonObject(text);
     if (e === undefined) {
       this.add(problem("not-json", `line ${lineNo} is not a JSON object`, { line: lineNo, file: "events.jsonl" }));
       this.prevHash = null; // the chain can't be followed across this line
@@ -192,20 +192,6 @@ export class EventLogParser {
   }
 }
 
-/** A JSON object (Python's NaN / Infinity accepted), or undefined. */
-function parseObject(text: string): Record<string, unknown> | undefined {
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    try {
-      v = toPlain(parseLossless(text));
-    } catch {
-      return undefined;
-    }
-  }
-  return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-}
 
 export interface RunData {
   dir: string;

@@ -8,7 +8,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { HASH_KEY, ZERO_HASH, canonicalDigest, eventHash, isHex64, sha256Hex, slowCanonical } from "./hash";
-import { dumps, parseLossless, toPlain } from "./pyjson";
+import { dumps, parseJsonObject } from "./pyjson";
 import { problem, type Problem } from "./problems";
 
 export interface TestRecord {
@@ -19,19 +19,6 @@ export interface TestRecord {
   chained: boolean;
 }
 
-function parse(text: string): Record<string, unknown> | undefined {
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    try {
-      v = toPlain(parseLossless(text));
-    } catch {
-      return undefined;
-    }
-  }
-  return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-}
 
 export function readTestsLog(dir: string): { records: TestRecord[]; problems: Problem[]; head: string } {
   const file = path.join(dir, "tests.jsonl");
@@ -58,7 +45,7 @@ export function readTestsLog(dir: string): { records: TestRecord[]; problems: Pr
     const at = { line: lineNo, file: "tests.jsonl" as const };
     if (stop > start) {
       const text = buf.toString("utf8", start, stop);
-      const rec = parse(text);
+      const rec = parseJsonObject(text);
       if (!rec) {
         problems.push(problem(last ? "tests-not-json" : "tests-not-json", `tests.jsonl line ${lineNo} is ${last ? "cut off or " : ""}not a JSON object`, at));
         head = "";

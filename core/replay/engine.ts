@@ -282,7 +282,9 @@ export async function runTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
         stopped = "decisive";
         break;
       }
-      if (plan.length > 1 && i >= 2 * n && Math.abs((kWith - kWithout) / i) <= 0.05 && size !== plan[plan.length - 1]) {
+      // futility needs the target to have reproduced often enough (in min_effect of the pairs, in
+      // either arm) for an effect of min_effect to show; one that barely reproduces says nothing yet
+      if (plan.length > 1 && i >= 2 * n && Math.abs((kWith - kWithout) / i) <= 0.05 && Math.max(kWith, kWithout) >= minEffect * i && size !== plan[plan.length - 1]) {
         stopped = "futility"; // no effect seen: stopped to save replays, not proof of none
         break;
       }
@@ -404,28 +406,39 @@ export async function decisionTest(ctx: ReplayContext, opts: DecisionTestOptions
     const eff = opts.contains !== undefined ? (k0 - k1) / i : (k1 - k0) / i;
     if (DECISIVE.has(verdict) || verdict === "not-applied" || (plan.length > 1 && i >= 2 * n && Math.abs(eff) <= 0.05)) break;
   }
-  const result: Record<string, unknown> =
+  const result =
     opts.contains !== undefined
-      ? { p_with: r4(k0 / i), p_without: r4(k1 / i), effect: r4((k0 - k1) / i), noise: null, target: `decision#${ev.seq} output~${opts.contains}` }
-      : { p_with: null, p_without: null, effect: r4((k1 - k0) / i), noise: r4(k0 / i), target: `decision#${ev.seq} output changed` };
-  Object.assign(result, {
-    intervention: opts.intervention,
-    n: i,
-    looks: plan.length,
-    n_max: plan[plan.length - 1],
-    ci: [r4(ci[0]), r4(ci[1])],
-    verdict,
-    min_effect: minEffect,
-    n_needed: verdict === "inconclusive" ? Math.max(i, suggestedN(i, ci, minEffect)) : null,
+      ? decisionRecord(ev, { n: i, plan, ci, verdict, minEffect }, { intervention: opts.intervention, target: `decision#${ev.seq} output~${opts.contains}`, p_with: r4(k0 / i), p_without: r4(k1 / i), effect: r4((k0 - k1) / i), noise: null, model_calls: 2 * i })
+      : decisionRecord(ev, { n: i, plan, ci, verdict, minEffect }, { intervention: opts.intervention, target: `decision#${ev.seq} output changed`, p_with: null, p_without: null, effect: r4((k1 - k0) / i), noise: r4(k0 / i), model_calls: 3 * i });
+  result.method = "re-call one recorded model call with and without the item, paired seeds";
+  if (opts.save !== false) appendTest(ctx.run.dir, result);
+  return result;
+}
+
+/**
+ * The tests.jsonl record of a decision-level test (in-process or over HTTP): the fields every
+ * decision test shares, around the rates and effect the caller measured.
+ */
+export function decisionRecord(
+  ev: { id: string; seq: number },
+  o: { n: number; plan: number[]; ci: [number, number]; verdict: Verdict; minEffect: number },
+  fields: { intervention: string; target: string; p_with: number | null; p_without: number | null; effect: number; noise: number | null; model_calls: number } & Record<string, unknown>,
+): Record<string, unknown> {
+  const rec: Record<string, unknown> = {
+    ...fields,
+    n: o.n,
+    looks: o.plan.length,
+    n_max: o.plan[o.plan.length - 1],
+    ci: [r4(o.ci[0]), r4(o.ci[1])],
+    verdict: o.verdict,
+    min_effect: o.minEffect,
+    n_needed: o.verdict === "inconclusive" ? Math.max(o.n, suggestedN(o.n, o.ci, o.minEffect)) : null,
     scope: "decision",
     decision: ev.id,
     decision_seq: ev.seq,
-    model_calls: opts.contains !== undefined ? 2 * i : 3 * i,
-    method: "re-call one recorded model call with and without the item, paired seeds",
-  });
-  if (verdict === "causal" && result.p_with !== null) result.role = roleFor(ci, Number(result.p_with));
-  if (opts.save !== false) appendTest(ctx.run.dir, result);
-  return result;
+  };
+  if (o.verdict === "causal" && fields.p_with !== null) rec.role = roleFor(o.ci, fields.p_with);
+  return rec;
 }
 
 // ----------------------------------------------------------------------------- replay + diff
