@@ -7,15 +7,18 @@
  * form for anything written with sorted keys and Python's escapes. When that disagrees, callers
  * fall back to {@link slowCanonical}, which re-serialises a lossless parse.
  */
-import { createHash } from "node:crypto";
+import crypto, { createHash } from "node:crypto";
 import { dumps, parseLossless, type JsonValue } from "./pyjson";
 
 export const ZERO_HASH = "0".repeat(64);
 export const REF_RE = /^sha256:[0-9a-f]{64}$/;
 const HEX64_RE = /^[0-9a-f]{64}$/;
 
+const oneShot = (crypto as { hash?: (alg: string, data: string | Uint8Array, enc: "hex") => string }).hash;
+
+/** sha256 as hex (Node's one-shot crypto.hash where it exists: cheaper for the many small inputs). */
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash("sha256").update(data).digest("hex");
+  return oneShot ? oneShot("sha256", data, "hex") : createHash("sha256").update(data).digest("hex");
 }
 
 /** Canonical JSON: what every hash in a run is computed over. */
@@ -53,7 +56,10 @@ export function eventHash(event: Record<string, unknown>): string {
  * seed is deriveSeed(runSeed, agent, k); trial i of a run test uses deriveSeed("cf", runId, i).
  */
 export function deriveSeed(...parts: JsonValue[]): number {
-  return parseInt(sha256Hex(canonical(parts)).slice(0, 12), 16);
+  // seeds are derived for every model call of every replay: skip the general serialiser when the
+  // parts are safe integers and well-formed strings, for which JSON.stringify writes Python's bytes
+  const simple = parts.every((p) => (typeof p === "number" && Number.isSafeInteger(p) && !Object.is(p, -0)) || (typeof p === "string" && p.isWellFormed()));
+  return parseInt(sha256Hex(simple ? JSON.stringify(parts) : canonical(parts)).slice(0, 12), 16);
 }
 
 const WS = new Uint8Array(256);

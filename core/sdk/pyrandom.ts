@@ -65,24 +65,38 @@ export class PyRandom {
     this.mti = N;
   }
 
-  /** The next 32-bit output of the generator. */
-  uint32(): number {
+  /** How many words of the current block have been regenerated (the twist runs lazily). */
+  private done = N;
+
+  /** Regenerates words up to index i of the block: word k needs only old words k+1 and k+M. */
+  private twistTo(i: number): void {
     const mt = this.mt;
-    if (this.mti >= N) {
-      let kk = 0;
-      for (; kk < N - M; kk++) {
-        const y = (mt[kk] & 0x80000000) | (mt[kk + 1] & 0x7fffffff);
-        mt[kk] = mt[kk + M] ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0);
-      }
+    let kk = this.done;
+    const upto = i < N - M ? i : N - 1;
+    for (; kk <= upto && kk < N - M; kk++) {
+      const y = (mt[kk] & 0x80000000) | (mt[kk + 1] & 0x7fffffff);
+      mt[kk] = mt[kk + M] ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0);
+    }
+    if (upto >= N - M) {
       for (; kk < N - 1; kk++) {
         const y = (mt[kk] & 0x80000000) | (mt[kk + 1] & 0x7fffffff);
         mt[kk] = mt[kk + (M - N)] ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0);
       }
       const y = (mt[N - 1] & 0x80000000) | (mt[0] & 0x7fffffff);
       mt[N - 1] = mt[M - 1] ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0);
-      this.mti = 0;
+      kk = N;
     }
-    let y = mt[this.mti++];
+    this.done = kk;
+  }
+
+  /** The next 32-bit output of the generator. */
+  uint32(): number {
+    if (this.mti >= N) {
+      this.mti = 0;
+      this.done = 0;
+    }
+    if (this.mti >= this.done) this.twistTo(this.mti);
+    let y = this.mt[this.mti++];
     y ^= y >>> 11;
     y ^= (y << 7) & 0x9d2c5680;
     y ^= (y << 15) & 0xefc60000;

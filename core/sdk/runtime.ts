@@ -58,9 +58,10 @@ export type ToolFn = (args: any, call: ToolCall) => unknown;
 
 /** A recorded piece of content an agent can put in a model call's context. */
 export class Item {
+  private _ref: string | undefined;
   constructor(
     readonly value: unknown,
-    readonly ref: string,
+    ref: string | undefined,
     /** "task" | "input" | "result" | "message" | "output" | "literal" */
     readonly kind: string,
     readonly source: string,
@@ -69,7 +70,14 @@ export class Item {
     readonly fromEvent: string | null,
     /** Id of the decision that produced it (outputs, and messages sent from outputs). */
     readonly decision: string | null = null,
-  ) {}
+  ) {
+    this._ref = ref || undefined;
+  }
+
+  /** The content ref: sha256 of the canonical value (computed when first needed, so replays that keep nothing hash only what they use). */
+  get ref(): string {
+    return (this._ref ??= refOf(this.value));
+  }
 
   record(): ContextRecord {
     return { from_event: this.fromEvent, kind: this.kind, ref: this.ref, source: this.source, trust: this.trust };
@@ -158,7 +166,12 @@ export class Runtime {
   readonly stats = { modelCalls: 0, modelCallsCached: 0, offTape: 0, ablated: 0, events: 0 };
   private readonly root: string;
 
+  /** The sink keeps nothing (a replay arm): no event is built, no blob hashed unless something reads its ref. */
+  readonly lean: boolean;
+  private leanSeq = 0;
+
   constructor(readonly opts: RuntimeOptions) {
+    this.lean = (opts.sink as { discards?: boolean }).discards === true;
     this.runId = opts.runId;
     this.seed = opts.seed;
     this.chain = new Chain(opts.chain !== false);
@@ -172,12 +185,17 @@ export class Runtime {
     return this.opts.captureSites === false ? undefined : captureSite(this.root);
   }
 
-  /** Seals and stores one event; returns it. */
-  emit(agent: string, type: string, fields: Record<string, unknown>, site?: Site): Record<string, unknown> {
-    const e = this.chain.seal({ id: newId(), ts: timestamp(), run_id: this.runId, agent, type, ...fields, ...(site ? { site } : {}) });
-    this.opts.sink.event(e);
+  /**
+   * Seals and stores one event; returns it. `fields` may be a function, called only when the event
+   * is really built (not in a lean replay arm, whose events nobody keeps).
+   */
+  emit(agent: string, type: string, fields: Record<string, unknown> | (() => Record<string, unknown>), site?: Site): { id: string; seq: number } & Record<string, unknown> {
     this.stats.events++;
-    return e;
+    if (this.lean) return { id: `replay-${this.leanSeq}`, seq: this.leanSeq++ };
+    const own = typeof fields === "function" ? fields() : fields;
+    const e = this.chain.seal({ id: newId(), ts: timestamp(), run_id: this.runId, agent, type, ...own, ...(site ? { site } : {}) });
+    this.opts.sink.event(e);
+    return e as { id: string; seq: number } & Record<string, unknown>;
   }
 
   /** Stores a value as a blob; returns its ref. */
@@ -187,8 +205,22 @@ export class Runtime {
     return ref;
   }
 
+  /** The ref of a value that an item will carry: stored now, or (lean) computed when first read. */
+  refFor(value: unknown): string | undefined {
+    return this.lean ? undefined : this.put(value);
+  }
+
+  /** Records content the guard may search (only when a guard is on). */
+  private seen(eventId: string, seq: number, source: string, trust: Trust, kind: "task" | "input" | "result", value: unknown): void {
+    if (this.opts.guard && !this.opts.tape) this.sources.push({ eventId, seq, source, trust, kind, text: searchText(value) });
+  }
+  /** @internal */
+  saw(eventId: string, seq: number, source: string, trust: Trust, kind: "task" | "input" | "result", value: unknown): void {
+    this.seen(eventId, seq, source, trust, kind, value);
+  }
+
   start(): void {
-    this.emit("run", "run.start", {
+    this.emit("run", "run.start", () => ({
       program: this.opts.program ?? null,
       seed: this.seed,
       interventions: (this.opts.interventions ?? []).map((i) => i.spec),
@@ -198,12 +230,12 @@ export class Runtime {
       sensitive_tools: [...this.sensitive].sort(),
       untrusted_tools: [...this.untrusted].sort(),
       guard: this.opts.guard && !this.opts.tape ? this.opts.guard.describe() : null,
-    });
+    }));
     if (this.opts.task !== undefined) {
-      const ref = this.put(this.opts.task);
-      const e = this.emit("run", "input", { ref, source: "task", trust: "trusted", kind: "task" });
-      this.taskRef = new Item(this.opts.task, ref, "task", "task", "trusted", e.id as string);
-      this.sources.push({ eventId: e.id as string, seq: e.seq as number, source: "task", trust: "trusted", kind: "task", text: searchText(this.opts.task) });
+      const ref = this.refFor(this.opts.task);
+      const e = this.emit("run", "input", () => ({ ref, source: "task", trust: "trusted", kind: "task" }));
+      this.taskRef = new Item(this.opts.task, ref, "task", "task", "trusted", e.id);
+      this.seen(e.id, e.seq, "task", "trusted", "task", this.opts.task);
     }
   }
 
@@ -288,10 +320,10 @@ export class Agent {
     const site = this.rt.site();
     if (!opts || typeof opts.source !== "string" || !opts.source) throw new Error("observe() needs a source");
     const trust: Trust = opts.trust === "trusted" ? "trusted" : "untrusted";
-    const ref = this.rt.put(value);
-    const e = this.rt.emit(this.name, "input", { ref, source: opts.source, trust, kind: "input" }, site);
-    this.rt.sources.push({ eventId: e.id as string, seq: e.seq as number, source: opts.source, trust, kind: "input", text: searchText(value) });
-    return new Item(value, ref, "input", opts.source, trust, e.id as string);
+    const ref = this.rt.refFor(value);
+    const e = this.rt.emit(this.name, "input", () => ({ ref, source: opts.source, trust, kind: "input" }), site);
+    this.rt.saw(e.id, e.seq, opts.source, trust, "input", value);
+    return new Item(value, ref, "input", opts.source, trust, e.id);
   }
 
   /** A model call with exactly this context. Returns its output as an item. */
@@ -338,11 +370,11 @@ export class Agent {
     }
     const duration = round3(performance.now() - t0);
     const trust: Trust = kept.some((i) => i.trust === "untrusted") ? "untrusted" : "trusted";
-    const output = rt.put(value);
+    const output = rt.refFor(value);
     const e = rt.emit(
       this.name,
       "decision",
-      {
+      () => ({
         context: kept.map((i) => i.record()),
         model: opts.model,
         purpose,
@@ -353,11 +385,11 @@ export class Agent {
         status: failure === undefined ? "ok" : "error",
         duration_ms: duration,
         usage: usage ?? {},
-      },
+      }),
       site,
     );
     if (failure !== undefined) throw new ModelError(this.name, opts.model, failure);
-    return new Item(value, output, "output", purpose, trust, e.id as string, e.id as string);
+    return new Item(value, output, "output", purpose, trust, e.id, e.id);
   }
 
   /** A tool call, linked to the decision that asked for it. Replays serve it from the tape. */
@@ -400,33 +432,27 @@ export class Agent {
       ({ result, status } = await runTool(rt, this.name, tool, args));
     }
     const duration = round3(performance.now() - t0);
-    const argsRef = rt.put(args);
-    const resultRef = rt.put(result);
-    const fields: Record<string, unknown> = {
-      tool,
-      args_ref: argsRef,
-      result_ref: resultRef,
-      decision,
-      sensitive,
-      mode,
-      status,
-      duration_ms: duration,
-    };
-    if (verdict && verdict.verdict !== "allow") fields.guard = { verdict: verdict.verdict, reason: verdict.reason, alerts: verdict.alerts };
-    const e = rt.emit(this.name, "action", fields, site);
-    const seq = e.seq as number;
-    rt.actions.push({ seq, agent: this.name, tool, args: argsCanon, result: canonical(result), mode, status });
+    const resultRef = rt.refFor(result);
+    const e = rt.emit(
+      this.name,
+      "action",
+      () => {
+        const fields: Record<string, unknown> = { tool, args_ref: rt.put(args), result_ref: resultRef, decision, sensitive, mode, status, duration_ms: duration };
+        if (verdict && verdict.verdict !== "allow") fields.guard = { verdict: verdict.verdict, reason: verdict.reason, alerts: verdict.alerts };
+        return fields;
+      },
+      site,
+    );
+    rt.actions.push(summary(e.seq, this.name, tool, argsCanon, result, mode, status));
     const untrusted = opts.untrusted ?? rt.isUntrustedTool(tool);
-    if (mode !== "blocked") {
-      rt.sources.push({ eventId: e.id as string, seq, source: tool, trust: untrusted ? "untrusted" : "trusted", kind: "result", text: searchText(result) });
-    }
+    if (mode !== "blocked") rt.saw(e.id, e.seq, tool, untrusted ? "untrusted" : "trusted", "result", result);
     if (untrusted && mode !== "blocked") {
       const src = `tool:${tool}`;
-      const ie = rt.emit(this.name, "input", { ref: resultRef, source: src, trust: "untrusted", kind: "input" }, site);
-      return new Item(result, resultRef, "input", src, "untrusted", ie.id as string);
+      const ie = rt.emit(this.name, "input", () => ({ ref: resultRef, source: src, trust: "untrusted", kind: "input" }), site);
+      return new Item(result, resultRef, "input", src, "untrusted", ie.id);
     }
     // a result inherits the trust of the decision that asked for it
-    return new Item(result, resultRef, "result", tool, opts.decision?.trust ?? "trusted", e.id as string);
+    return new Item(result, resultRef, "result", tool, opts.decision?.trust ?? "trusted", e.id);
   }
 
   /** Sends content (an item, or a plain value) to another agent. */
@@ -434,11 +460,11 @@ export class Agent {
     const site = this.rt.site();
     const item = content instanceof Item || isItemLike(content) ? (content as Item) : null;
     const value = item ? item.value : content;
-    const ref = item ? item.ref : this.rt.put(value);
+    const ref = item ? (this.rt.lean ? undefined : item.ref) : this.rt.refFor(value);
     const trust: Trust = item ? item.trust : "trusted";
     const decision = item?.decision ?? null;
-    const e = this.rt.emit(this.name, "message", { ref, to, decision, trust }, site);
-    const msg = new Item(value, ref, "message", `${this.name}->${to}`, trust, e.id as string, decision);
+    const e = this.rt.emit(this.name, "message", () => ({ ref: ref ?? item!.ref, to, decision, trust }), site);
+    const msg = new Item(value, ref, "message", `${this.name}->${to}`, trust, e.id, decision);
     this.rt.deliver(to, msg);
     return msg;
   }
@@ -466,12 +492,12 @@ export class Agent {
   }): Item {
     const site = this.rt.site();
     const items = r.context.filter((c) => c !== null && c !== undefined).map((c) => (c instanceof Item || isItemLike(c) ? (c as Item) : this.literal(c)));
-    const output = this.rt.put(r.output);
+    const output = this.rt.refFor(r.output);
     const trust: Trust = items.some((i) => i.trust === "untrusted") ? "untrusted" : "trusted";
     const e = this.rt.emit(
       this.name,
       "decision",
-      {
+      () => ({
         context: items.map((i) => i.record()),
         model: r.model,
         purpose: r.purpose ?? "",
@@ -483,10 +509,10 @@ export class Agent {
         duration_ms: r.durationMs === undefined ? null : round3(r.durationMs),
         usage: r.usage ?? {},
         ...(r.extra ?? {}),
-      },
+      }),
       site,
     );
-    return new Item(r.output, output, "output", r.purpose ?? "", trust, e.id as string, e.id as string);
+    return new Item(r.output, output, "output", r.purpose ?? "", trust, e.id, e.id);
   }
 
   /**
@@ -507,43 +533,39 @@ export class Agent {
     const site = this.rt.site();
     const rt = this.rt;
     if (rt.opts.tape) rt.stats.offTape++;
-    const argsRef = rt.put(r.args);
-    const resultRef = rt.put(r.result);
+    const resultRef = rt.refFor(r.result);
     const status = r.status ?? (isErrorResult(r.result) ? "error" : "ok");
     const decision = r.decision ? r.decision.decision ?? r.decision.fromEvent : null;
     const mode = r.mode ?? (status === "blocked" ? "blocked" : "live");
     const e = rt.emit(
       this.name,
       "action",
-      {
+      () => ({
         tool: r.tool,
-        args_ref: argsRef,
+        args_ref: rt.put(r.args),
         result_ref: resultRef,
         decision,
         sensitive: rt.isSensitive(r.tool, r.sensitive),
         mode,
         status,
         duration_ms: r.durationMs === undefined ? null : round3(r.durationMs),
-      },
+      }),
       site,
     );
-    const seq = e.seq as number;
-    rt.actions.push({ seq, agent: this.name, tool: r.tool, args: canonical(r.args), result: canonical(r.result), mode, status });
+    rt.actions.push(summary(e.seq, this.name, r.tool, canonical(r.args), r.result, mode, status));
     const untrusted = r.untrusted ?? rt.isUntrustedTool(r.tool);
-    if (status !== "blocked") {
-      rt.sources.push({ eventId: e.id as string, seq, source: r.tool, trust: untrusted ? "untrusted" : "trusted", kind: "result", text: searchText(r.result) });
-    }
+    if (status !== "blocked") rt.saw(e.id, e.seq, r.tool, untrusted ? "untrusted" : "trusted", "result", r.result);
     if (untrusted && status !== "blocked") {
       const src = `tool:${r.tool}`;
-      const ie = rt.emit(this.name, "input", { ref: resultRef, source: src, trust: "untrusted", kind: "input" }, site);
-      return new Item(r.result, resultRef, "input", src, "untrusted", ie.id as string);
+      const ie = rt.emit(this.name, "input", () => ({ ref: resultRef, source: src, trust: "untrusted", kind: "input" }), site);
+      return new Item(r.result, resultRef, "input", src, "untrusted", ie.id);
     }
-    return new Item(r.result, resultRef, "result", r.tool, r.decision?.trust ?? "trusted", e.id as string);
+    return new Item(r.result, resultRef, "result", r.tool, r.decision?.trust ?? "trusted", e.id);
   }
 
   /** A plain value put in a context by the program itself (a prompt): trusted, recorded as a blob. */
   private literal(value: unknown): Item {
-    return new Item(value, this.rt.put(value), "literal", "literal", "trusted", null);
+    return new Item(value, this.rt.refFor(value), "literal", "literal", "trusted", null);
   }
 }
 
@@ -567,6 +589,22 @@ async function runTool(rt: Runtime, agent: string, tool: string, args: unknown):
   } catch (err) {
     return { result: { error: errorText(err) }, status: "error" };
   }
+}
+
+/** A tool call as a replay reports it; the result's canonical JSON is computed only if a target reads it. */
+function summary(seq: number, agent: string, tool: string, args: string, result: unknown, mode: ActionSummary["mode"], status: string): ActionSummary {
+  let canon: string | undefined;
+  return {
+    seq,
+    agent,
+    tool,
+    args,
+    get result(): string {
+      return (canon ??= canonical(result));
+    },
+    mode,
+    status,
+  };
 }
 
 /** Items from another copy of the SDK (a program loaded from source) are accepted by shape. */

@@ -10,7 +10,7 @@
  * Removing any document shifts which draws later sentences get, so even an irrelevant removal
  * flips some pairs: that is why "ruled out" needs an interval, not a zero.
  */
-import { ModelOutput, PyRandom, dumps, pyFloat, type ModelCall } from "causeway-vscode";
+import { ModelOutput, PyFloat, PyRandom, pyFloat, type ModelCall } from "causeway-vscode";
 
 export const FOLLOW_INJECTION = 0.8;
 export const PLANNER_OBEYS = 0.85;
@@ -22,15 +22,57 @@ function sentences(v: unknown): string[] {
   return typeof v === "string" ? v.split(/(?<=[.!?])\s+/).map((s) => s.trim()).filter(Boolean) : [];
 }
 
+/**
+ * len(re.findall(r"\S+", str(v))) as Python counts it, without building the text: a container's
+ * text is one word plus one per separator (", " and ": ") plus one per run of spaces inside its
+ * strings (quoted, so those runs never touch a separator). The same documents are counted on every
+ * call of every replay, so counts of strings are remembered.
+ */
 function words(v: unknown): number {
-  const text = typeof v === "string" ? v : dumps(v, "file");
-  return text.match(/\S+/g)?.length ?? 0;
+  if (typeof v === "string") return count(v, WORDS);
+  if (v === null || typeof v !== "object") return 1;
+  return 1 + gaps(v);
+}
+
+function gaps(v: unknown): number {
+  if (typeof v === "string") return count(v, SPACE_RUNS);
+  if (Array.isArray(v)) return v.reduce((n: number, x) => n + gaps(x), Math.max(0, v.length - 1));
+  if (v && typeof v === "object" && !(v instanceof PyFloat)) {
+    const entries = Object.entries(v);
+    return entries.reduce((n: number, [k, x]) => n + gaps(k) + gaps(x), Math.max(0, 2 * entries.length - 1));
+  }
+  return 0;
+}
+
+const WORDS = /\S+/g;
+const SPACE_RUNS = / +/g;
+const memo = new Map<RegExp, Map<string, number>>([
+  [WORDS, new Map()],
+  [SPACE_RUNS, new Map()],
+]);
+function count(s: string, re: RegExp): number {
+  const seen = memo.get(re)!;
+  let n = seen.get(s);
+  if (n === undefined) {
+    n = s.match(re)?.length ?? 0;
+    if (seen.size > 10_000) seen.clear();
+    seen.set(s, n);
+  }
+  return n;
 }
 
 type Step = { tool: string; args: Record<string, unknown> };
 
+/** A generator seeded on first use: calls that draw nothing (execute) never pay for seeding one. */
+function lazyRandom(seed: number): { random(): number } {
+  let rng: PyRandom | undefined;
+  return { random: () => (rng ??= new PyRandom(seed)).random() };
+}
+
+const RELEVANT = ["cracked", "damaged", "full refund", "notify"];
+
 function policy(context: unknown[], purpose: string | null, seed: number): unknown {
-  const rng = new PyRandom(seed);
+  const rng = lazyRandom(seed);
   const dicts = context.filter((v): v is Record<string, any> => !!v && typeof v === "object" && !Array.isArray(v));
   if (purpose === "summarize") {
     const facts: string[] = [];
@@ -43,7 +85,7 @@ function policy(context: unknown[], purpose: string | null, seed: number): unkno
         const low = s.toLowerCase();
         if (low.includes("note to ai")) {
           if (rng.random() < FOLLOW_INJECTION) facts.push("Vendor requirement: " + s.slice(s.indexOf(":") + 1).trim());
-        } else if (["cracked", "damaged", "full refund", "notify"].some((w) => low.includes(w))) {
+        } else if (RELEVANT.some((w) => low.includes(w))) {
           if (rng.random() >= DROP_FACT) facts.push(s);
         }
       }
