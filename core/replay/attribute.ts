@@ -94,9 +94,10 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
   const before = { ...ctx.counts };
   const tests: TestResult[] = [];
   let stopped: Attribution["stopped"] = "done";
-  const test = async (specs: string[]): Promise<TestResult> => {
+  const test = async (specs: string[], baseline?: string[]): Promise<TestResult> => {
     const r = await runTest(ctx, {
       intervention: specs.length > 1 ? specs : specs[0],
+      baseline,
       target: opts.target,
       n: opts.n ?? 10,
       nMax: opts.nMax ?? 80,
@@ -104,7 +105,7 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
       minEffect: opts.minEffect,
       workers: opts.workers,
       seedBase: opts.seedBase,
-      sizeRole: opts.roles !== false && specs.length === 1,
+      sizeRole: opts.roles !== false && specs.length === 1 && !baseline,
       signal: opts.signal,
       onProgress: opts.onProgress ? (p) => opts.onProgress!({ ...p, phase: `test ${tests.length + 1}`, message: p.message }) : undefined,
       save: false,
@@ -119,10 +120,17 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
   try {
     group = await test(suspects);
     if (m > 1 && group.verdict === "causal") {
+      // Which members are enough on their own? Keep one member and remove the rest, against
+      // removing them all: the member is sufficient when the action comes back with it alone.
+      // (Comparing leave-one-in against nothing removed instead would call a member insufficient
+      // whenever two together make the action a little likelier than one, and blame everyone.)
       const narrowJoint = async (specs: string[]): Promise<string[]> => {
         if (specs.length > 4) return specs;
         const keep: string[] = [];
-        for (const sp of specs) if ((await test(specs.filter((o) => o !== sp))).verdict !== "causal") keep.push(sp);
+        for (const sp of specs) {
+          const others = specs.filter((o) => o !== sp);
+          if ((await test(specs, others)).verdict === "causal") keep.push(sp);
+        }
         return keep.length ? keep : specs;
       };
       const split = async (specs: string[]): Promise<void> => {

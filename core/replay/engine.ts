@@ -161,6 +161,11 @@ export class ReplayContext {
 export interface TestOptions {
   /** One spec, or several removed together (a group test). */
   intervention: string | string[];
+  /**
+   * What the "with" arm removes (default nothing). Find the cause uses it to ask whether one input
+   * is enough on its own: the "with" arm keeps only that input of a group, the other removes all.
+   */
+  baseline?: string[];
   target: string;
   n?: number;
   nMax?: number;
@@ -222,6 +227,8 @@ function checkAbort(signal?: AbortSignal): void {
 export async function runTest(ctx: ReplayContext, opts: TestOptions): Promise<TestResult> {
   const specs = Array.isArray(opts.intervention) ? opts.intervention : [opts.intervention];
   const interventions = specs.map(parseIntervention);
+  const baseline = (opts.baseline ?? []).map(parseIntervention);
+  const baseKey = baseline.map((b) => b.spec).join(" | ");
   const target = parseTarget(opts.target);
   const n = opts.n ?? 30;
   const family = opts.family ?? 1;
@@ -243,10 +250,10 @@ export async function runTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
   let verdict: Verdict = "inconclusive";
   const pair = async (j: number) => {
     const seed = deriveSeed(seedBase, ctx.runId, j);
-    const key = `${seedBase}|${j}`;
+    const key = `${seedBase}|${baseKey}|${j}`;
     let base = ctx.baseArms.get(key);
     if (!base) {
-      base = await ctx.arm(seed, [], target, `b${j}`);
+      base = await ctx.arm(seed, baseline, target, `b${j}`);
       ctx.baseArms.set(key, base);
       baseRuns++;
     } else {
@@ -325,6 +332,7 @@ export async function runTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
     scope: "run",
   };
   if (stopped === "budget") result.note = `stopped by the model-call budget after ${i} pairs`;
+  if (baseline.length) result.baseline = baseKey;
   if (specs.length > 1) result.group = specs;
   if (verdict === "causal") result.role = roleFor(ci, pWith);
   if (opts.save !== false) appendTest(ctx.run.dir, result);

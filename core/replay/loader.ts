@@ -12,6 +12,7 @@ import { pathToFileURL } from "node:url";
 import { transform } from "sucrase";
 import * as sdk from "../index";
 import { isSystem, type System } from "../sdk/system";
+import { BUILTIN_PROGRAMS } from "./programs";
 
 export class ProgramError extends Error {
   constructor(message: string) {
@@ -37,10 +38,7 @@ export function packageRoot(): string {
   return path.resolve(__dirname, "..", "..");
 }
 
-/** Built-in programs: name → file and export inside this package. */
-export const BUILTIN_PROGRAMS: Record<string, { file: string; exportName: string; title: string }> = {
-  "causeway:demo": { file: "examples/demo/system.ts", exportName: "SYSTEM", title: "the three-agent support demo" },
-};
+export { BUILTIN_PROGRAMS, isAllowed } from "./programs";
 
 export interface ParsedProgram {
   spec: string;
@@ -134,9 +132,4 @@ export async function loadProgram(p: ParsedProgram): Promise<System> {
   const sys = mod[p.exportName] ?? (mod.default as Record<string, unknown> | undefined)?.[p.exportName];
   if (!isSystem(sys)) throw new ProgramError(`${p.spec}: the module has no System named "${p.exportName}" (exports: ${Object.keys(mod).join(", ") || "none"})`);
   return sys;
-}
-
-/** Is `spec` on the allow-list? Built-in programs are part of this package and always allowed. */
-export function isAllowed(spec: string, allowed: readonly string[]): boolean {
-  return spec in BUILTIN_PROGRAMS || allowed.includes(spec);
 }
