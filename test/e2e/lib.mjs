@@ -105,6 +105,16 @@ export async function waitForWorkbench(page, { timeout = 60_000 } = {}) {
   await wb.locator('.part.activitybar li.action-item a.action-label').first().waitFor({ timeout });
 }
 
+/**
+ * Wait until the status bar no longer shows "Activating Extensions..." (it shows while the
+ * extension host starts extensions). Returns at once if it has not appeared yet, so call it
+ * after something that triggers activation, or wait for a visible effect of the extension.
+ */
+export async function waitForExtensionsActivated(page, { timeout = 60_000 } = {}) {
+  await page.locator('.part.statusbar .statusbar-item', { hasText: 'Activating Extensions' })
+    .first().waitFor({ state: 'hidden', timeout });
+}
+
 /** Move the mouse to a neutral spot (blank title bar) so hovers/tooltips do not linger. */
 export async function moveMouseAway(page) {
   const vp = page.viewportSize() ?? { width: 1400, height: 900 };
@@ -124,20 +134,25 @@ export async function screenshot(page, name, { keepMouse = false, locator } = {}
 // ---------------------------------------------------------------------------------------------
 // Command palette, quick picks, notifications
 
-/** Open the quick input with `key` (F1 = command palette, Control+P = quick open). */
-async function openQuickInput(page, key, timeout) {
+/**
+ * Open the quick input (F1 = command palette, Control+P = quick open) and type `text`. When
+ * focus is inside a webview the key may be lost or the input may lose focus and close: then
+ * retry through the title bar's command center, which works whatever has focus.
+ */
+async function openQuickInput(page, key, text, timeout) {
   const input = page.locator('.quick-input-widget .quick-input-box input');
+  const focused = page.locator('.quick-input-widget .quick-input-box input:focus');
+  const t0 = Date.now();
   for (let attempt = 0; ; attempt++) {
-    if (attempt > 0) {
-      // focus may be inside a webview/iframe that swallowed the key: give it back to the workbench
-      await page.locator('.part.statusbar').click({ position: { x: 2, y: 2 } }).catch(() => {});
-    }
-    await page.keyboard.press(key);
     try {
-      await input.waitFor({ state: 'visible', timeout: attempt < 2 ? 3000 : timeout });
+      if (attempt % 2 === 0) await page.keyboard.press(key);
+      else await page.locator('.part.titlebar .command-center .command-center-center').first().click({ timeout: 3000 });
+      await focused.waitFor({ state: 'visible', timeout: 3000 });
+      await input.fill(text, { timeout: 3000 });
       return input;
     } catch (e) {
-      if (attempt >= 2) throw e;
+      if (Date.now() - t0 > timeout || attempt >= 5) throw e;
+      if (await input.isVisible()) await page.keyboard.press('Escape');
     }
   }
 }
@@ -154,13 +169,27 @@ function quickRows(page, label) {
  * 'Causeway: Open Run' (category prefix included). Exact match, so similar titles are safe.
  */
 export async function runCommand(page, title, { timeout = DEFAULT_TIMEOUT } = {}) {
-  const input = await openQuickInput(page, 'F1', timeout);
-  await input.fill('>' + (title instanceof RegExp ? '' : title));
-  const row = quickRows(page, title).first();
-  await row.waitFor({ timeout });
-  await row.click();
-  await page.locator('.quick-input-widget .quick-input-list .monaco-list-row').first()
-    .waitFor({ state: 'hidden', timeout }).catch(() => {}); // a command may open another quick pick
+  const t0 = Date.now();
+  // The palette lists the commands known when it opens: right after the workbench loads, the
+  // extensions' contributions may not be registered yet, so reopen it until the entry shows.
+  for (;;) {
+    await openQuickInput(page, 'F1', '>' + (title instanceof RegExp ? '' : title), timeout);
+    const row = quickRows(page, title).first();
+    const left = timeout - (Date.now() - t0);
+    try {
+      await row.waitFor({ timeout: Math.max(1000, Math.min(5000, left)) });
+      await row.click();
+      break;
+    } catch (e) {
+      if (left <= 5000) throw new Error(`runCommand: no command titled ${title} in the palette`, { cause: e });
+      await page.keyboard.press('Escape');
+    }
+  }
+  // the palette is gone (or replaced by a quick pick the command opened)
+  await page.waitForFunction(() => {
+    const input = document.querySelector('.quick-input-widget .quick-input-box input');
+    return !input || !input.checkVisibility() || !input.value.startsWith('>');
+  }, null, { timeout: 5000 }).catch(() => {});
 }
 
 /**
@@ -197,7 +226,7 @@ export async function waitForNotification(page, text, { timeout = DEFAULT_TIMEOU
   const toast = page.locator('.notifications-toasts .notification-toast', { hasText: text }).last();
   await toast.waitFor({ state: 'visible', timeout });
   await page.locator('.notifications-toasts .notification-toast.notification-fade-in-done', { hasText: text })
-    .last().waitFor({ timeout }).catch(() => {});
+    .last().waitFor({ timeout: 2000 }).catch(() => {});
   return toast;
 }
 
@@ -255,16 +284,44 @@ export async function expandViewPane(page, viewTitle, { timeout = DEFAULT_TIMEOU
   return pane;
 }
 
-// Runs in the page: data of the rendered rows of a monaco list (tree view or Problems).
-function extractRows(list, kind) {
+// Runs in the page. All rows of a monaco list (a tree view or Problems). The list is
+// virtualized (only rows in view are in the DOM): when the rows do not fit, scroll it from top
+// to bottom with wheel events on its scrollable element, collecting rows by index, then put
+// the scroll position back. With { reveal: index }, instead scroll that row into the middle of
+// the view and leave it there. One evaluate, no round trips: fast, no race with re-renders.
+async function collectRows(list, { kind, reveal }) {
   const txt = (el, sel) => el.querySelector(sel)?.textContent.replace(/\s+/g, ' ').trim() ?? '';
+  const pos = (el) => /Ln (\d+), Col (\d+)/.exec(txt(el, '.marker-line'));
   const rowsEl = list.querySelector('.monaco-list-rows');
-  const scroller = rowsEl?.parentElement;
-  const m = /translate3d\([^,]+,\s*(-?[\d.]+)px/.exec(rowsEl?.style.transform ?? '');
-  const scrollTop = m ? -parseFloat(m[1]) : 0;
-  const total = parseFloat(rowsEl?.style.height ?? '0') || 0;
-  const viewH = scroller?.clientHeight ?? 0;
-  const rows = [...list.querySelectorAll('.monaco-list-row')].map((r) => {
+  if (!rowsEl) return [];
+  const scroller = rowsEl.parentElement;
+  const scrollTop = () => {
+    const m = /translate3d\([^,]+,\s*(-?[\d.]+)px/.exec(rowsEl.style.transform ?? '');
+    return -((parseFloat(rowsEl.style.top || '0') || 0) + (m ? parseFloat(m[1]) : 0));
+  };
+  const total = () => parseFloat(rowsEl.style.height || '0') || 0;
+  const viewH = scroller.clientHeight;
+  const rendered = () => [...rowsEl.children].filter((r) => r.classList.contains('monaco-list-row')); // not sticky copies
+  const rowH = rendered()[0]?.offsetHeight || 22;
+  const frame = () => new Promise((r) => requestAnimationFrame(r));
+  // How VS Code maps a synthetic wheel event's delta to pixels (even its sign) is its own
+  // business: measure it on the first move and steer towards the target.
+  let ratio = 0; // pixels per delta unit
+  const scrollTo = async (target) => {
+    target = Math.max(0, Math.min(target, total() - viewH));
+    for (let i = 0, guess = -1; i < 40; i++) {
+      const gap = target - scrollTop();
+      if (Math.abs(gap) < 1) return;
+      const delta = ratio ? gap / ratio : gap * guess;
+      const before = scrollTop();
+      scroller.dispatchEvent(new WheelEvent('wheel', { deltaY: delta, deltaMode: 0, bubbles: true, cancelable: true }));
+      await frame();
+      const moved = scrollTop() - before;
+      if (moved !== 0 && Math.abs(moved) < Math.abs(gap) + 1) ratio = moved / delta; // not clamped: a true measure
+      else if (moved === 0) { ratio = 0; guess = -guess * 2; }
+    }
+  };
+  const row = (r) => {
     const base = {
       index: +r.dataset.index,
       level: +(r.getAttribute('aria-level') ?? 1),
@@ -278,14 +335,17 @@ function extractRows(list, kind) {
         const name = txt(r, '.label-name');
         return { ...base, type: 'file', path: fileLabel.getAttribute('aria-label') ?? '', file: dir && dir !== '.' ? `${dir}/${name}` : name };
       }
+      const p = pos(r);
+      const at = { line: p ? +p[1] : undefined, col: p ? +p[2] : undefined };
+      if (r.querySelector('.related-info-resource')) {
+        return { ...base, type: 'related', file: txt(r, '.related-info-resource'), ...at, message: txt(r, '.marker-description') };
+      }
       const icon = r.querySelector('.marker-icon');
-      const pos = /Ln (\d+), Col (\d+)/.exec(txt(r, '.marker-line'));
       return {
-        ...base, type: 'marker',
+        ...base, type: 'marker', ...at,
         severity: icon ? ['error', 'warning', 'info'].find((s) => icon.classList.contains(s)) ?? 'hint' : '',
         message: [...r.querySelectorAll('.marker-message')].map((e) => e.textContent.trim()).join('\n'),
         source: txt(r, '.marker-source'), code: txt(r, '.marker-code'),
-        line: pos ? +pos[1] : undefined, col: pos ? +pos[2] : undefined,
       };
     }
     return {
@@ -294,46 +354,34 @@ function extractRows(list, kind) {
       description: txt(r, '.monaco-icon-label .label-description'),
       selected: r.getAttribute('aria-selected') === 'true',
     };
-  });
-  return { rows, scrollTop, total, viewH };
-}
-
-/** All rows of a (virtualized) monaco list, scrolling it when they do not fit. */
-async function readList(page, list, kind) {
+  };
   const byIndex = new Map();
-  let state = await list.evaluate(extractRows, kind);
-  const scrolls = state.total > state.viewH + 1;
-  if (scrolls) {
-    await list.hover({ position: { x: 5, y: 5 } });
-    for (let i = 0; i < 200 && state.scrollTop > 0; i++) { // back to the top
-      await page.mouse.wheel(0, -state.viewH * 4);
-      await waitScrollChange(list, state.scrollTop);
-      state = await list.evaluate(extractRows, kind);
+  const take = () => { for (const r of rendered()) byIndex.set(+r.dataset.index, row(r)); };
+  if (reveal !== undefined) {
+    const inView = () => {
+      const r = rendered().find((x) => +x.dataset.index === reveal);
+      if (!r) return false;
+      const a = r.getBoundingClientRect();
+      const v = scroller.getBoundingClientRect();
+      return a.top >= v.top - 1 && a.bottom <= v.bottom + 1;
+    };
+    if (!inView()) await scrollTo(reveal * rowH - (viewH - rowH) / 2);
+    take();
+  } else if (total() <= viewH + 1) {
+    take();
+  } else {
+    const start = scrollTop();
+    await scrollTo(0);
+    for (let i = 0; i < 5000; i++) {
+      take();
+      if (scrollTop() + viewH >= total() - 1) break;
+      const before = scrollTop();
+      await scrollTo(before + viewH - rowH); // a view minus a row: no row skipped
+      if (scrollTop() <= before) break;
     }
-  }
-  for (let i = 0; i < 500; i++) {
-    for (const r of state.rows) byIndex.set(r.index, r);
-    if (!scrolls || state.scrollTop + state.viewH >= state.total - 1) break;
-    const before = state.scrollTop;
-    await page.mouse.wheel(0, Math.max(22, state.viewH * 0.8));
-    await waitScrollChange(list, before);
-    state = await list.evaluate(extractRows, kind);
-    if (state.scrollTop === before) break;
+    await scrollTo(start);
   }
   return [...byIndex.values()].sort((a, b) => a.index - b.index);
-}
-
-async function waitScrollChange(list, before) {
-  await list.evaluate((el, b) => new Promise((resolve) => {
-    const t0 = performance.now();
-    const tick = () => {
-      const m = /translate3d\([^,]+,\s*(-?[\d.]+)px/.exec(el.querySelector('.monaco-list-rows')?.style.transform ?? '');
-      const top = m ? -parseFloat(m[1]) : 0;
-      if (top !== b || performance.now() - t0 > 2000) resolve();
-      else requestAnimationFrame(tick);
-    };
-    tick();
-  }), before);
 }
 
 /**
@@ -347,24 +395,66 @@ export async function treeRows(page, viewTitle, { minRows = 0, timeout = DEFAULT
   if (minRows > 0) await list.locator('.monaco-list-row').nth(minRows - 1).waitFor({ timeout });
   else await list.waitFor({ state: 'attached', timeout }).catch(() => {});
   if ((await list.count()) === 0) return [];
-  return readList(page, list, 'tree');
+  return list.evaluate(collectRows, { kind: 'tree' });
 }
 
-/** Locator of a rendered tree row by its label (exact string or RegExp). */
+/**
+ * Locator of a tree row by its label (exact string or RegExp), among the rows rendered now
+ * (see findTreeRow for rows scrolled out of view or labels that repeat).
+ */
 export function treeRow(page, viewTitle, label) {
   return viewPane(page, viewTitle).locator('.monaco-list-row')
     .filter({ has: page.locator('.monaco-icon-label .label-name', { hasText: exact(label) }) }).first();
 }
 
 /**
+ * Find a tree row by its label path: ['Parent', 'Child'] is the row 'Child' right under the
+ * first row 'Parent' (the parents must be expanded: see expandTreeRow); a single label is the
+ * first row with it. Scrolls the row into view and returns a locator pinned to it (by index,
+ * valid until rows above it are expanded/collapsed). Waits until the row exists.
+ */
+export async function findTreeRow(page, viewTitle, labels, { timeout = DEFAULT_TIMEOUT } = {}) {
+  const path = [].concat(labels).map((l) => exact(l));
+  const pane = await expandViewPane(page, viewTitle, { timeout });
+  const list = pane.locator('.monaco-list').first();
+  const t0 = Date.now();
+  for (;;) {
+    const rows = (await list.count()) ? await list.evaluate(collectRows, { kind: 'tree' }) : [];
+    let index;
+    let from = 0;
+    let level;
+    for (const re of path) {
+      index = undefined;
+      for (let i = from; i < rows.length; i++) {
+        if (level !== undefined && rows[i].level <= level) break; // left the parent's subtree
+        if ((level === undefined || rows[i].level === level + 1) && re.test(rows[i].label)) { index = i; break; }
+      }
+      if (index === undefined) break;
+      from = index + 1;
+      level = rows[index].level;
+    }
+    if (index !== undefined) {
+      const rowIndex = rows[index].index;
+      await list.evaluate(collectRows, { kind: 'tree', reveal: rowIndex });
+      const row = list.locator(`.monaco-list-rows > .monaco-list-row[data-index="${rowIndex}"]`);
+      await row.waitFor({ timeout: 5000 });
+      return row;
+    }
+    if (Date.now() - t0 > timeout) throw new Error(`findTreeRow: no row ${[].concat(labels).join(' > ')} in view ${viewTitle}`);
+    await page.waitForTimeout(200); // trees load asynchronously: poll
+  }
+}
+
+/**
  * Expand a tree row (no-op when expanded). `labels` may be a path ['Parent', 'Child'] whose
- * items are expanded in turn. Waits for the twistie to stop loading. Returns the row locator.
+ * items are expanded in turn (see findTreeRow). Waits for the children to have loaded.
+ * Returns the row locator.
  */
 export async function expandTreeRow(page, viewTitle, labels, { timeout = DEFAULT_TIMEOUT } = {}) {
+  const path = [].concat(labels);
   let row;
-  for (const label of [].concat(labels)) {
-    row = treeRow(page, viewTitle, label);
-    await row.waitFor({ timeout });
+  for (let i = 1; i <= path.length; i++) {
+    row = await findTreeRow(page, viewTitle, path.slice(0, i), { timeout });
     if ((await row.getAttribute('aria-expanded')) === 'false') {
       await row.locator('.monaco-tl-twistie').click();
       await expectAttr(row, 'aria-expanded', 'true', timeout);
@@ -374,15 +464,26 @@ export async function expandTreeRow(page, viewTitle, labels, { timeout = DEFAULT
   return row;
 }
 
-/** Collapse a tree row (no-op when collapsed or a leaf). */
-export async function collapseTreeRow(page, viewTitle, label, { timeout = DEFAULT_TIMEOUT } = {}) {
-  const row = treeRow(page, viewTitle, label);
-  await row.waitFor({ timeout });
+/** Collapse a tree row by label or path (no-op when collapsed or a leaf). */
+export async function collapseTreeRow(page, viewTitle, labels, { timeout = DEFAULT_TIMEOUT } = {}) {
+  const row = await findTreeRow(page, viewTitle, labels, { timeout });
   if ((await row.getAttribute('aria-expanded')) === 'true') {
     await row.locator('.monaco-tl-twistie').click();
     await expectAttr(row, 'aria-expanded', 'false', timeout);
   }
   return row;
+}
+
+async function expectClass(locator, cls, timeout) {
+  await locator.evaluate((el, [c, ms]) => new Promise((resolve, reject) => {
+    const t0 = Date.now();
+    const tick = () => {
+      if (el.classList.contains(c)) resolve();
+      else if (Date.now() - t0 > ms) reject(new Error(`class ${c} never set`));
+      else requestAnimationFrame(tick);
+    };
+    tick();
+  }), [cls, timeout]);
 }
 
 async function expectAttr(locator, name, value, timeout) {
@@ -406,17 +507,21 @@ export async function contextMenu(page, target, entry, { timeout = DEFAULT_TIMEO
   const path = [].concat(entry);
   let menu = page.locator('.context-view.monaco-menu-container .monaco-menu').first();
   for (let i = 0; i < path.length; i++) {
-    const item = menu.locator('a.action-menu-item')
-      .filter({ has: page.locator('.action-label', { hasText: exact(path[i]) }) }).first();
+    const item = menu.locator(':scope > .monaco-action-bar > .actions-container > li.action-item')
+      .filter({ has: page.locator('a.action-menu-item .action-label', { hasText: exact(path[i]) }) }).first();
     await item.waitFor({ state: 'visible', timeout });
+    // A click right after the menu opened is ignored by VS Code: hover until the item has
+    // focus, then click (or, for a submenu, wait for it to open).
+    await item.hover();
+    await expectClass(item, 'focused', timeout);
     if (i < path.length - 1) {
-      await item.hover();
-      menu = page.locator('.context-view.monaco-menu-container .monaco-submenu .monaco-menu').last();
+      menu = item.locator('.monaco-submenu .monaco-menu').first();
+      await menu.waitFor({ state: 'visible', timeout });
     } else {
-      await item.click();
+      await item.locator('a.action-menu-item').click();
     }
   }
-  await page.locator('.context-view.monaco-menu-container').waitFor({ state: 'hidden', timeout }).catch(() => {});
+  await page.locator('.context-view.monaco-menu-container').waitFor({ state: 'hidden', timeout });
 }
 
 /** Labels of the context menu of `target` (then closes it with Escape). */
@@ -426,14 +531,15 @@ export async function contextMenuEntries(page, target, { timeout = DEFAULT_TIMEO
   await items.first().waitFor({ timeout });
   const labels = (await items.allTextContents()).map((s) => s.trim()).filter(Boolean);
   await page.keyboard.press('Escape');
+  await page.locator('.context-view.monaco-menu-container').waitFor({ state: 'hidden', timeout });
   return labels;
 }
 
-/** Right-click a tree row by label (or path, see expandTreeRow) and pick a context-menu entry. */
+/** Right-click a tree row by label or path (see findTreeRow) and pick a context-menu entry. */
 export async function treeContextMenu(page, viewTitle, labels, entry, opts = {}) {
   const path = [].concat(labels);
   if (path.length > 1) await expandTreeRow(page, viewTitle, path.slice(0, -1), opts);
-  const row = treeRow(page, viewTitle, path.at(-1));
+  const row = await findTreeRow(page, viewTitle, path, opts);
   await contextMenu(page, row, entry, opts);
 }
 
@@ -450,7 +556,9 @@ export async function openProblems(page, { timeout = DEFAULT_TIMEOUT } = {}) {
 
 /**
  * Entries of the Problems panel: [{ severity ('error'|'warning'|'info'|'hint'), message, file
- * (workspace-relative as shown, e.g. 'src/a.ts'), path (absolute), line, col, source, code }].
+ * (workspace-relative as shown, e.g. 'src/a.ts'), path (absolute), line, col, source, code,
+ * related: [{ file (base name as shown), line, col, message }] }], in display order; reads the
+ * whole (virtualized) list, scrolling it. Only what the panel's filter box lets through.
  * { minCount } waits until at least that many entries are listed.
  */
 export async function problems(page, { minCount = 0, timeout = DEFAULT_TIMEOUT } = {}) {
@@ -465,12 +573,13 @@ export async function problems(page, { minCount = 0, timeout = DEFAULT_TIMEOUT }
     if ((await list.count()) === 0 || !(await list.isVisible())) {
       if (minCount === 0) return [];
     } else {
-      const rows = await readList(page, list, 'problems');
+      const rows = await list.evaluate(collectRows, { kind: 'problems' });
       const out = [];
       let file;
       for (const r of rows) {
         if (r.type === 'file') file = r;
-        else out.push({ severity: r.severity, message: r.message, file: file?.file ?? '', path: file?.path ?? '', line: r.line, col: r.col, source: r.source, code: r.code });
+        else if (r.type === 'related') out.at(-1)?.related.push({ file: r.file, line: r.line, col: r.col, message: r.message });
+        else out.push({ severity: r.severity, message: r.message, file: file?.file ?? '', path: file?.path ?? '', line: r.line, col: r.col, source: r.source, code: r.code, related: [] });
       }
       if (out.length >= minCount) return out;
     }
@@ -484,8 +593,7 @@ export async function problems(page, { minCount = 0, timeout = DEFAULT_TIMEOUT }
 
 /** Open a workspace file by its relative path via Quick Open; waits for its tab to be active. */
 export async function openFile(page, relPath, { timeout = DEFAULT_TIMEOUT } = {}) {
-  const input = await openQuickInput(page, 'Control+P', timeout);
-  await input.fill(relPath);
+  await openQuickInput(page, 'Control+P', relPath, timeout);
   const base = path.basename(relPath);
   const dir = path.dirname(relPath);
   let row = page.locator('.quick-input-widget .quick-input-list .monaco-list-row')
@@ -543,48 +651,72 @@ export async function clickCodeLens(page, title, { timeout = DEFAULT_TIMEOUT } =
  * webviews have an iframe. VS Code nests: iframe.webview.ready -> iframe#active-frame.
  */
 export async function webviewFrame(page, title, { timeout = DEFAULT_TIMEOUT } = {}) {
-  const tab = page.locator('.part.editor .tab').filter({ has: page.locator('.tab-label .label-name', { hasText: exact(title) }) }).first();
-  let container;
+  const re = exact(title);
+  const tab = page.locator('.part.editor .tab').filter({ has: page.locator('.tab-label .label-name', { hasText: re }) }).first();
   const t0 = Date.now();
-  // wait for either a tab or a view pane with that title
   for (;;) {
     if (await tab.count()) {
-      if ((await tab.getAttribute('aria-selected')) !== 'true') await tab.click();
-      await page.locator('.part.editor .tab[aria-selected="true"]').filter({ has: page.locator('.tab-label .label-name', { hasText: exact(title) }) })
-        .first().waitFor({ timeout });
-      container = page.locator('.part.editor .editor-group-container').filter({ has: tab }).locator('.editor-container').first();
-      break;
-    }
-    if (typeof title === 'string' && (await viewPane(page, title).count())) {
-      container = (await expandViewPane(page, title, { timeout })).locator(':scope > .pane-body');
-      break;
-    }
-    if (Date.now() - t0 > timeout) throw new Error(`webviewFrame: no editor tab or view named ${title}`);
-    await page.waitForTimeout(100);
-  }
-  const box = async () => (await container.boundingBox()) ?? { x: 0, y: 0, width: 0, height: 0 };
-  for (;;) {
-    const target = await box();
-    const name = await page.evaluate((t) => {
-      let best = null;
-      let bestArea = 0;
-      for (const f of document.querySelectorAll('iframe.webview.ready')) {
-        const r = f.getBoundingClientRect();
-        const w = Math.min(r.right, t.x + t.width) - Math.max(r.left, t.x);
-        const h = Math.min(r.bottom, t.y + t.height) - Math.max(r.top, t.y);
-        const area = w > 0 && h > 0 ? w * h : 0;
-        if (area > bestArea && getComputedStyle(f.parentElement).visibility !== 'hidden') { bestArea = area; best = f.name; }
+      // (re)activate the tab; a click landing while another editor opens can be ignored
+      if ((await tab.getAttribute('aria-selected')) !== 'true') {
+        await tab.click({ timeout: 5000 }).catch(() => {});
+        await expectAttr(tab, 'aria-selected', 'true', 2000).catch(() => {});
       }
-      return bestArea > 0.5 * t.width * t.height ? best : null;
-    }, target);
+    } else if (await viewPane(page, title).count()) {
+      await expandViewPane(page, title, { timeout });
+    }
+    const name = await page.evaluate(findWebviewIframe, { source: re.source, flags: re.flags });
     if (name) {
       const inner = page.locator(`iframe.webview.ready[name="${name}"]`).contentFrame().locator('iframe#active-frame');
-      await inner.waitFor({ timeout: Math.max(1000, timeout - (Date.now() - t0)) });
-      return inner.contentFrame();
+      try {
+        await inner.waitFor({ timeout: 5000 });
+        return inner.contentFrame();
+      } catch { /* replaced meanwhile: look again */ }
     }
-    if (Date.now() - t0 > timeout) throw new Error(`webviewFrame: no webview iframe over "${title}"`);
-    await page.waitForTimeout(100);
+    if (Date.now() - t0 > timeout) throw new Error(`webviewFrame: no visible webview for an editor tab or view named ${title}`);
+    await page.waitForTimeout(100); // polling: no DOM event tells when the iframe is ready
   }
+}
+
+// Runs in the page (one atomic look, no race with editors switching): the `name` of the ready
+// webview iframe shown for the selected editor tab, or over the view pane, titled /source/.
+function findWebviewIframe({ source, flags }) {
+  const re = new RegExp(source, flags);
+  const norm = (s) => (s ?? '').replace(/\s+/g, ' ').trim();
+  // Webview iframes live in overlay divs outside the editor; each overlay names the element it
+  // covers in data-parent-flow-to-element-id (webview editors: #webview-editor-element-<uuid>).
+  // An inactive webview (not retainContextWhenHidden) has no iframe at all.
+  for (const tab of document.querySelectorAll('.part.editor .tab[aria-selected="true"]')) {
+    if (!re.test(norm(tab.querySelector('.tab-label .label-name')?.textContent))) continue;
+    // the group keeps the elements of its hidden editors: take the one that is displayed
+    const hosts = tab.closest('.editor-group-container')?.querySelectorAll('.editor-container [id^="webview-editor-element-"]') ?? [];
+    for (const host of hosts) {
+      if (!host.checkVisibility()) continue;
+      // the editor element is reused by the group's webview editors: several overlays may
+      // name it, only the one of the shown editor is visible
+      for (const overlay of document.querySelectorAll(`[data-parent-flow-to-element-id="${host.id}"]`)) {
+        const frame = overlay.querySelector('iframe.webview.ready');
+        if (frame && overlay.style.visibility !== 'hidden') return frame.name;
+      }
+    }
+  }
+  // Webview views: the iframe whose overlay covers the pane body.
+  for (const pane of document.querySelectorAll('.pane')) {
+    const label = pane.querySelector(':scope > .pane-header')?.getAttribute('aria-label') ?? '';
+    if (!label.endsWith(' Section') || !re.test(label.slice(0, -' Section'.length))) continue;
+    const t = pane.querySelector(':scope > .pane-body')?.getBoundingClientRect();
+    if (!t || !t.width || !t.height) continue;
+    let best = null;
+    let bestArea = 0;
+    for (const f of document.querySelectorAll('iframe.webview.ready')) {
+      if (getComputedStyle(f.parentElement).visibility === 'hidden') continue;
+      const r = f.getBoundingClientRect();
+      const w = Math.min(r.right, t.right) - Math.max(r.left, t.left);
+      const h = Math.min(r.bottom, t.bottom) - Math.max(r.top, t.top);
+      if (w > 0 && h > 0 && w * h > bestArea) { bestArea = w * h; best = f.name; }
+    }
+    if (bestArea > 0.5 * t.width * t.height) return best;
+  }
+  return null;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -646,12 +778,13 @@ export async function startCodeServer({ name = 'extra', trust = true, folder, se
   return {
     url, folder: folderPath, pid: child.pid, dir,
     async stop() {
-      if (exited) return;
-      const gone = new Promise((r) => child.once('exit', r));
+      // SIGTERM the process group; the extension host may outlive code-server: SIGKILL what is
+      // left of the group after 3 s
+      const alive = () => { try { process.kill(-child.pid, 0); return true; } catch { return false; } };
       try { process.kill(-child.pid, 'SIGTERM'); } catch { return; }
-      const timer = setTimeout(() => { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ } }, 5000);
-      await gone;
-      clearTimeout(timer);
+      const t1 = Date.now();
+      while (alive() && Date.now() - t1 < 3000) await new Promise((r) => setTimeout(r, 50));
+      try { process.kill(-child.pid, 'SIGKILL'); } catch { /* all gone */ }
     },
   };
 }

@@ -5,7 +5,10 @@
 #
 # Env: SHOTS_DIR (default test/e2e/shots), WORKSPACE_TRUST (true|false, default false),
 #      SCENARIOS (default test/e2e/scenarios/; a file or folder), SKIP_PACKAGE=1 (reuse
-#      build/causeway.vsix), KEEP_WORK=1 (keep the scratch dir), PORT, CHROMIUM, HEADED=1.
+#      build/causeway.vsix), KEEP_WORK=1 (keep the scratch dir), PORT, CHROMIUM.
+# WORKSPACE_TRUST=true: the folder opens untrusted (Restricted Mode). A scenario that needs a
+# second instance with trust enabled calls lib.mjs startCodeServer({ trust: true }) (README.md);
+# its PID goes to CS_PIDS_FILE so the trap below kills it too.
 set -euo pipefail
 T_START=$(date +%s%N)
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -23,18 +26,21 @@ CS_PIDS_FILE="$WORK/code-server.pids"   # one PID (= process group id) per line;
 ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 
 cleanup() {
-  local rc=$? pid
+  local rc=$? pid t0
+  t0=$(date +%s%N)
   # Every code-server was started as a process-group leader (setsid): signal the whole group
-  # so the server, its extension host and file watchers die with it.
+  # so the server, its extension host and file watchers die with it. The extension host may
+  # ignore SIGTERM: SIGKILL whatever is left of the group after 3 s.
   while read -r pid; do
     [ -n "$pid" ] || continue
     kill -TERM -- "-$pid" 2>/dev/null || true
   done < "$CS_PIDS_FILE"
   while read -r pid; do
     [ -n "$pid" ] || continue
-    for _ in $(seq 1 50); do kill -0 -- "-$pid" 2>/dev/null || break; sleep 0.1; done
+    for _ in $(seq 1 30); do kill -0 -- "-$pid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL -- "-$pid" 2>/dev/null || true
   done < "$CS_PIDS_FILE"
+  [ ! -s "$CS_PIDS_FILE" ] || echo "code-server stopped in $(ms_since "$t0") ms"
   if [ "${KEEP_WORK:-0}" = 1 ] || [ "$rc" != 0 ]; then
     echo "work dir kept: $WORK (code-server logs: $WORK/*.log)"
   else

@@ -43,6 +43,7 @@ cs_ok() {
   [ "$(node -p "require('$CS_DIR/package.json').version" 2>/dev/null)" = "$CS_VERSION" ] &&
   [ -x "$VSCODE_DIR/node_modules/@vscode/ripgrep/bin/rg" ] &&
   [ -d "$VSCODE_DIR/extensions/node_modules" ] &&
+  [ -f "$VSCODE_DIR/node_modules/node-pty/build/Release/pty.node" ] &&
   [ -f "$HERE/code-server/node_modules/.causeway-e2e-installed" ]
 }
 if cs_ok; then
