@@ -30,7 +30,13 @@ const builds = [
   { ...node, entryPoints: ["core/replay/worker.ts"], outfile: "dist/worker.js" },
   // The library: SDK and core API (package.json "exports").
   { ...node, entryPoints: ["core/index.ts"], outfile: "dist/lib/index.js" },
-  // The investigator webview (browser), also embedded in the static report.
+  // Benchmarks (bench/): `npm run bench`, `npm run bench:calibration`, `npm run bench:replay`.
+  { ...node, entryPoints: ["bench/run.ts"], outfile: "dist/bench/run.js" },
+  { ...node, entryPoints: ["bench/calibration.ts"], outfile: "dist/bench/calibration.js" },
+  { ...node, entryPoints: ["bench/replay.ts"], outfile: "dist/bench/replay.js" },
+  // The investigator webview (browser), also embedded in the static report: webview.js and the
+  // webview.css its imports produce (codicons included, the font inlined as a data: URL, since
+  // the report's CSP allows fonts only from data:). Type checking: tsc -p webview/tsconfig.json.
   {
     entryPoints: ["webview/main.tsx"],
     outfile: "dist/webview/webview.js",
@@ -40,10 +46,21 @@ const builds = [
     target: "es2022",
     jsx: "automatic",
     jsxImportSource: "preact",
-    sourcemap: production ? false : "inline",
+    // Always minified: the same files are inlined into every static report. The source map is a
+    // separate file (the report leaves it out).
+    sourcemap: production ? false : "linked",
+    minify: true,
+    legalComments: "none",
+    logLevel: "warning",
+    loader: { ".ttf": "dataurl" },
+  },
+  // The static report's stand-in for VS Code's theme: every --vscode-* variable the webview uses.
+  {
+    entryPoints: ["webview/report-theme.css"],
+    outfile: "dist/webview/report-theme.css",
+    bundle: true,
     minify: production,
     logLevel: "warning",
-    loader: { ".ttf": "file" },
   },
 ];
 
@@ -53,11 +70,7 @@ if (watch) {
 } else {
   const t0 = Date.now();
   await Promise.all(existing.map((b) => esbuild.build(b)));
-  if (fs.existsSync(path.join(root, "node_modules/@vscode/codicons/dist"))) {
-    fs.mkdirSync(path.join(root, "dist/webview"), { recursive: true });
-    for (const f of ["codicon.css", "codicon.ttf"]) {
-      fs.copyFileSync(path.join(root, "node_modules/@vscode/codicons/dist", f), path.join(root, "dist/webview", f));
-    }
-  }
+  // Codicons are bundled into webview.css now; remove the copies earlier builds left behind.
+  for (const f of ["codicon.css", "codicon.ttf"]) fs.rmSync(path.join(root, "dist/webview", f), { force: true });
   console.log(`built ${existing.length} bundles in ${Date.now() - t0} ms${production ? " (production)" : ""}`);
 }

@@ -24,7 +24,7 @@ function arg(name, dflt) {
   const i = process.argv.indexOf(`--${name}`);
   return i < 0 ? dflt : process.argv[i + 1];
 }
-const EVENTS = Number(arg("events", 100000));
+const EVENTS = Number(process.env.BENCH_LOG_EVENTS ?? arg("events", 100000));
 const REPS = Number(arg("reps", 5));
 const JSON_OUT = process.argv.includes("--json");
 const REF = process.env.CAUSEWAY_REFERENCE ?? "/work/ref/Causeway";
@@ -34,9 +34,10 @@ const REF_TIMEOUT = Number(arg("reference-timeout", 600));
 
 async function generate(dir, events) {
   const { System } = await import(lib);
-  // One support desk handling many tickets: each ticket is ~15 events (3 inputs, one of them
-  // untrusted, a lookup, three model calls, two messages, two or three tool calls).
-  const perTicket = 15;
+  // One support desk handling many tickets: each ticket is 11 events (3 inputs, two of them
+  // untrusted, a lookup, three model calls, two messages, two tool calls); one ticket in ten carries
+  // an injected vendor note whose address ends up in a sensitive call (a high alert).
+  const perTicket = 11;
   const tickets = Math.ceil(events / perTicket);
   const program = async (rt) => {
     const researcher = rt.agent("researcher", { role: "gathers facts" });
@@ -56,7 +57,7 @@ async function generate(dir, events) {
     }
   };
   const model = (ctx, call) => {
-    if (call.purpose === "summarize") return { facts: ctx.filter((c) => typeof c === "string").map((s) => s.slice(0, 80)), order: ctx[4] };
+    if (call.purpose === "summarize") return { facts: ctx.slice(1).filter((c) => typeof c === "string"), order: ctx[4] };
     if (call.purpose === "plan") {
       const facts = ctx[1]?.facts ?? [];
       const steps = [{ tool: "issue_refund", args: { order_id: ctx[1]?.order?.order_id, amount: 89.5 } }];
@@ -70,7 +71,7 @@ async function generate(dir, events) {
   const sys = new System({
     program,
     models: { mock: model },
-    tools: { lookup_order: ({ order_id }) => ({ order_id, amount: 89.5, item: "B-200 blender" }), issue_refund: (a) => ({ ok: true, ...a }), send_email: ({ to }) => ({ queued: true, to }) },
+    tools: { lookup_order: ({ order_id }) => ({ order_id, amount: 89.5, item: "B-200 blender", customer: `c${order_id - 10000}@example.com` }), issue_refund: (a) => ({ ok: true, ...a }), send_email: ({ to }) => ({ queued: true, to }) },
     task: "Resolve every open ticket per policy.",
     name: "bench:log",
     sensitiveTools: ["issue_refund", "send_email"],
@@ -113,7 +114,7 @@ function baseline(dir) {
 // ---------------------------------------------------------------------------------- driver
 
 function child(mode, dir, timeoutS) {
-  const r = spawnSync(process.execPath, ["--max-old-space-size=8192", fileURLToPath(import.meta.url), "--child", mode, dir], { encoding: "utf8", timeout: timeoutS ? timeoutS * 1000 : undefined, maxBuffer: 1 << 26 });
+  const r = spawnSync(process.execPath, ["--max-old-space-size=8192", fileURLToPath(import.meta.url), "--child", mode, dir], { encoding: "utf8", timeout: timeoutS ? timeoutS * 1000 : undefined, maxBuffer: 1 << 26, env: { ...process.env, BENCH_LOG_EVENTS: String(EVENTS) } });
   if (r.status !== 0) throw new Error(`${mode} failed: ${r.stderr || r.error}`);
   return JSON.parse(r.stdout.trim().split("\n").pop());
 }

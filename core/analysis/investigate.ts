@@ -161,6 +161,8 @@ function candidates(m: RunModel, g: Graph, idx: TestIndex, a: ActionEvent): Cand
   rows.sort(
     (x, y) =>
       order[x.status] - order[y.status] ||
+      // a message only carries what an input put in it: name the input first
+      Number(x.kind === "message") - Number(y.kind === "message") ||
       (y.test?.effect ?? 0) - (x.test?.effect ?? 0) ||
       Number(x.trust !== "untrusted") - Number(y.trust !== "untrusted") ||
       y.reuse - x.reuse,
