@@ -424,18 +424,30 @@ export function taint(m: RunModel, g: Graph, sources: readonly string[] = ["untr
   };
 }
 
-/** The observed chains from each untrusted input (or, when none, each input) to the node. */
-export function lineage(g: Graph, target: string): string[][] {
-  const anc = g.ancestors(target, OBSERVED);
-  let roots = [...anc].filter((n) => g.nodes.get(n)!.type === "input" && g.nodes.get(n)!.trust === "untrusted");
-  if (!roots.length) roots = [...anc].filter((n) => g.nodes.get(n)!.type === "input");
-  roots.sort((a, b) => g.nodes.get(a)!.seq - g.nodes.get(b)!.seq);
-  const chains: string[][] = [];
-  for (const r of roots) {
-    const parent = g.descendants([r], OBSERVED);
-    if (parent.has(target)) chains.push(Graph.path(parent, target));
+/**
+ * The observed chains from each untrusted input (or, when none, each input) to the node: one
+ * shortest path per root, the first `max` roots by seq. One backward search serves every root.
+ */
+export function lineage(g: Graph, target: string, max = 12): string[][] {
+  // backward breadth-first search: next[x] is the step from x toward the target
+  const next = new Map<string, string | null>([[target, null]]);
+  const q = [target];
+  for (let i = 0; i < q.length; i++) {
+    for (const e of g.inEdges(q[i], OBSERVED)) {
+      if (next.has(e.src)) continue;
+      next.set(e.src, q[i]);
+      q.push(e.src);
+    }
   }
-  return chains;
+  const inputs = [...next.keys()].filter((n) => n !== target && g.nodes.get(n)!.type === "input");
+  let roots = inputs.filter((n) => g.nodes.get(n)!.trust === "untrusted");
+  if (!roots.length) roots = inputs;
+  roots.sort((a, b) => g.nodes.get(a)!.seq - g.nodes.get(b)!.seq);
+  return roots.slice(0, max).map((r) => {
+    const chain: string[] = [];
+    for (let x: string | null | undefined = r; x; x = next.get(x)) chain.push(x);
+    return chain;
+  });
 }
 
 /** The longest observed chain (by hops) ending at an action: the run's critical path. */
