@@ -7,6 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
+import { gzipSync } from "node:zlib";
 import { readRun } from "../log/reader";
 import { investigate } from "../analysis/investigate";
 import { influence, listRuns } from "../analysis/influence";
@@ -39,6 +40,21 @@ export function reportData(root: string): ReportData {
   };
 }
 
+/**
+ * Data larger than this is embedded gzipped and base64-encoded (the webview inflates it with the
+ * browser's DecompressionStream): big runs' investigations compress 10–20×, and a browser parses a
+ * few MB of base64 much faster than tens of MB of JSON text.
+ */
+export const GZIP_FROM = 1024 * 1024;
+
+/** The data element: JSON as text for small reports, gzip+base64 for big ones. */
+export function dataElement(data: unknown): string {
+  const json = JSON.stringify(data);
+  if (json.length <= GZIP_FROM) return `<script type="application/json" id="causeway-data">${embedJson(data)}</script>`;
+  // base64 has no "<": nothing in it can close the element.
+  return `<script type="application/octet-stream" id="causeway-data" data-encoding="gzip+base64">${gzipSync(json).toString("base64")}</script>`;
+}
+
 /** JSON that is safe inside <script type="application/json">: no "<", no U+2028/2029 surprises. */
 export function embedJson(v: unknown): string {
   return JSON.stringify(v).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
@@ -47,7 +63,8 @@ export function embedJson(v: unknown): string {
 function asset(name: string): string {
   const file = path.join(packageRoot(), "dist", "webview", name);
   if (!fs.existsSync(file)) throw new Error(`${file} is missing: build the webview first (npm run build)`);
-  return fs.readFileSync(file, "utf8");
+  // The bundles link external source maps; a report is one file, so the links go.
+  return fs.readFileSync(file, "utf8").replace(/\n?\/\/# sourceMappingURL=\S+\s*$/, "\n").replace(/\n?\/\*# sourceMappingURL=\S+ \*\/\s*$/, "\n");
 }
 
 export function renderReport(data: ReportData): string {
@@ -68,7 +85,7 @@ export function renderReport(data: ReportData): string {
 </head>
 <body class="causeway-report">
 <div id="root"></div>
-<script type="application/json" id="causeway-data">${embedJson(data)}</script>
+${dataElement(data)}
 <script nonce="${nonce}">${js}</script>
 </body>
 </html>

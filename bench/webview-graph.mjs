@@ -1,0 +1,158 @@
+// How fast the investigator's graph becomes usable on a large run.
+//
+// Records synthetic multi-agent runs of about N events with the SDK, writes each one's static
+// report with the CLI, opens the report's Graph screen in headless Chromium from a file:// URL
+// several times, and reads window.__causewayGraphReady: performance.now() once the layered layout
+// is computed and Cytoscape has drawn the first frame, i.e. milliseconds from navigation to a graph
+// that answers clicks (each load then finds and traces a node to prove it). Two workloads:
+//   queue  a three-agent support system working through a queue of tickets in one run (each ticket
+//          read, summarised, planned and acted on; a shared notes channel links the tickets);
+//   mesh   the worst case: 12 agents in a ring, every model call seeing the last messages, so
+//          every action is downstream of every earlier input.
+// Target: under 2 s at 1,500 events.
+//
+//   node bench/webview-graph.mjs [--events 1500,2300] [--workloads queue,mesh] [--runs 5]
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createRequire } from "node:module";
+import { ROOT, build, cli, fileUrl, launch, tempDir } from "../test/browser/lib.mjs";
+
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : dflt;
+};
+const SIZES = String(arg("--events", "1500,2300")).split(",").map(Number);
+const WORKLOADS = String(arg("--workloads", "queue,mesh")).split(",");
+const RUNS = Number(arg("--runs", 5));
+
+build();
+const sdk = createRequire(import.meta.url)(path.join(ROOT, "dist/lib/index.js"));
+
+const model = (context, call) => ({ note: `${call.agent} ${call.purpose} ${call.seed % 1000}: ${context.length} items`, steps: call.seed % 3 });
+const tools = {
+  lookup_order: ({ id }) => ({ id, total: (id * 37) % 500 }),
+  issue_refund: ({ id, amount }) => ({ refund: `rf_${id}`, amount }),
+  send_email: ({ to }) => ({ queued: true, to }),
+  escalate: ({ id }) => ({ ticket: `esc-${id}` }),
+};
+
+/** A support system working through a queue of tickets: about 10 events per ticket. */
+function queue(events) {
+  const tickets = Math.max(1, Math.round((events - 6) / 10.25));
+  return new sdk.System({
+    name: "bench:queue",
+    task: "Work through the ticket queue and resolve each ticket per policy.",
+    sensitiveTools: ["issue_refund", "send_email"],
+    models: { sim: model },
+    tools,
+    program: async (rt) => {
+      const researcher = rt.agent("researcher", { role: "reads tickets" });
+      const planner = rt.agent("planner", { parent: "researcher", role: "plans" });
+      const executor = rt.agent("executor", { parent: "planner", role: "acts" });
+      const policy = researcher.observe("Refund policy: damaged items under $200 are refunded; notify the customer.", { source: "kb:refund_policy.md", trust: "trusted" });
+      for (let t = 0; t < tickets; t++) {
+        const ticket = researcher.observe(`Ticket ${t}: order ${1000 + t} arrived damaged; write to customer-${t}@example.com.`, { source: `inbox:ticket-${t}`, trust: "untrusted" });
+        const page = researcher.observe(`Vendor note ${t % 9}: batch ${t % 5} had packaging problems.`, { source: `vendor:notes/${t % 9}`, trust: "untrusted" });
+        const order = await researcher.act("lookup_order", { id: 1000 + t });
+        const notes = researcher.inbox().slice(-1);
+        const summary = await researcher.decide([rt.taskRef, ticket, policy, page, order, ...notes], { model: "sim", purpose: "summarize" });
+        researcher.send("planner", summary);
+        const plan = await planner.decide([rt.taskRef, ...planner.inbox().slice(-1)], { model: "sim", purpose: "plan" });
+        planner.send("executor", plan);
+        const calls = await executor.decide(executor.inbox().slice(-1), { model: "sim", purpose: "execute" });
+        if (t % 7 === 3) await executor.act("escalate", { id: t }, { decision: calls });
+        else await executor.act("issue_refund", { id: 1000 + t, amount: (t * 37) % 200 }, { decision: calls });
+        await executor.act("send_email", { to: `customer-${t}@example.com` }, { decision: calls });
+        if (t % 4 === 0) executor.send("researcher", calls); // shared notes across tickets
+      }
+      return { tickets };
+    },
+  });
+}
+
+/** The worst case: 12 agents in a ring; 6 events per agent per round. */
+function mesh(events) {
+  const AGENTS = 12;
+  const rounds = Math.max(1, Math.round((events - 4 - AGENTS) / 6 / AGENTS));
+  return new sdk.System({
+    name: "bench:mesh",
+    task: "Reconcile the accounts of every region and report discrepancies.",
+    sensitiveTools: ["issue_refund", "send_email"],
+    models: { sim: model },
+    tools,
+    program: async (rt) => {
+      const agents = Array.from({ length: AGENTS }, (_, i) => rt.agent(`agent-${String(i).padStart(2, "0")}`, { role: `region ${i}`, parent: i ? `agent-${String(i - 1).padStart(2, "0")}` : undefined }));
+      for (let r = 0; r < rounds; r++) {
+        for (let i = 0; i < AGENTS; i++) {
+          const a = agents[i];
+          const doc = a.observe(`Ledger ${r}/${i}: balances for region ${i}, batch ${r}.`, { source: `ledger:${i}/${r}`, trust: "trusted" });
+          const web = a.observe(`Forum post ${r}/${i}; contact ops-${(r * 7 + i) % 13}@example.com.`, { source: `web:forum/${i}-${r}`, trust: "untrusted" });
+          const found = await a.act("lookup_order", { id: r * AGENTS + i });
+          const out = await a.decide([rt.taskRef, doc, web, found, ...a.inbox().slice(-2)], { model: "sim", purpose: "reconcile" });
+          a.send(agents[(i + 1) % AGENTS].name, out);
+          const tool = ["send_email", "issue_refund", "escalate"][(r + i) % 3];
+          await a.act(tool, tool === "send_email" ? { to: `ops-${(r * 7 + i) % 13}@example.com` } : { id: r * AGENTS + i, amount: r }, { decision: out });
+        }
+      }
+      return { rounds };
+    },
+  });
+}
+
+const SYSTEMS = { queue, mesh };
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+const browser = await launch();
+console.log(`${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}), load average ${os.loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+try {
+  for (const workload of WORKLOADS) {
+    for (const events of SIZES) {
+      const root = tempDir("causeway-bench-graph-");
+      const run = await SYSTEMS[workload](events).run({ seed: 0, outDir: root, runId: `${workload}-${events}` });
+      const report = path.join(root, "report.html");
+      const t0 = performance.now();
+      cli("report", root, "-o", report);
+      const reportMs = performance.now() - t0;
+      const lines = fs.readFileSync(path.join(run.dir, "events.jsonl"), "utf8").trim().split("\n").length;
+      const times = [];
+      const builds = [];
+      let shape = null;
+      for (let i = 0; i < RUNS; i++) {
+        const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+        const page = await context.newPage();
+        const errors = [];
+        page.on("pageerror", (e) => errors.push(String(e)));
+        page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+        await page.goto(fileUrl(report, `screen=graph&run=${encodeURIComponent(run.runId)}`));
+        await page.waitForFunction(() => typeof window.__causewayGraphReady === "number", null, { timeout: 120_000 });
+        const t = await page.evaluate(() => ({
+          ready: window.__causewayGraphReady,
+          start: performance.getEntriesByName("causeway:graph-start")[0]?.startTime ?? 0,
+        }));
+        times.push(t.ready);
+        builds.push(t.ready - t.start);
+        // Interactive: a node search selects and traces a node.
+        await page.getByPlaceholder("Find a node (Enter)").fill("send_email");
+        await page.keyboard.press("Enter");
+        await page.locator(".graph-panel").getByText("Downstream").waitFor({ timeout: 10_000 });
+        shape ??= await page.locator(".graph-toolbar .muted").first().innerText();
+        if (errors.length) throw new Error(errors.join("\n"));
+        await context.close();
+      }
+      const f = (x) => `${Math.round(x)} ms`;
+      const mb = (fs.statSync(report).size / 1024 / 1024).toFixed(1);
+      console.log(
+        `${workload.padEnd(5)} ${lines} events, ${shape}; report ${mb} MB (written in ${f(reportMs)})\n` +
+          `      graph interactive after min ${f(Math.min(...times))} / median ${f(median(times))} / max ${f(Math.max(...times))} from navigation` +
+          ` (layout + Cytoscape + first frame: median ${f(median(builds))}; ${RUNS} loads)`,
+      );
+    }
+  }
+} finally {
+  await browser.close();
+}

@@ -1,0 +1,197 @@
+// The static report in a real browser: the demo's runs written by `causeway report`, opened from a
+// file:// URL in headless Chromium. Every screen renders its key content with no console error and
+// no request beyond file: and data:; a run full of markup and script executes none of it.
+//   node --test test/browser/   (npm run test:browser)
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { ROOT, build, cli, demoReport, fileUrl, launch, screenReady, tempDir, watchedPage } from "./lib.mjs";
+import { HOSTILE, recordHostile } from "./hostile.mjs";
+
+const REASON = "This is a static report: open the runs in VS Code to run tests.";
+let browser;
+
+before(async () => {
+  build();
+  browser = await launch();
+});
+after(async () => browser?.close());
+
+/** Opens the report on a screen and returns the page and what it recorded. */
+async function open(report, hash) {
+  const w = await watchedPage(browser);
+  await w.page.goto(fileUrl(report, hash));
+  return w;
+}
+
+function clean(seen, where) {
+  assert.deepEqual(seen.errors, [], `${where}: console errors`);
+  assert.deepEqual(seen.requests, [], `${where}: network requests`);
+  assert.deepEqual(seen.dialogs, [], `${where}: dialogs`);
+}
+
+describe("the demo's report", () => {
+  let report;
+  before(() => {
+    report = demoReport(tempDir("causeway-report-"));
+  });
+
+  test("Runs lists all 8 runs", async () => {
+    const { page, seen, context } = await open(report, "screen=runs");
+    await screenReady(page, "runs");
+    assert.equal(await page.locator(".runs-table tbody tr").count(), 8);
+    assert.match(await page.locator(".runs-table tbody tr", { hasText: "demo-seed0" }).innerText(), /1 high[\s\S]*6 tests[\s\S]*intact/);
+    // Enter on a row opens the run.
+    await page.locator(".runs-table tbody tr").first().focus();
+    await page.keyboard.press("Enter");
+    await page.waitForSelector(".toolflow");
+    clean(seen, "runs");
+    await context.close();
+  });
+
+  test("Overview marks the flagged call and names value, only source and cause", async () => {
+    const { page, seen, context } = await open(report, "screen=overview&run=demo-seed0");
+    await screenReady(page, "overview");
+    assert.equal(await page.locator(".toolcall").count(), 5);
+    assert.match(await page.locator(".toolcall.sev-high").innerText(), /#18\s*send_email/);
+    const top = await page.locator(".alert.top").innerText();
+    assert.match(top, /audit@vendor-compliance\.example/);
+    assert.match(top, /Only source\s+vendor:portal\/notes\.md/);
+    assert.match(top, /Primary cause\s+input:vendor:portal\/notes\.md\s+\+0\.80 \[\+0\.63, \+0\.90\]/);
+    clean(seen, "overview");
+    await context.close();
+  });
+
+  test("Why names the vendor note as primary cause, +0.80, with replay disabled", async () => {
+    const { page, seen, context } = await open(report, "screen=why&run=demo-seed0");
+    await screenReady(page, "why");
+    assert.match(await page.locator(".verdict").innerText(), /^vendor:portal\/notes\.md is the primary cause/);
+    const vendor = await page.locator("tr.cand", { hasText: "vendor:portal/notes.md" }).innerText();
+    assert.match(vendor, /Primary cause/);
+    assert.match(vendor, /\+0\.80/);
+    assert.match(vendor, /80% → 0%/);
+    assert.match(await page.locator("tr.cand", { hasText: "web:shipping_faq" }).innerText(), /Ruled out/);
+    assert.equal(await page.locator(".note").innerText(), REASON);
+    assert.equal(await page.getByRole("button", { name: "Find the cause" }).isDisabled(), true);
+    assert.equal(await page.locator("tr.cand button").first().isDisabled(), true);
+    clean(seen, "why");
+    await context.close();
+  });
+
+  test("Timeline filters, opens a record and Escape closes it", async () => {
+    const { page, seen, context } = await open(report, "screen=timeline&run=demo-seed0");
+    await screenReady(page, "timeline");
+    assert.equal(await page.locator(".timeline tbody tr").count(), 20);
+    await page.getByLabel("Filter by text").fill("vendor-compliance");
+    assert.equal(await page.locator(".timeline tbody tr").count(), 1);
+    await page.locator(".timeline tbody tr").first().click();
+    const drawer = page.locator(".drawer");
+    await drawer.waitFor();
+    assert.match(await drawer.innerText(), /#18 · executor[\s\S]*ARGUMENTS[\s\S]*audit@vendor-compliance\.example[\s\S]*Previous hash/i);
+    await page.keyboard.press("Escape");
+    await drawer.waitFor({ state: "detached" });
+    clean(seen, "timeline");
+    await context.close();
+  });
+
+  test("Graph lays out, traces a found node and switches themes", async () => {
+    const { page, seen, context } = await open(report, "screen=graph&run=demo-seed0");
+    await screenReady(page, "graph");
+    assert.ok((await page.locator(".graph-canvas canvas").count()) > 0);
+    await page.getByPlaceholder("Find a node (Enter)").fill("send_email #18");
+    await page.keyboard.press("Enter");
+    const panel = page.locator(".graph-panel");
+    await panel.getByText("Downstream").waitFor();
+    assert.match(await panel.innerText(), /send_email[\s\S]*Upstream\s+\d+ nodes/);
+    assert.equal(await panel.getByRole("button", { name: "Why did it happen?" }).count(), 1);
+    await page.getByLabel("Theme").selectOption("hc");
+    await page.waitForFunction(() => document.documentElement.dataset.theme === "hc" && document.body.classList.contains("vscode-high-contrast"));
+    assert.match(await page.evaluate(() => location.hash), /theme=hc/);
+    clean(seen, "graph");
+    await context.close();
+  });
+
+  test("Agents and Influence", async () => {
+    const { page, seen, context } = await open(report, "screen=agents&run=demo-seed0");
+    await screenReady(page, "agents");
+    assert.match(await page.locator(".matrix").innerText(), /input:vendor:portal\/notes\.md[\s\S]*\+0\.80/);
+    assert.ok((await page.locator(".critical .step").count()) >= 3);
+    await page.getByRole("tab", { name: "Influence" }).click();
+    await page.waitForSelector(".influence-diagram");
+    assert.ok((await page.locator(".influence-diagram .link.confirmed").count()) >= 2);
+    const ranked = await page.locator(".screen table").last().locator("tbody tr").first().innerText();
+    assert.match(ranked, /kb:refund_policy\.md/);
+    clean(seen, "agents/influence");
+    await context.close();
+  });
+});
+
+describe("a big report", () => {
+  test("embeds its data gzipped and inflates it in the browser", async () => {
+    // Three copies of the demo's runs: over the size from which the data is gzipped.
+    const root = tempDir("causeway-big-");
+    demoReport(path.join(root, "a"));
+    for (const copy of ["b", "c"]) fs.cpSync(path.join(root, "a"), path.join(root, copy), { recursive: true });
+    const report = path.join(root, "report.html");
+    cli("report", root, "-o", report);
+    const html = fs.readFileSync(report, "utf8");
+    assert.match(html, /<script type="application\/octet-stream" id="causeway-data" data-encoding="gzip\+base64">[A-Za-z0-9+/=]+<\/script>/);
+    const { page, seen, context } = await open(report, "screen=runs");
+    await screenReady(page, "runs");
+    assert.equal(await page.locator(".runs-table tbody tr").count(), 24);
+    await page.locator(".runs-table tbody tr", { hasText: "demo-seed0" }).first().click();
+    await page.waitForSelector(".alert.top");
+    clean(seen, "big report");
+    await context.close();
+  });
+});
+
+describe("a hostile run", () => {
+  let report;
+  before(async () => {
+    const root = tempDir("causeway-hostile-");
+    const sdk = createRequire(import.meta.url)(path.join(ROOT, "dist/lib/index.js"));
+    await recordHostile(sdk, root);
+    report = path.join(root, "report.html");
+    cli("report", root, "-o", report);
+  });
+
+  test("renders as text on every screen and in every record, executing nothing", async () => {
+    const { page, seen, context } = await open(report, "screen=runs");
+    await screenReady(page, "runs");
+    const title = await page.title();
+    const shown = new Set();
+    for (const screen of ["runs", "overview", "why", "timeline", "graph", "agents", "influence"]) {
+      await page.getByRole("tab", { name: new RegExp(screen === "why" ? "Why" : screen, "i") }).click();
+      if (screen === "overview") await page.waitForSelector(".toolflow");
+      if (screen === "graph") await page.waitForFunction(() => typeof window.__causewayGraphReady === "number");
+      else await screenReady(page, screen);
+      const text = await page.locator("#root").innerText();
+      for (const s of HOSTILE) if (text.includes(s)) shown.add(s);
+    }
+    // Every record in the drawer, with all details opened.
+    await page.getByRole("tab", { name: "Timeline" }).click();
+    const rows = await page.locator(".timeline tbody tr").count();
+    assert.ok(rows > 8);
+    for (let i = 0; i < rows; i++) {
+      await page.locator(".timeline tbody tr").nth(i).click();
+      await page.locator(".drawer").waitFor();
+      await page.evaluate(() => document.querySelectorAll(".drawer details").forEach((d) => (d.open = true)));
+    }
+    assert.deepEqual([...shown].sort(), [...HOSTILE].sort(), "every hostile string is shown as text");
+    const state = await page.evaluate(() => ({
+      pwned: window.__pwned,
+      injected: document.querySelectorAll("#root img, #root script, #root iframe, #root a[href], #root svg:not(.influence-diagram)").length,
+      handlers: [...document.querySelectorAll("#root *")].flatMap((e) => [...e.attributes].filter((a) => /^on/i.test(a.name)).map((a) => a.name)),
+    }));
+    assert.equal(state.pwned, undefined);
+    assert.equal(state.injected, 0);
+    assert.deepEqual(state.handlers, []);
+    assert.equal(await page.title(), title);
+    assert.equal(title, "Causeway report — 1 run");
+    clean(seen, "hostile");
+    await context.close();
+  });
+});

@@ -1,0 +1,205 @@
+/**
+ * Graph: the run's data-flow graph in Cytoscape, laid out left to right in layers. Observed edges
+ * show; tested causes are red and labelled with their effect; inferred edges and ruled-out tests
+ * are hidden until switched on. Clicking a node traces it upstream and downstream. Colours follow
+ * the theme and are re-read when it changes.
+ */
+import type cytoscape from "cytoscape";
+import type { JSX } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { int } from "../format";
+import { edgeVisible } from "../logic";
+import { applyToggles, applyTrace, createGraph, fitted } from "../graph/cy";
+import { BIG_GRAPH, LABEL_ZOOM, graphStyle } from "../graph/elements";
+import type { GraphToggles } from "../host";
+import { layeredLayout } from "../graph/layout";
+import { readColors } from "../graph/theme";
+import { useApp } from "./context";
+import { Legend, NodePanel, NodeSearch } from "./GraphParts";
+import { Button, Empty } from "./ui";
+
+declare global {
+  interface Window {
+    /** performance.now() when the graph was laid out and first drawn (read by the benchmark). */
+    __causewayGraphReady?: number;
+  }
+}
+
+/** Viewports kept per run, so a live update or a screen switch does not lose the user's place. */
+const viewports = new Map<string, { zoom: number; pan: { x: number; y: number } }>();
+
+export function GraphScreen() {
+  const { ctl, state } = useApp();
+  const inv = ctl.current()!;
+  const run = state.ui.run!;
+  const toggles = state.ui.graph;
+  const box = useRef<HTMLDivElement>(null);
+  const cyRef = useRef<cytoscape.Core | null>(null);
+  /** What the graph shows now, so effects only touch what changed. */
+  const applied = useRef<GraphToggles>({ inferred: false, ruledOut: false, node: null });
+  const [ready, setReady] = useState(false);
+  const [failure, setFailure] = useState<string | null>(null);
+  const big = inv.graph.nodes.length > BIG_GRAPH;
+
+  // Build the graph once per investigation.
+  useEffect(() => {
+    if (!box.current || !inv.graph.nodes.length) return;
+    performance.mark("causeway:graph-start");
+    const layout = layeredLayout(
+      inv.graph.nodes,
+      inv.graph.edges.filter((e) => e.evidence === "observed"),
+    );
+    let cy: cytoscape.Core;
+    try {
+      cy = createGraph(box.current, inv, layout.positions, big, (e) => edgeVisible(e, toggles));
+    } catch (err) {
+      // No canvas (an unusual browser, a test DOM): say so instead of breaking the app.
+      setFailure(err instanceof Error ? err.message : String(err));
+      return;
+    }
+    setFailure(null);
+    cyRef.current = cy;
+    applied.current = { inferred: toggles.inferred, ruledOut: toggles.ruledOut, node: null };
+    if (toggles.node) applyTrace(cy, inv, toggles, applied.current);
+    cy.viewport(viewports.get(run) ?? fitted(layout.positions, cy.width(), cy.height()));
+    cy.on("tap", "node", (e) => ctl.setGraph({ node: e.target.id() }));
+    cy.on("tap", (e) => {
+      if (e.target === cy) ctl.setGraph({ node: null });
+    });
+    cy.on("viewport", () => viewports.set(run, { zoom: cy.zoom(), pan: { ...cy.pan() } }));
+    if (big) {
+      // Label nodes once the zoom makes them readable (see LABEL_ZOOM), after the user stops zooming.
+      let labelled = false;
+      let timer = 0;
+      const sync = () => {
+        const want = cy.zoom() >= LABEL_ZOOM;
+        if (want !== labelled) {
+          labelled = want;
+          cy.batch(() => (want ? cy.nodes().addClass("labelled") : cy.nodes().removeClass("labelled")));
+        }
+      };
+      sync();
+      cy.on("zoom", () => {
+        clearTimeout(timer);
+        timer = window.setTimeout(sync, 120);
+      });
+    }
+    cy.one("render", () =>
+      requestAnimationFrame(() => {
+        window.__causewayGraphReady = performance.now();
+        performance.mark("causeway:graph-ready");
+        setReady(true);
+      }),
+    );
+    return () => {
+      cy.destroy();
+      cyRef.current = null;
+    };
+    // toggles are applied by the effects below; rebuilding on them would lose the viewport.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [inv, run, big, ctl]);
+
+  useEffect(() => {
+    if (cyRef.current) applyToggles(cyRef.current, inv, toggles, applied.current);
+  }, [inv, toggles.inferred, toggles.ruledOut]);
+
+  useEffect(() => {
+    const cy = cyRef.current;
+    if (!cy) return;
+    applyTrace(cy, inv, toggles, applied.current);
+    const n = toggles.node ? cy.getElementById(toggles.node) : null;
+    if (n && n.nonempty()) {
+      const bb = n.renderedBoundingBox();
+      if (bb.x2 < 0 || bb.y2 < 0 || bb.x1 > cy.width() || bb.y1 > cy.height()) cy.center(n);
+    }
+  }, [inv, toggles.node, toggles.inferred, toggles.ruledOut]);
+
+  // Re-style when the theme changes (VS Code swaps body classes and the variables on <html>).
+  useEffect(() => {
+    let last = JSON.stringify(readColors());
+    const restyle = () => {
+      const colors = readColors();
+      const key = JSON.stringify(colors);
+      if (key === last) return; // a class was touched but the theme is the same
+      last = key;
+      cyRef.current?.style(graphStyle(colors, big));
+    };
+    const obs = new MutationObserver(restyle);
+    obs.observe(document.body, { attributes: true, attributeFilter: ["class"] });
+    obs.observe(document.documentElement, { attributes: true, attributeFilter: ["class", "style", "data-theme"] });
+    const media = window.matchMedia?.("(prefers-color-scheme: dark)");
+    media?.addEventListener?.("change", restyle);
+    return () => {
+      obs.disconnect();
+      media?.removeEventListener?.("change", restyle);
+    };
+  }, [big]);
+
+  if (!inv.graph.nodes.length) return <Empty icon="type-hierarchy-sub">This run has no inputs, model calls, tool calls or messages to draw.</Empty>;
+
+  const zoomBy = (f: number) => {
+    const cy = cyRef.current;
+    if (cy) cy.zoom({ level: cy.zoom() * f, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } });
+  };
+  const fit = () => {
+    const cy = cyRef.current;
+    if (!cy) return;
+    const traced = cy.elements(".traced");
+    cy.fit(traced.nonempty() ? traced : undefined, 40);
+  };
+  const onKeyDown = (e: JSX.TargetedKeyboardEvent<HTMLDivElement>) => {
+    const cy = cyRef.current;
+    if (!cy) return;
+    const pan: Record<string, [number, number]> = { ArrowLeft: [60, 0], ArrowRight: [-60, 0], ArrowUp: [0, 60], ArrowDown: [0, -60] };
+    if (e.key === "+" || e.key === "=") zoomBy(1.25);
+    else if (e.key === "-") zoomBy(0.8);
+    else if (e.key === "0") fit();
+    else if (e.key in pan) cy.panBy({ x: pan[e.key][0], y: pan[e.key][1] });
+    else if (e.key === "Escape" && toggles.node) ctl.setGraph({ node: null });
+    else return;
+    e.preventDefault();
+    e.stopPropagation();
+  };
+  const hidden = inv.graph.edges.filter((e) => !edgeVisible(e, toggles)).length;
+
+  return (
+    <div class="graph-screen">
+      <div class="graph-toolbar">
+        <label class="check" title={inv.graph.inferSkipped ? "Inferred edges were not computed for this run" : "Heuristic links: wording of one item reappears in another"}>
+          <input type="checkbox" checked={toggles.inferred} disabled={inv.graph.inferSkipped} onChange={(e) => ctl.setGraph({ inferred: e.currentTarget.checked })} />
+          <span>Inferred edges</span>
+        </label>
+        <label class="check">
+          <input type="checkbox" checked={toggles.ruledOut} onChange={(e) => ctl.setGraph({ ruledOut: e.currentTarget.checked })} />
+          <span>Ruled-out tests</span>
+        </label>
+        <NodeSearch inv={inv} />
+        <span class="topbar-spacer" />
+        <span class="muted">{`${int(inv.graph.nodes.length)} nodes \u00b7 ${int(inv.graph.edges.length - hidden)} edges${hidden ? ` (${int(hidden)} hidden)` : ""}`}</span>
+        <Button small icon="zoom-in" label="Zoom in" title="Zoom in (+)" onClick={() => zoomBy(1.25)} />
+        <Button small icon="zoom-out" label="Zoom out" title="Zoom out (−)" onClick={() => zoomBy(0.8)} />
+        <Button small icon="screen-full" label="Fit" title={toggles.node ? "Fit the traced nodes (0)" : "Fit the graph (0)"} onClick={fit} />
+      </div>
+      <div class="graph-body">
+        <div class="graph-canvas-wrap">
+          <div
+            class="graph-canvas"
+            ref={box}
+            tabIndex={0}
+            role="application"
+            aria-label="Data-flow graph. Arrow keys pan, plus and minus zoom, 0 fits, Escape clears the trace."
+            onKeyDown={onKeyDown}
+            data-ready={ready ? "true" : "false"}
+          />
+          {failure && (
+            <div class="graph-failure">
+              <Empty icon="warning">{`The graph could not be drawn here (${failure}). The other screens show the same data.`}</Empty>
+            </div>
+          )}
+          <Legend />
+        </div>
+        <NodePanel inv={inv} />
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,87 @@
+/**
+ * The Cytoscape side of the Graph screen: creating the graph from an investigation, its first
+ * viewport, and the two incremental updates (edge toggles, tracing a node) that touch only the
+ * elements that change, so a 2,000-node graph stays responsive.
+ */
+import cytoscape from "cytoscape";
+import type { Investigation } from "../../core/analysis/types";
+import type { GEdge } from "../../core/graph/graph";
+import type { GraphToggles } from "../host";
+import { edgeVisible, trace } from "../logic";
+import { buildElements, graphStyle } from "./elements";
+import { readColors } from "./theme";
+
+/** A Cytoscape graph of the investigation at the given positions, edges hidden per visible(). */
+export function createGraph(container: HTMLElement, inv: Investigation, positions: Map<string, { x: number; y: number }>, big: boolean, visible: (e: GEdge) => boolean): cytoscape.Core {
+  return cytoscape({
+    container,
+    elements: buildElements(inv, positions, visible),
+    style: graphStyle(readColors(), big),
+    // Positions are given; the first viewport is computed from them (fitted), which spares
+    // Cytoscape measuring every label up front.
+    layout: { name: "preset", fit: false },
+    minZoom: 0.02,
+    maxZoom: 4,
+    boxSelectionEnabled: false,
+    autoungrabify: big,
+    textureOnViewport: big,
+    hideEdgesOnViewport: big,
+    pixelRatio: big ? 1 : "auto",
+  });
+}
+
+/** A viewport showing every position with a margin, at most 1.5× zoom. */
+export function fitted(positions: Map<string, { x: number; y: number }>, width: number, height: number, pad = 60): { zoom: number; pan: { x: number; y: number } } {
+  let x1 = Infinity;
+  let y1 = Infinity;
+  let x2 = -Infinity;
+  let y2 = -Infinity;
+  for (const p of positions.values()) {
+    x1 = Math.min(x1, p.x);
+    y1 = Math.min(y1, p.y);
+    x2 = Math.max(x2, p.x);
+    y2 = Math.max(y2, p.y);
+  }
+  if (!Number.isFinite(x1)) return { zoom: 1, pan: { x: width / 2, y: height / 2 } };
+  const zoom = Math.max(0.02, Math.min(1.5, (width - 2 * pad) / Math.max(1, x2 - x1), (height - 2 * pad) / Math.max(1, y2 - y1)));
+  return { zoom, pan: { x: width / 2 - ((x1 + x2) / 2) * zoom, y: height / 2 - ((y1 + y2) / 2) * zoom } };
+}
+
+/** Shows and hides the toggled edges, touching only those whose visibility changes. */
+export function applyToggles(cy: cytoscape.Core, inv: Investigation, t: GraphToggles, now: GraphToggles) {
+  if (now.inferred === t.inferred && now.ruledOut === t.ruledOut) return;
+  cy.batch(() => {
+    const changed = cy.edges().filter((e) => {
+      const g = inv.graph.edges[e.data("index") as number];
+      return !!g && edgeVisible(g, t) === e.hasClass("hidden");
+    });
+    changed.filter(".hidden").removeClass("hidden");
+    changed.not(".hidden").addClass("hidden");
+  });
+  now.inferred = t.inferred;
+  now.ruledOut = t.ruledOut;
+  now.node = null; // the trace follows visible edges: redo it
+}
+
+/** Fades everything but the selected node and what is upstream and downstream of it. */
+export function applyTrace(cy: cytoscape.Core, inv: Investigation, t: GraphToggles, now: GraphToggles) {
+  if (now.node === t.node) return;
+  cy.batch(() => {
+    cy.elements(".faded, .traced, .picked").removeClass("faded traced picked");
+    now.node = t.node;
+    if (!t.node || cy.getElementById(t.node).empty()) return;
+    const at: number[] = [];
+    const visible = inv.graph.edges.filter((e, i) => edgeVisible(e, t) && at.push(i) > 0);
+    const tr = trace(visible, t.node);
+    const keep = new Set([t.node, ...tr.up, ...tr.down]);
+    const idx = new Set([...tr.edges].map((i) => at[i]));
+    const nodes = cy.nodes();
+    nodes.filter((n) => keep.has(n.id())).addClass("traced");
+    nodes.filter((n) => !keep.has(n.id())).addClass("faded");
+    const edges = cy.edges();
+    edges.filter((e) => idx.has(e.data("index") as number)).addClass("traced");
+    edges.filter((e) => !idx.has(e.data("index") as number)).addClass("faded");
+    cy.getElementById(t.node).addClass("picked");
+  });
+}
+
