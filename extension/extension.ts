@@ -1,12 +1,87 @@
+/**
+ * Causeway for VS Code: the runs of the workspace in a tree, their alerts as diagnostics, code
+ * lenses on the agents' SDK calls, the investigator, and replays (Run test, Find the cause) in a
+ * worker process. Activation only wires things up; runs are found and analysed afterwards, in
+ * small batches, so that it stays cheap with a thousand runs.
+ */
 import * as vscode from "vscode";
+import { readSettings, SECTION } from "./config";
+import { CausewayLenses } from "./codeLens";
+import { registerCommands } from "./commands";
+import { DiagnosticsController } from "./diagnostics";
+import { RunDiscovery } from "./discovery";
+import { registerBlobs, openBlob } from "./blobs";
+import { RunStore } from "./logic/runStore";
+import { SiteResolver } from "./logic/sites";
+import { InvestigatorPanel } from "./panel";
+import { ReplayService } from "./replay";
+import { RunsTree } from "./runsTree";
+import type { Services } from "./services";
+import { registerStatusBar } from "./statusBar";
 
-// Placeholder entry: replaced by the real extension (runs tree, diagnostics, lenses, commands).
 export function activate(context: vscode.ExtensionContext): void {
-  const tree: vscode.TreeDataProvider<string> = {
-    getTreeItem: (s) => new vscode.TreeItem(s),
-    getChildren: () => [],
+  const t0 = performance.now();
+  const log = vscode.window.createOutputChannel("Causeway", { log: true });
+  context.subscriptions.push(log);
+  let settings = readSettings();
+  const folders = () => (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath);
+  const store = new RunStore({ log: (level, msg) => log[level](msg) });
+  context.subscriptions.push(store);
+  const s: Services = {
+    context,
+    store,
+    log,
+    sites: new SiteResolver({ folders: folders(), extensionPath: context.extensionPath }),
+    settings: () => settings,
   };
-  context.subscriptions.push(vscode.window.registerTreeDataProvider("causeway.runs", tree));
+
+  registerBlobs(s);
+  const tree = new RunsTree(s);
+  const diagnostics = new DiagnosticsController(s);
+  const lenses = new CausewayLenses(s);
+  const replay = new ReplayService(s);
+  const discovery = new RunDiscovery(s);
+  const panel = new InvestigatorPanel(s, replay, {
+    revealInTree: (run, seq) => tree.reveal(run, seq),
+    openBlob: (run, ref) => openBlob(s, run, ref),
+    exportReport: async () => void (await vscode.commands.executeCommand("causeway.exportReport")),
+  });
+  context.subscriptions.push(tree, diagnostics, lenses, discovery, panel);
+  registerStatusBar(s);
+  registerCommands({ s, tree, panel, replay, discovery });
+
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (!e.affectsConfiguration(SECTION)) return;
+      const before = settings;
+      settings = readSettings();
+      if (before.runsGlob !== settings.runsGlob) discovery.restart();
+      if (before.codeLens !== settings.codeLens) lenses.invalidate();
+    }),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => {
+      s.sites.reset({ folders: folders(), extensionPath: context.extensionPath });
+      discovery.restart();
+      diagnostics.refreshAll();
+      lenses.invalidate();
+    }),
+  );
+
+  // off the activation path: find the runs, then analyse them in slices
+  setTimeout(() => {
+    const t1 = performance.now();
+    void discovery.start().then(() => {
+      const t2 = performance.now();
+      log.info(`runs found in ${(t2 - t1).toFixed(0)} ms; analysing ${store.pending} in the background`);
+      void store.idle().then(() =>
+        log.info(
+          `analysed ${store.size} runs in ${(performance.now() - t2).toFixed(0)} ms (${store.stats.analysisMs.toFixed(0)} ms of analysis in ${store.stats.slices} slices, longest ${store.stats.longestSliceMs.toFixed(0)} ms)`,
+        ),
+      );
+    });
+  }, 0);
+  log.info(`activated in ${(performance.now() - t0).toFixed(1)} ms (workspace ${vscode.workspace.isTrusted ? "trusted" : "in Restricted Mode: replays are off"})`);
 }
 
-export function deactivate(): void {}
+export function deactivate(): void {
+  // everything is in context.subscriptions
+}

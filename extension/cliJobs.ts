@@ -1,0 +1,135 @@
+/**
+ * Jobs that run the `causeway` CLI (dist/cli.js) as a child process, off the extension host:
+ * Record the demo (record 8 runs of the built-in demo and test them) and Export report (the
+ * investigator as one static HTML file). Output goes to the output channel; both can be cancelled.
+ */
+import * as vscode from "vscode";
+import path from "node:path";
+import { spawn } from "node:child_process";
+import type { RunDiscovery } from "./discovery";
+import type { InvestigatorPanel } from "./panel";
+import type { ReplayService } from "./replay";
+import type { Services } from "./services";
+
+/** Runs dist/cli.js with `args` under a cancellable progress notification; resolves with its exit code (null: did not start or cancelled). */
+export function runCli(s: Services, args: string[], o: { title: string; cwd: string; progressFrom?: RegExp }): Thenable<number | null> {
+  const cli = path.join(s.context.extensionPath, "dist", "cli.js");
+  s.log.info(`${o.title}: causeway ${args.join(" ")}`);
+  return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Causeway: ${o.title}`, cancellable: true }, (progress, token) =>
+    new Promise<number | null>((resolve) => {
+      const child = spawn(process.execPath, [cli, ...args], { cwd: o.cwd, env: { ...process.env, ELECTRON_RUN_AS_NODE: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+      let cancelled = false;
+      const sub = token.onCancellationRequested(() => {
+        cancelled = true;
+        child.kill();
+      });
+      const lines = (chunk: Buffer, err: boolean) => {
+        for (const l of chunk.toString("utf8").split("\n")) {
+          if (!l.trim()) continue;
+          if (err) s.log.warn(l);
+          else s.log.info(l);
+          if (o.progressFrom?.test(l)) progress.report({ message: l.replace(o.progressFrom, "").trim().slice(0, 90) });
+        }
+      };
+      child.stdout.on("data", (c: Buffer) => lines(c, false));
+      child.stderr.on("data", (c: Buffer) => lines(c, true));
+      child.on("error", (err) => {
+        s.log.error(`could not start ${cli}: ${err.message}`);
+        sub.dispose();
+        resolve(null);
+      });
+      child.on("close", (code) => {
+        sub.dispose();
+        resolve(cancelled ? null : code);
+      });
+    }),
+  );
+}
+
+async function pickFolder(title: string): Promise<vscode.WorkspaceFolder | undefined> {
+  const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file");
+  if (!folders.length) {
+    void vscode.window.showInformationMessage("Causeway: open a folder first.");
+    return undefined;
+  }
+  return folders.length === 1 ? folders[0] : vscode.window.showWorkspaceFolderPick({ placeHolder: title });
+}
+
+async function failed(s: Services, what: string, code: number | null): Promise<void> {
+  const pick = await vscode.window.showErrorMessage(`Causeway: ${what} ${code === null ? "did not finish" : `failed (exit code ${code})`}.`, "Show Output");
+  if (pick) s.log.show(true);
+}
+
+/** Records the built-in demo into <folder>/runs. Runs code (the demo and its replays): trusted workspaces only. */
+export async function recordDemo(s: Services, replay: ReplayService, discovery: RunDiscovery, panel: InvestigatorPanel): Promise<void> {
+  if (!replay.canReplay) return replay.explainRestricted();
+  const folder = await pickFolder("Record the demo into which folder?");
+  if (!folder) return;
+  const out = path.join(folder.uri.fsPath, "runs");
+  const code = await runCli(s, ["demo", "--out", out], { title: "recording the demo (8 runs, then tests by paired replay)", cwd: folder.uri.fsPath, progressFrom: /^==\s*/ });
+  await discovery.rescan();
+  if (code !== 0) return failed(s, "recording the demo", code);
+  const pick = await vscode.window.showInformationMessage(`Causeway: recorded the demo in ${path.relative(folder.uri.fsPath, out) || out}: 8 runs, with tests.`, "Open investigator");
+  if (pick) {
+    const first = path.join(out, "demo-seed0");
+    panel.show(s.store.has(first) ? first : undefined);
+  }
+}
+
+/** Writes the static HTML report of one run, or of every run in a workspace folder. */
+export async function exportReport(s: Services, run: string | undefined): Promise<void> {
+  const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file");
+  let root: string | undefined;
+  if (run || folders.length > 1) {
+    const scope = await vscode.window.showQuickPick(
+      [...(run ? [{ label: `This run: ${path.basename(run)}`, value: run }] : []), ...folders.map((f) => ({ label: `Every run in ${f.name}`, value: f.uri.fsPath }))],
+      { title: "Export report", placeHolder: "What goes into the report?" },
+    );
+    root = scope?.value;
+  } else root = folders[0]?.uri.fsPath;
+  if (!root) {
+    if (!folders.length) void vscode.window.showInformationMessage("Causeway: open a folder first.");
+    return;
+  }
+  const base = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(root))?.uri ?? vscode.Uri.file(path.dirname(root));
+  const target = await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.joinPath(base, "causeway-report.html"), filters: { HTML: ["html"] }, title: "Export report" });
+  if (!target) return;
+  const code = await runCli(s, ["report", root, "-o", target.fsPath], { title: "writing the report", cwd: path.dirname(target.fsPath) });
+  if (code !== 0) return failed(s, "writing the report", code);
+  const pick = await vscode.window.showInformationMessage(`Causeway: report written to ${path.basename(target.fsPath)} (a static page: opens from disk, no network).`, "Open in Browser", "Reveal");
+  if (pick === "Open in Browser") await vscode.env.openExternal(target);
+  else if (pick === "Reveal") await vscode.commands.executeCommand("revealFileInOS", target);
+}
+
+/** Imports an OTLP/JSON file of OpenTelemetry GenAI traces as runs under <folder>/runs. Runs no code. */
+export async function importOtelTraces(s: Services, discovery: RunDiscovery, panel: InvestigatorPanel): Promise<void> {
+  const folder = await pickFolder("Import the traces as runs into which folder?");
+  if (!folder) return;
+  const picked = await vscode.window.showOpenDialog({
+    title: "Import OpenTelemetry traces (OTLP/JSON with GenAI spans)",
+    canSelectMany: false,
+    defaultUri: folder.uri,
+    filters: { "OTLP JSON": ["json", "jsonl"], "All files": ["*"] },
+    openLabel: "Import",
+  });
+  const file = picked?.[0];
+  if (!file) return;
+  const out = path.join(folder.uri.fsPath, "runs");
+  let runs: string[];
+  try {
+    runs = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Causeway: importing ${path.basename(file.fsPath)}` }, async () => {
+      await new Promise((r) => setTimeout(r, 0)); // let the notification show first
+      const { importOtel } = await import("../core/importers/otel");
+      return importOtel(file.fsPath, out).runs;
+    });
+  } catch (err) {
+    s.log.error(`importing ${file.fsPath} failed: ${(err as Error)?.stack ?? err}`);
+    const pick = await vscode.window.showErrorMessage(`Causeway: could not import ${path.basename(file.fsPath)}: ${(err as Error)?.message ?? err}`, "Show Output");
+    if (pick) s.log.show(true);
+    return;
+  }
+  s.log.info(`imported ${runs.length} run(s) from ${file.fsPath}: ${runs.join(", ")}`);
+  await discovery.rescan();
+  const pick = await vscode.window.showInformationMessage(`Causeway: imported ${runs.length} run${runs.length === 1 ? "" : "s"} from ${path.basename(file.fsPath)} into ${path.relative(folder.uri.fsPath, out) || out}.`, "Open investigator");
+  if (pick && runs[0]) panel.show(s.store.has(runs[0]) ? runs[0] : undefined);
+}

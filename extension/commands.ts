@@ -1,0 +1,214 @@
+/**
+ * The commands (category "Causeway"). Each takes what it is invoked with — a tree node, a
+ * { run, seq } from a code lens, a quick fix or the webview — or asks with quick picks when run
+ * from the palette. Replays go through ReplayService; nothing here runs agent code.
+ */
+import * as vscode from "vscode";
+import path from "node:path";
+import type { ActionView } from "../core/analysis/types";
+import { openBlob } from "./blobs";
+import { exportReport, importOtelTraces, recordDemo } from "./cliJobs";
+import { interventionSuggestions, targetSuggestions, type Suggestion } from "./logic/replay";
+import { oneLine } from "./logic/diagnostics";
+import type { InvestigatorPanel } from "./panel";
+import { askInt, pickAction, pickBlob, pickRun } from "./picks";
+import type { ReplayService } from "./replay";
+import type { RunDiscovery } from "./discovery";
+import type { RunsTree } from "./runsTree";
+import type { EventRef, Services } from "./services";
+
+export interface CommandDeps {
+  s: Services;
+  tree: RunsTree;
+  panel: InvestigatorPanel;
+  replay: ReplayService;
+  discovery: RunDiscovery;
+}
+
+/** { run, seq } from whatever a command was invoked with (tree node, lens/quick-fix argument). */
+export function refOf(arg: unknown): EventRef | undefined {
+  if (!arg || typeof arg !== "object") return undefined;
+  const a = arg as { kind?: unknown; dir?: unknown; run?: unknown; seq?: unknown };
+  const run = typeof a.run === "string" ? a.run : typeof a.dir === "string" ? a.dir : undefined;
+  if (!run) return undefined;
+  const seq = typeof a.seq === "number" && Number.isInteger(a.seq) && a.seq >= 0 ? a.seq : undefined;
+  return { run, seq };
+}
+
+export function registerCommands(d: CommandDeps): void {
+  const { s, tree, panel, replay, discovery } = d;
+  const reg = (id: string, fn: (...args: unknown[]) => unknown) =>
+    s.context.subscriptions.push(
+      vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+        try {
+          return await fn(...args);
+        } catch (err) {
+          s.log.error(`${id} failed: ${(err as Error)?.stack ?? err}`);
+          void vscode.window.showErrorMessage(`Causeway: ${(err as Error)?.message ?? err}`, "Show Output").then((p) => p && s.log.show(true));
+        }
+      }),
+    );
+
+  const known = (ref: EventRef | undefined) => (ref && s.store.has(ref.run) ? ref : undefined);
+  const current = (arg: unknown) => known(refOf(arg)) ?? known(tree.selection());
+
+  /** The tool call a command is about: from the argument or the selection, else picked. */
+  const actionFor = async (arg: unknown, title: string): Promise<{ run: string; action: ActionView } | undefined> => {
+    const ref = current(arg);
+    const run = ref?.run ?? (await pickRun(s, { title, replayable: true }));
+    if (!run) return undefined;
+    if (ref?.seq !== undefined) {
+      const action = Object.values(s.store.investigation(run)?.actions ?? {}).find((a) => a.seq === ref.seq);
+      if (action) return { run, action };
+      if (ref.run === run && refOf(arg)?.seq !== undefined) {
+        void vscode.window.showInformationMessage(`Causeway: event #${ref.seq} of ${path.basename(run)} is not a tool call.`);
+        return undefined;
+      }
+    }
+    const action = await pickAction(s, run, title);
+    return action ? { run, action } : undefined;
+  };
+
+  reg("causeway.openInvestigator", (arg) => {
+    const ref = current(arg);
+    panel.show(ref?.run, ref?.seq !== undefined ? { seq: ref.seq } : undefined);
+  });
+
+  // internal: tree selection, code lens, quick fix → the investigator on that run / event
+  reg("causeway.reveal", (arg) => {
+    const ref = known(refOf(arg));
+    if (!ref) return;
+    const a = arg as { node?: unknown; action?: unknown };
+    panel.show(ref.run, ref.seq !== undefined || typeof a.node === "string" ? { seq: ref.seq, node: typeof a.node === "string" ? a.node : undefined, action: a.action === true } : undefined);
+  });
+
+  reg("causeway.findCause", async (arg) => {
+    if (!replay.canReplay) return replay.explainRestricted();
+    const hit = await actionFor(arg, "Find the cause");
+    if (!hit) return;
+    const { run, action } = hit;
+    const title = `Find the cause of ${oneLine(action.tool, 60)} (#${action.seq}, ${path.basename(run)})`;
+    const out = await replay.run({ op: "attribute", run, target: action.target }, { title });
+    if (!out.ok) return;
+    panel.show(run, { seq: action.seq, node: action.node, action: true });
+    void vscode.window.showInformationMessage(`Causeway: ${title} — ${oneLine(out.message, 400)}`);
+  });
+
+  reg("causeway.runTest", async (arg) => {
+    if (!replay.canReplay) return replay.explainRestricted();
+    const hit = await actionFor(arg, "Run test (1/5): the tool call");
+    if (!hit) return;
+    const { run, action } = hit;
+    const intervention = await pickSpec(interventionSuggestions(action), {
+      title: "Run test (2/5): what to remove",
+      placeHolder: `Remove which input from ${action.tool}'s context? (candidate causes of #${action.seq})`,
+      otherPrompt: "An intervention: input:SOURCE (globs allowed, e.g. input:vendor:*) or msg:FROM->TO",
+    });
+    if (!intervention) return;
+    const target = await pickSpec(targetSuggestions(action), {
+      title: "Run test (3/5): the target",
+      placeHolder: "Which event counts as the action happening?",
+      otherPrompt: "A target: tool=NAME[,arg~TEXT]",
+    });
+    if (!target) return;
+    const cfg = s.settings();
+    const n = await askInt("Run test (4/5): n", "Paired replays to run before the first look", cfg.n, 1);
+    if (n === undefined) return;
+    const nMax = await askInt("Run test (5/5): n-max", "Most paired replays when the result is not yet decisive", Math.max(cfg.nMax, n), n);
+    if (nMax === undefined) return;
+    const title = `Run test on ${path.basename(run)}`;
+    const out = await replay.run({ op: "test", run, intervention, target, n, nMax }, { title });
+    if (!out.ok) return;
+    panel.show(run, { seq: action.seq, node: action.node, action: true });
+    void vscode.window.showInformationMessage(`Causeway: ${title} — ${oneLine(out.message, 400)}`);
+  });
+
+  reg("causeway.verifyRun", async (arg) => {
+    const run = current(arg)?.run ?? (await pickRun(s, { title: "Verify run" }));
+    if (!run) return;
+    const r = s.store.verify(run)!;
+    const name = path.basename(run);
+    if (r.ok) {
+      s.log.info(`verify ${run}: intact (${r.events} events, every blob checks out)`);
+      void vscode.window.showInformationMessage(`Causeway: ${name} verifies — ${r.events} events, hash chain intact, every blob checks out.`);
+      return;
+    }
+    s.log.warn(`verify ${run}: FAILED, ${r.problems.length} problem(s)`);
+    for (const p of r.problems) s.log.warn(`  ${p.severity} ${p.code}${p.line ? ` (line ${p.line})` : ""}: ${p.message}`);
+    const first = r.first!;
+    const open = first.line ? "Open the first bad line" : undefined;
+    const pick = await vscode.window.showErrorMessage(`Causeway: ${name} fails verify: ${oneLine(first.message, 300)}`, ...(open ? [open] : []), "Show all problems");
+    if (pick === open && first.line) await openLine(path.join(run, first.file === "tests.jsonl" ? "tests.jsonl" : "events.jsonl"), first.line);
+    else if (pick) s.log.show(true);
+  });
+
+  reg("causeway.replayRun", async (arg) => {
+    if (!replay.canReplay) return replay.explainRestricted();
+    const run = current(arg)?.run ?? (await pickRun(s, { title: "Replay run", replayable: true }));
+    if (!run) return;
+    const inv = s.store.investigation(run);
+    const specs = new Map<string, string>();
+    for (const e of inv?.events ?? []) {
+      if (e.type === "input" && e.fields.kind !== "task") specs.set(`input:${String(e.fields.source)}`, `${String(e.fields.trust)} input → ${e.agent}`);
+      if (e.type === "message") specs.set(`msg:${e.agent}->${String(e.fields.to)}`, "message");
+    }
+    const picks = await vscode.window.showQuickPick(
+      [...specs].map(([spec, what]) => ({ label: oneLine(spec, 120), description: oneLine(what, 80), spec })),
+      { title: `Replay ${path.basename(run)}`, placeHolder: "Remove inputs from every model call's context (pick none to replay as recorded)", canPickMany: true },
+    );
+    if (!picks) return;
+    const out = await replay.run({ op: "replay", run, remove: picks.map((p) => p.spec) }, { title: `Replay ${path.basename(run)}${picks.length ? ` without ${picks.map((p) => p.spec).join(", ")}` : ""}` });
+    if (!out.ok) return;
+    const pick = await vscode.window.showInformationMessage(`Causeway: Replay ${path.basename(run)} — ${oneLine(out.message, 400)}`, "Show details");
+    if (pick) s.log.show(true);
+  });
+
+  reg("causeway.recordDemo", () => recordDemo(s, replay, discovery, panel));
+  reg("causeway.exportReport", (arg) => exportReport(s, current(arg)?.run));
+  reg("causeway.importOtel", () => importOtelTraces(s, discovery, panel));
+
+  reg("causeway.openBlob", async (arg) => {
+    const a = (arg ?? {}) as { ref?: unknown };
+    const ref = current(arg);
+    const run = ref?.run ?? (await pickRun(s, { title: "Open blob" }));
+    if (!run) return;
+    const blob = typeof a.ref === "string" ? a.ref : await pickBlob(s, run, ref?.run === run ? ref.seq : undefined);
+    if (blob) await openBlob(s, run, blob);
+  });
+
+  reg("causeway.openEventsFile", async (arg) => {
+    const ref = current(arg);
+    const run = ref?.run ?? (await pickRun(s, { title: "Open events.jsonl" }));
+    if (!run) return;
+    const line = ref?.seq !== undefined ? s.store.runData(run)?.events.find((e) => e.seq === ref.seq)?.line : undefined;
+    await openLine(path.join(run, "events.jsonl"), line ?? 1);
+  });
+
+  // internal
+  reg("causeway.openLine", (file, line) => (typeof file === "string" ? openLine(file, typeof line === "number" ? line : 1) : undefined));
+  reg("causeway.revealInTree", (arg) => {
+    const ref = known(refOf(arg));
+    return ref ? tree.reveal(ref.run, ref.seq) : undefined;
+  });
+  reg("causeway.refresh", () => discovery.restart());
+  reg("causeway.showOutput", () => s.log.show(true));
+}
+
+export async function openLine(file: string, line: number): Promise<void> {
+  const l = Math.max(0, line - 1);
+  await vscode.window.showTextDocument(vscode.Uri.file(file), { selection: new vscode.Range(l, 0, l, 0), preview: true });
+}
+
+/** A spec from suggestions, or typed ("Other…"). */
+async function pickSpec(suggestions: Suggestion[], o: { title: string; placeHolder: string; otherPrompt: string }): Promise<string | undefined> {
+  const OTHER = "\0other";
+  const items = [
+    ...suggestions.map((x) => ({ label: oneLine(x.label, 200), description: x.description, detail: x.detail, value: x.value })),
+    { label: "$(edit) Other…", description: "type a spec", value: OTHER },
+  ];
+  const pick = await vscode.window.showQuickPick(items, { title: o.title, placeHolder: o.placeHolder, matchOnDescription: true, matchOnDetail: true });
+  if (!pick) return undefined;
+  if (pick.value !== OTHER) return pick.value;
+  const text = await vscode.window.showInputBox({ title: o.title, prompt: o.otherPrompt, validateInput: (t) => (t.trim() ? undefined : "Required") });
+  return text?.trim() || undefined;
+}

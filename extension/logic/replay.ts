@@ -1,0 +1,134 @@
+/**
+ * Replays from the editor, without vscode: who may replay what (workspace trust, the allowed
+ * programs), the worker requests, and one-line descriptions of results. Every replay runs in the
+ * worker process (core/replay/client.ts); nothing here runs agent code.
+ */
+import type { ActionView, Candidate } from "../../core/analysis/types";
+import { BUILTIN_PROGRAMS } from "../../core/replay/programs";
+import type { WorkerRequest } from "../../core/replay/worker-protocol";
+
+export type ProgramStatus = "none" | "builtin" | "allowed" | "ask";
+
+/** Can this run's program be replayed, and must the user be asked first? */
+export function programStatus(program: string, allowed: readonly string[]): ProgramStatus {
+  if (!program) return "none";
+  if (program in BUILTIN_PROGRAMS) return "builtin";
+  return allowed.includes(program) ? "allowed" : "ask";
+}
+
+export const RESTRICTED_REASON = "Replays run the agent program's code, so they are off in Restricted Mode. Trust this workspace to run Find the cause, Run test and Replay; everything else works.";
+
+/** Why replays are unavailable, or undefined when they are available. */
+export function replayUnavailableReason(trusted: boolean): string | undefined {
+  return trusted ? undefined : RESTRICTED_REASON;
+}
+
+export interface ReplaySettings {
+  allowed: string[];
+  n: number;
+  nMax: number;
+  workers: number;
+}
+
+export type ReplayJob =
+  | { op: "test"; run: string; intervention: string | string[]; target: string; n?: number; nMax?: number }
+  | { op: "attribute"; run: string; target: string; suspects?: string[]; n?: number; nMax?: number }
+  | { op: "replay"; run: string; remove?: string[]; seed?: number };
+
+/** The worker request for a job on a run recorded by `program`, resolved against `root`. */
+export function buildRequest(job: ReplayJob, program: string, root: string, s: ReplaySettings): WorkerRequest {
+  const base = { run: job.run, program, root, allow: [...s.allowed] };
+  switch (job.op) {
+    case "test":
+      return { op: "test", ...base, intervention: job.intervention, target: job.target, n: job.n ?? s.n, nMax: job.nMax ?? s.nMax, workers: s.workers };
+    case "attribute":
+      return { op: "attribute", ...base, target: job.target, suspects: job.suspects?.length ? job.suspects : undefined, n: job.n ?? s.n, nMax: job.nMax ?? s.nMax, workers: s.workers };
+    case "replay":
+      return { op: "replay", ...base, remove: job.remove?.length ? job.remove : undefined, seed: job.seed };
+  }
+}
+
+const signed = (x: unknown) => (typeof x === "number" && Number.isFinite(x) ? (x >= 0 ? "+" : "") + x.toFixed(2) : "?");
+const pct = (x: unknown) => (typeof x === "number" && Number.isFinite(x) ? `${Math.round(x * 100)}%` : "?");
+
+/** One sentence about a finished job, for a notification. */
+export function describeResult(op: ReplayJob["op"], result: unknown): string {
+  const r = (result ?? {}) as Record<string, unknown>;
+  if (op === "attribute") {
+    if (typeof r.summary === "string" && r.summary) return r.summary;
+    const causes = Array.isArray(r.causes) ? (r.causes as { spec: string; effect: number; role: string }[]) : [];
+    return causes.length ? `Cause: ${causes.map((c) => `${c.spec} ${signed(c.effect)} (${c.role})`).join(", ")}` : "No single cause found.";
+  }
+  if (op === "test") {
+    const ci = Array.isArray(r.ci) ? r.ci : [];
+    const verdict = String(r.verdict ?? "inconclusive").toUpperCase();
+    return `Removing ${String(r.intervention)}: ${String(r.target)} happens in ${pct(r.p_without)} of replays instead of ${pct(r.p_with)} — effect ${signed(r.effect)} [${signed(ci[0])}, ${signed(ci[1])}], n = ${String(r.n)}: ${verdict}${r.role ? ` (${String(r.role)})` : ""}.`;
+  }
+  const diffs = Array.isArray(r.diffs) ? r.diffs.length : 0;
+  const actions = Array.isArray(r.actions) ? r.actions.length : 0;
+  return diffs ? `The replay differs from the recording in ${diffs} place${diffs === 1 ? "" : "s"} (${actions} tool calls).` : `The replay matches the recording (${actions} tool calls).`;
+}
+
+/** Multi-line text of a replay-and-diff result, for the output channel. */
+export function describeReplay(result: unknown): string[] {
+  const r = (result ?? {}) as { diffs?: { at: unknown[]; change: string; original?: string; replay?: string }[]; actions?: { tool?: string; agent?: string }[]; offTape?: number; modelCalls?: number };
+  const lines = [`tool calls in the replay: ${(r.actions ?? []).map((a) => a.tool).join(", ") || "none"}`, `off the tape: ${r.offTape ?? 0}; model calls: ${r.modelCalls ?? 0}`];
+  for (const d of r.diffs ?? []) {
+    lines.push(`  ${d.change} at ${(d.at ?? []).join(" ")}: ${d.original ?? ""}${d.replay !== undefined ? ` → ${d.replay}` : ""}`.slice(0, 500));
+  }
+  return lines;
+}
+
+// ------------------------------------------------------------------ Run test suggestions
+
+export interface Suggestion {
+  label: string;
+  description?: string;
+  detail?: string;
+  value: string;
+  picked?: boolean;
+}
+
+const STATUS_TEXT: Record<Candidate["status"], string> = {
+  primary: "tested: primary cause",
+  contributing: "tested: contributing",
+  confirmed: "tested: confirmed cause",
+  joint: "tested: joint cause",
+  suppressive: "tested: suppressive",
+  inconclusive: "tested: inconclusive",
+  "no-effect-seen": "tested: no effect seen",
+  "ruled-out": "tested: ruled out",
+  untested: "not tested",
+};
+
+/** What to remove: the action's candidate causes, untrusted untested ones first. */
+export function interventionSuggestions(action: ActionView | undefined): Suggestion[] {
+  if (!action) return [];
+  const rows = [...action.candidates].sort(
+    (a, b) => Number(a.status !== "untested") - Number(b.status !== "untested") || Number(a.trust !== "untrusted") - Number(b.trust !== "untrusted"),
+  );
+  return rows.map((c, i) => ({
+    label: c.intervention,
+    description: `${c.trust} ${c.kind}${c.agent ? ` → ${c.agent}` : ""}`,
+    detail: c.test ? `${STATUS_TEXT[c.status]} (effect ${signed(c.test.effect)} [${signed(c.test.ci[0])}, ${signed(c.test.ci[1])}], n = ${c.test.n})` : STATUS_TEXT[c.status],
+    value: c.intervention,
+    picked: i === 0,
+  }));
+}
+
+/** The target: the call's suggested spec, then the bare tool. */
+export function targetSuggestions(action: ActionView | undefined): Suggestion[] {
+  if (!action) return [];
+  const out: Suggestion[] = [{ label: action.target, description: "this call (suggested)", value: action.target }];
+  const bare = `tool=${action.tool}`;
+  if (bare !== action.target) out.push({ label: bare, description: `any ${action.tool} call`, value: bare });
+  return out;
+}
+
+/** n and n-max from an input box: positive integers, n ≤ n-max ≤ 10000. */
+export function parseSampleSize(text: string, min = 1, max = 10000): number | undefined {
+  const t = text.trim();
+  if (!/^\d+$/.test(t)) return undefined;
+  const v = Number(t);
+  return v >= min && v <= max ? v : undefined;
+}

@@ -1,0 +1,408 @@
+/**
+ * The runs of the workspace and what is known about each. Runs are added by discovery and the file
+ * watchers; a changed run is tailed (only its appended bytes are read) after a short per-run
+ * debounce; analysis happens in small time slices off the caller's path, changed and requested
+ * runs first, so a workspace with a thousand runs stays responsive. Events read are kept for a
+ * bounded number of finished runs (re-read on demand); summaries and alerts are kept for all.
+ * vscode-free: the extension wires it to watchers and views.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { BlobStore } from "../../core/log/blobs";
+import { readRun, runDataFromParser, type RunData } from "../../core/log/reader";
+import { RunTail } from "../../core/log/tail";
+import { verifyRun, type VerifyResult } from "../../core/log/verify";
+import { investigate } from "../../core/analysis/investigate";
+import type { Investigation } from "../../core/analysis/types";
+import { analyseRun, type RunAnalysis } from "./analysis";
+import { Emitter } from "./emitter";
+import { isInside } from "./glob";
+
+export interface RunEntry {
+  /** The run folder (absolute): the key everywhere, also in the webview protocol. */
+  readonly dir: string;
+  /** The workspace folder holding the run (the root replays resolve programs against). */
+  readonly root: string;
+  /** Bumped on every change of events.jsonl or tests.jsonl. */
+  version: number;
+  analysis?: RunAnalysis;
+  analysedVersion: number;
+  /** The last analysis failed (a bug, or an unreadable run): why. */
+  error?: string;
+  /** A verify (blobs checked) of this version. */
+  verified?: { version: number; result: VerifyResult };
+}
+
+interface Internal extends RunEntry {
+  tail?: RunTail;
+  blobs?: BlobStore;
+  /** When events.jsonl last grew (ms since epoch; its mtime at the first read). */
+  lastGrowth: number;
+  lastUse: number;
+  timer?: ReturnType<typeof setTimeout>;
+  settleTimer?: ReturnType<typeof setTimeout>;
+}
+
+export interface StoreChange {
+  added: string[];
+  removed: string[];
+  /** Runs whose analysis (or content) changed. */
+  changed: string[];
+}
+
+export interface RunStoreOptions {
+  /** Per-run debounce of file events (ms). */
+  debounceMs?: number;
+  /** A run whose last line is partial and has not grown for this long was cut off (ms). */
+  settleMs?: number;
+  /** Longest analysis slice before yielding to the event loop (ms). */
+  sliceMs?: number;
+  /** Finished runs whose events stay in memory. */
+  maxTails?: number;
+  /** Investigations kept. */
+  maxInvestigations?: number;
+  now?: () => number;
+  /** Where analysis failures and timings go. */
+  log?: (level: "info" | "warn" | "error", msg: string) => void;
+}
+
+export class RunStore {
+  private runs = new Map<string, Internal>();
+  /** Runs whose tail (events read) is in memory. */
+  private held = new Set<string>();
+  private queue = new Set<string>();
+  private urgent = new Set<string>();
+  private pumping: ReturnType<typeof setImmediate> | undefined;
+  private invCache = new Map<string, { version: number; inv: Investigation }>();
+  private batch: StoreChange = { added: [], removed: [], changed: [] };
+  private flushTimer: ReturnType<typeof setTimeout> | undefined;
+  private disposed = false;
+  private readonly o: Required<Omit<RunStoreOptions, "log">> & Pick<RunStoreOptions, "log">;
+  private readonly changeEmitter = new Emitter<StoreChange>();
+  /** Fires (coalesced, at most every few ms) when runs were added, removed or re-analysed. */
+  readonly onDidChange = this.changeEmitter.event;
+  /** Totals: how many analyses ran and how long they took (ms), and the longest slice. */
+  readonly stats = { analyses: 0, analysisMs: 0, slices: 0, longestSliceMs: 0, slicesOver50ms: 0, tailBytes: 0 };
+
+  constructor(opts: RunStoreOptions = {}) {
+    this.o = {
+      debounceMs: opts.debounceMs ?? 30,
+      settleMs: opts.settleMs ?? 2000,
+      sliceMs: opts.sliceMs ?? 12,
+      maxTails: opts.maxTails ?? 48,
+      maxInvestigations: opts.maxInvestigations ?? 6,
+      now: opts.now ?? Date.now,
+      log: opts.log,
+    };
+  }
+
+  // ------------------------------------------------------------------ membership
+
+  /** Adds a run folder (idempotent). Its analysis is queued (first when `urgent`), not done now. */
+  add(dir: string, root: string, urgent = false): boolean {
+    dir = path.resolve(dir);
+    if (this.disposed || this.runs.has(dir)) return false;
+    this.runs.set(dir, { dir, root, version: 1, analysedVersion: 0, lastGrowth: 0, lastUse: 0 });
+    this.batch.added.push(dir);
+    this.enqueue(dir, urgent);
+    return true;
+  }
+
+  remove(dir: string): boolean {
+    dir = path.resolve(dir);
+    const e = this.runs.get(dir);
+    if (!e) return false;
+    clearTimeout(e.timer);
+    clearTimeout(e.settleTimer);
+    this.runs.delete(dir);
+    this.held.delete(dir);
+    this.queue.delete(dir);
+    this.urgent.delete(dir);
+    this.invCache.delete(dir);
+    this.batch.removed.push(dir);
+    this.scheduleFlush();
+    return true;
+  }
+
+  /** A file or folder was deleted: drop the runs it held. */
+  removeUnder(p: string): string[] {
+    p = path.resolve(p);
+    const gone = [...this.runs.keys()].filter((d) => isInside(d, p));
+    for (const d of gone) this.remove(d);
+    return gone;
+  }
+
+  /** Keeps only the runs `keep` says yes to (a settings change, a removed workspace folder). */
+  retain(keep: (dir: string) => boolean): void {
+    for (const d of [...this.runs.keys()]) if (!keep(d)) this.remove(d);
+  }
+
+  has(dir: string): boolean {
+    return this.runs.has(path.resolve(dir));
+  }
+  get(dir: string): RunEntry | undefined {
+    return this.runs.get(path.resolve(dir));
+  }
+  list(): RunEntry[] {
+    return [...this.runs.values()];
+  }
+  get size(): number {
+    return this.runs.size;
+  }
+  /** Runs waiting for analysis. */
+  get pending(): number {
+    return this.queue.size + this.urgent.size;
+  }
+
+  // ------------------------------------------------------------------ changes
+
+  /** events.jsonl or tests.jsonl of the run changed (or was created): re-read after a debounce. */
+  touch(dir: string): void {
+    const e = this.runs.get(path.resolve(dir));
+    if (!e || this.disposed) return;
+    clearTimeout(e.timer);
+    e.timer = setTimeout(() => {
+      e.timer = undefined;
+      this.refresh(e.dir);
+    }, this.o.debounceMs);
+  }
+
+  /**
+   * Re-reads runs still being written (no run.end yet, grown in the last `withinMs`) whose file
+   * size changed: a file event the watcher missed then costs one interval, not the update.
+   */
+  pollLive(withinMs = 5 * 60_000): number {
+    let n = 0;
+    for (const e of this.runs.values()) {
+      if (!e.tail || e.timer || e.analysis?.summary.status !== "running" || this.o.now() - e.lastGrowth > withinMs) continue;
+      let size: number;
+      try {
+        size = fs.statSync(e.tail.file).size;
+      } catch {
+        size = -1;
+      }
+      if (size !== e.tail.position) {
+        this.refresh(e.dir);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Reads what changed now: the appended bytes of events.jsonl, and queues the run first. */
+  refresh(dir: string): void {
+    const e = this.runs.get(path.resolve(dir));
+    if (!e || this.disposed) return;
+    if (!fs.existsSync(path.join(e.dir, "events.jsonl"))) {
+      this.remove(e.dir);
+      return;
+    }
+    if (e.tail) this.poll(e);
+    e.version++;
+    this.enqueue(e.dir, true);
+  }
+
+  private poll(e: Internal): void {
+    const u = e.tail!.poll();
+    this.stats.tailBytes += u.bytesRead;
+    if (u.reset) e.blobs = new BlobStore(e.dir);
+    if (u.bytesRead > 0) e.lastGrowth = this.o.now();
+    this.watchSettle(e);
+  }
+
+  /** A partial last line: look again once it has had time to settle (written, or cut off). */
+  private watchSettle(e: Internal): void {
+    clearTimeout(e.settleTimer);
+    if (!e.tail?.parser.hasPartialLine || this.disposed) return;
+    const wait = Math.max(10, e.lastGrowth + this.o.settleMs - this.o.now() + 5);
+    e.settleTimer = setTimeout(() => {
+      e.settleTimer = undefined;
+      if (!this.runs.has(e.dir) || !e.tail?.parser.hasPartialLine) return;
+      if (this.settled(e)) {
+        e.version++;
+        this.enqueue(e.dir, true);
+      } else this.watchSettle(e);
+    }, wait);
+  }
+
+  private settled(e: Internal): boolean {
+    return this.o.now() - e.lastGrowth >= this.o.settleMs;
+  }
+
+  // ------------------------------------------------------------------ reading
+
+  private ensureTail(e: Internal): RunTail {
+    if (!e.tail) {
+      e.tail = new RunTail(e.dir);
+      this.held.add(e.dir);
+      e.blobs = new BlobStore(e.dir);
+      let mtime = this.o.now();
+      try {
+        mtime = fs.statSync(e.tail.file).mtimeMs;
+      } catch {
+        /* gone: the poll reads nothing */
+      }
+      const u = e.tail.poll();
+      this.stats.tailBytes += u.bytesRead;
+      e.lastGrowth = Math.min(mtime, this.o.now());
+      this.watchSettle(e);
+    }
+    e.lastUse = this.o.now();
+    return e.tail;
+  }
+
+  /**
+   * The run as read so far. A run whose last line is partial and has stopped growing is read in
+   * full, so its cut-off line is reported as the reader reports it.
+   */
+  runData(dir: string): RunData | undefined {
+    const e = this.runs.get(path.resolve(dir));
+    if (!e) return undefined;
+    const tail = this.ensureTail(e);
+    if (tail.parser.hasPartialLine && this.settled(e)) return readRun(e.dir);
+    return runDataFromParser(e.dir, tail.parser, e.blobs);
+  }
+
+  /** The latest analysis, computing it now when it is missing or stale. */
+  analyse(dir: string): RunAnalysis | undefined {
+    const e = this.runs.get(path.resolve(dir));
+    if (!e) return undefined;
+    if (e.analysis && e.analysedVersion === e.version) return e.analysis;
+    const version = e.version;
+    try {
+      const run = this.runData(e.dir)!;
+      const a = analyseRun(run);
+      this.stats.analyses++;
+      this.stats.analysisMs += a.ms;
+      e.analysis = a;
+      e.error = undefined;
+    } catch (err) {
+      e.error = (err as Error)?.stack ?? String(err);
+      this.o.log?.("error", `analysing ${e.dir} failed: ${e.error}`);
+    }
+    e.analysedVersion = version;
+    this.queue.delete(e.dir);
+    this.urgent.delete(e.dir);
+    this.evict();
+    return e.analysis;
+  }
+
+  /** The full investigation of a run (for the investigator and the commands), cached per version. */
+  investigation(dir: string): Investigation | undefined {
+    const e = this.runs.get(path.resolve(dir));
+    if (!e) return undefined;
+    const hit = this.invCache.get(e.dir);
+    if (hit && hit.version === e.version) return hit.inv;
+    const run = this.runData(e.dir)!;
+    const inv = investigate(run);
+    this.invCache.delete(e.dir);
+    this.invCache.set(e.dir, { version: e.version, inv });
+    while (this.invCache.size > this.o.maxInvestigations) this.invCache.delete(this.invCache.keys().next().value!);
+    return inv;
+  }
+
+  /** Verifies the run with every blob checked; the result is kept for this version. */
+  verify(dir: string): VerifyResult | undefined {
+    const e = this.runs.get(path.resolve(dir));
+    if (!e) return undefined;
+    const result = verifyRun(e.dir);
+    e.verified = { version: e.version, result };
+    this.batch.changed.push(e.dir);
+    this.scheduleFlush();
+    return result;
+  }
+
+  /** Drops the events of the least recently used finished runs beyond the limit. */
+  private evict(): void {
+    if (this.held.size <= this.o.maxTails) return;
+    const candidates = [...this.held].map((d) => this.runs.get(d)!).filter((e) => e?.tail && e.analysis?.summary.status !== "running" && !e.tail.parser.hasPartialLine);
+    if (candidates.length <= this.o.maxTails) return;
+    candidates.sort((a, b) => a.lastUse - b.lastUse);
+    // drop down to three quarters of the limit, so that eviction runs once per many analyses
+    for (const e of candidates.slice(0, candidates.length - Math.floor(this.o.maxTails * 0.75))) {
+      e.tail = undefined;
+      e.blobs = undefined;
+      this.held.delete(e.dir);
+    }
+  }
+
+  /** Runs whose events are in memory (for tests and the status line). */
+  get tailsHeld(): number {
+    return this.held.size;
+  }
+
+  // ------------------------------------------------------------------ the analysis queue
+
+  /** Queues a run for analysis; `urgent` runs (changed, asked for) go first. */
+  enqueue(dir: string, urgent: boolean): void {
+    if (urgent) {
+      this.queue.delete(dir);
+      this.urgent.add(dir);
+    } else if (!this.urgent.has(dir)) this.queue.add(dir);
+    this.pump();
+  }
+
+  private pump(): void {
+    if (this.pumping || this.disposed) return;
+    // setImmediate: the next slice runs after pending I/O (messages from the UI) has been handled
+    this.pumping = setImmediate(() => this.slice());
+  }
+
+  private slice(): void {
+    this.pumping = undefined;
+    if (this.disposed) return;
+    const t0 = performance.now();
+    while (this.urgent.size || this.queue.size) {
+      const dir = (this.urgent.size ? this.urgent : this.queue).values().next().value!;
+      this.urgent.delete(dir);
+      this.queue.delete(dir);
+      const e = this.runs.get(dir);
+      if (!e || (e.analysis && e.analysedVersion === e.version)) continue;
+      this.analyse(dir);
+      this.batch.changed.push(dir);
+      if (performance.now() - t0 >= this.o.sliceMs) break;
+    }
+    const took = performance.now() - t0;
+    this.stats.slices++;
+    this.stats.longestSliceMs = Math.max(this.stats.longestSliceMs, took);
+    if (took > 50) this.stats.slicesOver50ms++;
+    this.flush();
+    if (this.urgent.size || this.queue.size) this.pump();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushTimer || this.disposed) return;
+    this.flushTimer = setTimeout(() => this.flush(), 0);
+  }
+
+  private flush(): void {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const b = this.batch;
+    if (!b.added.length && !b.removed.length && !b.changed.length) return;
+    this.batch = { added: [], removed: [], changed: [] };
+    const uniq = (xs: string[]) => [...new Set(xs)];
+    this.changeEmitter.fire({ added: uniq(b.added), removed: uniq(b.removed), changed: uniq(b.changed).filter((d) => this.runs.has(d)) });
+  }
+
+  /** Resolves once nothing is queued (tests, the scale benchmark). */
+  idle(): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => (this.pending === 0 && !this.pumping ? resolve() : setTimeout(check, 5));
+      check();
+    });
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    if (this.pumping) clearImmediate(this.pumping);
+    clearTimeout(this.flushTimer);
+    for (const e of this.runs.values()) {
+      clearTimeout(e.timer);
+      clearTimeout(e.settleTimer);
+    }
+    this.runs.clear();
+    this.held.clear();
+    this.changeEmitter.dispose();
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * The one path every replay takes (commands, code lenses, quick fixes, the investigator): check
+ * workspace trust and the allowed programs (asking once, in a modal), run the job in the worker
+ * process with a cancellable progress notification, log every failure in full, and re-read the
+ * run so that tests.jsonl's new line reaches the tree, the diagnostics, the lenses and the
+ * investigator.
+ */
+import * as vscode from "vscode";
+import path from "node:path";
+import fs from "node:fs";
+import { runInWorker, WorkerFailure } from "../core/replay/client";
+import type { Progress } from "../core/replay/engine";
+import { allowProgram } from "./config";
+import { buildRequest, describeResult, describeReplay, programStatus, replayUnavailableReason, type ReplayJob } from "./logic/replay";
+import { programModule } from "./logic/sites";
+import type { Services } from "./services";
+
+export type ReplayOutcome = { ok: true; result: unknown; message: string } | { ok: false; error: string; cancelled?: boolean };
+
+export interface ReplayOptions {
+  title: string;
+  /** Aborts the job (the webview's cancel). */
+  signal?: AbortSignal;
+  onProgress?: (p: Progress) => void;
+}
+
+export class ReplayService {
+  private running = 0;
+
+  constructor(private s: Services) {}
+
+  /** Replays are possible here (trusted workspace). */
+  get canReplay(): boolean {
+    return vscode.workspace.isTrusted;
+  }
+  get reason(): string | undefined {
+    return replayUnavailableReason(vscode.workspace.isTrusted);
+  }
+  get busy(): boolean {
+    return this.running > 0;
+  }
+
+  /** Explains why replays are off, with a way to turn them on. */
+  async explainRestricted(): Promise<void> {
+    const pick = await vscode.window.showWarningMessage(`Causeway: ${this.reason}`, "Manage Workspace Trust");
+    if (pick) await vscode.commands.executeCommand("workbench.trust.manage");
+  }
+
+  /** May the run's program be replayed? Asks (modal) when it is not on the allowed list yet. */
+  private async permit(program: string, root: string): Promise<string | undefined> {
+    const status = programStatus(program, this.s.settings().allowed);
+    if (status === "none") return "this run recorded no program (run.start.program), so it cannot be replayed";
+    if (status === "builtin" || status === "allowed") return undefined;
+    const mod = programModule(program);
+    const file = mod ? path.resolve(root, mod) : undefined;
+    if (!file || !fs.existsSync(file)) return `the program ${program} is not in this workspace (looked for ${file ?? "its module"})`;
+    const allow = "Allow and replay";
+    const pick = await vscode.window.showWarningMessage(
+      `Allow Causeway to run ${program} for replays?`,
+      {
+        modal: true,
+        detail: `Replaying loads and runs this program's code (${file}) in a separate process, with the recorded tool results served from the log. Only allow programs you trust. The choice is saved in this workspace's setting causeway.allowedPrograms.`,
+      },
+      allow,
+    );
+    if (pick !== allow) return `the program ${program} was not allowed`;
+    await allowProgram(program);
+    return undefined;
+  }
+
+  /** Runs a job in the worker. Never throws: failures come back as { ok: false } and are logged. */
+  async run(job: ReplayJob, opts: ReplayOptions): Promise<ReplayOutcome> {
+    if (!this.canReplay) {
+      void this.explainRestricted();
+      return { ok: false, error: this.reason! };
+    }
+    const entry = this.s.store.get(job.run);
+    const analysis = entry ? this.s.store.analyse(entry.dir) : undefined;
+    if (!entry || !analysis) return this.fail(`${job.run} is not a run in this workspace`, opts.title);
+    const program = analysis.program;
+    const root = this.s.sites.programRoot(entry.dir, program) ?? entry.root;
+    const denied = await this.permit(program, root);
+    if (denied) return this.fail(`cannot replay ${path.basename(entry.dir)}: ${denied}`, opts.title);
+    const settings = this.s.settings();
+    const req = buildRequest(job, program, root, settings);
+    const workerPath = path.join(this.s.context.extensionPath, "dist", "worker.js");
+    this.s.log.info(`${opts.title}: ${JSON.stringify({ op: req.op, run: req.run, program, root })}`);
+    const t0 = Date.now();
+    this.running++;
+    try {
+      const result = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `Causeway: ${opts.title}`, cancellable: true },
+        async (progress, token) => {
+          const ac = new AbortController();
+          const abort = () => ac.abort();
+          token.onCancellationRequested(abort);
+          opts.signal?.addEventListener("abort", abort);
+          let last = 0;
+          try {
+            return await runInWorker(req, {
+              workerPath,
+              execPath: process.execPath,
+              cwd: root,
+              signal: ac.signal,
+              timeoutMs: settings.timeoutMs,
+              onProgress: (p) => {
+                opts.onProgress?.(p);
+                const pct = p.total > 0 ? Math.min(100, (100 * p.done) / p.total) : 0;
+                progress.report({ message: `${p.phase}${p.total ? ` ${p.done}/${p.total}` : ""}${p.message ? ` — ${p.message}` : ""}`, increment: pct > last ? pct - last : undefined });
+                last = Math.max(last, pct);
+              },
+            });
+          } finally {
+            opts.signal?.removeEventListener("abort", abort);
+          }
+        },
+      );
+      const message = describeResult(job.op, result);
+      this.s.log.info(`${opts.title}: done in ${((Date.now() - t0) / 1000).toFixed(1)} s — ${message}`);
+      if (job.op === "replay") for (const l of describeReplay(result)) this.s.log.info(l);
+      this.s.store.refresh(entry.dir); // tests.jsonl has a new line (the watcher would catch it too)
+      return { ok: true, result, message };
+    } catch (err) {
+      if (err instanceof WorkerFailure && err.kind === "cancelled") {
+        this.s.log.info(`${opts.title}: cancelled`);
+        return { ok: false, error: "cancelled", cancelled: true };
+      }
+      const msg = err instanceof Error ? err.message : String(err);
+      if (err instanceof WorkerFailure && err.stderr) this.s.log.error(`worker output:\n${err.stderr}`);
+      return this.fail(msg, opts.title);
+    } finally {
+      this.running--;
+    }
+  }
+
+  private fail(error: string, title: string): ReplayOutcome {
+    this.s.log.error(`${title} failed: ${error}`);
+    void vscode.window.showErrorMessage(`Causeway: ${title} failed: ${error}`, "Show Output").then((p) => p && this.s.log.show(true));
+    return { ok: false, error };
+  }
+}

@@ -1,0 +1,263 @@
+/**
+ * The Runs view: runs (status, alert counts, program) → agents → events in order, tool calls
+ * marked by alert severity, sensitive and blocked calls tagged, a failed run's problems listed
+ * above its intact events. Items are plain text; clicking one reveals it in the investigator.
+ */
+import * as vscode from "vscode";
+import path from "node:path";
+import { nodeId } from "../core/graph/graph";
+import type { LoadedEvent } from "../core/log/events";
+import type { RunData } from "../core/log/reader";
+import type { RunEntry, StoreChange } from "./logic/runStore";
+import {
+  agentChildren,
+  agentItem,
+  compareRuns,
+  folderItem,
+  eventItem,
+  nodeKey,
+  parentOf,
+  problemItem,
+  problemsItem,
+  runChildren,
+  runItem,
+  type ItemSpec,
+  type TreeNode,
+} from "./logic/tree";
+import type { EventRef, Services } from "./services";
+
+export const VIEW_ID = "causeway.runs";
+
+interface RunCache {
+  version: number;
+  run: RunData;
+  bySeq: Map<number, LoadedEvent>;
+  problemsByLine: Map<number, string[]>;
+}
+
+export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disposable {
+  private nodes = new Map<string, TreeNode>();
+  private cache = new Map<string, RunCache>();
+  private emitter = new vscode.EventEmitter<TreeNode | undefined | void>();
+  readonly onDidChangeTreeData = this.emitter.event;
+  readonly view: vscode.TreeView<TreeNode>;
+  private pending = new Set<string>();
+  /** Runs are grouped under their folders (they live in more than one). */
+  private grouped = false;
+  /** What each folder's row last said. */
+  private folderText = new Map<string, string | undefined>();
+  private pendingRoot = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private disposables: vscode.Disposable[] = [];
+
+  constructor(private s: Services) {
+    this.view = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this, showCollapseAll: true });
+    this.disposables.push(this.view, this.emitter, s.store.onDidChange((c) => this.onStoreChange(c)));
+  }
+
+  private onStoreChange(c: StoreChange): void {
+    if (c.added.length || c.removed.length) this.pendingRoot = true;
+    for (const d of c.removed) {
+      this.cache.delete(d);
+      for (const [k, n] of [...this.nodes]) if (n.dir === d) this.nodes.delete(k);
+    }
+    for (const d of c.changed) {
+      this.pending.add(d);
+      this.cache.delete(d);
+    }
+    if (!this.timer) this.timer = setTimeout(() => this.flush(), 50);
+  }
+
+  private flush(): void {
+    this.timer = undefined;
+    const many = this.pending.size > 25;
+    if (this.pendingRoot || many) this.emitter.fire();
+    else {
+      // the changed runs, and (grouped) their folders' counts; the rest of the tree stays as it is
+      const folders = new Set<string>();
+      for (const d of this.pending) {
+        this.emitter.fire(this.node({ kind: "run", dir: d }));
+        if (this.grouped) folders.add(path.dirname(d));
+      }
+      // a folder's row is refreshed only when what it says changed (a refresh re-renders its runs)
+      for (const f of folders) {
+        const spec = this.spec({ kind: "folder", dir: f });
+        if (spec && spec.description !== this.folderText.get(f)) this.emitter.fire(this.node({ kind: "folder", dir: f }));
+      }
+    }
+    this.pending.clear();
+    this.pendingRoot = false;
+    const left = this.s.store.pending;
+    this.view.message = left > 0 ? `Reading runs… ${left} left` : undefined;
+  }
+
+  /** The one instance of a node (tree views track elements by identity). */
+  node<T extends TreeNode>(n: T): T {
+    const k = nodeKey(n);
+    const hit = this.nodes.get(k);
+    if (hit) return hit as T;
+    this.nodes.set(k, n);
+    return n;
+  }
+
+  /** The folders holding runs, each with its runs. */
+  private folders(): Map<string, RunEntry[]> {
+    const m = new Map<string, RunEntry[]>();
+    for (const e of this.s.store.list()) {
+      const d = path.dirname(e.dir);
+      m.set(d, [...(m.get(d) ?? []), e]);
+    }
+    return m;
+  }
+
+  private folderLabel(dir: string): string {
+    const root = this.s.sites.folderOf(dir);
+    const multi = (vscode.workspace.workspaceFolders?.length ?? 0) > 1;
+    if (!root) return dir;
+    const rel = path.relative(root, dir) || ".";
+    return multi ? path.join(path.basename(root), rel) : rel;
+  }
+
+  private runsIn(entries: RunEntry[]): TreeNode[] {
+    return entries.sort((a, b) => compareRuns(path.basename(a.dir), path.basename(b.dir))).map((e) => this.node({ kind: "run", dir: e.dir }));
+  }
+
+  private runCache(dir: string): RunCache | undefined {
+    const entry = this.s.store.get(dir);
+    if (!entry) return undefined;
+    const hit = this.cache.get(dir);
+    if (hit && hit.version === entry.version) return hit;
+    const run = this.s.store.runData(dir);
+    if (!run) return undefined;
+    const problemsByLine = new Map<number, string[]>();
+    for (const p of this.problemsOf(dir, run)) {
+      if (p.line && p.severity === "error" && (p.file ?? "events.jsonl") === "events.jsonl") problemsByLine.set(p.line, [...(problemsByLine.get(p.line) ?? []), p.message]);
+    }
+    const c = { version: entry.version, run, bySeq: new Map(run.events.map((e) => [e.seq, e])), problemsByLine };
+    this.cache.set(dir, c);
+    return c;
+  }
+
+  private problemsOf(dir: string, run: RunData) {
+    const e = this.s.store.get(dir);
+    return e?.verified && e.verified.version === e.version ? e.verified.result.problems : run.problems;
+  }
+
+  getChildren(el?: TreeNode): TreeNode[] {
+    try {
+      if (!el) {
+        const folders = this.folders();
+        this.grouped = folders.size > 1;
+        if (this.grouped) return [...folders.keys()].sort((a, b) => compareRuns(this.folderLabel(a), this.folderLabel(b))).map((dir) => this.node({ kind: "folder", dir }));
+        return this.runsIn([...folders.values()][0] ?? []);
+      }
+      if (el.kind === "folder") return this.runsIn(this.folders().get(el.dir) ?? []);
+      const c = this.runCache(el.dir);
+      if (!c) return [];
+      switch (el.kind) {
+        case "run":
+          return runChildren(el.dir, c.run, this.problemsOf(el.dir, c.run)).map((n) => this.node(n));
+        case "agent":
+          return agentChildren(el.dir, c.run, el.agent).map((n) => this.node(n));
+        case "problems":
+          return this.problemsOf(el.dir, c.run)
+            .filter((p) => p.severity === "error" || p.line)
+            .map((_, index) => this.node({ kind: "problem", dir: el.dir, index }));
+        default:
+          return [];
+      }
+    } catch (err) {
+      this.s.log.error(`tree: ${(err as Error)?.stack ?? err}`);
+      return [];
+    }
+  }
+
+  getTreeItem(el: TreeNode): vscode.TreeItem {
+    const spec = this.spec(el);
+    if (el.kind === "folder") this.folderText.set(el.dir, spec?.description);
+    return spec ? toItem(spec) : new vscode.TreeItem("(gone)");
+  }
+
+  private spec(el: TreeNode): ItemSpec | undefined {
+    if (el.kind === "folder") {
+      const entries = this.folders().get(el.dir);
+      return entries ? folderItem(el.dir, this.folderLabel(el.dir), entries) : undefined;
+    }
+    const entry = this.s.store.get(el.dir);
+    if (!entry) return undefined;
+    if (el.kind === "run") {
+      const multi = (vscode.workspace.workspaceFolders?.length ?? 0) > 1;
+      return runItem(entry, { where: multi && !this.grouped ? path.basename(entry.root) : undefined });
+    }
+    const c = this.runCache(el.dir);
+    if (!c) return undefined;
+    const alerts = entry.analysis?.alerts ?? [];
+    switch (el.kind) {
+      case "agent":
+        return agentItem(el.dir, c.run, el.agent, alerts);
+      case "event": {
+        const e = c.bySeq.get(el.seq);
+        return e ? eventItem(el.dir, c.run, e, alerts, c.problemsByLine.get(e.line) ?? [], nodeId) : undefined;
+      }
+      case "problems": {
+        const ps = this.problemsOf(el.dir, c.run);
+        return problemsItem(el.dir, ps.filter((p) => p.severity === "error").length, ps.filter((p) => p.severity === "warning" && p.line).length);
+      }
+      case "problem": {
+        const p = this.problemsOf(el.dir, c.run).filter((q) => q.severity === "error" || q.line)[el.index];
+        return p ? problemItem(el.dir, el.index, p) : undefined;
+      }
+    }
+  }
+
+  getParent(el: TreeNode): TreeNode | undefined {
+    if (el.kind === "run") return this.grouped ? this.node({ kind: "folder", dir: path.dirname(el.dir) }) : undefined;
+    const p = parentOf(el);
+    return p ? this.node(p) : undefined;
+  }
+
+  /** Selects a run, or one of its events, in the view. */
+  async reveal(run: string, seq?: number): Promise<void> {
+    const entry = this.s.store.get(run);
+    if (!entry) return;
+    let target: TreeNode = this.node({ kind: "run", dir: entry.dir });
+    if (seq !== undefined) {
+      const e = this.runCache(entry.dir)?.bySeq.get(seq);
+      if (e) target = this.node({ kind: "event", dir: entry.dir, agent: String(e.agent), seq });
+    }
+    await this.view.reveal(target, { select: true, focus: true, expand: seq === undefined ? false : 1 });
+  }
+
+  /** The run and event of the current selection, if any. */
+  selection(): EventRef | undefined {
+    const el = this.view.selection[0];
+    if (!el) return undefined;
+    return { run: el.dir, seq: el.kind === "event" ? el.seq : undefined };
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    for (const d of this.disposables) d.dispose();
+  }
+}
+
+const COLLAPSIBLE = {
+  none: vscode.TreeItemCollapsibleState.None,
+  collapsed: vscode.TreeItemCollapsibleState.Collapsed,
+  expanded: vscode.TreeItemCollapsibleState.Expanded,
+};
+
+function toItem(spec: ItemSpec): vscode.TreeItem {
+  const item = new vscode.TreeItem(spec.label, COLLAPSIBLE[spec.collapsible]);
+  item.id = spec.id;
+  item.description = spec.description;
+  item.tooltip = spec.tooltip; // a string: shown as plain text
+  item.iconPath = new vscode.ThemeIcon(spec.icon.id, spec.icon.color ? new vscode.ThemeColor(spec.icon.color) : undefined);
+  item.contextValue = spec.contextValue;
+  if (spec.open?.kind === "reveal") {
+    item.command = { command: "causeway.reveal", title: "Open in investigator", arguments: [{ run: spec.open.run, seq: spec.open.seq, node: spec.open.node, action: spec.open.action }] };
+  } else if (spec.open?.kind === "line") {
+    item.command = { command: "causeway.openLine", title: "Open", arguments: [spec.open.file, spec.open.line] };
+  }
+  return item;
+}

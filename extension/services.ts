@@ -1,0 +1,19 @@
+/** What the parts of the extension share. Built once in activate(). */
+import type * as vscode from "vscode";
+import type { RunStore } from "./logic/runStore";
+import type { SiteResolver } from "./logic/sites";
+import type { Settings } from "./config";
+
+export interface Services {
+  readonly context: vscode.ExtensionContext;
+  readonly store: RunStore;
+  readonly log: vscode.LogOutputChannel;
+  readonly sites: SiteResolver;
+  settings(): Settings;
+}
+
+/** A run and one of its events, as commands receive them from the tree, lenses, quick fixes and the webview. */
+export interface EventRef {
+  run: string;
+  seq?: number;
+}

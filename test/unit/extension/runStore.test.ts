@@ -1,0 +1,182 @@
+import { describe, it, expect, afterEach } from "vitest";
+import fs from "node:fs";
+import path from "node:path";
+import { RunStore, type StoreChange } from "../../../extension/logic/runStore";
+import { REFERENCE_RUNS, copyDir, demoWorkspace, tmpDir, until } from "./helpers";
+
+const stores: RunStore[] = [];
+function store(opts = {}): RunStore {
+  const s = new RunStore({ debounceMs: 5, ...opts });
+  stores.push(s);
+  return s;
+}
+afterEach(() => {
+  while (stores.length) stores.pop()!.dispose();
+});
+
+/** The lines of a demo run's events.jsonl, to write a run piece by piece. */
+async function demoLines(): Promise<{ src: string; lines: string[] }> {
+  const ws = await demoWorkspace();
+  const src = path.join(ws, "runs", "demo-seed0");
+  return { src, lines: fs.readFileSync(path.join(src, "events.jsonl"), "utf8").split("\n").filter(Boolean) };
+}
+
+/** A run folder with the demo's blobs and the first `n` lines of its events. */
+async function partialRun(n: number, extra = ""): Promise<{ dir: string; lines: string[] }> {
+  const { src, lines } = await demoLines();
+  const dir = path.join(tmpDir(), "runs", "live");
+  fs.mkdirSync(dir, { recursive: true });
+  fs.cpSync(path.join(src, "blobs"), path.join(dir, "blobs"), { recursive: true });
+  fs.writeFileSync(path.join(dir, "events.jsonl"), lines.slice(0, n).map((l) => l + "\n").join("") + extra);
+  return { dir, lines };
+}
+
+describe("RunStore", () => {
+  it("analyses every run off the caller's path and reports summaries and alerts", async () => {
+    const ws = await demoWorkspace();
+    const s = store();
+    const changes: StoreChange[] = [];
+    s.onDidChange((c) => changes.push(c));
+    for (const name of fs.readdirSync(path.join(ws, "runs")).filter((n) => n.startsWith("demo-seed"))) s.add(path.join(ws, "runs", name), ws);
+    // nothing analysed synchronously
+    expect(s.list().every((e) => !e.analysis)).toBe(true);
+    expect(s.pending).toBe(8);
+    await s.idle();
+    const seed0 = s.get(path.join(ws, "runs", "demo-seed0"))!;
+    expect(seed0.analysis!.summary.status).toBe("intact");
+    expect(seed0.analysis!.summary.program).toBe("causeway:demo");
+    const high = seed0.analysis!.alerts.filter((a) => a.severity === "high");
+    expect(high.map((a) => `${a.tool}#${a.seq}`)).toContain("send_email#18");
+    // sites recorded by the SDK come with the analysis
+    expect(seed0.analysis!.sites.some((h) => h.file === "examples/demo/agents.ts" && h.line === 25 && h.tool === "send_email")).toBe(true);
+    expect(changes.flatMap((c) => c.added)).toHaveLength(8);
+    expect(new Set(changes.flatMap((c) => c.changed)).size).toBe(8);
+  });
+
+  it("tails a run being written: only the appended bytes are read, and the analysis follows", async () => {
+    const { dir, lines } = await partialRun(6);
+    const s = store();
+    s.add(dir, path.dirname(path.dirname(dir)));
+    await s.idle();
+    expect(s.get(dir)!.analysis!.summary.status).toBe("running");
+    expect(s.get(dir)!.analysis!.summary.events).toBe(6);
+    const bytesFirst = s.stats.tailBytes;
+    expect(bytesFirst).toBe(fs.statSync(path.join(dir, "events.jsonl")).size);
+    const rest = lines.slice(6).map((l) => l + "\n").join("");
+    fs.appendFileSync(path.join(dir, "events.jsonl"), rest);
+    s.touch(dir);
+    await until(() => s.get(dir)!.analysis!.summary.events === lines.length, 3000, "the appended events");
+    expect(s.stats.tailBytes - bytesFirst).toBe(Buffer.byteLength(rest)); // no re-read
+    expect(s.get(dir)!.analysis!.summary.status).toBe("intact");
+    expect(s.get(dir)!.analysis!.alerts.some((a) => a.severity === "high" && a.tool === "send_email")).toBe(true);
+  });
+
+  it("a half-written line is 'running' while it may still be completed, and a cut-off failure once it settles", async () => {
+    const { dir, lines } = await partialRun(10, "");
+    fs.appendFileSync(path.join(dir, "events.jsonl"), lines[10].slice(0, 40)); // no newline
+    const s = store({ settleMs: 150 });
+    s.add(dir, path.dirname(dir));
+    // the file was just written: it may still grow
+    await s.idle();
+    expect(s.get(dir)!.analysis!.summary.status).toBe("running");
+    await until(() => s.get(dir)!.analysis?.summary.status === "failed", 3000, "the cut-off verdict");
+    const a = s.get(dir)!.analysis!;
+    expect(a.problems.find((p) => p.severity === "error")?.code).toBe("cut-off");
+    expect(a.summary.events).toBe(10); // the intact events are still there
+    // the writer finishes the line after all: it is read from where the tail stopped
+    fs.appendFileSync(path.join(dir, "events.jsonl"), lines[10].slice(40) + "\n");
+    s.touch(dir);
+    await until(() => s.get(dir)!.analysis?.summary.events === 11, 3000, "the completed line");
+    expect(s.get(dir)!.analysis!.summary.status).toBe("running");
+  });
+
+  it("removes runs whose folder (or events.jsonl) is deleted", async () => {
+    const base = tmpDir();
+    const a = copyDir(path.join(REFERENCE_RUNS, "demo-seed0"), path.join(base, "runs", "a"));
+    const b = copyDir(path.join(REFERENCE_RUNS, "demo-seed1"), path.join(base, "runs", "b"));
+    const ab = copyDir(path.join(REFERENCE_RUNS, "demo-seed2"), path.join(base, "runs", "ab"));
+    const s = store();
+    const removed: string[] = [];
+    s.onDidChange((c) => removed.push(...c.removed));
+    for (const d of [a, b, ab]) s.add(d, base);
+    await s.idle();
+    expect(s.removeUnder(a)).toEqual([a]); // not "ab", which merely starts with the same letters
+    fs.rmSync(path.join(b, "events.jsonl"));
+    s.touch(b);
+    await until(() => !s.has(b), 2000, "b to go");
+    expect(s.list().map((e) => e.dir)).toEqual([ab]);
+    await until(() => removed.length === 2, 1000, "the removals to be reported");
+    expect(removed.sort()).toEqual([a, b].sort());
+  });
+
+  it("keeps the events of a bounded number of finished runs and re-reads the others on demand", async () => {
+    const base = tmpDir();
+    const dirs = fs.readdirSync(REFERENCE_RUNS).map((n) => copyDir(path.join(REFERENCE_RUNS, n), path.join(base, "runs", n)));
+    const s = store({ maxTails: 2 });
+    for (const d of dirs) s.add(d, base);
+    await s.idle();
+    expect(s.tailsHeld).toBeLessThanOrEqual(2);
+    expect(s.list().every((e) => e.analysis)).toBe(true);
+    const data = s.runData(dirs[0])!;
+    expect(data.events.length).toBe(s.get(dirs[0])!.analysis!.summary.events);
+  });
+
+  it("analyses in slices: a slow batch is split and reported more than once", async () => {
+    const base = tmpDir();
+    const src = path.join(REFERENCE_RUNS, "demo-seed0");
+    const dirs: string[] = [];
+    for (let i = 0; i < 60; i++) dirs.push(copyDir(src, path.join(base, "runs", `r${i}`)));
+    const s = store({ sliceMs: 1 });
+    let batches = 0;
+    s.onDidChange((c) => c.changed.length && batches++);
+    for (const d of dirs) s.add(d, base);
+    await s.idle();
+    expect(batches).toBeGreaterThan(5);
+    expect(s.list().every((e) => e.analysis)).toBe(true);
+  });
+
+  it("verify checks blobs and keeps the result for the current version only", async () => {
+    const base = tmpDir();
+    const dir = copyDir(path.join(REFERENCE_RUNS, "demo-seed0"), path.join(base, "runs", "x"));
+    const blob = fs.readdirSync(path.join(dir, "blobs"))[0];
+    fs.writeFileSync(path.join(dir, "blobs", blob), '{"v": "forged"}');
+    const s = store();
+    s.add(dir, base);
+    await s.idle();
+    expect(s.get(dir)!.analysis!.summary.status).toBe("intact"); // lazily read blobs are not all checked
+    const r = s.verify(dir)!;
+    expect(r.ok).toBe(false);
+    expect(r.problems.some((p) => p.code === "blob-hash")).toBe(true);
+    expect(s.get(dir)!.verified!.version).toBe(s.get(dir)!.version);
+  });
+
+  it("builds the full investigation once per version", async () => {
+    const ws = await demoWorkspace();
+    const s = store();
+    const dir = path.join(ws, "runs", "demo-seed0");
+    s.add(dir, ws);
+    const inv = s.investigation(dir)!;
+    expect(inv.schema).toBe("causeway.investigation.v1");
+    expect(s.investigation(dir)).toBe(inv);
+    s.refresh(dir);
+    expect(s.investigation(dir)).not.toBe(inv);
+  });
+});
+
+describe("RunStore.pollLive", () => {
+  it("re-reads a run being written whose file grew without a file event", async () => {
+    const { dir, lines } = await partialRun(8);
+    const s = store();
+    s.add(dir, path.dirname(dir));
+    await s.idle();
+    expect(s.pollLive()).toBe(0); // nothing new
+    fs.appendFileSync(path.join(dir, "events.jsonl"), lines[8] + "\n");
+    expect(s.pollLive()).toBe(1);
+    await until(() => s.get(dir)!.analysis?.summary.events === 9, 2000, "the new event");
+    // a finished run is not polled
+    fs.appendFileSync(path.join(dir, "events.jsonl"), lines.slice(9).map((l) => l + "\n").join(""));
+    s.refresh(dir);
+    await until(() => s.get(dir)!.analysis?.summary.status === "intact", 2000, "the run to finish");
+    expect(s.pollLive()).toBe(0);
+  });
+});
