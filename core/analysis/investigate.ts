@@ -13,6 +13,7 @@ import { roleFor } from "../stats";
 import { ProvenanceIndex } from "./provenance";
 import { UntrustedReach } from "./reach";
 import { SENSITIVE_NAME_RE, tracedValues } from "./values";
+import { canonical } from "../log/hash";
 import type {
   ActionView,
   AgentRow,
@@ -301,10 +302,26 @@ function alertsOf(m: RunModel, reach: UntrustedReach, views: Map<string, ActionV
 }
 
 /** Suggested target for tests of a call: its tool, plus its first untrusted-only value or address. */
+/**
+ * A target naming a call, for tests of it: its tool plus the value only untrusted content
+ * supplied, else an address or URL among its arguments, else its scalar arguments themselves (as
+ * `"key":value` clauses), so that "did it happen again" means this call, not any call of the tool.
+ */
 export function suggestTargetFor(tool: string, args: unknown, prov: ProvenanceRow[]): string {
+  const safe = (x: string) => !/[,=~]/.test(x);
   let pick = prov.find((p) => p.status === "untrusted-only")?.value;
   if (pick === undefined) pick = tracedValues(args).map((v) => v.value).find((v) => EMAIL_FULL.test(v) || /^https?:\/\//.test(v));
-  return pick && !/[,=~]/.test(pick) ? `tool=${tool},arg~${pick}` : `tool=${tool}`;
+  if (pick && safe(pick)) return `tool=${tool},arg~${pick}`;
+  const clauses: string[] = [];
+  if (args && typeof args === "object" && !Array.isArray(args)) {
+    for (const [k, v] of Object.entries(args)) {
+      if (v === null || typeof v === "object") continue;
+      const text = canonical({ [k]: v }).slice(1, -1);
+      if (safe(text) && text.length <= 80) clauses.push(`arg~${text}`);
+      if (clauses.length === 3) break;
+    }
+  }
+  return [`tool=${tool}`, ...clauses].join(",");
 }
 
 function seconds(ts: unknown): number | null {
@@ -575,7 +592,6 @@ export function investigate(run: RunData, opts: InvestigateOptions = {}): Invest
 
 function actionView(m: RunModel, g: Graph, prov: ProvenanceIndex, idx: TestIndex, a: ActionEvent & { line?: number }): ActionView {
   const provenance = prov.forAction(a);
-  const args = m.value(a.args_ref);
   const node = nodeId(a.id);
   const sensitive = sensitivity(m, a);
   const base = {
@@ -595,7 +611,7 @@ function actionView(m: RunModel, g: Graph, prov: ProvenanceIndex, idx: TestIndex
     provenance,
     candidates: candidates(m, g, idx, a),
     lineage: lineage(g, node),
-    target: suggestTargetFor(a.tool, args, provenance),
+    target: suggestTargetFor(a.tool, m.lossless(a.args_ref), provenance),
     alerts: [] as Severity[],
   };
   return { ...base, verdict: verdictSentence(base) };
@@ -644,7 +660,7 @@ function liteView(m: RunModel, g: Graph | null, prov: ProvenanceIndex, idx: Test
     provenance,
     candidates: g && idx && sensitive ? candidates(m, g, idx, a) : [],
     lineage: [],
-    target: sensitive ? suggestTargetFor(a.tool, m.value(a.args_ref), provenance) : `tool=${a.tool}`,
+    target: sensitive ? suggestTargetFor(a.tool, m.lossless(a.args_ref), provenance) : `tool=${a.tool}`,
     verdict: "",
     alerts: [],
   };

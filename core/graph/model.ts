@@ -4,6 +4,7 @@
  */
 import type { ActionEvent, AnyEvent, DecisionEvent, InputEvent, LoadedEvent, MessageEvent, RunStartEvent } from "../log/events";
 import type { RunData } from "../log/reader";
+import { parseLossless } from "../log/pyjson";
 
 export class RunModel {
   readonly byId = new Map<string, LoadedEvent>();
@@ -49,6 +50,17 @@ export class RunModel {
   /** Canonical JSON text of a blob's value ("" when it can't be had). */
   canonical(ref: unknown): string {
     return (typeof ref === "string" ? this.run.blobs.canonicalOf(ref) : undefined) ?? "";
+  }
+
+  /** A blob's value with Python's float forms kept (89.0 stays a float): for re-serialising it exactly. */
+  lossless(ref: unknown): unknown {
+    const c = this.canonical(ref);
+    if (!c) return undefined;
+    try {
+      return parseLossless(c);
+    } catch {
+      return undefined;
+    }
   }
 
   /** Why a blob can't be read, or undefined when it can. */
