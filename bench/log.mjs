@@ -114,7 +114,7 @@ function baseline(dir) {
 // ---------------------------------------------------------------------------------- driver
 
 function child(mode, dir, timeoutS) {
-  const r = spawnSync(process.execPath, ["--max-old-space-size=8192", fileURLToPath(import.meta.url), "--child", mode, dir], { encoding: "utf8", timeout: timeoutS ? timeoutS * 1000 : undefined, maxBuffer: 1 << 26, env: { ...process.env, BENCH_LOG_EVENTS: String(EVENTS) } });
+  const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--child", mode, dir], { encoding: "utf8", timeout: timeoutS ? timeoutS * 1000 : undefined, maxBuffer: 1 << 26, env: { ...process.env, BENCH_LOG_EVENTS: String(EVENTS) } });
   if (r.status !== 0) throw new Error(`${mode} failed: ${r.stderr || r.error}`);
   return JSON.parse(r.stdout.trim().split("\n").pop());
 }

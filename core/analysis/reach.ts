@@ -8,6 +8,7 @@
 import type { RunModel } from "../graph/model";
 
 const NONE: readonly string[] = Object.freeze([]);
+const PRODUCED = ["ref", "output", "result_ref"] as const;
 
 export class UntrustedReach {
   /** event id → ids of the untrusted input events upstream (itself included), in seq order */
@@ -57,7 +58,7 @@ export class UntrustedReach {
           continue;
       }
       if (!this.up.has(e.id)) this.up.set(e.id, list);
-      for (const k of ["ref", "output", "result_ref"] as const) {
+      for (const k of PRODUCED) {
         const r = e[k];
         if (typeof r === "string" && !producer.has(r)) producer.set(r, e.id);
       }

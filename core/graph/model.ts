@@ -54,7 +54,11 @@ export class RunModel {
 
   /** A blob's value with Python's float forms kept (89.0 stays a float): for re-serialising it exactly. */
   lossless(ref: unknown): unknown {
-    const c = this.canonical(ref);
+    if (typeof ref !== "string") return undefined;
+    const r = this.run.blobs.get(ref);
+    if (!r.ok) return undefined;
+    if (r.exact) return r.value; // no float form to keep: the parsed value is already exact
+    const c = r.canonical;
     if (!c) return undefined;
     try {
       return parseLossless(c);

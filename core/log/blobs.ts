@@ -13,7 +13,7 @@ import { parseLossless } from "./pyjson";
 export const DEFAULT_MAX_BLOB_BYTES = 64 * 1024 * 1024;
 
 export type BlobResult =
-  | { ok: true; value: unknown; readonly canonical: string; bytes: number }
+  | { ok: true; value: unknown; readonly canonical: string; bytes: number; /** JSON.stringify(value) is its canonical form: the plain value loses nothing */ exact?: boolean }
   | { ok: false; code: "bad-ref" | "missing-blob" | "blob-not-json" | "blob-too-large" | "blob-hash"; message: string };
 
 export function blobPath(runDir: string, ref: string): string {
@@ -71,7 +71,8 @@ export class BlobStore {
 
   private load(ref: string): BlobResult {
     if (!isRef(ref)) return { ok: false, code: "bad-ref", message: `refused ref ${JSON.stringify(String(ref)).slice(0, 80)}: a ref is sha256: plus 64 hex digits` };
-    // open, size, read, close: the fewest system calls that still refuse a blob too large to hold
+    // open, read, close: most blobs fit the shared buffer, so their size needs no fstat; a blob
+    // that fills it is measured before it is read whole, so one too large to hold is refused
     let fd: number;
     try {
       fd = fs.openSync(this.pathOf(ref), "r");
@@ -79,8 +80,10 @@ export class BlobStore {
       return { ok: false, code: "missing-blob", message: `blob ${ref.slice(0, 19)}… is missing` };
     }
     try {
+      const first = readInto(fd, SHARED, 0);
+      if (first < 0) return { ok: false, code: "missing-blob", message: `blob ${ref.slice(0, 19)}… is not a file` };
+      if (first < SHARED.length) return decodeBlob(ref, SHARED.subarray(0, first));
       const st = fs.fstatSync(fd);
-      if (!st.isFile()) return { ok: false, code: "missing-blob", message: `blob ${ref.slice(0, 19)}… is not a file` };
       if (st.size > this.maxBytes) {
         return {
           ok: false,
@@ -89,17 +92,31 @@ export class BlobStore {
         };
       }
       const buf = Buffer.allocUnsafe(st.size);
-      let n = 0;
-      while (n < st.size) {
-        const k = fs.readSync(fd, buf, n, st.size - n, n);
-        if (k <= 0) break;
-        n += k;
-      }
-      return decodeBlob(ref, n === st.size ? buf : buf.subarray(0, n));
+      SHARED.copy(buf, 0, 0, first);
+      const rest = readInto(fd, buf, first);
+      return decodeBlob(ref, buf.subarray(0, Math.max(first, rest)));
     } finally {
       fs.closeSync(fd);
     }
   }
+}
+
+/** One buffer for the many small blobs (decodeBlob copies out what it keeps). */
+const SHARED = Buffer.allocUnsafe(64 * 1024);
+
+/** Reads from `at` to the end of the file or the buffer; returns where it stopped (-1: not a file). */
+function readInto(fd: number, buf: Buffer, at: number): number {
+  let n = at;
+  try {
+    while (n < buf.length) {
+      const k = fs.readSync(fd, buf, n, buf.length - n, n);
+      if (k <= 0) break;
+      n += k;
+    }
+  } catch {
+    return -1; // a directory, say
+  }
+  return n;
 }
 
 /** Checks a blob file's bytes against its ref and decodes `{"v": value}`. */
@@ -154,6 +171,7 @@ function lazyResult(value: unknown, bytes: number): BlobResult {
     ok: true,
     value,
     bytes,
+    exact: true,
     get canonical(): string {
       return (canon ??= JSON.stringify(value));
     },

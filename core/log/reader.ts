@@ -290,6 +290,7 @@ export function checkBlobs(dir: string, events: LoadedEvent[], blobs: BlobStore)
   const firstUse = new Map<string, LoadedEvent>();
   for (const e of events) {
     for (const r of refsOf(e as unknown as Record<string, unknown>)) {
+      if (firstUse.has(r as string)) continue; // valid, and named before
       if (!isRef(r)) {
         out.push(problem("bad-ref", `line ${e.line} (seq ${e.seq}): refused ref ${JSON.stringify(String(r)).slice(0, 60)}: a ref is sha256: plus 64 hex digits`, { line: e.line, seq: e.seq as number, file: "events.jsonl" }));
         continue;
@@ -297,10 +298,10 @@ export function checkBlobs(dir: string, events: LoadedEvent[], blobs: BlobStore)
       if (!firstUse.has(r)) firstUse.set(r, e);
     }
   }
-  const checked = new Set<string>();
+  const checked = new Set<string>(); // file names (hex + ".json") already checked
   for (const [ref, e] of firstUse) {
     const at = { line: e.line, seq: e.seq as number, ref, file: "blobs" as const };
-    checked.add(ref.slice(7));
+    checked.add(ref.slice(7) + ".json");
     const r = blobs.get(ref);
     if (r.ok) continue;
     if (r.code === "blob-too-large") {
@@ -309,7 +310,7 @@ export function checkBlobs(dir: string, events: LoadedEvent[], blobs: BlobStore)
       continue;
     }
     if (r.code === "missing-blob") {
-      checked.delete(ref.slice(7));
+      checked.delete(ref.slice(7) + ".json");
       out.push(problem("missing-blob", `blob ${ref.slice(7, 19)}… named by line ${e.line} (seq ${e.seq}) is missing`, at));
     } else out.push(problem(r.code, `${r.message} (named by line ${e.line}, seq ${e.seq})`, at));
   }
@@ -321,8 +322,9 @@ export function checkBlobs(dir: string, events: LoadedEvent[], blobs: BlobStore)
     /* no blobs folder */
   }
   for (const name of names) {
+    if (checked.has(name)) continue;
     const m = /^([0-9a-f]{64})\.json$/.exec(name);
-    if (!m || checked.has(m[1])) continue;
+    if (!m) continue;
     if (!blobFileMatchesSafe(path.join(dir, "blobs", name), m[1])) {
       out.push(problem("blob-hash", `blob file ${name.slice(0, 12)}… does not hash to its name (forged or damaged)`, { ref: "sha256:" + m[1], file: "blobs" }));
     }
