@@ -41,6 +41,14 @@ export class BlobStore {
     return r;
   }
 
+  /** Blobs whose hash a helper thread already proved on the fast path (see parallel-blobs.ts). */
+  private readonly proven = new Set<string>();
+
+  /** Records that a blob's hash was proven elsewhere: loading it later only parses it. */
+  proved(ref: string): void {
+    if (!this.cache.has(ref)) this.proven.add(ref);
+  }
+
   /** The value, or undefined when the blob is missing or bad. */
   value(ref: string | null | undefined): unknown {
     if (!ref) return undefined;
@@ -82,7 +90,7 @@ export class BlobStore {
     try {
       const first = readInto(fd, SHARED, 0);
       if (first < 0) return { ok: false, code: "missing-blob", message: `blob ${ref.slice(0, 19)}… is not a file` };
-      if (first < SHARED.length) return decodeBlob(ref, SHARED.subarray(0, first));
+      if (first < SHARED.length) return decodeBlob(ref, SHARED.subarray(0, first), this.proven.has(ref));
       const st = fs.fstatSync(fd);
       if (st.size > this.maxBytes) {
         return {
@@ -120,7 +128,7 @@ function readInto(fd: number, buf: Buffer, at: number): number {
 }
 
 /** Checks a blob file's bytes against its ref and decodes `{"v": value}`. */
-export function decodeBlob(ref: string, buf: Buffer): BlobResult {
+export function decodeBlob(ref: string, buf: Buffer, proven = false): BlobResult {
   const want = ref.slice(7);
   const text = buf.toString("utf8");
   let outer: unknown;
@@ -137,6 +145,7 @@ export function decodeBlob(ref: string, buf: Buffer): BlobResult {
     return { ok: false, code: "blob-not-json", message: `blob ${ref.slice(0, 19)}… is not of the form {"v": …}` };
   }
   const value = (outer as { v: unknown }).v;
+  if (proven) return lazyResult(value, buf.length); // its hash was checked on this very fast path
   // Fast path: JSON.stringify writes what Python's canonical form writes for most values (it
   // differs on float forms such as 89.0 or 1e-05, which then take the exact paths below).
   const fast = fastCanonical(value);

@@ -12,6 +12,7 @@ import { BlobStore, DEFAULT_MAX_BLOB_BYTES, blobFileMatches } from "./blobs";
 import { SCHEMAS, KNOWN_TYPES, fieldProblems, refsOf, type LoadedEvent } from "./events";
 import { HASH_KEY, ZERO_HASH, canonicalDigest, isHex64, isRef, sha256Hex, slowCanonical } from "./hash";
 import { parseJsonObject } from "./pyjson";
+import { BlobStatus, startParallelBlobCheck, type ParallelCheck } from "./parallel-blobs";
 import { problem, type Problem, type ProblemCode } from "./problems";
 import { readTestsLog, type TestRecord } from "./testslog";
 
@@ -209,6 +210,8 @@ export interface RunData {
 export interface ReadOptions {
   /** Check every blob's hash and that every ref exists (verify). Default false: blobs load lazily. */
   checkBlobs?: boolean;
+  /** Check blob hashes on a second thread from this many blob files (default 4000). */
+  parallelMin?: number;
   maxBlobBytes?: number;
 }
 
@@ -238,6 +241,8 @@ export function readEventsFile(file: string, parser = new EventLogParser(), from
 /** Reads one run folder. Never throws for a damaged run; problems are in the result. */
 export function readRun(dir: string, opts: ReadOptions = {}): RunData {
   const blobs = new BlobStore(dir, opts.maxBlobBytes ?? DEFAULT_MAX_BLOB_BYTES);
+  // a large run's blob hashes start on a second core now, while this one reads the events
+  const parallel = opts.checkBlobs ? startParallelBlobCheck(dir, blobs.maxBytes, opts.parallelMin) : undefined;
   const file = path.join(dir, "events.jsonl");
   const { parser, bytes, error } = readEventsFile(file);
   parser.end();
@@ -249,7 +254,7 @@ export function readRun(dir: string, opts: ReadOptions = {}): RunData {
   if (events.length && !complete) {
     problems.push(problem("no-run-end", "the run has no run.end event: it is still running, or was cut short", { file: "events.jsonl" }));
   }
-  if (opts.checkBlobs) problems.push(...checkBlobs(dir, events, blobs));
+  if (opts.checkBlobs) problems.push(...checkBlobs(dir, events, blobs, parallel));
   const tests = readTestsLog(dir);
   problems.push(...tests.problems);
   const first = events.find((e) => typeof e.run_id === "string");
@@ -285,7 +290,7 @@ export function runDataFromParser(dir: string, parser: EventLogParser, blobs = n
 }
 
 /** Every ref an event names exists and re-hashes to its name; so does every file in blobs/. */
-export function checkBlobs(dir: string, events: LoadedEvent[], blobs: BlobStore): Problem[] {
+export function checkBlobs(dir: string, events: LoadedEvent[], blobs: BlobStore, parallel?: ParallelCheck): Problem[] {
   const out: Problem[] = [];
   const firstUse = new Map<string, LoadedEvent>();
   for (const e of events) {
@@ -298,6 +303,7 @@ export function checkBlobs(dir: string, events: LoadedEvent[], blobs: BlobStore)
       if (!firstUse.has(r)) firstUse.set(r, e);
     }
   }
+  if (parallel) return checkBlobsParallel(dir, firstUse, blobs, parallel, out);
   const checked = new Set<string>(); // file names (hex + ".json") already checked
   for (const [ref, e] of firstUse) {
     const at = { line: e.line, seq: e.seq as number, ref, file: "blobs" as const };
@@ -328,6 +334,45 @@ export function checkBlobs(dir: string, events: LoadedEvent[], blobs: BlobStore)
     if (!blobFileMatchesSafe(path.join(dir, "blobs", name), m[1])) {
       out.push(problem("blob-hash", `blob file ${name.slice(0, 12)}… does not hash to its name (forged or damaged)`, { ref: "sha256:" + m[1], file: "blobs" }));
     }
+  }
+  return out;
+}
+
+/** One referenced blob, checked exactly (the store caches its value); problems go to `out`. */
+function checkOne(ref: string, e: LoadedEvent, blobs: BlobStore, out: Problem[]): void {
+  const at = { line: e.line, seq: e.seq as number, ref, file: "blobs" as const };
+  const r = blobs.get(ref);
+  if (r.ok) return;
+  if (r.code === "blob-too-large") {
+    if (!blobFileMatchesSafe(blobs.pathOf(ref), ref.slice(7))) out.push(problem("blob-hash", `blob ${ref.slice(7, 19)}… does not hash to its name (forged or damaged)`, at));
+  } else if (r.code === "missing-blob") {
+    out.push(problem("missing-blob", `blob ${ref.slice(7, 19)}… named by line ${e.line} (seq ${e.seq}) is missing`, at));
+  } else out.push(problem(r.code, `${r.message} (named by line ${e.line}, seq ${e.seq})`, at));
+}
+
+/** The same checks as the sequential path, sharing the files with the helper thread. */
+function checkBlobsParallel(dir: string, firstUse: Map<string, LoadedEvent>, blobs: BlobStore, par: ParallelCheck, out: Problem[]): Problem[] {
+  const exact = (i: number) => {
+    const name = par.names[i];
+    const ref = "sha256:" + name.slice(0, 64);
+    const e = firstUse.get(ref);
+    if (e) checkOne(ref, e, blobs, out);
+    else if (/^[0-9a-f]{64}\.json$/.test(name) && !blobFileMatchesSafe(path.join(dir, "blobs", name), name.slice(0, 64))) {
+      out.push(problem("blob-hash", `blob file ${name.slice(0, 12)}… does not hash to its name (forged or damaged)`, { ref, file: "blobs" }));
+    }
+  };
+  for (let i = par.claim(); i >= 0; i = par.claim()) exact(i);
+  par.wait();
+  const present = new Set<string>();
+  for (let i = 0; i < par.names.length; i++) {
+    const ref = "sha256:" + par.names[i].slice(0, 64);
+    present.add(ref);
+    const st = par.status(i);
+    if (st === BlobStatus.Unsure) exact(i);
+    else if (st === BlobStatus.Verified) blobs.proved(ref);
+  }
+  for (const [ref, e] of firstUse) {
+    if (!present.has(ref)) out.push(problem("missing-blob", `blob ${ref.slice(7, 19)}… named by line ${e.line} (seq ${e.seq}) is missing`, { line: e.line, seq: e.seq as number, ref, file: "blobs" }));
   }
   return out;
 }

@@ -20,7 +20,7 @@ export function verifyRunData(run: RunData): VerifyResult {
 }
 
 /** Reads and checks one run folder (blobs included). */
-export function verifyRun(dir: string): VerifyResult {
+export function verifyRun(dir: string, opts: { parallelMin?: number } = {}): VerifyResult {
   if (!fs.existsSync(path.join(dir, "events.jsonl"))) {
     return {
       ok: false,
@@ -28,5 +28,5 @@ export function verifyRun(dir: string): VerifyResult {
       problems: [{ code: "io", severity: "error", message: `${dir} holds no events.jsonl`, file: "events.jsonl" }],
     };
   }
-  return verifyRunData(readRun(dir, { checkBlobs: true }));
+  return verifyRunData(readRun(dir, { checkBlobs: true, parallelMin: opts.parallelMin }));
 }

@@ -114,3 +114,34 @@ describe("verify names where a run was damaged", () => {
     expect(verifyRun(dir).ok).toBe(false);
   });
 });
+
+describe("the parallel blob check (large runs) reaches the same verdicts", () => {
+  const both = (d: string) => {
+    const seq = verifyRun(d, { parallelMin: 1e9 });
+    const par = verifyRun(d, { parallelMin: 1 });
+    const key = (r: ReturnType<typeof verifyRun>) => r.problems.map((p) => `${p.code}@${p.line ?? "-"}@${p.ref ?? "-"}`).sort();
+    expect(key(par)).toEqual(key(seq));
+    expect(par.ok).toBe(seq.ok);
+    return par;
+  };
+  it("an intact run", () => {
+    expect(both(dir).ok).toBe(true);
+  });
+  it("a forged, a removed, a non-JSON and an unreferenced forged blob", () => {
+    const b = (h: string) => path.join(dir, "blobs", h + ".json");
+    const note = b("b0f16d4e237b2b7a96a0535fe6f6fcc111d4bf27c0cbf6434653055ad0dca216");
+    fs.writeFileSync(note, fs.readFileSync(note, "utf8").replace("audit@", "audit2@"));
+    fs.rmSync(b("00a3997aa409ea30e8ec6054543c088279c76e3c4d6082f95293f9a5923e995c"));
+    fs.writeFileSync(b("3e6434728e2298fb9841d7966a3e4dec5b54c26428286f9fa9f3c37746fd66db"), "{not json");
+    fs.writeFileSync(b("f".repeat(64)), '{"v": "nobody names me"}');
+    const r = both(dir);
+    expect(r.problems.filter((p) => p.severity === "error").map((p) => p.code).sort()).toEqual(["blob-hash", "blob-hash", "blob-not-json", "missing-blob"]);
+  });
+  it("blobs with Python float forms are proven exactly, not called forged", async () => {
+    const { System, pyFloat } = await import("../../core/index");
+    const sys = new System({ program: async (rt) => void rt.agent("a").observe({ amount: pyFloat(89), tiny: 1e-5, big: 1e16 }, { source: "s" }), models: {}, tools: {} });
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), "cw-par-"));
+    const r = await sys.run({ seed: 0, outDir: out, runId: "floats" });
+    expect(both(r.dir!).ok).toBe(true);
+  });
+});
