@@ -230,6 +230,64 @@ export async function waitForNotification(page, text, { timeout = DEFAULT_TIMEOU
   return toast;
 }
 
+/**
+ * Like waitForNotification, but fails at once, with its message, when an error notification
+ * matching `errorText` (default: Causeway's own errors and "command 'causeway.…' not found")
+ * shows first: a command that breaks fails the scenario clearly instead of by a timeout.
+ */
+export async function waitForNotificationOrError(page, text, { errorText = /Causeway|causeway\./, timeout = DEFAULT_TIMEOUT } = {}) {
+  const toasts = page.locator('.notifications-toasts .notification-toast');
+  const wanted = toasts.filter({ hasText: text }).last();
+  const error = toasts.filter({ has: page.locator('.notification-list-item-icon.codicon-error') }).filter({ hasText: errorText }).last();
+  const which = await Promise.race([
+    wanted.waitFor({ state: 'visible', timeout }).then(() => 'wanted'),
+    error.waitFor({ state: 'visible', timeout }).then(() => 'error', () => new Promise(() => {})),
+  ]);
+  if (which === 'error') throw new Error(`an error notification showed instead of ${text}: "${await notificationText(error)}"`);
+  return waitForNotification(page, text, { timeout: 5000 });
+}
+
+/**
+ * The message of a notification toast (its visible text: no button labels, no style sheets that
+ * textContent would include).
+ */
+export async function notificationText(toast) {
+  return (await toast.locator('.notification-list-item-message').first().innerText()).replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * Start recording every notification toast the window shows from now on, with whether it showed
+ * a running progress bar. A progress notification may come and go within a second: this sees it
+ * even then (a MutationObserver in the page). Read with notificationsSeen().
+ */
+export async function watchNotifications(page) {
+  await page.evaluate(() => {
+    window.__e2eToasts?.observer.disconnect();
+    const seen = new Map();
+    const look = () => {
+      for (const t of document.querySelectorAll('.notifications-toasts .notification-toast')) {
+        const text = t.querySelector('.notification-list-item-message')?.textContent.replace(/\s+/g, ' ').trim();
+        if (!text) continue;
+        const bar = t.querySelector('.monaco-progress-container');
+        const progress = !!bar && (bar.classList.contains('active') || bar.classList.contains('infinite') || bar.classList.contains('discrete'))
+          && !bar.classList.contains('done');
+        const prev = seen.get(text) ?? { text, progress: false, at: Date.now() };
+        prev.progress ||= progress;
+        seen.set(text, prev);
+      }
+    };
+    const observer = new MutationObserver(look);
+    observer.observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
+    window.__e2eToasts = { observer, seen };
+    look();
+  });
+}
+
+/** The toasts seen since watchNotifications(): [{ text, progress, at }] in order of appearance. */
+export async function notificationsSeen(page) {
+  return page.evaluate(() => [...(window.__e2eToasts?.seen.values() ?? [])].sort((a, b) => a.at - b.at));
+}
+
 /** Click a button ('Yes', 'Open', ...) of a notification toast returned by waitForNotification. */
 export async function notificationButton(toast, label, { timeout = DEFAULT_TIMEOUT } = {}) {
   await toast.locator('.monaco-button', { hasText: exact(label) }).first().click({ timeout });
@@ -674,6 +732,26 @@ export async function webviewFrame(page, title, { timeout = DEFAULT_TIMEOUT } = 
     }
     if (Date.now() - t0 > timeout) throw new Error(`webviewFrame: no visible webview for an editor tab or view named ${title}`);
     await page.waitForTimeout(100); // polling: no DOM event tells when the iframe is ready
+  }
+}
+
+/**
+ * The webview's two frames as Playwright Frames, for evaluate(): `outer` (VS Code's webview host
+ * page, iframe.webview) and `inner` (the extension's content, #active-frame). Activates the tab
+ * first, like webviewFrame.
+ */
+export async function webviewFrames(page, title, { timeout = DEFAULT_TIMEOUT } = {}) {
+  const re = exact(title);
+  const t0 = Date.now();
+  for (;;) {
+    await webviewFrame(page, title, { timeout });
+    const name = await page.evaluate(findWebviewIframe, { source: re.source, flags: re.flags });
+    const outerEl = name ? await page.locator(`iframe.webview.ready[name="${name}"]`).elementHandle({ timeout: 5000 }).catch(() => null) : null;
+    const outer = await outerEl?.contentFrame();
+    const innerEl = outer ? await outer.locator('iframe#active-frame').elementHandle({ timeout: 5000 }).catch(() => null) : null;
+    const inner = await innerEl?.contentFrame();
+    if (outer && inner) return { outer, inner };
+    if (Date.now() - t0 > timeout) throw new Error(`webviewFrames: no frames for the webview ${title}`);
   }
 }
 

@@ -13,7 +13,7 @@ import { readColors } from "./theme";
 
 /** A Cytoscape graph of the investigation at the given positions, edges hidden per visible(). */
 export function createGraph(container: HTMLElement, inv: Investigation, positions: Map<string, { x: number; y: number }>, big: boolean, visible: (e: GEdge) => boolean): cytoscape.Core {
-  return cytoscape({
+  const cy = cytoscape({
     container,
     elements: buildElements(inv, positions, visible),
     style: graphStyle(readColors(), big),
@@ -28,6 +28,46 @@ export function createGraph(container: HTMLElement, inv: Investigation, position
     hideEdgesOnViewport: big,
     pixelRatio: big ? 1 : "auto",
   });
+  exposeForTests(cy);
+  return cy;
+}
+
+/** What the end-to-end tests read of the drawn graph (test/e2e/scenarios/31-webview-screens). */
+export interface DrawnEdge {
+  source: string;
+  target: string;
+  /** The source node's canvas label. */
+  sourceLabel: string;
+  targetLabel: string;
+  label: string;
+  classes: string[];
+  visible: boolean;
+  /** The computed line colour, e.g. "rgb(229,20,0)". */
+  color: string;
+}
+
+declare global {
+  interface Window {
+    /** Read-only: the edges of the graph on screen, as drawn (for tests; the canvas has no DOM). */
+    __causewayGraphEdges?: () => DrawnEdge[];
+  }
+}
+
+/** Lets tests read the last created graph's edges; reads only, and nothing once it is destroyed. */
+function exposeForTests(cy: cytoscape.Core): void {
+  window.__causewayGraphEdges = () =>
+    cy.destroyed()
+      ? []
+      : cy.edges().map((e) => ({
+          source: e.source().id(),
+          target: e.target().id(),
+          sourceLabel: String(e.source().data("label") ?? ""),
+          targetLabel: String(e.target().data("label") ?? ""),
+          label: String(e.data("label") ?? ""),
+          classes: e.classes(),
+          visible: e.visible(),
+          color: String(e.style("line-color")),
+        }));
 }
 
 /** A viewport showing every position with a margin, at most 1.5× zoom. */

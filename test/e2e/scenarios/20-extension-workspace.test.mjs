@@ -10,8 +10,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   codeLenses, collapseTreeRow, expandTreeRow, launchBrowser, makeWorkspace, openFile, openViewContainer, openWorkbench,
-  openProblems, problems, scenario, screenshot, treeRows, viewPane, waitForNotification, contextMenu, webviewFrame,
+  openProblems, problems, scenario, screenshot, treeRows, viewPane, contextMenu, webviewFrame,
+  notificationText, notificationsSeen, waitForNotificationOrError, watchNotifications,
 } from '../lib.mjs';
+import { cliAlertCounts } from '../causeway.mjs';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
 const CLI = path.join(ROOT, 'dist/cli.js');
@@ -114,7 +116,21 @@ scenario('the runs tree lists every run with its status, alerts and program', as
   assert.match(byPath.get('reference/runs/demo-seed0').description, /^intact · 1 high .*· causeway\.demo:SYSTEM$/);
   assert.match(byPath.get('runs/cut-off').description, /^failed verify/);
   assert.match(byPath.get('runs/quickstart-seed5').description, /^intact · 1 review · examples\/quickstart\/quickstart\.ts:SYSTEM$/);
+  // every intact run: its status, its alert counts as `causeway alerts` counts them, its program
+  const program = (p) => (p.startsWith('reference/') ? 'causeway.demo:SYSTEM' : p.includes('demo-seed') ? 'causeway:demo' : p.includes('evil') ? 'agents/evil.cjs:SYSTEM' : 'examples/quickstart/quickstart.ts:SYSTEM');
+  let high = { runs: 0, 'reference/runs': 0 };
+  for (const [p, r] of byPath) {
+    if (p === 'runs/cut-off') continue;
+    const counts = cliAlertCounts(path.join(ws, p));
+    high[p.slice(0, p.lastIndexOf('/'))] += Number(/(\d+) high/.exec(counts)?.[1] ?? 0);
+    assert.equal(r.description, ['intact', counts, program(p)].filter(Boolean).join(' · '), p);
+  }
+  assert.equal(high.runs, 6, 'runs/: 5 demo runs and the evil run have a high alert');
+  assert.equal(high['reference/runs'], 5);
+  assert.equal(rows.find((r) => r.label === 'reference/runs').description, `8 runs · ${high['reference/runs']} high`);
+  // the cut-off run's intact events still have their alerts: they count towards the folder
   assert.match(rows.find((r) => r.label === 'runs').description, /^11 runs · \d+ high · 1 failed verify$/);
+  assert.ok(Number(/(\d+) high/.exec(rows.find((r) => r.label === 'runs').description)[1]) >= high.runs);
   await screenshot(page, '20-runs-tree');
 });
 
@@ -157,8 +173,9 @@ scenario('the Problems panel shows the high alert on the exfiltration email', as
   assert.equal(inLog[0].line, 19); // seq 18
   assert.match(inLog[0].message, /^send_email used a value that only untrusted content supplied — 'audit@vendor-compliance\.example' appears only in vendor:portal\/notes\.md\./);
   assert.match(inLog[0].source, /^Causeway/);
+  assert.ok(inLog[0].related.some((r) => /untrusted input vendor:portal\/notes\.md \(seq 7\)/.test(r.message)), JSON.stringify(inLog[0].related));
   await screenshot(page, '23-problems');
-  const inSource = (await problemsOf('**/examples/demo/agents.ts', 1)).filter((p) => p.severity === 'error');
+  const inSource = (await problemsOf('**/examples/demo/agents.ts', 1)).filter((p) => p.severity === 'error' && /^Causeway/.test(p.source));
   assert.equal(inSource.length, 1, JSON.stringify(inSource));
   assert.equal(inSource[0].line, 25);
   assert.match(inSource[0].message, /^send_email used a value that only untrusted content supplied \(\d runs: demo-seed0, .* — tested cause: vendor:portal\/notes\.md \+0\.\d\d/);
@@ -175,17 +192,36 @@ scenario('right-clicking the email → Find the cause names the vendor note as t
   const row = eventRow('send_email', 18);
   await row.waitFor();
   const before = fs.readFileSync(path.join(ws, 'runs/demo-seed0/tests.jsonl'), 'utf8').split('\n').filter(Boolean).length;
+  await watchNotifications(page);
   await contextMenu(page, row, 'Find the cause');
-  const toast = await waitForNotification(page, /Find the cause of send_email \(#18, demo-seed0\) — /, { timeout: 120_000 });
-  const text = await toast.textContent();
-  assert.match(text, /Find the cause of send_email \(#18, demo-seed0\) — primary cause input:vendor:portal\/notes\.md \(\+0\.\d\d\)/);
+  // while it runs: a progress notification titled with the call
+  const progress = page.locator('.notifications-toasts .notification-toast', { hasText: 'Causeway: Find the cause of send_email (#18, demo-seed0)' })
+    .filter({ has: page.locator('.monaco-progress-container.active') });
+  if (await progress.first().waitFor({ timeout: 15_000 }).then(() => true, () => false)) {
+    await progress.and(page.locator('.notification-fade-in-done')).first().waitFor({ timeout: 2000 }).catch(() => {});
+    await screenshot(page, '24-find-the-cause-progress');
+  }
+  const toast = await waitForNotificationOrError(page, /Find the cause of send_email \(#18, demo-seed0\) — /, { timeout: 120_000 });
+  const text = await notificationText(toast);
+  const seen = await notificationsSeen(page);
+  assert.ok(seen.some((t) => t.progress && t.text.startsWith('Causeway: Find the cause of send_email (#18, demo-seed0)')), `a progress notification showed while it ran: ${JSON.stringify(seen)}`);
+  const m = /^Causeway: Find the cause of send_email \(#18, demo-seed0\) — primary cause input:vendor:portal\/notes\.md \((\+0\.\d\d)\)/.exec(text);
+  assert.ok(m, text);
   const after = fs.readFileSync(path.join(ws, 'runs/demo-seed0/tests.jsonl'), 'utf8').split('\n').filter(Boolean).length;
   assert.ok(after > before, 'the tests were appended to tests.jsonl');
   await screenshot(page, '24-find-the-cause');
-  // the investigator opened on the call
+  // the investigator opened on the call's Why screen and names the primary cause with its effect
   await page.locator('.part.editor .tab .label-name', { hasText: 'Causeway' }).first().waitFor();
   const frame = await webviewFrame(page, 'Causeway');
-  await frame.locator('#root').waitFor();
+  await frame.locator('#tab-why[aria-selected="true"]').waitFor();
+  await frame.locator('.action-head', { hasText: 'event #18' }).waitFor();
+  assert.equal(await frame.locator('header select[aria-label="Run"] option:checked').textContent(), 'demo-seed0');
+  const verdict = (await frame.locator('.verdict').innerText()).replace(/\s+/g, ' ');
+  assert.match(verdict, new RegExp(`^vendor:portal/notes\\.md is the primary cause: without it send_email happens in \\d+% of replays instead of \\d+% \\(\\${m[1]} \\[\\+0\\.\\d\\d, \\+0\\.\\d\\d\\], n = \\d+\\)\\.$`));
+  const vendor = frame.locator('tr.cand', { has: frame.locator('.cell-sub', { hasText: /^input:vendor:portal\/notes\.md$/ }) });
+  assert.match((await vendor.innerText()).replace(/\s+/g, ' '), new RegExp(`Primary cause \\${m[1]} `));
+  const close = frame.locator('button[aria-label="Close record"]');
+  if (await close.count()) await close.click();
   await screenshot(page, '25-investigator');
 });
 
@@ -244,9 +280,9 @@ scenario('Find the cause on a workspace TypeScript program asks once, then repla
   assert.match(await dialog.textContent(), /Allow Causeway to run examples\/quickstart\/quickstart\.ts:SYSTEM/);
   await screenshot(page, '28-allow-program');
   await dialog.locator('.monaco-button', { hasText: 'Allow and replay' }).click();
-  // the suggested target (tool=place_order) happens with or without the page: the answer says so
-  const toast = await waitForNotification(page, /Find the cause of place_order \(#\d+, quickstart-seed5\) — /, { timeout: 120_000 });
-  assert.match(await toast.textContent(), /— none of the 1 suspect explains it/);
+  // seed 5 ordered 500 units: the suggested target is that order, and the injected page explains it
+  const toast = await waitForNotificationOrError(page, /Find the cause of place_order \(#\d+, quickstart-seed5\) — /, { timeout: 120_000 });
+  assert.match(await notificationText(toast), /— primary cause input:web:acme\/usb-c-hub \(\+0\.\d\d\)/);
   assert.ok(fs.readFileSync(path.join(ws, 'runs/quickstart-seed5/tests.jsonl'), 'utf8').includes('web:acme/usb-c-hub'));
   const settings = JSON.parse(fs.readFileSync(path.join(ws, '.vscode/settings.json'), 'utf8'));
   assert.deepEqual(settings['causeway.allowedPrograms'], ['examples/quickstart/quickstart.ts:SYSTEM']);
@@ -268,6 +304,6 @@ scenario('a JavaScript program replays too (Replay run)', async () => {
   await input.waitFor({ state: 'visible' });
   assert.match(await input.getAttribute('placeholder'), /Remove inputs/);
   await page.keyboard.press('Enter'); // remove nothing: replay as recorded
-  const toast = await waitForNotification(page, /Replay evil-markup — /, { timeout: 60_000 });
-  assert.match(await toast.textContent(), /Replay evil-markup — The replay matches the recording/);
+  const toast = await waitForNotificationOrError(page, /Replay evil-markup — /, { timeout: 60_000 });
+  assert.match(await notificationText(toast), /^Causeway: Replay evil-markup — The replay matches the recording \(1 tool calls?\)\.$/);
 });

@@ -1,28 +1,32 @@
-// Restricted Mode (an untrusted workspace): every viewing feature works — the runs tree, the
-// Problems panel, the investigator — and no replay runs: Find the cause explains why instead,
-// and tests.jsonl stays as it was.
+// Restricted Mode (an untrusted workspace): every viewing feature works — the runs tree with its
+// alerts, the Problems panel, the code lens, the investigator's screens — and no replay runs:
+// Find the cause (tree menu), Run test… and Replay run… (palette) each explain why instead, the
+// investigator's replay buttons are disabled with the same explanation, and tests.jsonl stays as
+// it was.
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  contextMenu, expandTreeRow, isRestrictedMode, launchBrowser, makeWorkspace, openViewContainer, openWorkbench,
-  scenario, screenshot, startCodeServer, treeRows, viewPane, waitForNotification,
+  clearNotifications, codeLenses, contextMenu, expandTreeRow, isRestrictedMode, launchBrowser, notificationText, openFile,
+  openViewContainer, openWorkbench, problems, runCommand, scenario, screenshot, startCodeServer, treeRows, viewPane,
+  waitForNotificationOrError,
 } from '../lib.mjs';
+import { demoWorkspace, investigator, screenText, showScreen } from '../causeway.mjs';
 
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
 const VIEW = 'Runs';
+const REASON = "Causeway: Replays run the agent program's code, so they are off in Restricted Mode. Trust this workspace to run Find the cause, Run test and Replay; everything else works.";
 let cs;
 let b;
 let page;
 let ws;
 
 const testsOf = (run) => fs.readFileSync(path.join(ws, 'runs', run, 'tests.jsonl'), 'utf8');
+let testsBefore;
 
 before(async () => {
-  ws = makeWorkspace('causeway-restricted');
-  execFileSync(process.execPath, [path.join(ROOT, 'dist/cli.js'), 'demo', '--out', path.join(ws, 'runs'), '--n', '10'], { cwd: ws, stdio: 'pipe' });
+  ws = demoWorkspace('causeway-restricted');
+  testsBefore = testsOf('demo-seed0');
   cs = await startCodeServer({ name: 'restricted', trust: true, folder: ws });
   b = await launchBrowser();
   page = b.page;
@@ -34,26 +38,86 @@ after(async () => {
   await cs?.stop();
 });
 
-scenario('an untrusted workspace opens in Restricted Mode and still lists the runs', async () => {
+scenario('an untrusted workspace opens in Restricted Mode and still lists the runs with their alerts', async () => {
   assert.ok(await isRestrictedMode(page), 'the window is in Restricted Mode');
   await openViewContainer(page, 'Causeway');
   await treeRows(page, VIEW, { minRows: 8, timeout: 60_000 });
   const row = viewPane(page, VIEW).locator('.monaco-list-row').filter({ has: page.locator('.label-description', { hasText: /^\s*intact · 1 high/ }) }).first();
   await row.waitFor({ timeout: 30_000 });
-  await screenshot(page, '30-restricted-tree');
+  const rows = await treeRows(page, VIEW);
+  assert.equal(rows.find((r) => r.label === 'demo-seed0').description, 'intact · 1 high · 3 review · causeway:demo');
+  assert.equal(rows.find((r) => r.label === 'demo-seed2').description, 'intact · causeway:demo');
+  await screenshot(page, '21-restricted-tree');
+});
+
+scenario('Problems and the code lens still show the alert on the email', async () => {
+  const list = await problems(page, { minCount: 1, timeout: 30_000 });
+  const onSource = list.filter((p) => p.file === 'examples/demo/agents.ts' && p.severity === 'error' && /^Causeway/.test(p.source));
+  assert.equal(onSource.length, 1, JSON.stringify(list.map((p) => [p.file, p.line, p.message])));
+  assert.equal(onSource[0].line, 25);
+  assert.ok(list.some((p) => p.file === 'runs/demo-seed0/events.jsonl' && p.line === 19 && p.severity === 'error'));
+  await openFile(page, 'examples/demo/agents.ts');
+  await page.keyboard.press('Control+G'); // bring line 25 (the act call) into view
+  await page.locator('.quick-input-widget .quick-input-box input').fill(':25');
+  await page.keyboard.press('Enter');
+  let act;
+  for (let i = 0; i < 100 && !act; i++) {
+    act = (await codeLenses(page, { minCount: 1 })).find((l) => l.titles.some((t) => t.startsWith('send_email ·')));
+    if (!act) await page.waitForTimeout(200); // lenses resolve as they scroll into view
+  }
+  assert.ok(act, 'the send_email lens shows');
+  assert.match(act.titles.find((t) => t.startsWith('send_email')), /^send_email · \d+ runs · 5 high · .*cause: vendor:portal\/notes\.md \+0\.85$/);
+  await screenshot(page, '21-restricted-problems-lens');
 });
 
 scenario('Find the cause does not replay: it says why, and tests.jsonl is unchanged', async () => {
-  const before = testsOf('demo-seed0');
+  await openViewContainer(page, 'Causeway');
   await expandTreeRow(page, VIEW, ['demo-seed0']);
   await expandTreeRow(page, VIEW, ['demo-seed0', 'executor']);
   const email = viewPane(page, VIEW).locator('.monaco-list-row')
     .filter({ has: page.locator('.label-name', { hasText: /^\s*send_email\s*$/ }) })
     .filter({ has: page.locator('.label-description', { hasText: /^\s*#18\b/ }) }).first();
   await contextMenu(page, email, 'Find the cause');
-  const toast = await waitForNotification(page, /Restricted Mode/);
-  assert.match(await toast.textContent(), /Replays run the agent program's code, so they are off in Restricted Mode/);
-  await screenshot(page, '31-restricted-find-the-cause');
-  await page.waitForTimeout(1500); // a replay, had one started, would have written by now
-  assert.equal(testsOf('demo-seed0'), before);
+  const toast = await waitForNotificationOrError(page, /Restricted Mode/);
+  assert.equal(await notificationText(toast), REASON);
+  assert.ok(await toast.locator('.monaco-button', { hasText: 'Manage Workspace Trust' }).isVisible(), 'it offers to manage trust');
+  await screenshot(page, '21-restricted-find-the-cause');
+  await clearNotifications(page);
+});
+
+scenario('Run test… and Replay run… from the palette refuse with the same explanation', async () => {
+  for (const cmd of ['Causeway: Run test…', 'Causeway: Replay run…']) {
+    await runCommand(page, cmd);
+    const toast = await waitForNotificationOrError(page, /Restricted Mode/);
+    assert.equal(await notificationText(toast), REASON, cmd);
+    // no quick pick asks for a run: nothing goes ahead
+    assert.equal(await page.locator('.quick-input-widget .quick-input-list .monaco-list-row').filter({ visible: true }).count(), 0, cmd);
+    await clearNotifications(page);
+  }
+  assert.equal(testsOf('demo-seed0'), testsBefore, 'tests.jsonl is unchanged');
+});
+
+scenario('the investigator shows every screen; its replay buttons are disabled with the reason', async () => {
+  await runCommand(page, 'View: Close All Editors'); // the investigator gets the whole editor area
+  await runCommand(page, 'View: Hide Panel');
+  const f = await investigator(page);
+  await showScreen(f, 'Why?');
+  await f.locator('.why-item.selected', { hasText: '#18' }).waitFor();
+  assert.match(await screenText(f), /vendor:portal\/notes\.md is the primary cause/);
+  assert.equal((await f.locator('.note[role="note"]').first().innerText()).trim(), REASON.replace(/^Causeway: /, ''));
+  const find = f.locator('button', { hasText: 'Find the cause' });
+  assert.ok(await find.isDisabled(), 'Find the cause is disabled');
+  assert.equal(await find.getAttribute('title'), REASON.replace(/^Causeway: /, ''));
+  const tests = f.locator('tr.cand button', { hasText: /^(Run test|Re-test)$/ });
+  assert.ok((await tests.count()) > 0);
+  for (const t of await tests.all()) assert.ok(await t.isDisabled(), 'Run test is disabled');
+  await f.locator('.note[role="note"]').first().scrollIntoViewIfNeeded();
+  await screenshot(page, '21-restricted-investigator');
+  for (const [tab, text] of [['Overview', /What needs attention/i], ['Timeline', /^.*20 events/], ['Agents', /Channels between agents/i], ['Influence', /across 8 runs/i], ['Runs', /^8 runs/i]]) {
+    await showScreen(f, tab);
+    assert.match(await screenText(f), text, tab);
+  }
+  await showScreen(f, 'Graph');
+  await f.locator('.graph-canvas[data-ready="true"]').waitFor();
+  assert.equal(testsOf('demo-seed0'), testsBefore, 'tests.jsonl is unchanged');
 });
