@@ -41,12 +41,12 @@ export class BlobStore {
     return r;
   }
 
-  /** Blobs whose hash a helper thread already proved on the fast path (see parallel-blobs.ts). */
-  private readonly proven = new Set<string>();
+  /** Blobs whose hash a helper thread already proved on the fast path (see parallel-blobs.ts), with the bytes it kept. */
+  private readonly proven = new Map<string, (() => Buffer | undefined) | null>();
 
-  /** Records that a blob's hash was proven elsewhere: loading it later only parses it. */
-  proved(ref: string): void {
-    if (!this.cache.has(ref)) this.proven.add(ref);
+  /** Records that a blob's hash was proven elsewhere: loading it later only parses it, from `bytes` when given. */
+  proved(ref: string, bytes?: () => Buffer | undefined): void {
+    if (!this.cache.has(ref)) this.proven.set(ref, bytes ?? null);
   }
 
   /** The value, or undefined when the blob is missing or bad. */
@@ -79,6 +79,8 @@ export class BlobStore {
 
   private load(ref: string): BlobResult {
     if (!isRef(ref)) return { ok: false, code: "bad-ref", message: `refused ref ${JSON.stringify(String(ref)).slice(0, 80)}: a ref is sha256: plus 64 hex digits` };
+    const kept = this.proven.get(ref)?.();
+    if (kept) return decodeBlob(ref, kept, true);
     // open, read, close: most blobs fit the shared buffer, so their size needs no fstat; a blob
     // that fills it is measured before it is read whole, so one too large to hold is refused
     let fd: number;

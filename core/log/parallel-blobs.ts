@@ -11,7 +11,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { Worker } from "node:worker_threads";
+import { MessageChannel, Worker, receiveMessageOnPort } from "node:worker_threads";
 
 /** Below this many blob files a helper thread costs more than it saves. */
 export const PARALLEL_MIN_BLOBS = 4000;
@@ -20,15 +20,21 @@ export const PARALLEL_MIN_BLOBS = 4000;
 export const BlobStatus = { Unclaimed: 0, Verified: 1, Unsure: 2, Mine: 3 } as const;
 export type BlobStatus = (typeof BlobStatus)[keyof typeof BlobStatus];
 
+/** Bytes of proven blobs the helper keeps for the caller, at most (beyond it, blobs are read again). */
+const ARENA_MAX = 512 * 1024 * 1024;
+const CHUNK = 32 * 1024 * 1024;
+
 const HELPER = `
 const { workerData } = require("node:worker_threads");
 const fs = require("node:fs");
 const path = require("node:path");
 const crypto = require("node:crypto");
-const { dir, names, maxBytes, shared } = workerData;
+const { dir, names, maxBytes, shared, table: tableBuf, port, arenaMax, chunkSize } = workerData;
 const next = new Int32Array(shared, 0, 2);
 const status = new Uint8Array(shared, 8, names.length);
+const table = new Int32Array(tableBuf);
 const sha = crypto.hash ? (s) => crypto.hash("sha256", s, "hex") : (s) => crypto.createHash("sha256").update(s).digest("hex");
+let chunk = null, chunkId = -1, off = 0, kept = 0;
 for (;;) {
   const i = Atomics.add(next, 0, 1);
   if (i >= names.length) break;
@@ -37,8 +43,24 @@ for (;;) {
   try {
     const file = path.join(dir, name);
     if (fs.statSync(file).size <= maxBytes) {
-      const v = JSON.parse(fs.readFileSync(file, "utf8"));
+      const buf = fs.readFileSync(file);
+      const v = JSON.parse(buf.toString("utf8"));
       ok = v !== null && typeof v === "object" && !Array.isArray(v) && "v" in v && sha('{"v":' + JSON.stringify(v.v) + "}") + ".json" === name;
+      // keep the bytes of a proven blob where the caller can read them without a second read
+      if (ok && buf.length <= chunkSize && kept + buf.length <= arenaMax) {
+        if (!chunk || off + buf.length > chunkSize) {
+          chunk = new SharedArrayBuffer(chunkSize);
+          chunkId++;
+          off = 0;
+          port.postMessage({ id: chunkId, chunk });
+        }
+        new Uint8Array(chunk, off, buf.length).set(buf);
+        table[3 * i] = chunkId + 1;
+        table[3 * i + 1] = off;
+        table[3 * i + 2] = buf.length;
+        off += buf.length;
+        kept += buf.length;
+      }
     }
   } catch {}
   Atomics.store(status, i, ok ? 1 : 2);
@@ -55,6 +77,8 @@ export interface ParallelCheck {
   wait(): void;
   status(i: number): BlobStatus;
   mark(i: number, s: BlobStatus): void;
+  /** The bytes of a blob the helper proved and kept, or undefined (read it from disk). */
+  bytes(i: number): Buffer | undefined;
 }
 
 /** Starts the helper on a run's blob folder, or returns undefined when it is not worth it. */
@@ -70,12 +94,27 @@ export function startParallelBlobCheck(dir: string, maxBytes: number, min = PARA
   const shared = new SharedArrayBuffer(8 + names.length);
   const next = new Int32Array(shared, 0, 2);
   const status = new Uint8Array(shared, 8, names.length);
+  const tableBuf = new SharedArrayBuffer(12 * names.length);
+  const table = new Int32Array(tableBuf);
+  const { port1, port2 } = new MessageChannel();
   let worker: Worker;
   try {
-    worker = new Worker(HELPER, { eval: true, workerData: { dir: blobDir, names, maxBytes, shared } });
+    worker = new Worker(HELPER, {
+      eval: true,
+      workerData: { dir: blobDir, names, maxBytes, shared, table: tableBuf, port: port2, arenaMax: ARENA_MAX, chunkSize: CHUNK },
+      transferList: [port2],
+    });
   } catch {
     return undefined;
   }
+  port1.unref();
+  const chunks: SharedArrayBuffer[] = [];
+  const drain = () => {
+    for (let m = receiveMessageOnPort(port1); m; m = receiveMessageOnPort(port1)) {
+      const { id, chunk } = m.message as { id: number; chunk: SharedArrayBuffer };
+      chunks[id] = chunk;
+    }
+  };
   worker.unref();
   let exited = false;
   worker.once("exit", () => (exited = true));
@@ -102,5 +141,12 @@ export function startParallelBlobCheck(dir: string, maxBytes: number, min = PARA
     },
     status: (i) => Atomics.load(status, i) as BlobStatus,
     mark: (i, s) => void Atomics.store(status, i, s),
+    bytes(i) {
+      const c = table[3 * i] - 1;
+      if (c < 0) return undefined;
+      if (!chunks[c]) drain();
+      const chunk = chunks[c];
+      return chunk ? Buffer.from(chunk, table[3 * i + 1], table[3 * i + 2]) : undefined;
+    },
   };
 }

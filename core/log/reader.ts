@@ -369,7 +369,7 @@ function checkBlobsParallel(dir: string, firstUse: Map<string, LoadedEvent>, blo
     present.add(ref);
     const st = par.status(i);
     if (st === BlobStatus.Unsure) exact(i);
-    else if (st === BlobStatus.Verified) blobs.proved(ref);
+    else if (st === BlobStatus.Verified) blobs.proved(ref, () => par.bytes(i));
   }
   for (const [ref, e] of firstUse) {
     if (!present.has(ref)) out.push(problem("missing-blob", `blob ${ref.slice(7, 19)}… named by line ${e.line} (seq ${e.seq}) is missing`, { line: e.line, seq: e.seq as number, ref, file: "blobs" }));
