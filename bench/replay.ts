@@ -2,7 +2,7 @@
  * Replay speed and cost on the demo: `npm run bench:replay [-- options]`.
  *
  *  throughput   model calls computed per second of replay: one paired test of the vendor note on
- *               demo-seed0 with --pairs fixed pairs (default 500), the model-call cache off so
+ *               demo-seed0 with --pairs fixed pairs (default 2000), the model-call cache off so
  *               every call is computed; median of --reps repetitions (wall and CPU seconds).
  *  cache        the same test with the cache on (the default for seeded models): calls made vs a
  *               naive replay's.
@@ -174,7 +174,7 @@ export function replayMarkdown(res: ReplayReport): string {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const o = { pairs: 500, reps: 5, json: false, out: "", reference: "" };
+  const o = { pairs: 2000, reps: 5, json: false, out: "", reference: "" };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = () => argv[++i];

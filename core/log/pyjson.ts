@@ -113,6 +113,8 @@ export type Layout = "canonical" | "file";
  * `undefined` members are skipped (as JSON.stringify does); functions and symbols are refused.
  */
 export function dumps(value: unknown, layout: Layout = "canonical"): string {
+  // JSON.stringify writes exactly these bytes for most values; check that cheaply, then use it
+  if (layout === "canonical" && stringifySafe(value, 0)) return JSON.stringify(value);
   const comma = layout === "canonical" ? "," : ", ";
   const colon = layout === "canonical" ? ":" : ": ";
   const seen = new Set<object>();
@@ -150,6 +152,47 @@ export function dumps(value: unknown, layout: Layout = "canonical"): string {
     }
   };
   return write(value);
+}
+
+/**
+ * True when JSON.stringify(v) is Python's canonical form of v: keys already in code-point order,
+ * numbers that both print alike (safe integers, or non-integers between 1e-4 and 1e16), well-formed
+ * strings, no markers, no undefined, and not too deep.
+ */
+function stringifySafe(v: unknown, depth: number): boolean {
+  switch (typeof v) {
+    case "string":
+      return v.isWellFormed();
+    case "boolean":
+      return true;
+    case "number": {
+      if (Number.isSafeInteger(v)) return !Object.is(v, -0);
+      const a = Math.abs(v);
+      return Number.isFinite(v) && !Number.isInteger(v) && a >= 1e-4 && a < 1e16;
+    }
+    case "object": {
+      if (v === null) return true;
+      if (depth > 64) return false;
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) if (!stringifySafe(v[i], depth + 1)) return false;
+        return true;
+      }
+      const proto = Object.getPrototypeOf(v);
+      if (proto !== Object.prototype && proto !== null) return false; // PyFloat, Date, class instances
+      let prev: string | undefined;
+      for (const k in v as Record<string, unknown>) {
+        if (!Object.prototype.hasOwnProperty.call(v, k)) continue;
+        if (prev !== undefined && compareCodePoints(prev, k) >= 0) return false;
+        if (!k.isWellFormed()) return false;
+        const x = (v as Record<string, unknown>)[k];
+        if (x === undefined || !stringifySafe(x, depth + 1)) return false;
+        prev = k;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
 }
 
 /** Thrown by {@link parseLossless} with the offset where the text stops being JSON. */
