@@ -18,6 +18,7 @@ import { BUILTIN_PROGRAMS, isAllowed, loadProgram, resolveProgram, ProgramError 
 import { ReplayContext, runTest, decisionTest, replayAndDiff, ReplayError, Budget } from "../replay/engine";
 import { attribute } from "../replay/attribute";
 import { SpecError, parseIntervention, parseTarget } from "../specs";
+import { benjaminiHochberg } from "../stats";
 import { Guard } from "../sdk/guard";
 import type { System } from "../sdk/system";
 import { writeReport } from "../report/report";
@@ -205,7 +206,7 @@ const COMMANDS: Record<string, Command> = {
   },
   matrix: {
     usage: "causeway matrix RUN --target SPEC... [--n N] (--allow-program P | --system P) [--json]",
-    help: "test every input and channel against each target",
+    help: "test every input and channel against each target (Benjamini-Hochberg over the batch)",
     spec: { positionals: ["run"], flags: { target: "strings", n: "number", system: "string", "allow-program": "strings", ...JSON_FLAG } },
     run: async (p) => {
       const dir = requireRun(p.pos.run!);
@@ -220,10 +221,13 @@ const COMMANDS: Record<string, Command> = {
         const s = e.type === "message" ? `msg:${e.agent}->${e.to}` : e.type === "input" && e.kind !== "task" ? `input:${e.source}` : null;
         if (s && !specs.includes(s)) specs.push(s);
       }
-      const rows = [];
-      for (const s of specs) for (const t of targets) rows.push(await runTest(ctx, { intervention: s, target: t, n: intFlag(p, "n", 20) }));
+      const tests = [];
+      for (const s of specs) for (const t of targets) tests.push(await runTest(ctx, { intervention: s, target: t, n: intFlag(p, "n", 20) }));
+      // a batch of tests: Benjamini-Hochberg at q = 0.05 over their exact p-values
+      const bh = benjaminiHochberg(tests.map((t) => t.p_value));
+      const rows = tests.map((t, i) => ({ ...t, bh_adjusted_p: Math.round(bh.adjusted[i] * 1e6) / 1e6, bh_discovery: bh.rejected[i] && t.effect > 0 }));
       if (p.flags.json) return json(rows);
-      rows.forEach((r) => out(formatTest(r)));
+      rows.forEach((r) => out(formatTest(r) + (r.bh_discovery ? "  [kept at FDR 5%]" : "")));
       out(`  model calls: ${ctx.counts.made} (a replay without sharing would make ${ctx.counts.naive})`);
     },
   },

@@ -120,9 +120,28 @@ describe("causeway CLI", () => {
     expect(rep.diffs).toEqual([]);
     const without = JSON.parse(cli("replay", run, "--remove", "input:vendor:portal/notes.md", "--allow-program", "causeway:demo", "--json").out);
     expect(without.diffs.length).toBeGreaterThan(0);
+    const mx = JSON.parse(cli("matrix", run, "--target", "tool=send_email,arg~vendor-compliance", "--n", "20", "--allow-program", "causeway:demo", "--json").out);
+    expect(mx.map((r: { intervention: string }) => r.intervention)).toEqual(["input:inbox:ticket-881", "input:kb:refund_policy.md", "input:vendor:portal/notes.md", "input:web:shipping_faq", "msg:researcher->planner", "msg:planner->executor"]);
+    const kept = mx.filter((r: { bh_discovery: boolean }) => r.bh_discovery).map((r: { intervention: string }) => r.intervention);
+    expect(kept).toContain("input:vendor:portal/notes.md");
+    expect(kept).not.toContain("input:web:shipping_faq");
     const idx = JSON.parse(cli("index", demo, "--json").out);
     const vendor = idx.sources.find((s: { labels: string[] }) => s.labels.includes("vendor:portal/notes.md"));
     expect(vendor.confirmed_tools).toEqual(["send_email"]);
     expect(idx.edges.find((e: { source: string; tool: string }) => e.source === vendor.id && e.tool === "send_email").reach_runs).toBe(7); // seed 2 escalated instead
+  });
+});
+
+describe("the package as a library", () => {
+  it("its entry point exports the SDK, the core API and the statistics", () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const lib = require(path.join(ROOT, "dist/lib/index.js"));
+    for (const name of ["System", "Guard", "ModelOutput", "readRun", "verifyRun", "investigate", "attribute", "runTest", "wilson", "newcombe", "mcnemarExact", "benjaminiHochberg", "zFor", "HttpSink", "traceOpenAI", "traceAnthropic", "importOtel"]) {
+      expect(typeof lib[name], name).toBe("function");
+    }
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8"));
+    expect(pkg.exports["."].default).toBe("./dist/lib/index.js");
+    expect(pkg.bin.causeway).toBe("dist/cli.js");
+    expect(pkg.engines.vscode).toBe("^1.90.0");
   });
 });
