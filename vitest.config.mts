@@ -2,6 +2,8 @@ import { defineConfig } from "vitest/config";
 import path from "node:path";
 
 export default defineConfig({
+  // the webview's tests are TSX for Preact (the root tsconfig, which esbuild reads here, has no JSX settings)
+  esbuild: { jsx: "automatic", jsxImportSource: "preact" },
   resolve: {
     alias: { "causeway-vscode": path.resolve(import.meta.dirname, "core/index.ts") },
   },
