@@ -188,7 +188,7 @@ function signed(x: number): string {
 }
 
 /** One sentence of verdict for a tool call. */
-function verdictSentence(v: Omit<ActionView, "verdict">): string {
+function verdictSentence(v: ActionView): string {
   const causes = v.candidates.filter((c) => c.status === "primary" || c.status === "confirmed" || c.status === "contributing");
   if (causes.length) {
     const c = causes[0];
@@ -591,30 +591,40 @@ export function investigate(run: RunData, opts: InvestigateOptions = {}): Invest
 }
 
 function actionView(m: RunModel, g: Graph, prov: ProvenanceIndex, idx: TestIndex, a: ActionEvent & { line?: number }): ActionView {
+  const v = viewOf(m, prov, a);
+  v.target = suggestTargetFor(a.tool, m.lossless(a.args_ref), v.provenance);
+  v.args = m.canonical(a.args_ref);
+  v.result = m.canonical(a.result_ref);
+  v.candidates = candidates(m, g, idx, a);
+  v.lineage = lineage(g, v.node);
+  v.verdict = verdictSentence(v);
+  return v;
+}
+
+/** The fields of a call's view every caller needs; the rest start empty. */
+function viewOf(m: RunModel, prov: ProvenanceIndex, a: ActionEvent & { line?: number }): ActionView {
   const provenance = prov.forAction(a);
-  const node = nodeId(a.id);
-  const sensitive = sensitivity(m, a);
-  const base = {
-    node,
+  return {
+    node: nodeId(a.id),
     seq: a.seq,
     line: (a as LoadedEvent).line,
     agent: a.agent,
     tool: a.tool,
     site: a.site,
-    args: m.canonical(a.args_ref),
-    result: m.canonical(a.result_ref),
+    args: "",
+    result: "",
     status: a.status,
     mode: a.mode,
-    sensitive,
+    sensitive: sensitivity(m, a),
     blocked: a.status === "blocked",
     decision: a.decision ? nodeId(a.decision) : null,
     provenance,
-    candidates: candidates(m, g, idx, a),
-    lineage: lineage(g, node),
-    target: suggestTargetFor(a.tool, m.lossless(a.args_ref), provenance),
-    alerts: [] as Severity[],
+    candidates: [],
+    lineage: [],
+    target: `tool=${a.tool}`,
+    verdict: "",
+    alerts: [],
   };
-  return { ...base, verdict: verdictSentence(base) };
 }
 
 /** Alerts only (what `causeway alerts` prints): the graph without inferred edges. */
@@ -641,29 +651,10 @@ export function investigateLite(run: RunData): { summary: RunSummary; alerts: Al
 
 /** What the alerts need of a call: provenance, sensitivity, a target, and (with tests) its candidates. */
 function liteView(m: RunModel, g: Graph | null, prov: ProvenanceIndex, idx: TestIndex | null, a: ActionEvent & { line?: number }): ActionView {
-  const sensitive = sensitivity(m, a);
-  const provenance = prov.forAction(a);
-  return {
-    node: nodeId(a.id),
-    seq: a.seq,
-    line: (a as LoadedEvent).line,
-    agent: a.agent,
-    tool: a.tool,
-    site: a.site,
-    args: "",
-    result: "",
-    status: a.status,
-    mode: a.mode,
-    sensitive,
-    blocked: a.status === "blocked",
-    decision: a.decision ? nodeId(a.decision) : null,
-    provenance,
-    candidates: g && idx && sensitive ? candidates(m, g, idx, a) : [],
-    lineage: [],
-    target: sensitive ? suggestTargetFor(a.tool, m.lossless(a.args_ref), provenance) : `tool=${a.tool}`,
-    verdict: "",
-    alerts: [],
-  };
+  const v = viewOf(m, prov, a);
+  if (v.sensitive) v.target = suggestTargetFor(a.tool, m.lossless(a.args_ref), v.provenance);
+  if (g && idx && v.sensitive) v.candidates = candidates(m, g, idx, a);
+  return v;
 }
 
 /** The JSON shape `causeway alerts --json` prints. */

@@ -208,9 +208,9 @@ function useReportTheme(choice: ThemeChoice | null) {
     const media = window.matchMedia?.("(prefers-color-scheme: dark)");
     const apply = () => {
       const root = document.documentElement;
-      if (choice === "auto") root.removeAttribute("data-theme");
-      else if (root.getAttribute("data-theme") !== choice) root.setAttribute("data-theme", choice);
+      // "auto" follows the system: the stylesheet defines each theme once, under its data-theme
       const effective = choice === "auto" ? (media?.matches ? "dark" : "light") : choice;
+      if (root.getAttribute("data-theme") !== effective) root.setAttribute("data-theme", effective);
       const want = effective === "light" ? "vscode-light" : effective === "dark" ? "vscode-dark" : "vscode-high-contrast";
       const body = document.body.classList;
       for (const c of ["vscode-light", "vscode-dark", "vscode-high-contrast"]) if (c !== want && body.contains(c)) body.remove(c);
