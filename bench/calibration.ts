@@ -23,6 +23,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
+import { runAsCommand, writeResult } from "./output";
 import { mcnemarExact, newcombe, readRun, wilson, zFor, type RunData } from "causeway-vscode";
 import { targetHits } from "../core/graph/graph";
 import { RunModel } from "../core/graph/model";
@@ -251,10 +252,7 @@ export async function main(argv: string[]): Promise<number> {
     const res = { date: new Date().toISOString().slice(0, 10), command: `npm run bench:calibration${argv.length ? " -- " + argv.join(" ") : ""}`, node: process.version, nulls, power, floor, wall_s: wall };
     if (o.json) process.stdout.write(JSON.stringify(res) + "\n");
     if (o.out) {
-      fs.mkdirSync(o.out, { recursive: true });
-      const file = path.join(o.out, `${res.date}-calibration.json`);
-      fs.writeFileSync(file, JSON.stringify(res, null, 1) + "\n");
-      fs.writeFileSync(file.replace(/\.json$/, ".md"), calibrationMarkdown(res));
+      const file = writeResult(o.out, `${res.date}-calibration`, res, calibrationMarkdown(res));
       if (!o.json) log(`wrote ${file} and .md`);
     }
   } finally {
@@ -263,12 +261,4 @@ export async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-if (typeof require !== "undefined" && require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (err) => {
-      process.stderr.write(`bench:calibration: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
-      process.exit(2);
-    },
-  );
-}
+runAsCommand("bench:calibration", typeof module === "undefined" ? undefined : module, main);

@@ -23,6 +23,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
+import { runAsCommand, writeResult } from "./output";
 import { readRun, type RunData } from "causeway-vscode";
 import { attribute } from "../core/replay/attribute";
 import { ReplayContext, runTest } from "../core/replay/engine";
@@ -241,10 +242,7 @@ export async function main(argv: string[]): Promise<number> {
     };
     if (o.json) process.stdout.write(JSON.stringify(res) + "\n");
     if (o.out) {
-      fs.mkdirSync(o.out, { recursive: true });
-      const file = path.join(o.out, `${res.date}-replay.json`);
-      fs.writeFileSync(file, JSON.stringify(res, null, 1) + "\n");
-      fs.writeFileSync(file.replace(/\.json$/, ".md"), replayMarkdown(res));
+      const file = writeResult(o.out, `${res.date}-replay`, res, replayMarkdown(res));
       if (!o.json) log(`wrote ${file} and .md`);
     }
   } finally {
@@ -253,12 +251,4 @@ export async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-if (typeof require !== "undefined" && require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (err) => {
-      process.stderr.write(`bench:replay: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
-      process.exit(2);
-    },
-  );
-}
+runAsCommand("bench:replay", typeof module === "undefined" ? undefined : module, main);

@@ -22,6 +22,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
+import { runAsCommand, writeResult } from "./output";
 import { readRun } from "causeway-vscode";
 import { targetHits } from "../core/graph/graph";
 import { RunModel } from "../core/graph/model";
@@ -425,21 +426,10 @@ export async function main(argv: string[]): Promise<number> {
   if (o.json) process.stdout.write(JSON.stringify(res) + "\n");
   else process.stdout.write(table(res) + "\n");
   if (o.out) {
-    fs.mkdirSync(o.out, { recursive: true });
-    const stem = path.join(o.out, `${res.date}-sim${o.tag ? "-" + o.tag : ""}`);
-    fs.writeFileSync(stem + ".json", JSON.stringify(res, null, 1) + "\n");
-    fs.writeFileSync(stem + ".md", markdown(res));
-    log(`wrote ${stem}.json and ${stem}.md`);
+    const file = writeResult(o.out, `${res.date}-sim${o.tag ? "-" + o.tag : ""}`, res, markdown(res));
+    log(`wrote ${file} and .md`);
   }
   return 0;
 }
 
-if (typeof require !== "undefined" && require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (err) => {
-      process.stderr.write(`bench: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
-      process.exit(2);
-    },
-  );
-}
+runAsCommand("bench", typeof module === "undefined" ? undefined : module, main);
