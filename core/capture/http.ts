@@ -4,6 +4,7 @@
  * and run ids that are safe folder names.
  */
 import type http from "node:http";
+import type { Socket } from "node:net";
 
 /** A run id that is a safe folder name: letters, digits, `._-`, at most 128, not starting with a dot. */
 export const RUN_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -116,4 +117,138 @@ export function sendJson(res: http.ServerResponse, status: number, body: unknown
     "cache-control": "no-store",
   });
   res.end(data);
+}
+
+/** What one request body may cost to parse (checked by {@link scanJson} before parsing). */
+export interface JsonBudget {
+  /** Deepest nesting of objects and arrays. */
+  maxDepth: number;
+  /**
+   * Longest number literal, in characters. Python (3.11+) refuses to read an integer of more than
+   * 4300 digits, and turning a huge literal into a bigint and back costs time that grows faster
+   * than its length, so one line of digits could hold the server busy for a minute.
+   */
+  maxNumberChars: number;
+  /** Most values (numbers, strings, literals, objects, arrays) in the whole body: the parse work. */
+  maxValues: number;
+}
+
+export const DEFAULT_JSON_BUDGET: JsonBudget = { maxDepth: 64, maxNumberChars: 4300, maxValues: 2_000_000 };
+
+/**
+ * Checks, in one linear pass without parsing, that a JSON text stays within `budget`; returns
+ * what is over it (or undefined). Strings are skipped; only structure and literals are counted.
+ */
+export function scanJson(buf: Uint8Array, budget: JsonBudget): { status: 413 | 422; message: string } | undefined {
+  let depth = 0;
+  let values = 0;
+  let numRun = 0;
+  for (let i = 0; i < buf.length; i++) {
+    const c = buf[i];
+    // a literal outside strings: a number, true, false, null, NaN, Infinity (or garbage the parser refuses)
+    const word = (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a);
+    if (word) {
+      if (numRun === 0) values++;
+      if (++numRun > budget.maxNumberChars) return { status: 422, message: `a number in the body is longer than ${budget.maxNumberChars} characters` };
+    } else {
+      numRun = 0;
+      if (c === 0x22) {
+        values++;
+        for (i++; i < buf.length; i++) {
+          const s = buf[i];
+          if (s === 0x5c) i++;
+          else if (s === 0x22) break;
+        }
+      } else if (c === 0x7b || c === 0x5b) {
+        values++;
+        if (++depth > budget.maxDepth) return { status: 422, message: `the body nests deeper than ${budget.maxDepth} levels` };
+      } else if (c === 0x7d || c === 0x5d) depth--;
+    }
+    if (values > budget.maxValues) return { status: 413, message: `the body holds more than ${budget.maxValues} JSON values (the parse budget of one request)` };
+  }
+  return undefined;
+}
+
+/** Timeouts and the connection cap of a server that faces untrusted clients. */
+export interface ConnectionLimits {
+  /** A connection must send a request's complete headers within this (from connecting, or from its last answer). */
+  headerTimeoutMs: number;
+  /** ... and then its complete body within this. */
+  bodyTimeoutMs: number;
+  /** Most open connections; past it, the oldest connection still waiting for headers is closed, else the new one. */
+  maxConnections: number;
+}
+
+interface Tracked {
+  timer?: NodeJS.Timeout;
+  /** Waiting for a request's headers (idle or slow): may be closed to make room. */
+  waiting: boolean;
+}
+
+/**
+ * Enforces {@link ConnectionLimits} on a server with its own timers (Node's headersTimeout is only
+ * checked every 30 s, and never for a connection that has not sent a byte). A connection that
+ * overstays is answered 408 and closed; the cap closes connections that wait for headers first,
+ * so a flood of slow clients cannot keep a quick one (a health check) out.
+ */
+export function guardConnections(server: http.Server, limits: ConnectionLimits): void {
+  const open = new Map<Socket, Tracked>();
+  const expire = (socket: Socket) => {
+    try {
+      if (socket.writable) socket.write("HTTP/1.1 408 Request Timeout\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+    } catch {
+      /* closing anyway */
+    }
+    socket.destroy();
+  };
+  const arm = (socket: Socket, t: Tracked, ms: number, waiting: boolean) => {
+    if (t.timer) clearTimeout(t.timer);
+    t.waiting = waiting;
+    t.timer = setTimeout(() => expire(socket), ms);
+    t.timer.unref();
+  };
+  server.on("connection", (socket: Socket) => {
+    if (open.size >= limits.maxConnections) {
+      let victim: Socket | undefined;
+      for (const [s, t] of open) {
+        if (t.waiting) {
+          victim = s;
+          break;
+        }
+      }
+      if (!victim) {
+        socket.destroy();
+        return;
+      }
+      victim.destroy();
+      const t = open.get(victim);
+      if (t?.timer) clearTimeout(t.timer);
+      open.delete(victim);
+    }
+    const t: Tracked = { waiting: true };
+    open.set(socket, t);
+    arm(socket, t, limits.headerTimeoutMs, true);
+    socket.once("close", () => {
+      if (t.timer) clearTimeout(t.timer);
+      open.delete(socket);
+    });
+  });
+  server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const socket = req.socket;
+    const t = open.get(socket);
+    if (!t) return;
+    // the headers are in: now the body must come within its time (an answer sent early ends the wait)
+    arm(socket, t, limits.bodyTimeoutMs, false);
+    const bodyDone = () => {
+      if (t.timer) clearTimeout(t.timer);
+      t.timer = undefined;
+    };
+    if (req.complete) bodyDone();
+    else req.once("end", bodyDone);
+    res.once("finish", () => {
+      if (open.has(socket) && !socket.destroyed) arm(socket, t, limits.headerTimeoutMs, true);
+    });
+  });
+  server.headersTimeout = limits.headerTimeoutMs;
+  server.requestTimeout = limits.headerTimeoutMs + limits.bodyTimeoutMs;
 }

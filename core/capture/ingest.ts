@@ -4,9 +4,12 @@
  * {@link StoredRun}, the batch is the lossless parse of the body (so hashes are recomputed over
  * exactly the numbers that were sent).
  *
+ * The batch is untrusted: nothing in it is looked up on a prototype or converted to text unchecked,
+ * and anything the checks did not foresee still ends as a 422, never as an exception.
+ *
  * Refused, with the status the client can act on:
- *  - 400  not a batch (shape);
- *  - 422  a malformed event (common fields, the fields its type needs and their types, token
+ *  - 422  not a batch (shape), a value that is not plain JSON (an object whose prototype was set
+ *         by a "__proto__" key), nesting deeper than the limit, a malformed event (common fields, the fields its type needs and their types, token
  *         counts), an event whose hash does not recompute (edited), a blob whose content does not
  *         hash to its ref (forged), a ref to a blob neither stored nor sent, a blob no event of the
  *         batch names (unreferenced), more events or blobs than one batch may hold;
@@ -39,6 +42,8 @@ export interface RunHead {
 export interface IngestLimits {
   maxEvents: number;
   maxBlobs: number;
+  /** Deepest nesting of the batch (default {@link MAX_BATCH_DEPTH}). */
+  maxDepth?: number;
 }
 
 export const DEFAULT_LIMITS: IngestLimits = { maxEvents: 10_000, maxBlobs: 10_000 };
@@ -52,22 +57,67 @@ export type IngestVerdict =
 const ID_RE = /^[A-Za-z0-9_-]{1,128}$/;
 const isObj = (x: unknown): x is Record<string, JsonValue> => !!x && typeof x === "object" && !Array.isArray(x) && !(x instanceof PyFloat);
 const short = (s: string, n = 24) => (s.length > n ? s.slice(0, n) + "…" : s);
+const own = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+
+/** A field's value as short text for a message, whatever it holds (never calls the value's own methods). */
+export function describeValue(v: unknown, n = 24): string {
+  if (typeof v === "string") return JSON.stringify(short(v, n));
+  if (typeof v === "number" || typeof v === "boolean" || v === null || v === undefined) return String(v);
+  if (typeof v === "bigint") return short(v.toString(), n);
+  if (v instanceof PyFloat) return String(v.value);
+  return Array.isArray(v) ? "an array" : "an object";
+}
+
+/** Deepest nesting {@link validateBatch} accepts (the collector refuses deeper bodies before parsing). */
+export const MAX_BATCH_DEPTH = 64;
+
+/**
+ * What keeps `body` from being plain JSON data, walked without recursion: an object whose
+ * prototype is not Object's (a parsed "__proto__" key sets it), or nesting deeper than `maxDepth`.
+ */
+export function notPlainJson(body: unknown, maxDepth = MAX_BATCH_DEPTH): string | undefined {
+  const stack: [unknown, number][] = [[body, 0]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== "object" || v instanceof PyFloat) continue;
+    if (d >= maxDepth) return `the batch nests deeper than ${maxDepth} levels`;
+    if (Array.isArray(v)) {
+      if (Object.getPrototypeOf(v) !== Array.prototype) return "the batch holds an array that is not plain JSON";
+      for (const x of v) stack.push([x, d + 1]);
+      continue;
+    }
+    if (Object.getPrototypeOf(v) !== Object.prototype) return 'the batch holds an object that is not plain JSON (a "__proto__" key?)';
+    for (const k of Object.keys(v)) stack.push([(v as Record<string, unknown>)[k], d + 1]);
+  }
+  return undefined;
+}
 
 /** The run a batch is for, or undefined when the batch doesn't say (checked fully by {@link validateBatch}). */
 export function batchRunId(body: JsonValue): string | undefined {
-  if (!isObj(body) || !Array.isArray(body.events)) return undefined;
+  if (!isObj(body) || !own(body, "events") || !Array.isArray(body.events)) return undefined;
   const first = body.events[0];
-  return isObj(first) && typeof first.run_id === "string" && RUN_ID_RE.test(first.run_id) ? first.run_id : undefined;
+  return isObj(first) && own(first, "run_id") && typeof first.run_id === "string" && RUN_ID_RE.test(first.run_id) ? first.run_id : undefined;
 }
 
 /** Checks one batch against the stored run; nothing is written here. */
 export function validateBatch(body: JsonValue, stored: StoredRun, limits: IngestLimits = DEFAULT_LIMITS): IngestVerdict {
+  try {
+    return checkBatch(body, stored, limits);
+  } catch (err) {
+    // a shape no check foresaw: still the client's batch at fault, and still nothing written
+    return { ok: false, status: 422, error: `the batch is malformed (${err instanceof Error ? short(err.message, 80) : "unreadable"})` };
+  }
+}
+
+function checkBatch(body: JsonValue, stored: StoredRun, limits: IngestLimits): IngestVerdict {
   const refuse = (status: 400 | 409 | 422, error: string): IngestVerdict => ({ ok: false, status, error, ...(status === 409 ? { head: stored.head } : {}) });
-  if (!isObj(body) || !Array.isArray(body.events) || !body.events.length || (body.blobs !== undefined && body.blobs !== null && !isObj(body.blobs))) {
-    return refuse(400, 'expected {"events": [at least one event], "blobs": {ref: value}}');
+  const notPlain = notPlainJson(body, limits.maxDepth ?? MAX_BATCH_DEPTH);
+  if (notPlain) return refuse(422, notPlain);
+  if (!isObj(body) || !own(body, "events") || !Array.isArray(body.events) || !body.events.length || (own(body, "blobs") && body.blobs !== null && !isObj(body.blobs))) {
+    return refuse(422, 'expected {"events": [at least one event], "blobs": {ref: value}}');
   }
   const events = body.events as JsonValue[];
-  const blobsIn = isObj(body.blobs) ? body.blobs : {};
+  const blobsIn = own(body, "blobs") && isObj(body.blobs) ? body.blobs : {};
   const blobKeys = Object.keys(blobsIn);
   if (events.length > limits.maxEvents) return refuse(422, `a batch holds at most ${limits.maxEvents} events (got ${events.length})`);
   if (blobKeys.length > limits.maxBlobs) return refuse(422, `a batch holds at most ${limits.maxBlobs} blobs (got ${blobKeys.length})`);
@@ -91,17 +141,19 @@ export function validateBatch(body: JsonValue, stored: StoredRun, limits: Ingest
   for (const [i, e] of events.entries()) {
     if (!isObj(e)) return refuse(422, `event ${i} of the batch is not an object`);
     const at = `event ${i} (seq ${typeof e.seq === "number" ? e.seq : "?"})`;
+    // the type and schema first: the field lists are looked up by them
+    if (typeof e.type !== "string" || !own(e, "type")) return refuse(422, `${at}: field "type" should be a string (got ${describeValue(e.type)})`);
+    if (!KNOWN_TYPES.has(e.type)) return refuse(422, `${at}: unknown event type ${describeValue(e.type)}`);
+    if (typeof e.schema !== "string" || !SCHEMAS.has(e.schema)) return refuse(422, `${at}: unknown schema ${describeValue(e.schema)}`);
     const problems = fieldProblems(e as Record<string, unknown>);
     if (problems.length) return refuse(422, `${at}: ${problems[0]}`);
-    if (!SCHEMAS.has(e.schema as string)) return refuse(422, `${at}: unknown schema ${JSON.stringify(short(String(e.schema)))}`);
-    if (!KNOWN_TYPES.has(e.type as string)) return refuse(422, `${at}: unknown event type ${JSON.stringify(short(String(e.type)))}`);
     if (!Number.isSafeInteger(e.seq) || (e.seq as number) < 0) return refuse(422, `${at}: seq must be an integer ≥ 0`);
     if (!ID_RE.test(e.id as string)) return refuse(422, `${at}: id must be 1–128 letters, digits, _ or -`);
     if (!(e.agent as string).length || (e.agent as string).length > 200) return refuse(422, `${at}: agent must be 1–200 characters`);
     if ((e.ts as string).length > 64) return refuse(422, `${at}: ts is too long`);
     if (!RUN_ID_RE.test(e.run_id as string)) return refuse(422, `${at}: run_id must be a folder name (letters, digits, ._-; at most 128)`);
     runId ??= e.run_id as string;
-    if (e.run_id !== runId) return refuse(422, `${at}: one batch must belong to one run (${short(runId)} and ${short(String(e.run_id))})`);
+    if (e.run_id !== runId) return refuse(422, `${at}: one batch must belong to one run (${short(runId)} and ${describeValue(e.run_id)})`);
     const usage = e.usage;
     if (e.type === "decision" && usage !== undefined && usage !== null) {
       if (!isObj(usage)) return refuse(422, `${at}: usage must be an object`);
@@ -109,7 +161,7 @@ export function validateBatch(body: JsonValue, stored: StoredRun, limits: Ingest
         if (usage[k] !== undefined && !(Number.isSafeInteger(usage[k]) && (usage[k] as number) >= 0)) return refuse(422, `${at}: usage.${k} must be an integer ≥ 0`);
       }
     }
-    if (e.request !== undefined && !isRef(e.request)) return refuse(422, `${at}: request must be a sha256: ref`);
+    if (own(e, "request") && !isRef(e.request)) return refuse(422, `${at}: request must be a sha256: ref`);
   }
   const evs = events as Event[];
 
@@ -145,7 +197,7 @@ export function validateBatch(body: JsonValue, stored: StoredRun, limits: Ingest
   const named = new Set<string>();
   for (const e of evs) {
     for (const r of refsOf(e as Record<string, unknown>)) {
-      if (!isRef(r)) return refuse(422, `seq ${e.seq}: ${JSON.stringify(short(String(r)))} is not a sha256: ref`);
+      if (!isRef(r)) return refuse(422, `seq ${e.seq}: ${describeValue(r)} is not a sha256: ref`);
       if (!blobs.has(r) && !stored.hasBlob(r)) return refuse(422, `seq ${e.seq}: blob ${short(r, 20)} is neither stored nor sent`);
       named.add(r);
     }

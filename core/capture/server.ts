@@ -4,13 +4,18 @@
  *   POST /v1/ingest   Authorization: Bearer <token>; {"events": [...], "blobs": {ref: value}}
  *   GET  /healthz
  *
- * Each batch is checked whole (token, size, nesting, then {@link validateBatch}) before anything is
+ * Each batch is checked whole (token, size, then the parse budget — nesting, number length, count
+ * of values — then {@link validateBatch}) before anything is
  * written; then its blobs are written (each atomically) and its events appended to
  * ROOT/<run_id>/events.jsonl in one write, byte for byte as a local writer would have written
  * them. Anything watching ROOT (the extension, `causeway watch`) sees the run grow live. A run
  * folder that ingest did not create is never appended to. Batches of one run are handled one at a
  * time. The server binds to 127.0.0.1 by default and, on a loopback bind, answers only loopback
  * Host headers (DNS rebinding).
+ *
+ * Clients are untrusted: each connection must send its headers within `headerTimeoutMs` and its
+ * body within `bodyTimeoutMs` or it is closed; at most `maxConnections` are open at once (the
+ * oldest ones still waiting for headers make room first); every malformed batch is a 422.
  */
 import fs from "node:fs";
 import http from "node:http";
@@ -21,7 +26,7 @@ import { blobFileText, isRef } from "../log/hash";
 import { parseLossless, type JsonValue } from "../log/pyjson";
 import { EventLogParser, readEventsFile } from "../log/reader";
 import { eventLine } from "../log/writer";
-import { HttpError, hostAllowed, isLoopbackHost, jsonDepth, readBody, sendJson } from "./http";
+import { DEFAULT_JSON_BUDGET, guardConnections, HttpError, hostAllowed, isLoopbackHost, readBody, scanJson, sendJson } from "./http";
 import { batchRunId, DEFAULT_LIMITS, validateBatch, type IngestLimits, type RunHead, type StoredRun } from "./ingest";
 
 /** Marks a run folder as created by ingest (only those are appended to). */
@@ -34,10 +39,20 @@ export interface CollectorOptions {
   host?: string;
   /** Default 7788; 0 picks a free port. */
   port?: number;
-  /** Largest body accepted (default 32 MB). */
+  /** Largest body accepted (default 32 MB, at most {@link MAX_BODY_BYTES}). */
   maxBodyBytes?: number;
   /** Deepest JSON nesting accepted (default 64). */
   maxDepth?: number;
+  /** Longest number literal accepted, in characters (default 4300, Python's limit for integers). */
+  maxNumberChars?: number;
+  /** Most JSON values in one body: the parse work of one request (default 2,000,000). */
+  maxValues?: number;
+  /** A connection must send a request's headers within this (default 10 s). */
+  headerTimeoutMs?: number;
+  /** ... and its body within this once the headers are in (default 60 s). */
+  bodyTimeoutMs?: number;
+  /** Most open connections (default 256). */
+  maxConnections?: number;
   limits?: IngestLimits;
   /** Host names answered besides loopback names and the bound address (non-loopback binds). */
   allowHosts?: readonly string[];
@@ -60,13 +75,34 @@ interface RunState {
 
 const MAX_CACHED_RUNS = 256;
 
+/** The largest body limit the collector takes (a body is held and parsed in memory whole). */
+export const MAX_BODY_BYTES = 256 << 20;
+export const COLLECTOR_DEFAULTS = { maxBodyBytes: 32 << 20, headerTimeoutMs: 10_000, bodyTimeoutMs: 60_000, maxConnections: 256 } as const;
+
+/** A positive whole number at most `max` (an option given by a program, not a person: wrong is an error). */
+function checkedInt(name: string, v: number | undefined, dflt: number, max: number): number {
+  if (v === undefined) return dflt;
+  if (!Number.isSafeInteger(v) || v < 1 || v > max) throw new Error(`${name} must be a whole number from 1 to ${max}, got ${v}`);
+  return v;
+}
+
 export async function startCollector(opts: CollectorOptions): Promise<Collector> {
   if (!opts.token) throw new Error("the collector needs a token");
   const root = path.resolve(opts.root);
   fs.mkdirSync(root, { recursive: true });
   const host = opts.host ?? "127.0.0.1";
-  const maxBody = opts.maxBodyBytes ?? 32 << 20;
-  const maxDepth = opts.maxDepth ?? 64;
+  const maxBody = checkedInt("maxBodyBytes", opts.maxBodyBytes, COLLECTOR_DEFAULTS.maxBodyBytes, MAX_BODY_BYTES);
+  const budget = {
+    maxDepth: checkedInt("maxDepth", opts.maxDepth, DEFAULT_JSON_BUDGET.maxDepth, 512),
+    maxNumberChars: checkedInt("maxNumberChars", opts.maxNumberChars, DEFAULT_JSON_BUDGET.maxNumberChars, 1 << 20),
+    maxValues: checkedInt("maxValues", opts.maxValues, DEFAULT_JSON_BUDGET.maxValues, 1 << 30),
+  };
+  const limits: IngestLimits = { ...DEFAULT_LIMITS, ...opts.limits, maxDepth: budget.maxDepth };
+  const connLimits = {
+    headerTimeoutMs: checkedInt("headerTimeoutMs", opts.headerTimeoutMs, COLLECTOR_DEFAULTS.headerTimeoutMs, 3_600_000),
+    bodyTimeoutMs: checkedInt("bodyTimeoutMs", opts.bodyTimeoutMs, COLLECTOR_DEFAULTS.bodyTimeoutMs, 3_600_000),
+    maxConnections: checkedInt("maxConnections", opts.maxConnections, COLLECTOR_DEFAULTS.maxConnections, 1 << 16),
+  };
   const tokenDigest = createHash("sha256").update(opts.token).digest();
   const states = new Map<string, RunState>();
   const queues = new Map<string, Promise<unknown>>();
@@ -88,7 +124,12 @@ export async function startCollector(opts: CollectorOptions): Promise<Collector>
     if (fs.existsSync(dir)) {
       if (!fs.existsSync(path.join(dir, INGEST_MARKER))) throw new HttpError(409, `a run named ${runId} exists and was not created by ingest; it is never appended to`);
       if (fs.existsSync(file)) {
-        const { parser } = readEventsFile(file, new EventLogParser());
+        let parser: EventLogParser;
+        try {
+          parser = readEventsFile(file, new EventLogParser()).parser;
+        } catch (err) {
+          throw new HttpError(409, `the stored run ${runId} cannot be read (${(err as Error)?.message ?? err}); not appending to it`);
+        }
         const bad = parser.problems.find((p) => p.severity === "error");
         if (bad || parser.hasPartialLine) throw new HttpError(409, `the stored run ${runId} fails its check (${bad?.message ?? "a partial last line"}); not appending to it`);
         for (const e of parser.events) {
@@ -115,12 +156,14 @@ export async function startCollector(opts: CollectorOptions): Promise<Collector>
     const runId = batchRunId(body);
     if (runId === undefined) {
       // let the validator name what is wrong with the batch
-      const v = validateBatch(body, { head: null, hashAt: () => undefined, hasId: () => false, hasBlob: () => false, ended: false }, opts.limits ?? DEFAULT_LIMITS);
-      throw new HttpError(v.ok ? 422 : v.status, v.ok ? "the batch names no valid run_id" : v.error);
+      const v = validateBatch(body, { head: null, hashAt: () => undefined, hasId: () => false, hasBlob: () => false, ended: false }, limits);
+      throw new HttpError(v.ok ? 422 : v.status, v.ok ? "the batch names no valid run_id" : v.error, { head: null });
     }
     const st = stateOf(runId);
-    const v = validateBatch(body, storedView(st), opts.limits ?? DEFAULT_LIMITS);
-    if (!v.ok) throw new HttpError(v.status, v.error, v.status === 409 ? { head: v.head ?? null } : {});
+    const view = storedView(st);
+    const v = validateBatch(body, view, limits);
+    // every refusal of a known run carries its head, so a client can tell where the run stands
+    if (!v.ok) throw new HttpError(v.status, v.error, { head: v.head ?? view.head });
     fs.mkdirSync(path.join(st.dir, "blobs"), { recursive: true });
     const marker = path.join(st.dir, INGEST_MARKER);
     if (!fs.existsSync(marker)) fs.writeFileSync(marker, JSON.stringify({ created: new Date().toISOString() }) + "\n");
@@ -160,7 +203,8 @@ export async function startCollector(opts: CollectorOptions): Promise<Collector>
     if (req.method !== "POST") throw new HttpError(405, "use POST");
     if (!authorised(req.headers.authorization)) throw new HttpError(401, "unauthorized: send Authorization: Bearer <token>");
     const buf = await readBody(req, maxBody);
-    if (jsonDepth(buf, maxDepth) > maxDepth) throw new HttpError(400, `the body nests deeper than ${maxDepth} levels`);
+    const over = scanJson(buf, budget);
+    if (over) throw new HttpError(over.status, over.message);
     let body: JsonValue;
     try {
       body = parseLossless(buf.toString("utf8"));
@@ -183,8 +227,7 @@ export async function startCollector(opts: CollectorOptions): Promise<Collector>
       }
     });
   });
-  server.headersTimeout = 30_000;
-  server.requestTimeout = 120_000;
+  guardConnections(server, connLimits);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(opts.port ?? 7788, host, () => resolve());

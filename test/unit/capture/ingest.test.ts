@@ -210,10 +210,10 @@ describe("collector: refusals (nothing is written)", () => {
     expect(stored()).toBe(prefix.length);
   });
 
-  it("a body nested 100 deep: 400; a body over the size limit: 413; a non-loopback Host: 403", async () => {
+  it("a body nested 100 deep: 422; a body over the size limit: 413; a non-loopback Host: 403", async () => {
     const deep = '{"events": [' + "[".repeat(100) + "]".repeat(100) + "]}";
     const d = await post(deep);
-    expect(d.status).toBe(400);
+    expect(d.status).toBe(422);
     expect(d.json.error).toMatch(/deeper than 64/);
     const big = JSON.stringify({ events: [{ pad: "x".repeat(300 * 1024) }], blobs: {} });
     expect((await post(big)).status).toBe(413);
