@@ -11,6 +11,11 @@
  * The agent is named by the `x-causeway-agent` header, else by the label given to its API key
  * (`--agent-key NAME=ENVVAR`), else by a short hash of the key (never the key itself). The run is
  * named by `x-causeway-run`, else one run per gateway process. Runs end when the gateway closes.
+ *
+ * Requests are confined to the upstream's base path: a path with a dot segment (`..`, `%2e%2e`),
+ * an encoded slash or a backslash is refused with 400 before anything is sent. An upstream that
+ * does not connect within `connectTimeoutMs`, or goes silent for `idleTimeoutMs`, is answered 504
+ * (or, mid-stream, the client's connection is closed), and the call is recorded as failed.
  */
 import http from "node:http";
 import https from "node:https";
@@ -21,7 +26,7 @@ import type { Runtime } from "../sdk/runtime";
 import { freeRunId } from "../sdk/system";
 import { codecForPath, type Codec } from "../adapters/codecs";
 import { ConversationRecorder, errorText, openRun, runDir } from "../adapters/shared";
-import { HttpError, hostAllowed, readBody, RUN_ID_RE } from "./http";
+import { guardConnections, HttpError, hostAllowed, readBody, RUN_ID_RE } from "./http";
 
 export interface GatewayOptions {
   /** Where requests go: http(s)://host[:port][/base]. The request's own path is appended. */
@@ -40,8 +45,41 @@ export interface GatewayOptions {
   agentKeys?: Record<string, string>;
   /** Largest request or response body recorded (default 32 MB; larger requests are refused). */
   maxBodyBytes?: number;
+  /** The upstream must accept the connection within this (default 10 s); else 504. */
+  connectTimeoutMs?: number;
+  /** The upstream may stay silent (before its answer or between two chunks of it) this long (default 100 s); else 504. */
+  idleTimeoutMs?: number;
   /** One line per recorded call (default: nothing). */
   log?: (line: string) => void;
+}
+
+export const GATEWAY_DEFAULTS = { connectTimeoutMs: 10_000, idleTimeoutMs: 100_000, headerTimeoutMs: 10_000, bodyTimeoutMs: 120_000, maxConnections: 256 } as const;
+
+/**
+ * The path of a request target, checked so that appended to the upstream's base path it stays
+ * under it: no dot segments (plain or percent-encoded, even twice), no encoded slash, no
+ * backslash, no control characters, valid percent escapes. Throws a 400 otherwise.
+ */
+export function confinedPath(target: string): string {
+  const p = target.split("?")[0];
+  const refuse = (why: string): never => {
+    throw new HttpError(400, `the request path is refused: ${why}`);
+  };
+  if (!p.startsWith("/") || p.startsWith("//")) refuse("it must be a path (this is not a forward proxy)");
+  if (/[\\#\x00-\x20\x7f]/.test(p)) refuse("it holds a backslash, a '#', a space or a control character");
+  for (const seg of p.split("/").slice(1)) {
+    if (/%(?![0-9A-Fa-f]{2})/.test(seg)) refuse("a malformed percent escape");
+    let dec: string;
+    try {
+      dec = decodeURIComponent(seg);
+    } catch {
+      return refuse("a percent escape that is not UTF-8");
+    }
+    if (dec === "." || dec === "..") refuse("a dot segment (it would leave the upstream's base path)");
+    if (/[/\\\x00-\x1f\x7f]/.test(dec)) refuse("an encoded slash, backslash or control character");
+    if (/%(2e|2f|5c|25)/i.test(dec)) refuse("a twice-encoded dot, slash or backslash");
+  }
+  return p;
 }
 
 export interface Gateway {
@@ -63,6 +101,11 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   if (upstream.protocol !== "http:" && upstream.protocol !== "https:") throw new Error(`--upstream must be an http(s) URL, got ${opts.upstream}`);
   const basePath = upstream.pathname.replace(/\/+$/, "");
   const maxBody = opts.maxBodyBytes ?? 32 << 20;
+  const connectTimeoutMs = opts.connectTimeoutMs ?? GATEWAY_DEFAULTS.connectTimeoutMs;
+  const idleTimeoutMs = opts.idleTimeoutMs ?? GATEWAY_DEFAULTS.idleTimeoutMs;
+  for (const [name, v] of [["connectTimeoutMs", connectTimeoutMs], ["idleTimeoutMs", idleTimeoutMs]] as const) {
+    if (!Number.isFinite(v) || v < 1 || v > 3_600_000) throw new Error(`${name} must be from 1 ms to an hour, got ${v}`);
+  }
   const host = opts.host ?? "127.0.0.1";
   const keys = Object.entries(opts.agentKeys ?? {}).map(([label, key]) => ({ label, digest: digest(key) }));
   const defaultRun = opts.runId ?? `gateway-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-")}`;
@@ -118,7 +161,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
 
   /** Sends a request upstream, streams the answer back as it arrives, and records the exchange once it is complete. */
   const forward = (req: http.IncomingMessage, res: http.ServerResponse, raw: Buffer, fail: (status: number, message: string) => void) => {
-    const path = (req.url ?? "/").split("?")[0];
+    const path = confinedPath(req.url ?? "/");
     const codec = req.method === "POST" ? codecForPath(path) : undefined;
     let body: unknown;
     if (codec) {
@@ -131,11 +174,22 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const target = new URL(upstream.origin);
     target.pathname = (basePath.endsWith("/v1") && path.startsWith("/v1/") ? basePath.slice(0, -3) : basePath) + path;
     target.search = new URL(req.url ?? "/", "http://x").search;
+    if (target.origin !== upstream.origin || (basePath && target.pathname !== basePath && !target.pathname.startsWith(basePath + "/"))) {
+      throw new HttpError(400, "the request path is refused: it leaves the upstream's base path");
+    }
     const headers: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && !HOP.has(k) && !k.startsWith("x-causeway-")) headers[k] = v;
     headers["accept-encoding"] = "identity";
     if (raw.length) headers["content-length"] = String(raw.length);
     const t0 = performance.now();
+    let settled = false; // the failure (error or timeout) is answered once
+    const failed = (status: number, message: string) => {
+      if (settled) return;
+      settled = true;
+      if (res.headersSent) res.destroy();
+      else fail(status, message);
+      if (codec && body && typeof body === "object") record(codec, req, body, { error: message, durationMs: performance.now() - t0 }, target.href);
+    };
     const up = (target.protocol === "https:" ? https : http).request(target, { method: req.method, headers }, (upRes) => {
       const out: Record<string, string | string[]> = {};
       for (const [k, v] of Object.entries(upRes.headers)) if (v !== undefined && !HOP.has(k)) out[k] = v;
@@ -149,6 +203,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
         if (gotBytes <= maxBody) got.push(c);
       });
       upRes.on("end", () => {
+        if (settled) return;
+        settled = true;
         res.end();
         if (!codec || !body || typeof body !== "object") return;
         const durationMs = performance.now() - t0;
@@ -165,11 +221,31 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
         }
         record(codec, req, body, { response, durationMs }, target.href);
       });
-      upRes.on("error", () => res.destroy());
+      upRes.on("error", (err) => failed(502, `upstream ${target.host} failed mid-answer: ${err.message}`));
+      upRes.on("aborted", () => failed(502, `upstream ${target.host} closed mid-answer`));
     });
-    up.on("error", (err) => {
-      fail(502, `upstream ${target.host} failed: ${err.message}`);
-      if (codec && body && typeof body === "object") record(codec, req, body, { error: `upstream failed: ${err.message}`, durationMs: performance.now() - t0 }, target.href);
+    // connect: the socket must connect in time; then no silence longer than the idle timeout
+    up.on("socket", (socket) => {
+      if (!socket.connecting) return;
+      const timer = setTimeout(() => {
+        failed(504, `upstream ${target.host} did not accept the connection within ${connectTimeoutMs} ms`);
+        up.destroy();
+      }, connectTimeoutMs);
+      timer.unref();
+      socket.once("connect", () => clearTimeout(timer));
+      socket.once("close", () => clearTimeout(timer));
+    });
+    up.setTimeout(idleTimeoutMs, () => {
+      failed(504, `upstream ${target.host} sent nothing for ${idleTimeoutMs} ms`);
+      up.destroy();
+    });
+    up.on("error", (err) => failed(502, `upstream ${target.host} failed: ${err.message}`));
+    // a client that goes away takes its upstream request with it
+    res.on("close", () => {
+      if (!res.writableFinished) {
+        settled = true;
+        up.destroy();
+      }
     });
     up.end(raw);
   };
@@ -189,17 +265,25 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       req.resume();
       return fail(400, "the request target must be a path (this is not a forward proxy)");
     }
+    try {
+      confinedPath(url);
+    } catch (err) {
+      req.resume();
+      return fail(400, (err as Error).message);
+    }
     readBody(req, maxBody).then(
       (raw) => {
         try {
           forward(req, res, raw, fail);
         } catch (err) {
-          fail(400, errorText(err));
+          fail(err instanceof HttpError ? err.status : 400, errorText(err));
         }
       },
       (err) => fail(err instanceof HttpError ? err.status : 400, err instanceof Error ? err.message : String(err)),
     );
   });
+
+  guardConnections(server, { headerTimeoutMs: GATEWAY_DEFAULTS.headerTimeoutMs, bodyTimeoutMs: GATEWAY_DEFAULTS.bodyTimeoutMs, maxConnections: GATEWAY_DEFAULTS.maxConnections });
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -16,7 +16,8 @@ import { json, out, formatTest } from "./format";
 import { readRun } from "../log/reader";
 import { parseIntervention, parseTarget } from "../specs";
 import { startGateway } from "../capture/gateway";
-import { exposed, startCollector } from "../capture/server";
+import { COLLECTOR_DEFAULTS, exposed, MAX_BODY_BYTES, startCollector } from "../capture/server";
+import { GATEWAY_DEFAULTS } from "../capture/gateway";
 import { AlertWatcher, alertLine } from "../capture/watch";
 import { importOtel } from "../importers/otel";
 import { EndpointError, endpointDecisionTest } from "../adapters/endpoint-replay";
@@ -50,13 +51,52 @@ function agentKeys(p: Parsed): Record<string, string> {
   return keys;
 }
 
+/** A duration flag in seconds (fractions allowed) → milliseconds, between 1 ms and an hour. */
+function secondsFlag(p: Parsed, name: string, dfltMs: number): number {
+  const v = p.flags[name];
+  if (v === undefined) return dfltMs;
+  if (typeof v !== "number" || !(v >= 0.001 && v <= 3600)) throw new UsageError(`--${name} must be a number of seconds from 0.001 to 3600`);
+  return Math.round(v * 1000);
+}
+
+/** --max-body-mb: a whole number of MB ≥ 1; above the largest the collector takes it is lowered to that, with a notice. */
+function maxBodyBytes(p: Parsed): number {
+  const v = p.flags["max-body-mb"];
+  if (v === undefined) return COLLECTOR_DEFAULTS.maxBodyBytes;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < 1) throw new UsageError("--max-body-mb must be a whole number of MB ≥ 1");
+  const maxMb = MAX_BODY_BYTES / (1 << 20);
+  if (v > maxMb) {
+    process.stderr.write(`causeway serve: --max-body-mb ${v} is above the largest body the collector holds in memory (${maxMb} MB); using ${maxMb}\n`);
+    return MAX_BODY_BYTES;
+  }
+  return v * (1 << 20);
+}
+
+function maxConnections(p: Parsed): number {
+  const n = intFlag(p, "max-connections", COLLECTOR_DEFAULTS.maxConnections);
+  if (n > 65536) throw new UsageError("--max-connections must be at most 65536");
+  return n;
+}
+
 export const CAPTURE_COMMANDS: Record<string, Command> = {
   gateway: {
-    usage: "causeway gateway --upstream URL --out DIR [--port P] [--host H] [--run-id ID] [--sensitive TOOL]... [--untrusted-tool TOOL]... [--agent-key NAME=ENVVAR]...",
+    usage:
+      "causeway gateway --upstream URL --out DIR [--port P] [--host H] [--run-id ID] [--sensitive TOOL]... [--untrusted-tool TOOL]... [--agent-key NAME=ENVVAR]... [--connect-timeout-s S] [--idle-timeout-s S]",
     help: "a local OpenAI/Anthropic-compatible proxy that records every call as a decision",
     spec: {
       positionals: [],
-      flags: { upstream: "string", out: "string", port: "number", host: "string", "run-id": "string", sensitive: "strings", "untrusted-tool": "strings", "agent-key": "strings" },
+      flags: {
+        upstream: "string",
+        out: "string",
+        port: "number",
+        host: "string",
+        "run-id": "string",
+        sensitive: "strings",
+        "untrusted-tool": "strings",
+        "agent-key": "strings",
+        "connect-timeout-s": "number",
+        "idle-timeout-s": "number",
+      },
     },
     run: async (p) => {
       const upstream = p.flags.upstream as string | undefined;
@@ -72,6 +112,8 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
         sensitiveTools: list(p, "sensitive"),
         untrustedTools: list(p, "untrusted-tool"),
         agentKeys: agentKeys(p),
+        connectTimeoutMs: secondsFlag(p, "connect-timeout-s", GATEWAY_DEFAULTS.connectTimeoutMs),
+        idleTimeoutMs: secondsFlag(p, "idle-timeout-s", GATEWAY_DEFAULTS.idleTimeoutMs),
         log: (l) => out(`  ${l}`),
       });
       out(`causeway gateway on ${gw.url} -> ${upstream}, recording to ${outDir}`);
@@ -85,9 +127,12 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
     },
   },
   serve: {
-    usage: "causeway serve ROOT [--token T] [--host H] [--port P] [--max-body-mb N]",
+    usage: "causeway serve ROOT [--token T] [--host H] [--port P] [--max-body-mb N] [--header-timeout-s S] [--body-timeout-s S] [--max-connections N]",
     help: "collect runs shipped by HttpSink (POST /v1/ingest); token from --token or $CAUSEWAY_TOKEN",
-    spec: { positionals: ["root"], flags: { token: "string", host: "string", port: "number", "max-body-mb": "number", quiet: "boolean" } },
+    spec: {
+      positionals: ["root"],
+      flags: { token: "string", host: "string", port: "number", "max-body-mb": "number", "header-timeout-s": "number", "body-timeout-s": "number", "max-connections": "number", quiet: "boolean" },
+    },
     run: async (p) => {
       let token = (p.flags.token as string | undefined) ?? process.env.CAUSEWAY_TOKEN;
       const generated = !token;
@@ -99,7 +144,10 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
         token,
         host,
         port: p.flags.port === undefined ? 7788 : intFlag(p, "port", 7788, 0),
-        maxBodyBytes: intFlag(p, "max-body-mb", 32) << 20,
+        maxBodyBytes: maxBodyBytes(p),
+        headerTimeoutMs: secondsFlag(p, "header-timeout-s", COLLECTOR_DEFAULTS.headerTimeoutMs),
+        bodyTimeoutMs: secondsFlag(p, "body-timeout-s", COLLECTOR_DEFAULTS.bodyTimeoutMs),
+        maxConnections: maxConnections(p),
         log: p.flags.quiet ? undefined : (l) => out(`  ${l}`),
       });
       out(`causeway collector on ${c.url}: POST /v1/ingest -> ${path.resolve(p.pos.root!)}`);
