@@ -85,6 +85,21 @@ function raw(port: number, method: string, target: string, headers = ""): Promis
   });
 }
 
+const BLACKHOLE = `
+import socket, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(0)
+port = s.getsockname()[1]
+fill = []
+for _ in range(4):
+    c = socket.socket(); c.setblocking(False)
+    try: c.connect(("127.0.0.1", port))
+    except BlockingIOError: pass
+    fill.append(c)
+time.sleep(0.2)
+print("ready", port, flush=True)
+time.sleep(120)
+`;
+
 const TRAVERSALS = [
   "/v1/../../secret",
   "/v1/../secret",
@@ -151,6 +166,21 @@ describe("gateway: upstream timeouts", () => {
     const d = run.events.filter((e) => e.type === "decision");
     expect(d.length).toBe(1);
     expect(d[0].status).toBe("error");
+  });
+
+  it("answers 504 when the upstream does not accept the connection within the connect timeout", async () => {
+    // a listening socket whose accept queue is full and never drained: a connect to it hangs
+    // (python3 is on every machine of this project; Node always accepts, so it cannot play this part)
+    const py = spawn("python3", ["-c", BLACKHOLE], { stdio: ["ignore", "pipe", "inherit"] });
+    cleanup.push(() => py.kill("SIGKILL"));
+    let text = "";
+    py.stdout!.on("data", (d) => (text += d));
+    await until(() => /ready \d+/.test(text) || py.exitCode !== null);
+    const port = Number(/ready (\d+)/.exec(text)![1]);
+    const { gw } = await gateway(`http://127.0.0.1:${port}`, { connectTimeoutMs: 300, idleTimeoutMs: 600_000 });
+    const r = await request(gw.port, "GET", "/v1/models", undefined);
+    expect(r.status).toBe(504);
+    expect(r.json.error.message).toMatch(/did not accept the connection within 300 ms/);
   });
 
   it("closes the client's connection when the upstream goes silent mid-answer", async () => {
