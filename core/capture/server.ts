@@ -123,7 +123,9 @@ export async function startCollector(opts: CollectorOptions): Promise<Collector>
     const st: RunState = { dir, hashes: [], ids: new Set(), ended: false };
     if (fs.existsSync(dir)) {
       if (!fs.existsSync(path.join(dir, INGEST_MARKER))) throw new HttpError(409, `a run named ${runId} exists and was not created by ingest; it is never appended to`);
-      if (fs.existsSync(file)) {
+      const fileStat = fs.lstatSync(file, { throwIfNoEntry: false });
+      if (fileStat && !fileStat.isFile()) throw new HttpError(409, `the stored run ${runId} has an events.jsonl that is not a regular file; not appending to it`);
+      if (fileStat) {
         let parser: EventLogParser;
         try {
           parser = readEventsFile(file, new EventLogParser()).parser;

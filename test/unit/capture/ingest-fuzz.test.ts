@@ -132,7 +132,7 @@ function mutate(r: () => number, events: Ev[], blobs: Map<string, JsonValue>, ru
         break;
       }
       case 10:
-        shape = pick(r, [(b: Ev) => [b], (b: Ev) => ({ events: b.events[0] }), (b: Ev) => ({ events: [], blobs: b.blobs }), (b: Ev) => ({ ...b, blobs: [] }), (b: Ev) => b.events]);
+        shape = pick(r, [(b: Ev) => [b], (b: Ev) => ({ events: (b.events as JsonValue[])[0] }), (b: Ev) => ({ events: [], blobs: b.blobs }), (b: Ev) => ({ ...b, blobs: [] }), (b: Ev) => b.events]);
         break;
       case 11:
         e.run_id = pick(r, ["../escape", "a/b", ".hidden", "x".repeat(200), "constructor", "__proto__"]);
