@@ -10,7 +10,7 @@ import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { startCollector, type Collector, type CollectorOptions } from "../../../core/capture/server";
 import { dumps } from "../../../core/log/pyjson";
 import { readRun } from "../../../core/log/reader";
@@ -225,6 +225,27 @@ describe("collector: every malformed batch is a 422 with the run's head", () => 
     const back = readRun(path.join(root, "hostile-1"), { checkBlobs: true });
     expect(back.problems).toEqual([]);
     expect(back.events.length).toBe(run.length);
+  });
+});
+
+describe("collector: a stored run that is not what ingest wrote", () => {
+  it("never reads or appends to an events.jsonl that is a symlink (to /dev/zero) or a FIFO: 409, and it stays up", async () => {
+    const { c, root } = await collector();
+    const { events, blobs } = demoRun("demo-seed2");
+    for (const [name, make] of [
+      ["zero", (f: string) => fs.symlinkSync("/dev/zero", f)],
+      ["fifo", (f: string) => execFileSync("mkfifo", [f])],
+    ] as const) {
+      const dir = path.join(root, `odd-${name}`);
+      fs.mkdirSync(dir);
+      fs.writeFileSync(path.join(dir, ".causeway-ingest"), "{}\n");
+      make(path.join(dir, "events.jsonl"));
+      const run = rechain(events.slice(0, 2), `odd-${name}`);
+      const r = await ingest(c.port, dumps({ events: run, blobs: blobsFor(run, blobs) }));
+      expect(r.status, name).toBe(409);
+      expect(r.json.error, name).toMatch(/not a regular file/);
+    }
+    expect((await healthz(c.port)).status).toBe(200);
   });
 });
 
