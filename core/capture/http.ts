@@ -48,8 +48,18 @@ export class HttpError extends Error {
   }
 }
 
-/** Reads a request body; rejects with 413 as soon as it passes `limit` bytes (announced or sent). */
-export function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
+/** Bytes held by the bodies being read at once, shared by the requests of one server. */
+export interface BodyPool {
+  used: number;
+  max: number;
+}
+
+/**
+ * Reads a request body; rejects with 413 as soon as it passes `limit` bytes (announced or sent),
+ * and with 503 when the bodies being read at once would hold more than `pool.max` bytes (the
+ * client may retry; HttpSink does).
+ */
+export function readBody(req: http.IncomingMessage, limit: number, pool?: BodyPool): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const announced = Number(req.headers["content-length"]);
     if (Number.isFinite(announced) && announced > limit) {
@@ -60,12 +70,23 @@ export function readBody(req: http.IncomingMessage, limit: number): Promise<Buff
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
+    const finish = () => {
+      done = true;
+      if (pool) pool.used -= size;
+    };
     req.on("data", (c: Buffer) => {
       if (done) return;
       size += c.length;
+      if (pool) pool.used += c.length;
       if (size > limit) {
-        done = true;
+        finish();
         reject(new HttpError(413, `body is over the ${limit}-byte limit`));
+        req.resume();
+        return;
+      }
+      if (pool && pool.used > pool.max) {
+        finish();
+        reject(new HttpError(503, "the server is busy receiving other bodies; retry later"));
         req.resume();
         return;
       }
@@ -73,16 +94,18 @@ export function readBody(req: http.IncomingMessage, limit: number): Promise<Buff
     });
     req.on("end", () => {
       if (!done) {
-        done = true;
+        finish();
         resolve(Buffer.concat(chunks));
       }
     });
-    req.on("error", (err) => {
+    const fail = (err: Error) => {
       if (!done) {
-        done = true;
+        finish();
         reject(err);
       }
-    });
+    };
+    req.on("error", fail);
+    req.on("close", () => fail(new HttpError(400, "the client closed the connection before its body ended")));
   });
 }
 

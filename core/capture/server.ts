@@ -15,7 +15,8 @@
  *
  * Clients are untrusted: each connection must send its headers within `headerTimeoutMs` and its
  * body within `bodyTimeoutMs` or it is closed; at most `maxConnections` are open at once (the
- * oldest ones still waiting for headers make room first); every malformed batch is a 422.
+ * oldest ones still waiting for headers make room first); the bodies received at once hold at most
+ * `maxBodyPoolBytes` (503 past it); every malformed batch is a 422.
  */
 import fs from "node:fs";
 import http from "node:http";
@@ -53,6 +54,8 @@ export interface CollectorOptions {
   bodyTimeoutMs?: number;
   /** Most open connections (default 256). */
   maxConnections?: number;
+  /** Most bytes held by all the bodies being received at once (default 4 × maxBodyBytes); past it, 503. */
+  maxBodyPoolBytes?: number;
   limits?: IngestLimits;
   /** Host names answered besides loopback names and the bound address (non-loopback binds). */
   allowHosts?: readonly string[];
@@ -97,6 +100,7 @@ export async function startCollector(opts: CollectorOptions): Promise<Collector>
     maxNumberChars: checkedInt("maxNumberChars", opts.maxNumberChars, DEFAULT_JSON_BUDGET.maxNumberChars, 1 << 20),
     maxValues: checkedInt("maxValues", opts.maxValues, DEFAULT_JSON_BUDGET.maxValues, 1 << 30),
   };
+  const pool = { used: 0, max: checkedInt("maxBodyPoolBytes", opts.maxBodyPoolBytes, 4 * maxBody, 2 ** 40) };
   const limits: IngestLimits = { ...DEFAULT_LIMITS, ...opts.limits, maxDepth: budget.maxDepth };
   const connLimits = {
     headerTimeoutMs: checkedInt("headerTimeoutMs", opts.headerTimeoutMs, COLLECTOR_DEFAULTS.headerTimeoutMs, 3_600_000),
@@ -204,7 +208,7 @@ export async function startCollector(opts: CollectorOptions): Promise<Collector>
     if (url !== "/v1/ingest") throw new HttpError(404, "not found");
     if (req.method !== "POST") throw new HttpError(405, "use POST");
     if (!authorised(req.headers.authorization)) throw new HttpError(401, "unauthorized: send Authorization: Bearer <token>");
-    const buf = await readBody(req, maxBody);
+    const buf = await readBody(req, maxBody, pool);
     const over = scanJson(buf, budget);
     if (over) throw new HttpError(over.status, over.message);
     let body: JsonValue;

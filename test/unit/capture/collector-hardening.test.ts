@@ -101,6 +101,25 @@ describe("collector: slow clients and the connection cap", () => {
   });
 });
 
+describe("collector: memory held by bodies being received", () => {
+  it("answers 503 past the body pool, and frees what a client that went away held", async () => {
+    const { c } = await collector({ maxBodyBytes: 1 << 20, maxBodyPoolBytes: 1 << 20 });
+    const big = await slowClient(c.port, `POST /v1/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Length: 1000000\r\n\r\n"${"x".repeat(900_000)}`);
+    const small = () => ingest(c.port, `"${"y".repeat(200_000)}"`);
+    // once the server holds the first client's 900 kB, a second body does not fit
+    let r = await small();
+    while (r.status !== 503) r = await small();
+    expect(r.json.error).toMatch(/busy/);
+    expect((await healthz(c.port)).status).toBe(200);
+    // the first client goes away mid-body: what it held is freed
+    big.socket.destroy();
+    await big.closed;
+    do r = await small();
+    while (r.status === 503);
+    expect(r.status).toBe(422); // a string is not a batch: the body was read and judged
+  });
+});
+
 describe("collector: the parse budget", () => {
   it("refuses a 20-million-digit integer with 422 while /healthz keeps answering", async () => {
     const { c, root } = await collector({ maxBodyBytes: 64 << 20 });
