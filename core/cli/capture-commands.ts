@@ -72,6 +72,14 @@ function maxBodyBytes(p: Parsed): number {
   return v * (1 << 20);
 }
 
+/** --max-body-pool-mb: the memory all bodies being received at once may hold (default 4 × the body limit). */
+function maxBodyPool(p: Parsed): number | undefined {
+  if (p.flags["max-body-pool-mb"] === undefined) return undefined;
+  const n = intFlag(p, "max-body-pool-mb", 1);
+  if (n > 65536) throw new UsageError("--max-body-pool-mb must be at most 65536");
+  return n * (1 << 20);
+}
+
 function maxConnections(p: Parsed): number {
   const n = intFlag(p, "max-connections", COLLECTOR_DEFAULTS.maxConnections);
   if (n > 65536) throw new UsageError("--max-connections must be at most 65536");
@@ -127,11 +135,11 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
     },
   },
   serve: {
-    usage: "causeway serve ROOT [--token T] [--host H] [--port P] [--max-body-mb N] [--header-timeout-s S] [--body-timeout-s S] [--max-connections N]",
+    usage: "causeway serve ROOT [--token T] [--host H] [--port P] [--max-body-mb N] [--header-timeout-s S] [--body-timeout-s S] [--max-connections N] [--max-body-pool-mb N]",
     help: "collect runs shipped by HttpSink (POST /v1/ingest); token from --token or $CAUSEWAY_TOKEN",
     spec: {
       positionals: ["root"],
-      flags: { token: "string", host: "string", port: "number", "max-body-mb": "number", "header-timeout-s": "number", "body-timeout-s": "number", "max-connections": "number", quiet: "boolean" },
+      flags: { token: "string", host: "string", port: "number", "max-body-mb": "number", "header-timeout-s": "number", "body-timeout-s": "number", "max-connections": "number", "max-body-pool-mb": "number", quiet: "boolean" },
     },
     run: async (p) => {
       let token = (p.flags.token as string | undefined) ?? process.env.CAUSEWAY_TOKEN;
@@ -148,6 +156,7 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
         headerTimeoutMs: secondsFlag(p, "header-timeout-s", COLLECTOR_DEFAULTS.headerTimeoutMs),
         bodyTimeoutMs: secondsFlag(p, "body-timeout-s", COLLECTOR_DEFAULTS.bodyTimeoutMs),
         maxConnections: maxConnections(p),
+        maxBodyPoolBytes: maxBodyPool(p),
         log: p.flags.quiet ? undefined : (l) => out(`  ${l}`),
       });
       out(`causeway collector on ${c.url}: POST /v1/ingest -> ${path.resolve(p.pos.root!)}`);

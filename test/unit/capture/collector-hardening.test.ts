@@ -303,7 +303,7 @@ describe("causeway serve: flags", () => {
   });
 
   it("refuses limits that make no sense with a usage error (exit 2)", async () => {
-    for (const args of [["--max-body-mb", "0"], ["--max-body-mb", "1.5"], ["--header-timeout-s", "0"], ["--body-timeout-s", "-1"], ["--max-connections", "0"], ["--max-connections", "100000"]]) {
+    for (const args of [["--max-body-mb", "0"], ["--max-body-mb", "1.5"], ["--header-timeout-s", "0"], ["--body-timeout-s", "-1"], ["--max-connections", "0"], ["--max-connections", "100000"], ["--max-body-pool-mb", "0"]]) {
       const child = spawn(process.execPath, [CLI, "serve", tmp(), "--token", TOKEN, "--port", "0", ...args], { stdio: ["ignore", "ignore", "pipe"] });
       let err = "";
       child.stderr!.on("data", (d) => (err += d));
