@@ -3,6 +3,7 @@
  * those links tests confirmed or ruled out. A citation index in which some citations are proven to
  * matter. Also: finding run folders under a root.
  */
+import { safeText } from "../log/sanitize";
 import fs from "node:fs";
 import path from "node:path";
 import type { RunData } from "../log/reader";
@@ -88,19 +89,19 @@ export function influence(runs: readonly RunData[]): Influence {
       for (const nid of nodesMatching(m, g, t.intervention)) {
         const n = g.nodes.get(nid)!;
         if (n.type !== "input") continue;
-        const ref = String(m.byId.get(n.eventId)?.ref ?? "");
+        const ref = safeText(m.byId.get(n.eventId)?.ref ?? "");
         if (!sources.has(ref)) continue;
         edge(ref, tool).tests.push({
           run: run.runId,
           target: t.target,
           effect: Number(t.effect),
           ci: t.ci as [number, number],
-          verdict: String(t.verdict),
+          verdict: safeText(t.verdict),
           n: Number(t.n),
         });
       }
     }
-    for (const tool of new Set(m.actions.map((a) => String(a.tool)))) {
+    for (const tool of new Set(m.actions.map((a) => safeText(a.tool)))) {
       const o = outcomes.get(tool) ?? { id: tool, runs: 0 };
       o.runs++;
       outcomes.set(tool, o);

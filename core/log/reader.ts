@@ -17,6 +17,7 @@ import { problem, type Problem, type ProblemCode } from "./problems";
 import { readTestsLog, type TestRecord } from "./testslog";
 import { MAX_JSON_DEPTH, jsonTooDeep, openRunFile, readLimits, type ReadLimits } from "./safefs";
 import { runningRule } from "./running";
+import { sanitizeEvent } from "./sanitize";
 
 export { problem, type Problem, type ProblemCode } from "./problems";
 
@@ -186,7 +187,8 @@ export class EventLogParser {
       }
       if (!ok) this.add(problem("hash", `line ${lineNo}${seq !== undefined ? ` (seq ${seq})` : ""}: the event does not match its hash (edited after it was written)`, at));
     }
-    for (const msg of fieldProblems(e)) this.add(problem("malformed", `line ${lineNo}: ${msg}`, at));
+    const fp = fieldProblems(e);
+    for (const msg of fp) this.add(problem("malformed", `line ${lineNo}: ${msg}`, at));
     if (typeof e.type === "string" && !KNOWN_TYPES.has(e.type)) {
       this.add(problem("unknown-type", `line ${lineNo}: unknown event type "${e.type.slice(0, 60)}" (kept, not analysed)`, at));
     }
@@ -196,8 +198,13 @@ export class EventLogParser {
     }
     this.prevHash = isHex64(recorded) ? recorded : null;
     this.lastSeq = seq;
-    (e as Record<string, unknown>).line = lineNo;
-    this.events.push(e as unknown as LoadedEvent);
+    // the analyses read a view whose fields have their types (see sanitize.ts)
+    const { event, changed } = sanitizeEvent(e, lineNo);
+    const told = fp.join(" ");
+    const unreported = changed.filter((k) => k !== "seq" && !told.includes(`"${k}"`) && !(k === "context" && told.includes("context[")));
+    if (unreported.length) this.add(problem("malformed", `line ${lineNo}: field${unreported.length === 1 ? "" : "s"} ${unreported.map((k) => `"${k}"`).join(", ")} of the wrong type (read as text or left out)`, at));
+    (event as Record<string, unknown>).line = lineNo;
+    this.events.push(event as unknown as LoadedEvent);
   }
 
   get head(): { seq: number | undefined; hash: string | null } {
@@ -313,7 +320,8 @@ export function runDataFromParser(dir: string, parser: EventLogParser, blobs = n
   if (events.length === 0 && !problems.length) problems.push(problem("empty", "events.jsonl holds no events", { file: "events.jsonl" }));
   const complete = events.some((e) => e.type === "run.end");
   const tests = readTestsLog(dir);
-  if (events.length && !complete) problems.push(runningRule(dir, events, tests.records.length));
+  // a partial last line may name blobs already written: the orphan check waits for it
+  if (events.length && !complete) problems.push(runningRule(dir, events, tests.records.length, { orphans: !parser.hasPartialLine }));
   problems.push(...tests.problems);
   const first = events.find((e) => typeof e.run_id === "string");
   return { dir, runId: (first?.run_id as string | undefined) ?? path.basename(dir), events, problems, tests: tests.records, blobs, complete, bytes: parser.offset };

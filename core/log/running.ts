@@ -28,7 +28,7 @@ function staleDefault(): number {
   return Number.isFinite(h) && h > 0 ? h * 3600 * 1000 : DEFAULT_STALE_MS;
 }
 
-export function runningRule(dir: string, events: readonly LoadedEvent[], tests: number, opts: { staleMs?: number; now?: number } = {}): Problem {
+export function runningRule(dir: string, events: readonly LoadedEvent[], tests: number, opts: { staleMs?: number; now?: number; orphans?: boolean } = {}): Problem {
   const at = { file: "events.jsonl" as const };
   if (tests > 0) {
     return problem("truncated", `the run has no run.end event, yet tests.jsonl holds ${tests} replay test${tests === 1 ? "" : "s"} of it (tests replay a finished run): its last lines were cut away`, at);
@@ -49,6 +49,7 @@ export function runningRule(dir: string, events: readonly LoadedEvent[], tests: 
       /* no blobs folder */
     }
     let orphans = 0;
+    if (opts.orphans === false) names = [];
     for (const n of names) {
       if (n.length !== 69 || !n.endsWith(".json") || named.has(n.slice(0, 64))) continue;
       try {

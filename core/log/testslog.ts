@@ -10,6 +10,7 @@ import path from "node:path";
 import { HASH_KEY, ZERO_HASH, canonicalDigest, eventHash, isHex64, sha256Hex, slowCanonical } from "./hash";
 import { dumps, parseJsonObject } from "./pyjson";
 import { problem, type Problem } from "./problems";
+import { sanitizeTest } from "./sanitize";
 import { MAX_JSON_DEPTH, jsonTooDeep, readLimits, readRunFile } from "./safefs";
 
 export interface TestRecord {
@@ -71,12 +72,12 @@ export function readTestsLog(dir: string, maxBytes = readLimits().maxTestsBytes)
         const linked = rec.prev_hash === head;
         if (!ok) problems.push(problem("tests-hash", `tests.jsonl line ${lineNo}: the test result does not match its hash (edited)`, at));
         if (!linked) problems.push(problem("tests-chain", `tests.jsonl line ${lineNo}: prev_hash does not match the previous test (a test was removed, inserted or moved)`, at));
-        records.push({ ...rec, line: lineNo, chained: ok && linked });
+        records.push(readable(rec, lineNo, ok && linked, problems));
         head = rec.hash;
       } else {
         if (sawChained) problems.push(problem("tests-chain", `tests.jsonl line ${lineNo} has no chain link after chained lines (edited or inserted)`, at));
         else unchained++;
-        records.push({ ...rec, line: lineNo, chained: false });
+        records.push(readable(rec, lineNo, false, problems));
       }
     }
     start = end + 1;
@@ -85,6 +86,13 @@ export function readTestsLog(dir: string, maxBytes = readLimits().maxTestsBytes)
     problems.push(problem("tests-unchained", `${unchained} test result${unchained === 1 ? "" : "s"} in tests.jsonl carr${unchained === 1 ? "ies" : "y"} no hash chain (written by a tool that does not chain tests)`, { file: "tests.jsonl" }));
   }
   return { records, problems, head };
+}
+
+/** A record as the analyses read it: fields of the wrong type read as text (see sanitize.ts), reported. */
+function readable(rec: Record<string, unknown>, line: number, chained: boolean, problems: Problem[]): TestRecord {
+  const { record, changed } = sanitizeTest(rec);
+  if (changed.length) problems.push(problem("tests-not-json", `tests.jsonl line ${line}: field${changed.length === 1 ? "" : "s"} ${changed.map((k) => `"${k}"`).join(", ")} of the wrong type (read as text or left out)`, { line, file: "tests.jsonl" }));
+  return { ...record, line, chained };
 }
 
 /**
