@@ -23,7 +23,8 @@ export function listRuns(root: string, maxDepth = 4): string[] {
     } catch {
       return;
     }
-    if (entries.some((e) => e.isFile() && e.name === "events.jsonl")) {
+    // a FIFO or a link named events.jsonl is a run too: reading it reports what it is
+    if (entries.some((e) => e.name === "events.jsonl" && !e.isDirectory())) {
       out.push(dir);
       return;
     }

@@ -27,7 +27,9 @@ export type ProblemCode =
   | "too-deep"
   | "blob-too-deep"
   /** a log without run.end that cannot be a run still being written (see running.ts) */
-  | "truncated";
+  | "truncated"
+  /** an analysis failed on the run (see analysis/safe.ts) */
+  | "analysis-failed";
 
 export interface Problem {
   code: ProblemCode;
