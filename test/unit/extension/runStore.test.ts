@@ -152,7 +152,9 @@ describe("RunStore", () => {
     const s = store();
     s.add(dir, base);
     await s.idle();
-    expect(s.get(dir)!.analysis!.summary.status).toBe("intact"); // lazily read blobs are not all checked
+    // the background analysis checks the blobs too (issue 11): the forged one fails the run without a Verify by hand
+    expect(s.get(dir)!.analysis!.summary.status).toBe("failed");
+    expect(s.get(dir)!.analysis!.problems.find((p) => p.severity === "error")?.code).toBe("blob-hash");
     const r = s.verify(dir)!;
     expect(r.ok).toBe(false);
     expect(r.problems.some((p) => p.code === "blob-hash")).toBe(true);
