@@ -95,10 +95,10 @@ export function influence(runs: readonly RunData[]): Influence {
         edge(ref, tool).tests.push({
           run: run.runId,
           target: t.target,
-          effect: Number(t.effect),
-          ci: t.ci as [number, number],
+          effect: typeof t.effect === "number" ? t.effect : 0,
+          ci: Array.isArray(t.ci) && t.ci.length === 2 ? (t.ci as [number, number]) : [0, 0],
           verdict: safeText(t.verdict),
-          n: Number(t.n),
+          n: typeof t.n === "number" ? t.n : 0,
         });
       }
     }
