@@ -14,6 +14,8 @@
  * JSON of the arguments / result). A clause is `k~v` when `~` comes before any `=`.
  */
 
+import { findEmails, globTester } from "./analysis/scan";
+
 export class SpecError extends Error {
   constructor(
     readonly spec: string,
@@ -27,9 +29,12 @@ export class SpecError extends Error {
 export type Matcher =
   | { kind: "untrusted" }
   | { kind: "ref"; prefix: string }
-  | { kind: "input"; glob: string; re: RegExp }
-  | { kind: "msg"; glob: string; re: RegExp }
-  | { kind: "result"; glob: string; re: RegExp };
+  | { kind: "input"; glob: string; re: GlobTester }
+  | { kind: "msg"; glob: string; re: GlobTester }
+  | { kind: "result"; glob: string; re: GlobTester };
+
+/** Matches a glob in time linear-ish in the text (see analysis/scan.ts). */
+type GlobTester = { test(s: string): boolean; source: string };
 
 export interface Intervention {
   spec: string;
@@ -84,7 +89,7 @@ function parsePart(spec: string, raw: string): Matcher {
     case "input":
     case "msg":
     case "result":
-      return { kind: key, glob: arg, re: globToRegExp(arg) };
+      return { kind: key, glob: arg, re: globTester(arg) };
     default:
       throw new SpecError(spec, `unknown kind "${key}:" (use untrusted, ref:, input:, msg: or result:)`);
   }
@@ -188,7 +193,7 @@ export function suggestTarget(tool: string, args: unknown): string {
     else if (v && typeof v === "object") Object.values(v).forEach(walk);
   };
   walk(args);
-  const emails = values.flatMap((s) => s.match(/[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g) ?? []);
+  const emails = values.flatMap((s) => findEmails(s));
   const pick = emails[0]?.split("@")[1]?.split(".")[0] ?? values.find((s) => s.length >= 6 && !/[,~=]/.test(s));
   return pick && !/[,]/.test(pick) ? `tool=${tool},arg~${pick}` : `tool=${tool}`;
 }

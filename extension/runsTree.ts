@@ -140,7 +140,9 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
 
   private problemsOf(dir: string, run: RunData) {
     const e = this.s.store.get(dir);
-    return e?.verified && e.verified.version === e.version ? e.verified.result.problems : run.problems;
+    if (e?.verified && e.verified.version === e.version) return e.verified.result.problems;
+    // the analysis's problems include what the background blob check found
+    return e?.analysis && e.analysedVersion === e.version ? e.analysis.problems : run.problems;
   }
 
   getChildren(el?: TreeNode): TreeNode[] {

@@ -3,6 +3,7 @@
  * those links tests confirmed or ruled out. A citation index in which some citations are proven to
  * matter. Also: finding run folders under a root.
  */
+import { safeText } from "../log/sanitize";
 import fs from "node:fs";
 import path from "node:path";
 import type { RunData } from "../log/reader";
@@ -22,7 +23,8 @@ export function listRuns(root: string, maxDepth = 4): string[] {
     } catch {
       return;
     }
-    if (entries.some((e) => e.isFile() && e.name === "events.jsonl")) {
+    // a FIFO or a link named events.jsonl is a run too: reading it reports what it is
+    if (entries.some((e) => e.name === "events.jsonl" && !e.isDirectory())) {
       out.push(dir);
       return;
     }
@@ -88,19 +90,19 @@ export function influence(runs: readonly RunData[]): Influence {
       for (const nid of nodesMatching(m, g, t.intervention)) {
         const n = g.nodes.get(nid)!;
         if (n.type !== "input") continue;
-        const ref = String(m.byId.get(n.eventId)?.ref ?? "");
+        const ref = safeText(m.byId.get(n.eventId)?.ref ?? "");
         if (!sources.has(ref)) continue;
         edge(ref, tool).tests.push({
           run: run.runId,
           target: t.target,
-          effect: Number(t.effect),
-          ci: t.ci as [number, number],
-          verdict: String(t.verdict),
-          n: Number(t.n),
+          effect: typeof t.effect === "number" ? t.effect : 0,
+          ci: Array.isArray(t.ci) && t.ci.length === 2 ? (t.ci as [number, number]) : [0, 0],
+          verdict: safeText(t.verdict),
+          n: typeof t.n === "number" ? t.n : 0,
         });
       }
     }
-    for (const tool of new Set(m.actions.map((a) => String(a.tool)))) {
+    for (const tool of new Set(m.actions.map((a) => safeText(a.tool)))) {
       const o = outcomes.get(tool) ?? { id: tool, runs: 0 };
       o.runs++;
       outcomes.set(tool, o);

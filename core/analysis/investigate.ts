@@ -4,6 +4,7 @@
  * influence matrix — assembled into one plain {@link Investigation}. Everything is derived from the
  * log and the tests recorded against it; nothing calls a model.
  */
+import { safeText } from "../log/sanitize";
 import type { ActionEvent, LoadedEvent } from "../log/events";
 import type { RunData } from "../log/reader";
 import type { TestRecord } from "../log/testslog";
@@ -38,7 +39,7 @@ const EMAIL_FULL = /^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$/;
 /** "declared" when the run marked the call sensitive; "by name" when the run declares none and the name suggests it. */
 export function sensitivity(m: RunModel, a: ActionEvent): "declared" | "by name" | null {
   if (a.sensitive === true) return "declared";
-  if (!m.sensitiveDeclared() && SENSITIVE_NAME_RE.test(String(a.tool ?? ""))) return "by name";
+  if (!m.sensitiveDeclared() && SENSITIVE_NAME_RE.test(safeText(a.tool ?? ""))) return "by name";
   return null;
 }
 
@@ -49,17 +50,17 @@ function short(v: unknown, n = 90): string {
 
 export function testSummary(t: TestRecord): TestSummary {
   const num = (x: unknown) => (typeof x === "number" && Number.isFinite(x) ? x : null);
-  const ci = Array.isArray(t.ci) && t.ci.length === 2 ? ([Number(t.ci[0]), Number(t.ci[1])] as [number, number]) : ([0, 0] as [number, number]);
+  const ci = Array.isArray(t.ci) && t.ci.length === 2 ? ([num(t.ci[0]) ?? 0, num(t.ci[1]) ?? 0] as [number, number]) : ([0, 0] as [number, number]);
   return {
-    intervention: String(t.intervention ?? ""),
-    target: String(t.target ?? ""),
-    n: Number(t.n ?? 0),
+    intervention: safeText(t.intervention ?? ""),
+    target: safeText(t.target ?? ""),
+    n: num(t.n) ?? 0,
     p_with: num(t.p_with),
     p_without: num(t.p_without),
-    effect: Number(t.effect ?? 0),
+    effect: num(t.effect) ?? 0,
     ci,
-    verdict: String(t.verdict ?? "inconclusive"),
-    role: (t.role as string | undefined) ?? null,
+    verdict: safeText(t.verdict ?? "inconclusive"),
+    role: typeof t.role === "string" ? t.role : null,
     p_value: num(t.p_value),
     looks: typeof t.looks === "number" ? t.looks : undefined,
     stopped: typeof t.stopped === "string" ? t.stopped : undefined,
@@ -67,7 +68,7 @@ export function testSummary(t: TestRecord): TestSummary {
     scope: typeof t.scope === "string" ? t.scope : "run",
     line: t.line,
     chained: t.chained,
-    group: Array.isArray(t.group) ? t.group.map(String) : String(t.intervention ?? "").includes(" | ") ? String(t.intervention).split(" | ") : undefined,
+    group: Array.isArray(t.group) ? t.group.map((g) => safeText(g)) : safeText(t.intervention ?? "").includes(" | ") ? safeText(t.intervention).split(" | ") : undefined,
   };
 }
 
@@ -229,7 +230,7 @@ function alertsOf(m: RunModel, reach: UntrustedReach, views: Map<string, ActionV
   const ev = (m.start.meta as Record<string, unknown> | undefined)?.evidence_alerts;
   if (Array.isArray(ev)) {
     for (const e of ev as Record<string, unknown>[]) {
-      out.push({ severity: "high", rule: "evidence", title: String(e.title ?? "Evidence problem"), detail: String(e.detail ?? ""), seq: null, tool: null });
+      out.push({ severity: "high", rule: "evidence", title: safeText(e?.title ?? "Evidence problem", 200), detail: safeText(e?.detail ?? "", 2000), seq: null, tool: null });
     }
   }
   for (const a of m.actions) {
@@ -268,14 +269,14 @@ function alertsOf(m: RunModel, reach: UntrustedReach, views: Map<string, ActionV
           rule: "untrusted-reach",
           title: `Sensitive action ${a.tool} is downstream of untrusted input`,
           detail: `Reached from ${up.map((e) => e.source).join(", ")}. Reach is not cause; test it.`,
-          evidence: up.slice(0, 20).map((e) => ({ node: nodeId(e.id), seq: e.seq, line: e.line, label: String(e.source), trust: "untrusted", ref: String(e.ref ?? "") })),
+          evidence: up.slice(0, 20).map((e) => ({ node: nodeId(e.id), seq: e.seq, line: e.line, label: safeText(e.source), trust: "untrusted", ref: safeText(e.ref ?? "") })),
           cause: causeRef,
         });
       }
     }
     if (a.status === "blocked") {
-      const by = ["deny", "ask"].includes(String((a as { policy?: { decision?: string } }).policy?.decision)) ? "Tracekit policy" : "the guard";
-      out.push({ ...base, severity: "high", rule: "blocked", title: `${a.tool} was blocked by ${by}`, detail: String(a.guard?.reason ?? ""), evidence: bad[0]?.sources });
+      const by = ["deny", "ask"].includes(safeText((a as { policy?: { decision?: string } }).policy?.decision)) ? "Tracekit policy" : "the guard";
+      out.push({ ...base, severity: "high", rule: "blocked", title: `${a.tool} was blocked by ${by}`, detail: safeText(a.guard?.reason ?? ""), evidence: bad[0]?.sources });
     } else if (a.status === "error") {
       out.push({ ...base, severity: "review", rule: "tool-error", title: `${a.tool} failed`, detail: textOf(m.value(a.result_ref)).slice(0, 200) });
     }
@@ -361,7 +362,7 @@ function timeline(m: RunModel, alertSeqs: Set<number>): TimelineRow[] {
         text = "Run finished";
         break;
       default:
-        text = String(e.type);
+        text = safeText(e.type);
     }
     const flags: string[] = [];
     if (e.trust === "untrusted") flags.push("untrusted");
@@ -373,11 +374,11 @@ function timeline(m: RunModel, alertSeqs: Set<number>): TimelineRow[] {
     const usage = e.usage && typeof e.usage === "object" && typeof e.usage.input_tokens === "number" ? e.usage : null;
     return {
       seq: e.seq,
-      id: String(e.id),
+      id: safeText(e.id),
       node: ["input", "decision", "action", "message"].includes(e.type) ? nodeId(e.id) : null,
       line: e.line,
-      type: String(e.type),
-      agent: String(e.agent),
+      type: safeText(e.type),
+      agent: safeText(e.agent),
       t_ms: sec !== null && t0 !== null ? Math.round((sec - t0) * 100000) / 100 : 0,
       duration_ms: typeof e.duration_ms === "number" ? e.duration_ms : null,
       text,
@@ -407,10 +408,10 @@ function summaryOf(m: RunModel, al: Alert[]): RunSummary {
   return {
     run_id: m.runId,
     dir: m.run.dir,
-    program: String(m.start.program ?? ""),
-    started: String(m.events[0]?.ts ?? ""),
+    program: safeText(m.start.program ?? ""),
+    started: safeText(m.events[0]?.ts ?? ""),
     task: task === undefined ? null : textOf(task),
-    agents: [...new Set(m.events.filter((e) => e.type === "agent.start").map((e) => String(e.agent)))].sort(),
+    agents: [...new Set(m.events.filter((e) => e.type === "agent.start").map((e) => safeText(e.agent)))].sort(),
     decisions: m.decisions.length,
     actions: m.actions.length,
     messages: m.messages.length,
@@ -422,13 +423,13 @@ function summaryOf(m: RunModel, al: Alert[]): RunSummary {
     tool_ms: Math.round(m.actions.reduce((s, a) => s + (Number(a.duration_ms) || 0), 0) * 100) / 100,
     usage,
     tests: m.run.tests.length,
-    confirmed_causes: m.run.tests.filter((t) => t.verdict === "causal" && !t.group && !String(t.intervention ?? "").includes(" | ")).length,
+    confirmed_causes: m.run.tests.filter((t) => t.verdict === "causal" && !t.group && !safeText(t.intervention ?? "").includes(" | ")).length,
     alerts: counts,
     integrity: errors.length ? "failed" : "ok",
     status: errors.length ? "failed" : m.run.complete ? "intact" : "running",
     problems: m.run.problems.length,
     first_problem: errors[0] ?? null,
-    tools_run: m.actions.map((a) => String(a.tool)),
+    tools_run: m.actions.map((a) => safeText(a.tool)),
     replayable: !!m.start.program,
     finished,
     blocked: m.actions.filter((a) => a.status === "blocked").length,
@@ -454,7 +455,7 @@ function channelsOf(m: RunModel, g: Graph, tests: TestSummary[]): ChannelRow[] {
   const chans = new Map<string, ChannelRow>();
   for (const e of m.messages) {
     const key = `${e.agent}->${e.to}`;
-    const c = chans.get(key) ?? { channel: key, from: String(e.agent), to: String(e.to), sent: 0, used: 0, tests: [] };
+    const c = chans.get(key) ?? { channel: key, from: safeText(e.agent), to: safeText(e.to), sent: 0, used: 0, tests: [] };
     chans.set(key, c);
     c.sent++;
     if (g.outEdges(nodeId(e.id), ["observed"]).length) c.used++;
@@ -477,19 +478,19 @@ function agentsOf(m: RunModel): AgentRow[] {
   };
   for (const e of m.events) {
     if (e.type === "agent.start") {
-      const r = row(String(e.agent));
-      r.role = String(e.role ?? "");
+      const r = row(safeText(e.agent));
+      r.role = safeText(e.role ?? "");
       r.parent = (e.parent as string | null) ?? null;
-    } else if (e.type === "input" && e.agent !== "run") row(String(e.agent)).inputs++;
+    } else if (e.type === "input" && e.agent !== "run") row(safeText(e.agent)).inputs++;
     else if (e.type === "decision") {
-      const r = row(String(e.agent));
+      const r = row(safeText(e.agent));
       r.decisions++;
       r.tokens += (Number(e.usage?.input_tokens) || 0) + (Number(e.usage?.output_tokens) || 0);
       r.model_ms += Number(e.duration_ms) || 0;
-    } else if (e.type === "action") row(String(e.agent)).actions++;
+    } else if (e.type === "action") row(safeText(e.agent)).actions++;
     else if (e.type === "message") {
-      row(String(e.agent)).sent++;
-      row(String(e.to)).received++;
+      row(safeText(e.agent)).sent++;
+      row(safeText(e.to)).received++;
     }
   }
   for (const r of rows.values()) r.model_ms = Math.round(r.model_ms * 100) / 100;
@@ -508,12 +509,12 @@ function eventViews(m: RunModel, g: Graph): EventView[] {
     return {
       seq: e.seq,
       line: e.line,
-      id: String(e.id),
-      type: String(e.type),
-      agent: String(e.agent),
-      ts: String(e.ts),
-      hash: String(e.hash),
-      prev_hash: String(e.prev_hash),
+      id: safeText(e.id),
+      type: safeText(e.type),
+      agent: safeText(e.agent),
+      ts: safeText(e.ts),
+      hash: safeText(e.hash),
+      prev_hash: safeText(e.prev_hash),
       fields,
       from: g.nodes.has(n) ? g.inEdges(n, ["observed"]).map((x) => x.src) : [],
       to: g.nodes.has(n) ? g.outEdges(n, ["observed"]).map((x) => x.dst) : [],
@@ -582,7 +583,7 @@ export function investigate(run: RunData, opts: InvestigateOptions = {}): Invest
     criticalPath: cp,
     unusedMessages: m.messages
       .filter((e) => !g.outEdges(nodeId(e.id), ["observed"]).length)
-      .map((e) => ({ from: String(e.agent), to: String(e.to), seq: e.seq, node: nodeId(e.id) })),
+      .map((e) => ({ from: safeText(e.agent), to: safeText(e.to), seq: e.seq, node: nodeId(e.id) })),
     problems: run.problems,
     tests,
     events: eventViews(m, g),

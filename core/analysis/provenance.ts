@@ -4,6 +4,7 @@
  * before the call. All values of all calls are found in one pass over the run's content with an
  * Aho–Corasick automaton, so a run of 100,000 events costs one scan, not one per call.
  */
+import { safeText } from "../log/sanitize";
 import type { ActionEvent } from "../log/events";
 import { nodeId } from "../graph/graph";
 import type { RunModel } from "../graph/model";
@@ -92,7 +93,7 @@ export class ProvenanceIndex {
 
   constructor(private readonly m: RunModel) {
     // content hashed, or (imported traces) not captured everywhere: a value found nowhere may simply not have been recorded
-    this.hashed = ["hashed", "partial", "none"].includes(String((m.start.meta as Record<string, unknown> | undefined)?.content_capture));
+    this.hashed = ["hashed", "partial", "none"].includes(safeText((m.start.meta as Record<string, unknown> | undefined)?.content_capture));
     const untrustedRefs = new Set(m.inputs.filter((e) => e.trust === "untrusted").map((e) => e.ref));
     for (const e of m.events) {
       if (e.type === "input") {
@@ -100,9 +101,9 @@ export class ProvenanceIndex {
           node: nodeId(e.id),
           seq: e.seq,
           line: e.line,
-          label: e.kind === "task" ? "task" : String(e.source ?? "input"),
+          label: e.kind === "task" ? "task" : safeText(e.source ?? "input"),
           trust: e.trust === "untrusted" ? "untrusted" : "trusted",
-          ref: String(e.ref ?? ""),
+          ref: safeText(e.ref ?? ""),
           text: searchText(m.value(e.ref)),
         });
       } else if (e.type === "action" && e.status !== "blocked") {
@@ -114,9 +115,9 @@ export class ProvenanceIndex {
           node: nodeId(e.id),
           seq: e.seq,
           line: e.line,
-          label: String(a.tool),
+          label: safeText(a.tool),
           trust: untrusted ? "untrusted" : "trusted",
-          ref: String(a.result_ref ?? ""),
+          ref: safeText(a.result_ref ?? ""),
           text: searchText(m.value(a.result_ref)),
         });
       }

@@ -7,6 +7,7 @@
  * prompt-injection signature); found nowhere, "generated".
  */
 import { dumps } from "../log/pyjson";
+import { findEmails } from "./scan";
 import type { Trust } from "../log/events";
 
 export type Origin = "trusted" | "untrusted-only" | "generated";
@@ -37,7 +38,6 @@ export interface TracedValue {
   sources: SourceRef[];
 }
 
-const EMAIL = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;
 const URL_RE = /https?:\/\/[^\s"'<>]+/g;
 
 /** The text a value is searched in: strings as they are, anything else as JSON. */
@@ -55,7 +55,7 @@ export function tracedValues(args: unknown): { path: string; value: string }[] {
   const out: { path: string; value: string }[] = [];
   const walk = (v: unknown, p: string) => {
     if (typeof v === "string") {
-      const found = [...(v.match(EMAIL) ?? []), ...(v.match(URL_RE) ?? [])];
+      const found = [...findEmails(v), ...(v.match(URL_RE) ?? [])];
       if (found.length) for (const f of new Set(found)) out.push({ path: p, value: f });
       else if (v.length >= 6) out.push({ path: p, value: v });
     } else if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${p}[${i}]`));

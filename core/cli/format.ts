@@ -1,12 +1,13 @@
 /** Text output shared by CLI commands. */
 import type { Attribution } from "../replay/attribute";
+import { writeOut } from "./stdio";
 
 export function out(...a: unknown[]): void {
-  process.stdout.write(a.map(String).join(" ") + "\n");
+  writeOut(a.map(String).join(" ") + "\n");
 }
 
 export function json(v: unknown): void {
-  process.stdout.write(JSON.stringify(v, null, 2) + "\n");
+  writeOut(JSON.stringify(v, null, 2) + "\n");
 }
 
 const pad = (s: string, n: number) => (s.length >= n ? s : s + " ".repeat(n - s.length));

@@ -13,6 +13,8 @@ import { verifyRunData } from "../log/verify";
 import { RunModel } from "../graph/model";
 import { buildGraph, criticalPath, taint, targetHits } from "../graph/graph";
 import { alertRecord, investigateLite } from "../analysis/investigate";
+import { investigateLiteSafe } from "../analysis/safe";
+import { guardStdio } from "./stdio";
 import { influence, listRuns } from "../analysis/influence";
 import { BUILTIN_PROGRAMS, isAllowed, loadProgram, resolveProgram, ProgramError } from "../replay/loader";
 import { ReplayContext, runTest, decisionTest, replayAndDiff, ReplayError, Budget } from "../replay/engine";
@@ -106,7 +108,8 @@ const COMMANDS: Record<string, Command> = {
     help: "alerts with the reference's rules (high / review / info)",
     spec: { positionals: ["run"], flags: { ...JSON_FLAG } },
     run: (p) => {
-      const al = investigateLite(readRun(requireRun(p.pos.run!))).alerts;
+      // blobs checked, as the reference does: a forged or missing blob is the integrity alert
+      const al = investigateLiteSafe(readRun(requireRun(p.pos.run!), { checkBlobs: true })).alerts;
       if (p.flags.json) json(al.map(alertRecord));
       else if (!al.length) out("no alerts");
       else for (const a of al) out(`${a.severity.toUpperCase().padEnd(6)} ${a.seq === null ? "run" : `#${a.seq}`.padEnd(4)} ${a.title}${a.detail ? `\n       ${a.detail}` : ""}`);
@@ -326,6 +329,7 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 if (require.main === module) {
+  guardStdio();
   main(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;

@@ -7,6 +7,7 @@
  * Tracing follows observed edges and answers "what could this have influenced"; only tested edges
  * answer "what did it influence".
  */
+import { safeText } from "../log/sanitize";
 import { parseIntervention, parseTarget, matchesTarget, removes, type ItemLike, type Target } from "../specs";
 import type { ActionEvent, DecisionEvent, LoadedEvent, MessageEvent } from "../log/events";
 import type { TestRecord } from "../log/testslog";
@@ -134,11 +135,11 @@ export class Graph {
 function label(e: LoadedEvent): string {
   switch (e.type) {
     case "input":
-      return String(e.source ?? "input");
+      return safeText(e.source ?? "input");
     case "decision":
-      return String(e.purpose || e.model || "decision");
+      return safeText(e.purpose || e.model || "decision");
     case "action":
-      return String(e.tool);
+      return safeText(e.tool);
     case "message":
       return `${e.agent} → ${e.to}`;
     default:
@@ -195,9 +196,9 @@ export interface GraphOptions {
 export function itemOfNode(m: RunModel, n: GNode): ItemLike | null {
   const e = m.byId.get(n.eventId);
   if (!e) return null;
-  if (n.type === "input") return { kind: String(e.kind ?? "input"), source: String(e.source ?? ""), trust: String(e.trust ?? "trusted"), ref: String(e.ref ?? "") };
-  if (n.type === "message") return { kind: "message", source: `${e.agent}->${e.to}`, trust: String(e.trust ?? "trusted"), ref: String(e.ref ?? "") };
-  if (n.type === "action") return { kind: "result", source: String(e.tool), trust: "trusted", ref: String(e.result_ref ?? "") };
+  if (n.type === "input") return { kind: safeText(e.kind ?? "input"), source: safeText(e.source ?? ""), trust: safeText(e.trust ?? "trusted"), ref: safeText(e.ref ?? "") };
+  if (n.type === "message") return { kind: "message", source: `${e.agent}->${e.to}`, trust: safeText(e.trust ?? "trusted"), ref: safeText(e.ref ?? "") };
+  if (n.type === "action") return { kind: "result", source: safeText(e.tool), trust: "trusted", ref: safeText(e.result_ref ?? "") };
   return null;
 }
 
@@ -239,14 +240,14 @@ export function buildGraph(m: RunModel, opts: GraphOptions = {}): Graph {
     g.nodes.set(id, {
       id,
       type: e.type,
-      agent: String(e.agent),
+      agent: safeText(e.agent),
       seq: Number(e.seq),
       line: e.line,
       label: label(e),
-      trust: String(e.trust ?? "trusted"),
+      trust: safeText(e.trust ?? "trusted"),
       kind: (e.kind as string | undefined) ?? null,
       to: (e.to as string | undefined) ?? null,
-      tool: e.type === "action" ? String(e.tool) : undefined,
+      tool: e.type === "action" ? safeText(e.tool) : undefined,
       eventId: e.id,
     });
     for (const k of ["ref", "output", "result_ref"]) {
@@ -357,7 +358,7 @@ function attachTests(m: RunModel, g: Graph, tests: readonly TestRecord[]): void 
       const dec = typeof t.decision === "string" ? nodeId(t.decision) : "";
       const ev = g.nodes.get(dec) ? (m.byId.get(t.decision as string) as DecisionEvent | undefined) : undefined;
       const ctx = new Set((ev?.context ?? []).map((c) => c.ref));
-      srcs = nodesMatching(m, g, t.intervention).filter((s) => ctx.has(String(m.byId.get(g.nodes.get(s)!.eventId)?.ref)));
+      srcs = nodesMatching(m, g, t.intervention).filter((s) => ctx.has(safeText(m.byId.get(g.nodes.get(s)!.eventId)?.ref)));
       dsts = ev ? [dec] : [];
     } else {
       srcs = nodesMatching(m, g, t.intervention);

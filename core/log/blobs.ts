@@ -8,13 +8,14 @@ import path from "node:path";
 import { createHash } from "node:crypto";
 import { canonicalDigest, compactText, isRef, sha256Hex, slowCanonical } from "./hash";
 import { parseLossless } from "./pyjson";
+import { MAX_JSON_DEPTH, jsonTooDeep, openRunFile } from "./safefs";
 
 /** Blobs larger than this are not loaded (their hash is still checked, in chunks). */
 export const DEFAULT_MAX_BLOB_BYTES = 64 * 1024 * 1024;
 
 export type BlobResult =
   | { ok: true; value: unknown; readonly canonical: string; bytes: number; /** JSON.stringify(value) is its canonical form: the plain value loses nothing */ exact?: boolean }
-  | { ok: false; code: "bad-ref" | "missing-blob" | "blob-not-json" | "blob-too-large" | "blob-hash"; message: string };
+  | { ok: false; code: "bad-ref" | "missing-blob" | "blob-not-json" | "blob-too-large" | "blob-too-deep" | "blob-hash" | "io"; message: string };
 
 export function blobPath(runDir: string, ref: string): string {
   if (!isRef(ref)) throw new Error(`not a content ref: ${JSON.stringify(ref).slice(0, 80)}`);
@@ -83,12 +84,13 @@ export class BlobStore {
     if (kept) return decodeBlob(ref, kept, true);
     // open, read, close: most blobs fit the shared buffer, so their size needs no fstat; a blob
     // that fills it is measured before it is read whole, so one too large to hold is refused
-    let fd: number;
-    try {
-      fd = fs.openSync(this.pathOf(ref), "r");
-    } catch {
-      return { ok: false, code: "missing-blob", message: `blob ${ref.slice(0, 19)}… is missing` };
+    // only a regular file inside the run folder, opened without blocking (see safefs.ts)
+    const o = openRunFile(this.pathOf(ref), this.runDir);
+    if (!o.ok) {
+      if (o.missing) return { ok: false, code: "missing-blob", message: `blob ${ref.slice(0, 19)}… is missing` };
+      return { ok: false, code: "io", message: `blob ${ref.slice(0, 19)}… is not read: ${o.reason}` };
     }
+    const fd = o.fd;
     try {
       const first = readInto(fd, SHARED, 0);
       if (first < 0) return { ok: false, code: "missing-blob", message: `blob ${ref.slice(0, 19)}… is not a file` };
@@ -132,6 +134,9 @@ function readInto(fd: number, buf: Buffer, at: number): number {
 /** Checks a blob file's bytes against its ref and decodes `{"v": value}`. */
 export function decodeBlob(ref: string, buf: Buffer, proven = false): BlobResult {
   const want = ref.slice(7);
+  if (jsonTooDeep(buf, MAX_JSON_DEPTH + 1)) {
+    return { ok: false, code: "blob-too-deep", message: `blob ${ref.slice(0, 19)}… nests its value deeper than ${MAX_JSON_DEPTH} levels; not loaded` };
+  }
   const text = buf.toString("utf8");
   let outer: unknown;
   try {
@@ -189,16 +194,24 @@ function lazyResult(value: unknown, bytes: number): BlobResult {
   };
 }
 
+/** Larger blob files are not re-hashed (they fail the check): 16 GB. */
+const MAX_HASHED_BYTES = 16 * 1024 * 1024 * 1024;
+
 /** Re-hashes a blob file in chunks, without holding it: true when it matches its name. */
-export function blobFileMatches(file: string, hex: string): boolean {
+export function blobFileMatches(file: string, hex: string, runDir = path.dirname(path.dirname(file))): boolean {
   const h = createHash("sha256");
-  const fd = fs.openSync(file, "r");
+  const o = openRunFile(file, runDir);
+  if (!o.ok) throw new Error(`${path.basename(file)} is not read: ${o.reason}`);
+  const fd = o.fd;
   try {
     const chunk = Buffer.allocUnsafe(1 << 20);
+    let total = 0;
     let inStr = false;
     let esc = false;
     for (;;) {
       const n = fs.readSync(fd, chunk, 0, chunk.length, null);
+      if (n > 0) total += n;
+      if (total > MAX_HASHED_BYTES) return false;
       if (n <= 0) break;
       let seg = 0;
       for (let i = 0; i < n; i++) {

@@ -197,7 +197,8 @@ function typeOk(v: unknown, t: FieldType): boolean {
 }
 
 const COMMON_LIST = Object.entries(COMMON);
-const REQUIRED_LIST: Record<string, [string, FieldType][]> = Object.fromEntries(Object.entries(REQUIRED).map(([t, f]) => [t, Object.entries(f)]));
+// a Map: the type comes from the run ("toString", "__proto__" must find nothing)
+const REQUIRED_LIST = new Map<string, [string, FieldType][]>(Object.entries(REQUIRED).map(([t, f]) => [t, Object.entries(f)]));
 const NO_PROBLEMS: string[] = [];
 
 function describe(k: string, t: FieldType): string {
@@ -212,14 +213,14 @@ export function fieldProblems(e: Record<string, unknown>): string[] {
     out.push(msg);
   };
   for (const [k, t] of COMMON_LIST) {
-    const v = e[k];
+    const v = Object.hasOwn(e, k) ? e[k] : undefined;
     if (v === undefined) bad(`missing field "${k}"`);
     else if (!typeOk(v, t)) bad(describe(k, t));
   }
-  const req = REQUIRED_LIST[e.type as string];
+  const req = typeof e.type === "string" ? REQUIRED_LIST.get(e.type) : undefined;
   if (req) {
     for (const [k, t] of req) {
-      const v = e[k];
+      const v = Object.hasOwn(e, k) ? e[k] : undefined;
       if (v === undefined) bad(`missing field "${k}"`);
       else if (!typeOk(v, t)) bad(describe(k, t));
     }

@@ -42,8 +42,20 @@ for (;;) {
   let ok = false;
   try {
     const file = path.join(dir, name);
-    if (fs.statSync(file).size <= maxBytes) {
-      const buf = fs.readFileSync(file);
+    // regular files only, opened without following links or blocking (a FIFO, a link to
+    // /dev/zero: left Unsure, for the caller's checked path to report)
+    const lst = fs.lstatSync(file);
+    if (lst.isFile() && lst.size <= maxBytes) {
+      const fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK || 0) | (fs.constants.O_NOFOLLOW || 0));
+      let buf;
+      try {
+        const st = fs.fstatSync(fd);
+        if (!st.isFile() || st.ino !== lst.ino || st.size > maxBytes) throw new Error("changed");
+        buf = Buffer.allocUnsafe(st.size);
+        let n = 0;
+        while (n < buf.length) { const k = fs.readSync(fd, buf, n, buf.length - n, n); if (k <= 0) break; n += k; }
+        buf = buf.subarray(0, n);
+      } finally { fs.closeSync(fd); }
       const v = JSON.parse(buf.toString("utf8"));
       ok = v !== null && typeof v === "object" && !Array.isArray(v) && "v" in v && sha('{"v":' + JSON.stringify(v.v) + "}") + ".json" === name;
       // keep the bytes of a proven blob where the caller can read them without a second read

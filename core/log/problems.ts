@@ -22,7 +22,14 @@ export type ProblemCode =
   | "tests-hash"
   | "tests-not-json"
   | "tests-unchained"
-  | "io";
+  | "io"
+  /** a line or blob nested deeper than the reader reads (see safefs.ts) */
+  | "too-deep"
+  | "blob-too-deep"
+  /** a log without run.end that cannot be a run still being written (see running.ts) */
+  | "truncated"
+  /** an analysis failed on the run (see analysis/safe.ts) */
+  | "analysis-failed";
 
 export interface Problem {
   code: ProblemCode;
@@ -35,7 +42,7 @@ export interface Problem {
   file?: "events.jsonl" | "tests.jsonl" | "blobs";
 }
 
-const WARNINGS: ReadonlySet<ProblemCode> = new Set(["unknown-type", "no-run-end", "tests-unchained", "blob-too-large"]);
+const WARNINGS: ReadonlySet<ProblemCode> = new Set(["unknown-type", "no-run-end", "tests-unchained", "blob-too-large", "blob-too-deep"]);
 
 export function problem(code: ProblemCode, message: string, at: Partial<Problem> = {}): Problem {
   return { code, severity: WARNINGS.has(code) ? "warning" : "error", message, ...at };

@@ -13,6 +13,8 @@
  * 2^53. {@link parseLossless} produces them; {@link dumps} writes them back.
  */
 
+import { MAX_JSON_DEPTH, jsonTooDeep } from "./safefs";
+
 /** A float that must be written in float form even though its value is integral (`89.0`). */
 export class PyFloat {
   constructor(readonly value: number) {}
@@ -202,7 +204,7 @@ export class JsonSyntaxError extends SyntaxError {
   }
 }
 
-const MAX_DEPTH = 512;
+const MAX_DEPTH = MAX_JSON_DEPTH + 12;
 
 /**
  * Parses JSON (plus Python's `NaN`, `Infinity`, `-Infinity`) keeping what JSON.parse loses:
@@ -363,6 +365,7 @@ export function toPlain(v: JsonValue): unknown {
 
 /** A JSON object (Python's NaN / Infinity accepted), as plain values; undefined for anything else. */
 export function parseJsonObject(text: string): Record<string, unknown> | undefined {
+  if (jsonTooDeep(text, MAX_JSON_DEPTH)) return undefined; // every later walk over it is bounded
   let v: unknown;
   try {
     v = JSON.parse(text);

@@ -8,13 +8,16 @@
 import fs from "node:fs";
 import path from "node:path";
 import { createHash } from "node:crypto";
-import { BlobStore, DEFAULT_MAX_BLOB_BYTES, blobFileMatches } from "./blobs";
+import { BlobStore, blobFileMatches } from "./blobs";
 import { SCHEMAS, KNOWN_TYPES, fieldProblems, refsOf, type LoadedEvent } from "./events";
 import { HASH_KEY, ZERO_HASH, canonicalDigest, isHex64, isRef, sha256Hex, slowCanonical } from "./hash";
 import { parseJsonObject } from "./pyjson";
 import { BlobStatus, startParallelBlobCheck, type ParallelCheck } from "./parallel-blobs";
 import { problem, type Problem, type ProblemCode } from "./problems";
 import { readTestsLog, type TestRecord } from "./testslog";
+import { MAX_JSON_DEPTH, jsonTooDeep, openRunFile, readLimits, type ReadLimits } from "./safefs";
+import { runningRule } from "./running";
+import { sanitizeEvent } from "./sanitize";
 
 export { problem, type Problem, type ProblemCode } from "./problems";
 
@@ -128,6 +131,11 @@ export class EventLogParser {
       this.prevHash = null;
       return;
     }
+    if (jsonTooDeep(buf, MAX_JSON_DEPTH, 0, end)) {
+      this.add(problem("too-deep", `line ${lineNo} nests values deeper than ${MAX_JSON_DEPTH} levels; not read`, { line: lineNo, file: "events.jsonl" }));
+      this.prevHash = null;
+      return;
+    }
     const text = buf.toString("utf8", 0, end);
     const e = parseJsonObject(text);
     if (e === undefined) {
@@ -138,10 +146,10 @@ export class EventLogParser {
     const seq = typeof e.seq === "number" ? e.seq : undefined;
     const at = { line: lineNo, seq, file: "events.jsonl" as const };
     if (!SCHEMAS.has(e.schema as string)) {
-      this.add(problem("schema", `line ${lineNo}: unknown schema ${JSON.stringify(e.schema)}`, at));
+      this.add(problem("schema", `line ${lineNo}: unknown schema ${JSON.stringify(e.schema)?.slice(0, 80)}`, at));
     }
     if (seq !== lineNo - 1) {
-      this.add(problem("seq", `line ${lineNo}: seq is ${JSON.stringify(e.seq)}, expected ${lineNo - 1} (an event was removed, inserted or moved)`, at));
+      this.add(problem("seq", `line ${lineNo}: seq is ${JSON.stringify(e.seq)?.slice(0, 40)}, expected ${lineNo - 1} (an event was removed, inserted or moved)`, at));
     }
     if (this.prevHash !== null && e.prev_hash !== this.prevHash) {
       this.add(problem("chain", `line ${lineNo}${seq !== undefined ? ` (seq ${seq})` : ""}: prev_hash does not match the previous event's hash (the chain is broken here)`, at));
@@ -153,7 +161,12 @@ export class EventLogParser {
       // Fast path: JSON.stringify of the parsed event (without its hash) is the canonical form for
       // lines with sorted keys and no float written in Python's own forms (89.0, 1e-05); others
       // take the byte-exact path, then a lossless re-serialisation.
-      const full = JSON.stringify(e);
+      let full = "";
+      try {
+        full = JSON.stringify(e);
+      } catch {
+        /* the exact paths below decide */
+      }
       const member = '"hash":"' + recorded + '"';
       const pos = full.indexOf(member);
       let ok = false;
@@ -174,7 +187,8 @@ export class EventLogParser {
       }
       if (!ok) this.add(problem("hash", `line ${lineNo}${seq !== undefined ? ` (seq ${seq})` : ""}: the event does not match its hash (edited after it was written)`, at));
     }
-    for (const msg of fieldProblems(e)) this.add(problem("malformed", `line ${lineNo}: ${msg}`, at));
+    const fp = fieldProblems(e);
+    for (const msg of fp) this.add(problem("malformed", `line ${lineNo}: ${msg}`, at));
     if (typeof e.type === "string" && !KNOWN_TYPES.has(e.type)) {
       this.add(problem("unknown-type", `line ${lineNo}: unknown event type "${e.type.slice(0, 60)}" (kept, not analysed)`, at));
     }
@@ -184,8 +198,13 @@ export class EventLogParser {
     }
     this.prevHash = isHex64(recorded) ? recorded : null;
     this.lastSeq = seq;
-    (e as Record<string, unknown>).line = lineNo;
-    this.events.push(e as unknown as LoadedEvent);
+    // the analyses read a view whose fields have their types (see sanitize.ts)
+    const { event, changed } = sanitizeEvent(e, lineNo);
+    const told = fp.join(" ");
+    const unreported = changed.filter((k) => k !== "seq" && !told.includes(`"${k}"`) && !(k === "context" && told.includes("context[")));
+    if (unreported.length) this.add(problem("malformed", `line ${lineNo}: field${unreported.length === 1 ? "" : "s"} ${unreported.map((k) => `"${k}"`).join(", ")} of the wrong type (read as text or left out)`, at));
+    (event as Record<string, unknown>).line = lineNo;
+    this.events.push(event as unknown as LoadedEvent);
   }
 
   get head(): { seq: number | undefined; hash: string | null } {
@@ -213,49 +232,69 @@ export interface ReadOptions {
   /** Check blob hashes on a second thread from this many blob files (default 4000). */
   parallelMin?: number;
   maxBlobBytes?: number;
+  /** Size limits on the run's files (defaults: {@link readLimits}). */
+  limits?: Partial<ReadLimits>;
+  /** A run without run.end whose events.jsonl has not changed for this long was cut short (ms; see running.ts). */
+  staleMs?: number;
 }
 
-/** Reads events.jsonl in chunks into a parser. */
-export function readEventsFile(file: string, parser = new EventLogParser(), from = 0): { parser: EventLogParser; bytes: number; error?: string } {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, "r");
-  } catch (err) {
-    return { parser, bytes: 0, error: (err as Error).message };
-  }
+/**
+ * Reads events.jsonl in chunks into a parser: only a regular file (see safefs.ts), at most
+ * `maxBytes` bytes of it (default: {@link readLimits}); `error` says why it was not read (whole).
+ */
+export function readEventsFile(
+  file: string,
+  parser = new EventLogParser(),
+  from = 0,
+  opts: { runDir?: string; maxBytes?: number } = {},
+): { parser: EventLogParser; bytes: number; error?: string; truncated?: boolean } {
+  const o = openRunFile(file, opts.runDir ?? path.dirname(file));
+  if (!o.ok) return { parser, bytes: 0, error: o.reason };
+  const max = opts.maxBytes ?? readLimits().maxEventsBytes;
   let pos = from;
+  let truncated = false;
   try {
     const chunk = Buffer.allocUnsafe(1 << 20);
     for (;;) {
-      const n = fs.readSync(fd, chunk, 0, chunk.length, pos);
+      const room = max - pos;
+      if (room <= 0) {
+        truncated = true;
+        break;
+      }
+      let n: number;
+      try {
+        n = fs.readSync(o.fd, chunk, 0, Math.min(chunk.length, room), pos);
+      } catch (err) {
+        return { parser, bytes: pos - from, error: (err as Error).message };
+      }
       if (n <= 0) break;
       pos += n;
       parser.push(chunk.subarray(0, n));
     }
   } finally {
-    fs.closeSync(fd);
+    fs.closeSync(o.fd);
   }
+  if (truncated) return { parser, bytes: pos - from, truncated, error: `it is larger than the ${(max / 1048576).toFixed(0)} MB limit; only the first ${(max / 1048576).toFixed(0)} MB were read` };
   return { parser, bytes: pos - from };
 }
 
 /** Reads one run folder. Never throws for a damaged run; problems are in the result. */
 export function readRun(dir: string, opts: ReadOptions = {}): RunData {
-  const blobs = new BlobStore(dir, opts.maxBlobBytes ?? DEFAULT_MAX_BLOB_BYTES);
+  const limits = readLimits(opts.limits);
+  const blobs = new BlobStore(dir, opts.maxBlobBytes ?? limits.maxBlobBytes);
   // a large run's blob hashes start on a second core now, while this one reads the events
   const parallel = opts.checkBlobs ? startParallelBlobCheck(dir, blobs.maxBytes, opts.parallelMin) : undefined;
   const file = path.join(dir, "events.jsonl");
-  const { parser, bytes, error } = readEventsFile(file);
+  const { parser, bytes, error } = readEventsFile(file, undefined, 0, { runDir: dir, maxBytes: limits.maxEventsBytes });
   parser.end();
   const problems = [...parser.problems];
   if (error) problems.push(problem("io", `cannot read events.jsonl: ${error}`, { file: "events.jsonl" }));
   const events = parser.events;
   if (!error && events.length === 0 && !problems.length) problems.push(problem("empty", "events.jsonl holds no events", { file: "events.jsonl" }));
   const complete = events.some((e) => e.type === "run.end");
-  if (events.length && !complete) {
-    problems.push(problem("no-run-end", "the run has no run.end event: it is still running, or was cut short", { file: "events.jsonl" }));
-  }
+  const tests = readTestsLog(dir, limits.maxTestsBytes);
+  if (events.length && !complete) problems.push(runningRule(dir, events, tests.records.length, opts));
   if (opts.checkBlobs) problems.push(...checkBlobs(dir, events, blobs, parallel));
-  const tests = readTestsLog(dir);
   problems.push(...tests.problems);
   const first = events.find((e) => typeof e.run_id === "string");
   return {
@@ -280,10 +319,9 @@ export function runDataFromParser(dir: string, parser: EventLogParser, blobs = n
   const problems = [...parser.problems];
   if (events.length === 0 && !problems.length) problems.push(problem("empty", "events.jsonl holds no events", { file: "events.jsonl" }));
   const complete = events.some((e) => e.type === "run.end");
-  if (events.length && !complete) {
-    problems.push(problem("no-run-end", "the run has no run.end event: it is still running, or was cut short", { file: "events.jsonl" }));
-  }
   const tests = readTestsLog(dir);
+  // a partial last line may name blobs already written: the orphan check waits for it
+  if (events.length && !complete) problems.push(runningRule(dir, events, tests.records.length, { orphans: !parser.hasPartialLine }));
   problems.push(...tests.problems);
   const first = events.find((e) => typeof e.run_id === "string");
   return { dir, runId: (first?.run_id as string | undefined) ?? path.basename(dir), events, problems, tests: tests.records, blobs, complete, bytes: parser.offset };
@@ -310,9 +348,10 @@ export function checkBlobs(dir: string, events: LoadedEvent[], blobs: BlobStore,
     checked.add(ref.slice(7) + ".json");
     const r = blobs.get(ref);
     if (r.ok) continue;
-    if (r.code === "blob-too-large") {
-      // too large to hold: still check its hash, in chunks
-      if (!blobFileMatchesSafe(blobs.pathOf(ref), ref.slice(7))) out.push(problem("blob-hash", `blob ${ref.slice(7, 19)}… does not hash to its name (forged or damaged)`, at));
+    if (r.code === "blob-too-large" || r.code === "blob-too-deep") {
+      // too large or deep to hold: still check its hash, in chunks
+      if (!blobFileMatchesSafe(blobs.pathOf(ref), ref.slice(7), dir)) out.push(problem("blob-hash", `blob ${ref.slice(7, 19)}… does not hash to its name (forged or damaged)`, at));
+      else if (r.code === "blob-too-deep") out.push(problem("blob-too-deep", `${r.message} (its hash matches; named by line ${e.line}, seq ${e.seq})`, at));
       continue;
     }
     if (r.code === "missing-blob") {
@@ -331,7 +370,9 @@ export function checkBlobs(dir: string, events: LoadedEvent[], blobs: BlobStore,
     if (checked.has(name)) continue;
     const m = /^([0-9a-f]{64})\.json$/.exec(name);
     if (!m) continue;
-    if (!blobFileMatchesSafe(path.join(dir, "blobs", name), m[1])) {
+    const why = notRegular(path.join(dir, "blobs", name), dir);
+    if (why) out.push(problem("io", `blob file ${name.slice(0, 12)}… is not read: ${why}`, { ref: "sha256:" + m[1], file: "blobs" }));
+    else if (!blobFileMatchesSafe(path.join(dir, "blobs", name), m[1], dir)) {
       out.push(problem("blob-hash", `blob file ${name.slice(0, 12)}… does not hash to its name (forged or damaged)`, { ref: "sha256:" + m[1], file: "blobs" }));
     }
   }
@@ -343,8 +384,9 @@ function checkOne(ref: string, e: LoadedEvent, blobs: BlobStore, out: Problem[])
   const at = { line: e.line, seq: e.seq as number, ref, file: "blobs" as const };
   const r = blobs.get(ref);
   if (r.ok) return;
-  if (r.code === "blob-too-large") {
-    if (!blobFileMatchesSafe(blobs.pathOf(ref), ref.slice(7))) out.push(problem("blob-hash", `blob ${ref.slice(7, 19)}… does not hash to its name (forged or damaged)`, at));
+  if (r.code === "blob-too-large" || r.code === "blob-too-deep") {
+    if (!blobFileMatchesSafe(blobs.pathOf(ref), ref.slice(7), blobs.runDir)) out.push(problem("blob-hash", `blob ${ref.slice(7, 19)}… does not hash to its name (forged or damaged)`, at));
+    else if (r.code === "blob-too-deep") out.push(problem("blob-too-deep", `${r.message} (its hash matches; named by line ${e.line}, seq ${e.seq})`, at));
   } else if (r.code === "missing-blob") {
     out.push(problem("missing-blob", `blob ${ref.slice(7, 19)}… named by line ${e.line} (seq ${e.seq}) is missing`, at));
   } else out.push(problem(r.code, `${r.message} (named by line ${e.line}, seq ${e.seq})`, at));
@@ -357,8 +399,12 @@ function checkBlobsParallel(dir: string, firstUse: Map<string, LoadedEvent>, blo
     const ref = "sha256:" + name.slice(0, 64);
     const e = firstUse.get(ref);
     if (e) checkOne(ref, e, blobs, out);
-    else if (/^[0-9a-f]{64}\.json$/.test(name) && !blobFileMatchesSafe(path.join(dir, "blobs", name), name.slice(0, 64))) {
-      out.push(problem("blob-hash", `blob file ${name.slice(0, 12)}… does not hash to its name (forged or damaged)`, { ref, file: "blobs" }));
+    else if (/^[0-9a-f]{64}\.json$/.test(name)) {
+      const why = notRegular(path.join(dir, "blobs", name), dir);
+      if (why) out.push(problem("io", `blob file ${name.slice(0, 12)}… is not read: ${why}`, { ref, file: "blobs" }));
+      else if (!blobFileMatchesSafe(path.join(dir, "blobs", name), name.slice(0, 64), dir)) {
+        out.push(problem("blob-hash", `blob file ${name.slice(0, 12)}… does not hash to its name (forged or damaged)`, { ref, file: "blobs" }));
+      }
     }
   };
   for (let i = par.claim(); i >= 0; i = par.claim()) exact(i);
@@ -377,9 +423,17 @@ function checkBlobsParallel(dir: string, firstUse: Map<string, LoadedEvent>, blo
   return out;
 }
 
-function blobFileMatchesSafe(file: string, hex: string): boolean {
+/** Why a run file cannot be read (a FIFO, a device, a symlink out of the run), or undefined. */
+function notRegular(file: string, dir: string): string | undefined {
+  const o = openRunFile(file, dir);
+  if (!o.ok) return o.reason;
+  fs.closeSync(o.fd);
+  return undefined;
+}
+
+function blobFileMatchesSafe(file: string, hex: string, dir: string): boolean {
   try {
-    return blobFileMatches(file, hex);
+    return blobFileMatches(file, hex, dir);
   } catch {
     return false;
   }

@@ -7,6 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { LoadedEvent } from "./events";
 import { EventLogParser } from "./reader";
+import { openRunFile, readLimits } from "./safefs";
 
 export interface TailUpdate {
   /** Events completed since the last poll. */
@@ -33,35 +34,34 @@ export class RunTail {
 
   /** Reads what was appended since the last call (synchronously; small by construction). */
   poll(): TailUpdate {
-    let st: fs.Stats;
-    try {
-      st = fs.statSync(this.file);
-    } catch {
-      return { events: [], reset: false, bytesRead: 0 };
-    }
-    let reset = false;
-    if (st.ino !== this.ino && this.ino !== -1) reset = true;
-    if (st.size < this.pos) reset = true;
-    if (reset) {
-      this.parser = new EventLogParser();
-      this.pos = 0;
-    }
-    this.ino = st.ino;
-    if (st.size === this.pos) return { events: [], reset, bytesRead: 0 };
-    const fd = fs.openSync(this.file, "r");
+    // a regular file only, never a FIFO or a link out of the run (see safefs.ts)
+    const o = openRunFile(this.file, this.dir);
+    if (!o.ok) return { events: [], reset: false, bytesRead: 0 };
     const before = this.parser.events.length;
+    let reset = false;
     let read = 0;
     try {
+      const st = { ino: o.ino, size: o.size };
+      if (st.ino !== this.ino && this.ino !== -1) reset = true;
+      if (st.size < this.pos) reset = true;
+      if (reset) {
+        this.parser = new EventLogParser();
+        this.pos = 0;
+      }
+      this.ino = st.ino;
+      if (st.size === this.pos) return { events: [], reset, bytesRead: 0 };
+      const max = readLimits().maxEventsBytes;
       const chunk = Buffer.allocUnsafe(Math.min(1 << 20, Math.max(4096, st.size - this.pos)));
       for (;;) {
-        const n = fs.readSync(fd, chunk, 0, chunk.length, this.pos);
+        if (this.pos >= max) break;
+        const n = fs.readSync(o.fd, chunk, 0, Math.min(chunk.length, max - this.pos), this.pos);
         if (n <= 0) break;
         this.pos += n;
         read += n;
         this.parser.push(chunk.subarray(0, n));
       }
     } finally {
-      fs.closeSync(fd);
+      fs.closeSync(o.fd);
     }
     return { events: this.parser.events.slice(before), reset, bytesRead: read };
   }

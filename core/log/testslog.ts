@@ -10,6 +10,8 @@ import path from "node:path";
 import { HASH_KEY, ZERO_HASH, canonicalDigest, eventHash, isHex64, sha256Hex, slowCanonical } from "./hash";
 import { dumps, parseJsonObject } from "./pyjson";
 import { problem, type Problem } from "./problems";
+import { sanitizeTest } from "./sanitize";
+import { MAX_JSON_DEPTH, jsonTooDeep, readLimits, readRunFile } from "./safefs";
 
 export interface TestRecord {
   [k: string]: unknown;
@@ -20,16 +22,20 @@ export interface TestRecord {
 }
 
 
-export function readTestsLog(dir: string): { records: TestRecord[]; problems: Problem[]; head: string } {
+/**
+ * Reads tests.jsonl: only a regular file inside the run folder, of at most `maxBytes` (default
+ * {@link readLimits}); anything else is a problem, never a hang.
+ */
+export function readTestsLog(dir: string, maxBytes = readLimits().maxTestsBytes): { records: TestRecord[]; problems: Problem[]; head: string } {
   const file = path.join(dir, "tests.jsonl");
   const records: TestRecord[] = [];
   const problems: Problem[] = [];
-  let buf: Buffer;
-  try {
-    buf = fs.readFileSync(file);
-  } catch {
-    return { records, problems, head: ZERO_HASH };
+  const r = readRunFile(file, dir, maxBytes);
+  if (!r.ok) {
+    if (!r.missing) problems.push(problem("io", `cannot read tests.jsonl: ${r.reason}`, { file: "tests.jsonl" }));
+    return { records, problems, head: r.missing ? ZERO_HASH : "" };
   }
+  const buf = r.buf;
   let head = ZERO_HASH;
   let sawChained = false;
   let unchained = 0;
@@ -45,8 +51,12 @@ export function readTestsLog(dir: string): { records: TestRecord[]; problems: Pr
     const at = { line: lineNo, file: "tests.jsonl" as const };
     if (stop > start) {
       const text = buf.toString("utf8", start, stop);
-      const rec = parseJsonObject(text);
-      if (!rec) {
+      const deep = jsonTooDeep(buf, MAX_JSON_DEPTH, start, stop);
+      const rec = deep ? undefined : parseJsonObject(text);
+      if (deep) {
+        problems.push(problem("tests-not-json", `tests.jsonl line ${lineNo} nests values deeper than ${MAX_JSON_DEPTH} levels; not read`, at));
+        head = "";
+      } else if (!rec) {
         problems.push(problem(last ? "tests-not-json" : "tests-not-json", `tests.jsonl line ${lineNo} is ${last ? "cut off or " : ""}not a JSON object`, at));
         head = "";
       } else if (typeof rec.hash === "string") {
@@ -62,12 +72,12 @@ export function readTestsLog(dir: string): { records: TestRecord[]; problems: Pr
         const linked = rec.prev_hash === head;
         if (!ok) problems.push(problem("tests-hash", `tests.jsonl line ${lineNo}: the test result does not match its hash (edited)`, at));
         if (!linked) problems.push(problem("tests-chain", `tests.jsonl line ${lineNo}: prev_hash does not match the previous test (a test was removed, inserted or moved)`, at));
-        records.push({ ...rec, line: lineNo, chained: ok && linked });
+        records.push(readable(rec, lineNo, ok && linked, problems));
         head = rec.hash;
       } else {
         if (sawChained) problems.push(problem("tests-chain", `tests.jsonl line ${lineNo} has no chain link after chained lines (edited or inserted)`, at));
         else unchained++;
-        records.push({ ...rec, line: lineNo, chained: false });
+        records.push(readable(rec, lineNo, false, problems));
       }
     }
     start = end + 1;
@@ -78,13 +88,20 @@ export function readTestsLog(dir: string): { records: TestRecord[]; problems: Pr
   return { records, problems, head };
 }
 
+/** A record as the analyses read it: fields of the wrong type read as text (see sanitize.ts), reported. */
+function readable(rec: Record<string, unknown>, line: number, chained: boolean, problems: Problem[]): TestRecord {
+  const { record, changed } = sanitizeTest(rec);
+  if (changed.length) problems.push(problem("tests-not-json", `tests.jsonl line ${line}: field${changed.length === 1 ? "" : "s"} ${changed.map((k) => `"${k}"`).join(", ")} of the wrong type (read as text or left out)`, { line, file: "tests.jsonl" }));
+  return { ...record, line, chained };
+}
+
 /**
  * Appends one result, chained to the last chained line. Returns the line as written (with
  * prev_hash and hash). Refuses to extend a chain that does not verify.
  */
 export function appendTest(dir: string, result: Record<string, unknown>): Record<string, unknown> {
   const { problems, head } = readTestsLog(dir);
-  const broken = problems.find((p) => p.code === "tests-hash" || p.code === "tests-chain" || p.code === "tests-not-json");
+  const broken = problems.find((p) => p.code === "tests-hash" || p.code === "tests-chain" || p.code === "tests-not-json" || p.code === "io");
   if (broken) throw new Error(`tests.jsonl fails its check (${broken.message}); not appending to it`);
   const { hash: _h, prev_hash: _p, line: _l, chained: _c, ...clean } = result;
   const rec: Record<string, unknown> = { ...clean, prev_hash: head || ZERO_HASH };

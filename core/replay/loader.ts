@@ -51,7 +51,7 @@ export interface ParsedProgram {
 
 /** Resolves `MODULE:EXPORT` (or a built-in name) against a root folder. */
 export function resolveProgram(spec: string, root: string): ParsedProgram {
-  const builtin = BUILTIN_PROGRAMS[spec];
+  const builtin = Object.hasOwn(BUILTIN_PROGRAMS, spec) ? BUILTIN_PROGRAMS[spec] : undefined;
   if (builtin) {
     const pkg = packageRoot();
     return { spec, file: path.join(pkg, builtin.file), exportName: builtin.exportName, root: pkg, builtin: true };

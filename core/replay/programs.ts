@@ -10,5 +10,6 @@ export const BUILTIN_PROGRAMS: Record<string, { file: string; exportName: string
 
 /** Is `spec` on the allow-list? Built-in programs are part of this package and always allowed. */
 export function isAllowed(spec: string, allowed: readonly string[]): boolean {
-  return spec in BUILTIN_PROGRAMS || allowed.includes(spec);
+  // own properties only: a run naming "toString" or "__proto__" must not pass
+  return (typeof spec === "string" && Object.hasOwn(BUILTIN_PROGRAMS, spec)) || allowed.includes(spec);
 }

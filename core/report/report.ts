@@ -9,8 +9,8 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { readRun } from "../log/reader";
-import { investigate } from "../analysis/investigate";
-import { influence, listRuns } from "../analysis/influence";
+import { investigateSafe, influenceSafe } from "../analysis/safe";
+import { listRuns } from "../analysis/influence";
 import type { Investigation, Workspace } from "../analysis/types";
 import { packageRoot } from "../replay/loader";
 
@@ -25,17 +25,18 @@ export interface ReportData {
 export function reportData(root: string): ReportData {
   const dirs = listRuns(root);
   const runs = dirs.map((d) => readRun(d, { checkBlobs: true }));
-  const inv: Record<string, Investigation> = {};
+  // no prototype: a run id such as "__proto__" or "toString" is a key like any other
+  const inv: Record<string, Investigation> = Object.create(null);
   for (const r of runs) {
     let key = r.runId;
-    for (let i = 2; key in inv; i++) key = `${r.runId} (${i})`;
-    inv[key] = investigate(r);
+    for (let i = 2; Object.hasOwn(inv, key); i++) key = `${r.runId} (${i})`;
+    inv[key] = investigateSafe(r); // one run that cannot be analysed does not fail the others
   }
   const summaries = Object.values(inv).map((i) => i.summary);
   return {
     mode: "report",
     generated: new Date().toISOString(),
-    workspace: { schema: "causeway.workspace.v1", runs: summaries, influence: influence(runs) },
+    workspace: { schema: "causeway.workspace.v1", runs: summaries, influence: influenceSafe(runs) },
     runs: inv,
   };
 }

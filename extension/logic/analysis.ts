@@ -3,6 +3,7 @@
  * lite investigation (summary and alerts) plus where in the agents' sources each event was
  * recorded. Computed by core; nothing here judges a run.
  */
+import { safeText } from "../../core/log/sanitize";
 import { investigateLite } from "../../core/analysis/investigate";
 import type { Alert, RunSummary } from "../../core/analysis/types";
 import type { RunData } from "../../core/log/reader";
@@ -50,7 +51,7 @@ export function validSite(site: unknown): { file: string; line: number } | undef
 }
 
 function siteLabel(e: Record<string, unknown>): string {
-  const pick = (...xs: unknown[]) => String(xs.find((x) => typeof x === "string" && x) ?? "");
+  const pick = (...xs: unknown[]) => safeText(xs.find((x) => typeof x === "string" && x) ?? "");
   switch (e.type) {
     case "action":
       return pick(e.tool);
@@ -75,8 +76,8 @@ export function analyseRun(run: RunData): RunAnalysis {
     sites.push({
       file: s.file,
       line: s.line,
-      type: String(e.type),
-      agent: String(e.agent),
+      type: safeText(e.type),
+      agent: safeText(e.agent),
       seq: e.seq,
       eventLine: e.line,
       tool: e.type === "action" && typeof e.tool === "string" ? e.tool : undefined,

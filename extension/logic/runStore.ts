@@ -15,6 +15,9 @@ import { verifyRun, type VerifyResult } from "../../core/log/verify";
 import { investigate } from "../../core/analysis/investigate";
 import type { Investigation } from "../../core/analysis/types";
 import { analyseRun, type RunAnalysis } from "./analysis";
+import { refsOf, type LoadedEvent } from "../../core/log/events";
+import { isRef } from "../../core/log/hash";
+import { problem, type Problem } from "../../core/log/problems";
 import { Emitter } from "./emitter";
 import { isInside } from "./glob";
 
@@ -41,6 +44,23 @@ interface Internal extends RunEntry {
   lastUse: number;
   timer?: ReturnType<typeof setTimeout>;
   settleTimer?: ReturnType<typeof setTimeout>;
+  /** The background blob check (see {@link RunStore.checkBlobsStep}). */
+  blobCheck?: BlobCheck;
+}
+
+/**
+ * Each blob a run's events name is checked once in the background (exists, is a regular file in
+ * the run, hashes to its name), a time slice at a time, so a forged or missing blob makes the run
+ * "failed verify" in the tree, Problems and the status bar without a Verify by hand. Files no event
+ * names are left to Verify.
+ */
+interface BlobCheck {
+  /** Events scanned for refs. */
+  scanned: number;
+  /** Refs to check, with the first event naming each. */
+  todo: { ref: string; line: number; seq: number }[];
+  /** Checked refs: the problem found, or null. */
+  done: Map<string, Problem | null>;
 }
 
 export interface StoreChange {
@@ -267,10 +287,24 @@ export class RunStore {
   analyse(dir: string): RunAnalysis | undefined {
     const e = this.runs.get(path.resolve(dir));
     if (!e) return undefined;
-    if (e.analysis && e.analysedVersion === e.version) return e.analysis;
+    const fresh = e.analysis && e.analysedVersion === e.version;
+    if (fresh && !this.blobsPending(e)) return e.analysis;
     const version = e.version;
     try {
-      const run = this.runData(e.dir)!;
+      const before = e.blobCheck ? this.blobProblems(e).length : 0;
+      if (fresh) {
+        // the analysis stands; only blobs are left to check (without re-reading evicted events)
+        this.checkBlobsStep(e, e.tail ? e.tail.parser.events : [], e.blobs ?? new BlobStore(e.dir));
+        if (this.blobProblems(e).length === before) {
+          this.queue.delete(e.dir);
+          if (this.blobsPending(e)) this.enqueue(e.dir, false);
+          return e.analysis;
+        }
+      }
+      let run = this.runData(e.dir)!;
+      if (!fresh) this.checkBlobsStep(e, run.events, run.blobs);
+      const blobProblems = this.blobProblems(e);
+      if (blobProblems.length) run = { ...run, problems: [...run.problems, ...blobProblems] };
       const a = analyseRun(run);
       this.stats.analyses++;
       this.stats.analysisMs += a.ms;
@@ -283,8 +317,45 @@ export class RunStore {
     e.analysedVersion = version;
     this.queue.delete(e.dir);
     this.urgent.delete(e.dir);
+    if (this.blobsPending(e)) this.enqueue(e.dir, false); // more blobs to check, in a later slice
     this.evict();
     return e.analysis;
+  }
+
+  /** Blobs of this run still to check. */
+  private blobsPending(e: Internal): boolean {
+    const b = e.blobCheck;
+    return !b || b.todo.length > 0 || (e.tail !== undefined && b.scanned < e.tail.parser.events.length);
+  }
+
+  /** Problems the background blob check found so far, in line order. */
+  private blobProblems(e: Internal): Problem[] {
+    const out: Problem[] = [];
+    for (const p of e.blobCheck?.done.values() ?? []) if (p) out.push(p);
+    return out.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
+  }
+
+  /** Checks the blobs named by events not yet scanned, for at most one slice's time. */
+  private checkBlobsStep(e: Internal, events: readonly LoadedEvent[], store: BlobStore): void {
+    let b = e.blobCheck;
+    if (!b || (events.length && events.length < b.scanned)) b = e.blobCheck = { scanned: 0, todo: [], done: new Map() };
+    for (; b.scanned < events.length; b.scanned++) {
+      const ev = events[b.scanned];
+      for (const r of refsOf(ev as unknown as Record<string, unknown>)) {
+        if (isRef(r) && !b.done.has(r)) {
+          b.done.set(r, null);
+          b.todo.push({ ref: r, line: ev.line, seq: ev.seq });
+        }
+      }
+    }
+    const t0 = performance.now();
+    while (b.todo.length && performance.now() - t0 < this.o.sliceMs) {
+      const { ref, line, seq } = b.todo.pop()!;
+      const r = store.get(ref);
+      if (r.ok || r.code === "blob-too-large" || r.code === "blob-too-deep") continue; // large or deep ones: Verify re-hashes them
+      const at = { line, seq, ref, file: "blobs" as const };
+      b.done.set(ref, r.code === "missing-blob" ? problem("missing-blob", `blob ${ref.slice(7, 19)}… named by line ${line} (seq ${seq}) is missing`, at) : problem(r.code, `${r.message} (named by line ${line}, seq ${seq})`, at));
+    }
   }
 
   /** The full investigation of a run (for the investigator and the commands), cached per version. */
@@ -293,7 +364,9 @@ export class RunStore {
     if (!e) return undefined;
     const hit = this.invCache.get(e.dir);
     if (hit && hit.version === e.version) return hit.inv;
-    const run = this.runData(e.dir)!;
+    let run = this.runData(e.dir)!;
+    const blobProblems = this.blobProblems(e);
+    if (blobProblems.length) run = { ...run, problems: [...run.problems, ...blobProblems] };
     const inv = investigate(run);
     this.invCache.delete(e.dir);
     this.invCache.set(e.dir, { version: e.version, inv });
@@ -307,6 +380,11 @@ export class RunStore {
     if (!e) return undefined;
     const result = verifyRun(e.dir);
     e.verified = { version: e.version, result };
+    // blobs may have been repaired (or damaged) since the background check: check them again
+    e.blobCheck = undefined;
+    e.blobs?.forget();
+    e.analysedVersion = 0;
+    this.enqueue(e.dir, true);
     this.batch.changed.push(e.dir);
     this.scheduleFlush();
     return result;
@@ -357,7 +435,7 @@ export class RunStore {
       this.urgent.delete(dir);
       this.queue.delete(dir);
       const e = this.runs.get(dir);
-      if (!e || (e.analysis && e.analysedVersion === e.version)) continue;
+      if (!e || (e.analysis && e.analysedVersion === e.version && !this.blobsPending(e))) continue;
       this.analyse(dir);
       this.batch.changed.push(dir);
       if (performance.now() - t0 >= this.o.sliceMs) break;

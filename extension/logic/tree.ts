@@ -3,6 +3,7 @@
  * problems) and how each is shown (label, description, codicon and theme colour, plain-text
  * tooltip, contextValue for menus). extension/runsTree.ts turns these into vscode.TreeItems.
  */
+import { safeText } from "../../core/log/sanitize";
 import path from "node:path";
 import type { Alert, RunSummary, Severity } from "../../core/analysis/types";
 import type { LoadedEvent } from "../../core/log/events";
@@ -167,7 +168,7 @@ export function runChildren(dir: string, run: RunData, problems = run.problems):
   if (problems.some((p) => p.severity === "error")) out.push({ kind: "problems", dir });
   const agents: string[] = [];
   for (const e of run.events) {
-    const a = String(e.agent);
+    const a = safeText(e.agent);
     if (!agents.includes(a)) agents.push(a);
   }
   for (const agent of agents) out.push({ kind: "agent", dir, agent });
@@ -175,11 +176,11 @@ export function runChildren(dir: string, run: RunData, problems = run.problems):
 }
 
 export function agentChildren(dir: string, run: RunData, agent: string): TreeNode[] {
-  return run.events.filter((e) => String(e.agent) === agent).map((e) => ({ kind: "event" as const, dir, agent, seq: e.seq }));
+  return run.events.filter((e) => safeText(e.agent) === agent).map((e) => ({ kind: "event" as const, dir, agent, seq: e.seq }));
 }
 
 export function agentItem(dir: string, run: RunData, agent: string, alerts: readonly Alert[]): ItemSpec {
-  const evs = run.events.filter((e) => String(e.agent) === agent);
+  const evs = run.events.filter((e) => safeText(e.agent) === agent);
   const start = evs.find((e) => e.type === "agent.start");
   const count = (t: string) => evs.filter((e) => e.type === t).length;
   const mine = alerts.filter((a) => a.agent === agent);
@@ -193,8 +194,8 @@ export function agentItem(dir: string, run: RunData, agent: string, alerts: read
     description: parts.join(" · "),
     tooltip: [
       `Agent ${oneLine(agent, 120)}`,
-      start?.role ? `Role: ${oneLine(String(start.role), 200)}` : "",
-      start?.parent ? `Spawned by ${oneLine(String(start.parent), 120)}` : "",
+      start?.role ? `Role: ${oneLine(safeText(start.role), 200)}` : "",
+      start?.parent ? `Spawned by ${oneLine(safeText(start.parent), 120)}` : "",
       `${plural(count("input"), "input")}, ${plural(count("decision"), "decision")}, ${plural(count("action"), "tool call")}, ${plural(count("message"), "message")} sent`,
     ]
       .filter(Boolean)
@@ -238,7 +239,7 @@ export function eventItem(dir: string, run: RunData, e: LoadedEvent, alerts: rea
     case "run.start":
       label = "run started";
       icon = { id: "debug-start" };
-      tags.push(e.program ? oneLine(String(e.program), 60) : "no program");
+      tags.push(e.program ? oneLine(safeText(e.program), 60) : "no program");
       break;
     case "run.end":
       label = "run finished";
@@ -247,22 +248,22 @@ export function eventItem(dir: string, run: RunData, e: LoadedEvent, alerts: rea
     case "agent.start":
       label = "joined";
       icon = { id: "person-add" };
-      if (e.role) tags.push(oneLine(String(e.role), 60));
+      if (e.role) tags.push(oneLine(safeText(e.role), 60));
       break;
     case "input":
-      label = e.kind === "task" ? "task" : oneLine(String(e.source ?? "input"), 80);
+      label = e.kind === "task" ? "task" : oneLine(safeText(e.source ?? "input"), 80);
       icon = e.trust === "untrusted" ? { id: "globe", color: COLOR.untrusted } : { id: "file-text" };
       tags.push(e.trust === "untrusted" ? "untrusted" : "trusted");
       detail = preview(run, e.ref, 300);
       break;
     case "decision":
-      label = `decide${e.purpose ? ` · ${oneLine(String(e.purpose), 40)}` : ""}`;
+      label = `decide${e.purpose ? ` · ${oneLine(safeText(e.purpose), 40)}` : ""}`;
       icon = e.status === "error" ? { id: "error", color: COLOR.warning } : { id: "lightbulb" };
-      tags.push(`${oneLine(String(e.model ?? "?"), 40)}, ${Array.isArray(e.context) ? e.context.length : 0} inputs`);
+      tags.push(`${oneLine(safeText(e.model ?? "?"), 40)}, ${Array.isArray(e.context) ? e.context.length : 0} inputs`);
       detail = preview(run, e.output, 300);
       break;
     case "action": {
-      label = oneLine(String(e.tool ?? "tool"), 60);
+      label = oneLine(safeText(e.tool ?? "tool"), 60);
       const blocked = e.status === "blocked";
       if (blocked) tags.push("blocked");
       if (e.sensitive === true) tags.push("sensitive");
@@ -275,12 +276,12 @@ export function eventItem(dir: string, run: RunData, e: LoadedEvent, alerts: rea
       break;
     }
     case "message":
-      label = `→ ${oneLine(String(e.to ?? "?"), 60)}`;
+      label = `→ ${oneLine(safeText(e.to ?? "?"), 60)}`;
       icon = { id: "comment" };
       detail = preview(run, e.ref, 300);
       break;
     default:
-      label = oneLine(String(e.type), 60);
+      label = oneLine(safeText(e.type), 60);
       icon = { id: "question" };
   }
   if (problemsOnLine.length) {
@@ -290,17 +291,17 @@ export function eventItem(dir: string, run: RunData, e: LoadedEvent, alerts: rea
   const counts = countSeverities(mine.filter((a) => a.rule !== "integrity").map((a) => a.severity));
   const description = [`#${e.seq}`, counts, ...tags].filter(Boolean).join(" · ");
   const tooltip = [
-    `${String(e.type)} #${e.seq} by ${oneLine(String(e.agent), 80)} (events.jsonl line ${e.line})`,
+    `${safeText(e.type)} #${e.seq} by ${oneLine(safeText(e.agent), 80)} (events.jsonl line ${e.line})`,
     ...mine.map((a) => `[${a.severity}] ${oneLine(a.title, 200)}${a.detail ? ` — ${oneLine(a.detail, 300)}` : ""}`),
     ...problemsOnLine.map((p) => `[integrity] ${oneLine(p, 300)}`),
     detail ? `Content: ${detail}` : "",
-    e.site && typeof e.site === "object" ? `Recorded at ${oneLine(String((e.site as { file?: unknown }).file), 200)}:${Number((e.site as { line?: unknown }).line)}` : "",
+    e.site && typeof e.site === "object" ? `Recorded at ${oneLine(safeText((e.site as { file?: unknown }).file), 200)}:${Number((e.site as { line?: unknown }).line)}` : "",
   ]
     .filter(Boolean)
     .join("\n");
   const isAction = e.type === "action";
   return {
-    id: nodeKey({ kind: "event", dir, agent: String(e.agent), seq: e.seq }),
+    id: nodeKey({ kind: "event", dir, agent: safeText(e.agent), seq: e.seq }),
     label,
     description,
     tooltip,

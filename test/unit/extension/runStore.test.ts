@@ -21,14 +21,23 @@ async function demoLines(): Promise<{ src: string; lines: string[] }> {
   return { src, lines: fs.readFileSync(path.join(src, "events.jsonl"), "utf8").split("\n").filter(Boolean) };
 }
 
-/** A run folder with the demo's blobs and the first `n` lines of its events. */
-async function partialRun(n: number, extra = ""): Promise<{ dir: string; lines: string[] }> {
+/**
+ * A run folder with the first `n` lines of the demo's events and their blobs, written as a writer
+ * does: an event's blobs first, then the event (see core/log/running.ts).
+ */
+async function partialRun(n: number, extra = ""): Promise<{ dir: string; lines: string[]; append: (text: string) => void }> {
   const { src, lines } = await demoLines();
   const dir = path.join(tmpDir(), "runs", "live");
-  fs.mkdirSync(dir, { recursive: true });
-  fs.cpSync(path.join(src, "blobs"), path.join(dir, "blobs"), { recursive: true });
-  fs.writeFileSync(path.join(dir, "events.jsonl"), lines.slice(0, n).map((l) => l + "\n").join("") + extra);
-  return { dir, lines };
+  fs.mkdirSync(path.join(dir, "blobs"), { recursive: true });
+  const append = (text: string) => {
+    for (const m of text.matchAll(/sha256:([0-9a-f]{64})/g)) {
+      const f = path.join(dir, "blobs", m[1] + ".json");
+      if (!fs.existsSync(f)) fs.copyFileSync(path.join(src, "blobs", m[1] + ".json"), f);
+    }
+    fs.appendFileSync(path.join(dir, "events.jsonl"), text);
+  };
+  append(lines.slice(0, n).map((l) => l + "\n").join("") + extra);
+  return { dir, lines, append };
 }
 
 describe("RunStore", () => {
@@ -54,7 +63,7 @@ describe("RunStore", () => {
   });
 
   it("tails a run being written: only the appended bytes are read, and the analysis follows", async () => {
-    const { dir, lines } = await partialRun(6);
+    const { dir, lines, append } = await partialRun(6);
     const s = store();
     s.add(dir, path.dirname(path.dirname(dir)));
     await s.idle();
@@ -63,7 +72,7 @@ describe("RunStore", () => {
     const bytesFirst = s.stats.tailBytes;
     expect(bytesFirst).toBe(fs.statSync(path.join(dir, "events.jsonl")).size);
     const rest = lines.slice(6).map((l) => l + "\n").join("");
-    fs.appendFileSync(path.join(dir, "events.jsonl"), rest);
+    append(rest);
     s.touch(dir);
     await until(() => s.get(dir)!.analysis!.summary.events === lines.length, 3000, "the appended events");
     expect(s.stats.tailBytes - bytesFirst).toBe(Buffer.byteLength(rest)); // no re-read
@@ -72,8 +81,8 @@ describe("RunStore", () => {
   });
 
   it("a half-written line is 'running' while it may still be completed, and a cut-off failure once it settles", async () => {
-    const { dir, lines } = await partialRun(10, "");
-    fs.appendFileSync(path.join(dir, "events.jsonl"), lines[10].slice(0, 40)); // no newline
+    const { dir, lines, append } = await partialRun(10, "");
+    append(lines[10].slice(0, 40)); // no newline
     const s = store({ settleMs: 150 });
     s.add(dir, path.dirname(dir));
     // the file was just written: it may still grow
@@ -84,7 +93,7 @@ describe("RunStore", () => {
     expect(a.problems.find((p) => p.severity === "error")?.code).toBe("cut-off");
     expect(a.summary.events).toBe(10); // the intact events are still there
     // the writer finishes the line after all: it is read from where the tail stopped
-    fs.appendFileSync(path.join(dir, "events.jsonl"), lines[10].slice(40) + "\n");
+    append(lines[10].slice(40) + "\n");
     s.touch(dir);
     await until(() => s.get(dir)!.analysis?.summary.events === 11, 3000, "the completed line");
     expect(s.get(dir)!.analysis!.summary.status).toBe("running");
@@ -143,7 +152,9 @@ describe("RunStore", () => {
     const s = store();
     s.add(dir, base);
     await s.idle();
-    expect(s.get(dir)!.analysis!.summary.status).toBe("intact"); // lazily read blobs are not all checked
+    // the background analysis checks the blobs too (issue 11): the forged one fails the run without a Verify by hand
+    expect(s.get(dir)!.analysis!.summary.status).toBe("failed");
+    expect(s.get(dir)!.analysis!.problems.find((p) => p.severity === "error")?.code).toBe("blob-hash");
     const r = s.verify(dir)!;
     expect(r.ok).toBe(false);
     expect(r.problems.some((p) => p.code === "blob-hash")).toBe(true);
@@ -165,16 +176,16 @@ describe("RunStore", () => {
 
 describe("RunStore.pollLive", () => {
   it("re-reads a run being written whose file grew without a file event", async () => {
-    const { dir, lines } = await partialRun(8);
+    const { dir, lines, append } = await partialRun(8);
     const s = store();
     s.add(dir, path.dirname(dir));
     await s.idle();
     expect(s.pollLive()).toBe(0); // nothing new
-    fs.appendFileSync(path.join(dir, "events.jsonl"), lines[8] + "\n");
+    append(lines[8] + "\n");
     expect(s.pollLive()).toBe(1);
     await until(() => s.get(dir)!.analysis?.summary.events === 9, 2000, "the new event");
     // a finished run is not polled
-    fs.appendFileSync(path.join(dir, "events.jsonl"), lines.slice(9).map((l) => l + "\n").join(""));
+    append(lines.slice(9).map((l) => l + "\n").join(""));
     s.refresh(dir);
     await until(() => s.get(dir)!.analysis?.summary.status === "intact", 2000, "the run to finish");
     expect(s.pollLive()).toBe(0);
