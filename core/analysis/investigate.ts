@@ -9,6 +9,7 @@ import type { RunData } from "../log/reader";
 import type { TestRecord } from "../log/testslog";
 import { buildGraph, criticalPath, lineage, nodeId, nodesMatching, targetHits, textOf, type Graph, type GraphOptions } from "../graph/graph";
 import { RunModel } from "../graph/model";
+import { copiedFrom, specificValues } from "../graph/copied";
 import { roleFor } from "../stats";
 import { ProvenanceIndex } from "./provenance";
 import { UntrustedReach } from "./reach";
@@ -122,6 +123,7 @@ function candidates(m: RunModel, g: Graph, idx: TestIndex, a: ActionEvent): Cand
   const rows: Candidate[] = [];
   const seen = new Set<string>();
   const mine = idx.runTests.filter((x) => x.hits.has(a.id));
+  const callValues = specificValues(m.value(a.args_ref));
   for (const nid of [...anc].sort((x, y) => g.nodes.get(x)!.seq - g.nodes.get(y)!.seq)) {
     const n = g.nodes.get(nid)!;
     const ev = m.byId.get(n.eventId)!;
@@ -145,6 +147,7 @@ function candidates(m: RunModel, g: Graph, idx: TestIndex, a: ActionEvent): Cand
       if (joint) status = "joint";
     }
     const reuse = Math.max(0, ...g.outEdges(nid, ["observed"]).map((e) => e.reuse ?? 0));
+    const copied = copiedFrom(m.value(ev.ref), callValues);
     rows.push({
       node: nid,
       label: n.label,
@@ -156,6 +159,7 @@ function candidates(m: RunModel, g: Graph, idx: TestIndex, a: ActionEvent): Cand
       role: status === "primary" || status === "contributing" || status === "confirmed" ? status : null,
       test: best,
       reuse,
+      copied,
     });
   }
   const order: Record<CandidateStatus, number> = { primary: 0, confirmed: 1, contributing: 2, joint: 3, suppressive: 4, inconclusive: 5, untested: 6, "no-effect-seen": 7, "ruled-out": 8 };
