@@ -135,7 +135,11 @@ function candidates(m: RunModel, g: Graph, idx: TestIndex, a: ActionEvent): Cand
     const tests = mine
       .map((x) => x.t)
       .filter((t) => !t.group && (t.intervention === spec || setEquals(intersect(idx.nodesOf(t.intervention), anc), nid)));
-    const best = tests.reduce<TestSummary | null>((b, t) => (!b || t.n > b.n || (t.n === b.n && Math.abs(t.effect) > Math.abs(b.effect)) ? t : b), null);
+    // the latest test that applied (tests.jsonl order): a new Run test or Find the cause
+    // supersedes earlier ones, so the verdict here and the job's notification name the same
+    // result (choosing the test with the most replays showed an older +0.63 beside a new +0.70)
+    const applied = tests.filter((t) => t.verdict !== "not-applied");
+    const best = applied.length ? applied[applied.length - 1] : tests.length ? tests[tests.length - 1] : null;
     let status: CandidateStatus;
     if (!best || best.verdict === "not-applied") status = "untested";
     else if (best.verdict === "causal") status = causalRole(best);
@@ -209,7 +213,7 @@ function verdictSentence(v: ActionView): string {
     return `Every tested input was ruled out (${tested.length} tested): ${v.tool} does not depend on them.`;
   }
   if (untrustedOnly) {
-    return `${v.tool} used ${untrustedOnly.value}, which only ${untrustedOnly.sources.map((s) => s.label).join(", ")} supplied. Not tested yet: run Find the cause to confirm.`;
+    return `${v.tool} used ${short(untrustedOnly.value, 120)}, which only ${untrustedOnly.sources.map((s) => s.label).join(", ")} supplied. Not tested yet: run Find the cause to confirm.`;
   }
   if (roots.size) return `${roots.size} untrusted input${roots.size === 1 ? "" : "s"} reached ${v.tool}. Reach is not cause: run Find the cause to test them.`;
   return `No untrusted input reached ${v.tool}.`;

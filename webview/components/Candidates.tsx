@@ -44,6 +44,7 @@ export function Candidates({ a }: { inv: Investigation; a: ActionView }) {
       {a.candidates.length === 0 ? (
         <Empty>No upstream inputs or messages: nothing recorded fed this call.</Empty>
       ) : (
+        <div class="table-scroll">
         <table class="table candidates">
           <thead>
             <tr>
@@ -65,6 +66,7 @@ export function Candidates({ a }: { inv: Investigation; a: ActionView }) {
             ))}
           </tbody>
         </table>
+        </div>
       )}
       {a.candidates.length > MAX_ROWS && (
         <div class="more">
