@@ -56,7 +56,7 @@ export function GraphScreen() {
     if (!box.current || !inv.graph.nodes.length) return;
     performance.mark("causeway:graph-start");
     const layout = view
-      ? layeredLayout(view.nodes, view.edges.filter((e) => e.evidence !== "inferred"))
+      ? layeredLayout(view.nodes, view.edges.filter((e) => e.evidence !== "inferred"), { dx: 220, dy: 120 })
       : layeredLayout(
           inv.graph.nodes,
           inv.graph.edges.filter((e) => e.evidence === "observed"),
@@ -76,7 +76,12 @@ export function GraphScreen() {
       applyFocus(cy, toggles.node, focus);
       const traced = cy.elements(".traced");
       if (traced.nonempty()) cy.fit(traced, 50);
-      else cy.viewport(fitted(layout.positions, cy.width(), cy.height()));
+      else {
+        // the groups alone: a few dozen nodes, placed by a force layout (a chain of layers
+        // would be too wide to read), started from the layered positions so it is repeatable
+        cy.layout({ name: "cose", animate: false, randomize: false, fit: false, nodeDimensionsIncludeLabels: true, idealEdgeLength: () => 110, nodeRepulsion: () => 120_000, numIter: 500 }).run();
+        cy.fit(undefined, 50);
+      }
     } else {
       if (toggles.node) applyTrace(cy, inv, toggles, applied.current);
       cy.viewport(viewports.get(run) ?? fitted(layout.positions, cy.width(), cy.height()));
@@ -205,7 +210,7 @@ export function GraphScreen() {
         {view && expanded.size > 0 && <Button small icon="collapse-all" label="Collapse groups" title="Collapse the expanded groups" onClick={() => setExpanded(new Set())} />}
         <NodeSearch inv={inv} />
         <span class="topbar-spacer" />
-        <span class="muted">{`${int(inv.graph.nodes.length)} nodes \u00b7 ${int(inv.graph.edges.length - hidden)} edges${hidden ? ` (${int(hidden)} hidden)` : ""}${view ? ` \u00b7 grouped: ${int(view.groups.size)} groups, ${int(view.nodes.length - view.groups.size)} nodes drawn alone` : ""}`}</span>
+        <span class="muted">{`${int(inv.graph.nodes.length)} nodes \u00b7 ${int(inv.graph.edges.length - hidden)} edges${hidden ? ` (${int(hidden)} hidden)` : ""}${view ? ` \u00b7 grouped: ${int(view.groups.size)} groups, ${int(view.nodes.length - view.groups.size)} node${view.nodes.length - view.groups.size === 1 ? "" : "s"} drawn alone` : ""}`}</span>
         <Button small icon="zoom-in" label="Zoom in" title="Zoom in (+)" onClick={() => zoomBy(1.25)} />
         <Button small icon="zoom-out" label="Zoom out" title="Zoom out (−)" onClick={() => zoomBy(0.8)} />
         <Button small icon="screen-full" label="Fit" title={toggles.node ? "Fit the traced nodes (0)" : "Fit the graph (0)"} onClick={fit} />

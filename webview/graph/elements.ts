@@ -202,8 +202,10 @@ export function graphStyle(c: GraphColors, big: boolean): cytoscape.StylesheetJs
         height: "data(size)",
         label: "data(label)",
         "font-weight": "bold",
+        // groups are big and drawn zoomed out: a larger font keeps their names readable
+        "font-size": 18,
         "text-wrap": "wrap",
-        "text-max-width": "180px",
+        "text-max-width": "240px",
         "border-width": border + 1,
         "min-zoomed-font-size": 6,
       },
