@@ -26,6 +26,8 @@ declare global {
   }
 }
 
+const NONE: ReadonlySet<string> = new Set();
+
 /** Viewports kept per run, so a live update or a screen switch does not lose the user's place. */
 const viewports = new Map<string, { zoom: number; pan: { x: number; y: number } }>();
 
@@ -44,8 +46,10 @@ export function GraphScreen() {
   // A big run opens grouped (agents, channels, source families; groups.ts); groups expand on a
   // click, a selected node's lineage is drawn node by node.
   const [grouping, setGrouping] = useState(true);
-  const [expanded, setExpanded] = useState<ReadonlySet<string>>(() => new Set());
-  useEffect(() => setExpanded(new Set()), [run]);
+  // expanded groups, per run (another run starts collapsed)
+  const [expandedOf, setExpandedOf] = useState<{ run: string; keys: ReadonlySet<string> }>({ run, keys: NONE });
+  const expanded = expandedOf.run === run ? expandedOf.keys : NONE;
+  const setExpanded = (f: (prev: ReadonlySet<string>) => ReadonlySet<string>) => setExpandedOf((p) => ({ run, keys: f(p.run === run ? p.keys : NONE) }));
   const grouped = big && grouping;
   const shownEdges = useMemo(() => (grouped ? inv.graph.edges.filter((e) => edgeVisible(e, toggles)) : null), [grouped, inv, toggles.inferred, toggles.ruledOut]);
   const focus = useMemo(() => (shownEdges && toggles.node ? lineage(shownEdges, toggles.node) : []), [shownEdges, toggles.node]);
@@ -207,7 +211,7 @@ export function GraphScreen() {
             <span>Group</span>
           </label>
         )}
-        {view && expanded.size > 0 && <Button small icon="collapse-all" label="Collapse groups" title="Collapse the expanded groups" onClick={() => setExpanded(new Set())} />}
+        {view && expanded.size > 0 && <Button small icon="collapse-all" label="Collapse groups" title="Collapse the expanded groups" onClick={() => setExpanded(() => NONE)} />}
         <NodeSearch inv={inv} />
         <span class="topbar-spacer" />
         <span class="muted">{`${int(inv.graph.nodes.length)} nodes \u00b7 ${int(inv.graph.edges.length - hidden)} edges${hidden ? ` (${int(hidden)} hidden)` : ""}${view ? ` \u00b7 grouped: ${int(view.groups.size)} groups, ${int(view.nodes.length - view.groups.size)} node${view.nodes.length - view.groups.size === 1 ? "" : "s"} drawn alone` : ""}`}</span>
