@@ -4,14 +4,18 @@
 // report with the CLI, opens the report's Graph screen in headless Chromium from a file:// URL
 // several times, and reads window.__causewayGraphReady: performance.now() once the layered layout
 // is computed and Cytoscape has drawn the first frame, i.e. milliseconds from navigation to a graph
-// that answers clicks (each load then finds and traces a node to prove it). Two workloads:
+// that answers clicks. Each load then finds a node (send_email) and selects it, and measures how
+// long until its lineage is drawn ("select": a big run's graph is grouped, and selecting a node
+// draws its lineage node by node). Workloads:
+//   team   the issue's run: 10 agents passing work around, 200 inputs from four source families in
+//          1,473 events (the number of inputs scales with --events);
 //   queue  a three-agent support system working through a queue of tickets in one run (each ticket
 //          read, summarised, planned and acted on; a shared notes channel links the tickets);
 //   mesh   the worst case: 12 agents in a ring, every model call seeing the last messages, so
 //          every action is downstream of every earlier input.
-// Target: under 2 s at 1,500 events.
+// Targets: interactive within 1 s at 1,500 events, within 3 s at 20,000.
 //
-//   node bench/webview-graph.mjs [--events 1500,2300] [--workloads queue,mesh] [--runs 5]
+//   node bench/webview-graph.mjs [--events 1473,20000] [--workloads team,queue,mesh] [--runs 5] [--out FILE.md]
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -22,9 +26,10 @@ const arg = (name, dflt) => {
   const i = process.argv.indexOf(name);
   return i > 0 ? process.argv[i + 1] : dflt;
 };
-const SIZES = String(arg("--events", "1500,2300")).split(",").map(Number);
-const WORKLOADS = String(arg("--workloads", "queue,mesh")).split(",");
+const SIZES = String(arg("--events", "1473,20000")).split(",").map(Number);
+const WORKLOADS = String(arg("--workloads", "team,queue,mesh")).split(",");
 const RUNS = Number(arg("--runs", 5));
+const OUT = arg("--out", null);
 
 build();
 const sdk = createRequire(import.meta.url)(path.join(ROOT, "dist/lib/index.js"));
@@ -100,13 +105,45 @@ function mesh(events) {
   });
 }
 
-const SYSTEMS = { queue, mesh };
+/** The issue's run: 10 agents, work passed from one to the next, ~7.3 events per input. */
+function team(events) {
+  const AGENTS = 10;
+  const inputs = Math.max(1, Math.round((events - 13) / 7.3));
+  const families = [["inbox", "untrusted"], ["web", "untrusted"], ["vendor", "untrusted"], ["kb", "trusted"]];
+  return new sdk.System({
+    name: "bench:team",
+    task: "Handle every request in the queue per policy, passing work to the agent that owns it.",
+    sensitiveTools: ["issue_refund", "send_email"],
+    models: { sim: model },
+    tools: { ...tools, log_note: ({ id }) => ({ noted: id }) },
+    program: async (rt) => {
+      const agents = Array.from({ length: AGENTS }, (_, i) => rt.agent(`agent-${String(i).padStart(2, "0")}`, { role: `desk ${i}`, parent: i ? "agent-00" : undefined }));
+      for (let i = 0; i < inputs; i++) {
+        const a = agents[i % AGENTS];
+        const b = agents[(i + 1) % AGENTS];
+        const [family, trust] = families[i % families.length];
+        const input = a.observe(`Request ${i}: order ${2000 + i}; reply to user-${i}@example.com.`, { source: `${family}:item-${i}`, trust });
+        const found = await a.act("lookup_order", { id: 2000 + i });
+        const d1 = await a.decide([rt.taskRef, input, found, ...a.inbox().slice(-1)], { model: "sim", purpose: "triage" });
+        a.send(b.name, d1);
+        const d2 = await b.decide([rt.taskRef, ...b.inbox().slice(-1)], { model: "sim", purpose: "act" });
+        await b.act(i % 5 === 2 ? "escalate" : "issue_refund", { id: 2000 + i, amount: (i * 37) % 200 }, { decision: d2 });
+        await b.act("log_note", { id: i }, { decision: d2 });
+        if (i % 10 < 3) await b.act("send_email", { to: `user-${i}@example.com` }, { decision: d2 });
+      }
+      return { inputs };
+    },
+  });
+}
+
+const SYSTEMS = { team, queue, mesh };
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
+const rows = [];
 const browser = await launch();
 console.log(`${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}), load average ${os.loadavg().map((x) => x.toFixed(1)).join(" ")}`);
 try {
@@ -121,6 +158,7 @@ try {
       const lines = fs.readFileSync(path.join(run.dir, "events.jsonl"), "utf8").trim().split("\n").length;
       const times = [];
       const builds = [];
+      const selects = [];
       let shape = null;
       for (let i = 0; i < RUNS; i++) {
         const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
@@ -136,10 +174,14 @@ try {
         }));
         times.push(t.ready);
         builds.push(t.ready - t.start);
-        // Interactive: a node search selects and traces a node.
+        // Interactive: a node search selects a node; its lineage is drawn (grouped: a new view).
         await page.getByPlaceholder("Find a node (Enter)").fill("send_email");
+        const pressed = await page.evaluate(() => performance.now());
         await page.keyboard.press("Enter");
-        await page.locator(".graph-panel").getByText("Downstream").waitFor({ timeout: 10_000 });
+        await page.locator(".graph-panel").getByText("Downstream").waitFor({ timeout: 60_000 });
+        const grouped = await page.locator(".graph-toolbar .muted", { hasText: "grouped" }).count();
+        if (grouped) await page.waitForFunction((t) => window.__causewayGraphReady > t, pressed, { timeout: 60_000 });
+        selects.push((await page.evaluate(() => performance.now())) - pressed);
         shape ??= await page.locator(".graph-toolbar .muted").first().innerText();
         if (errors.length) throw new Error(errors.join("\n"));
         await context.close();
@@ -149,10 +191,25 @@ try {
       console.log(
         `${workload.padEnd(5)} ${lines} events, ${shape}; report ${mb} MB (written in ${f(reportMs)})\n` +
           `      graph interactive after min ${f(Math.min(...times))} / median ${f(median(times))} / max ${f(Math.max(...times))} from navigation` +
-          ` (layout + Cytoscape + first frame: median ${f(median(builds))}; ${RUNS} loads)`,
+          ` (layout + Cytoscape + first frame: median ${f(median(builds))}; select a node → lineage drawn: median ${f(median(selects))}; ${RUNS} loads)`,
       );
+      rows.push(`| ${workload} | ${lines.toLocaleString("en")} | ${shape} | ${mb} MB | ${f(Math.min(...times))} / **${f(median(times))}** / ${f(Math.max(...times))} | ${f(median(builds))} | ${f(median(selects))} |`);
     }
   }
 } finally {
   await browser.close();
+}
+if (OUT) {
+  const cmd = `node bench/webview-graph.mjs ${process.argv.slice(2).join(" ")}`.trim();
+  fs.writeFileSync(
+    OUT,
+    `# Graph render benchmark, ${new Date().toISOString().slice(0, 10)}\n\n` +
+      `Command: \`${cmd}\`, headless Debian Chromium, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}), load average at the end ${os.loadavg().map((x) => x.toFixed(1)).join(" ")}.\n\n` +
+      `| workload | events | graph | report | interactive after (min / median / max) | layout + Cytoscape + first frame (median) | select a node → lineage drawn (median) |\n|---|---|---|---|---|---|---|\n` +
+      rows.join("\n") +
+      `\n\n"Interactive" is measured from navigation to \`window.__causewayGraphReady\` (layout computed and Cytoscape's first frame drawn). ` +
+      `Runs of more than 600 nodes open grouped (agents, message channels, input source families); selecting a node draws its lineage node by node. ` +
+      `Targets: 1 s at 1,500 events, 3 s at 20,000.\n`,
+  );
+  console.log(`wrote ${OUT}`);
 }

@@ -43,10 +43,13 @@ export class CausewayLenses implements vscode.CodeLensProvider<SiteLens>, vscode
   invalidate(): void {
     this.index = undefined;
     if (!this.timer) {
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        this.emitter.fire();
-      }, 250);
+      this.timer = setTimeout(
+        () => {
+          this.timer = undefined;
+          this.emitter.fire();
+        },
+        this.s.store.pending > 25 ? 2000 : 250, // many runs being analysed: fewer recomputations
+      );
     }
   }
 

@@ -43,7 +43,10 @@ export class DiagnosticsController implements vscode.Disposable {
 
   private onStoreChange(c: StoreChange): void {
     for (const d of [...c.changed, ...c.removed]) this.pending.add(d);
-    if (!this.timer) this.timer = setTimeout(() => this.flush(), 150);
+    // while many runs are being analysed, publish in batches every two seconds: every publish
+    // recomputes the source-line diagnostics over all runs and sends each file's markers to the
+    // window, which then competes with the Runs view for the window's time
+    if (!this.timer) this.timer = setTimeout(() => this.flush(), this.s.store.pending > 25 ? 2000 : 150);
   }
 
   /** Recomputes every run's diagnostics (after a settings or workspace change). */
@@ -88,7 +91,7 @@ export class DiagnosticsController implements vscode.Disposable {
       this.s.log.error(`diagnostics: ${(err as Error)?.stack ?? err}`);
     }
     const ms = Date.now() - t0;
-    if (ms > 100) this.s.log.debug(`diagnostics updated in ${ms} ms`);
+    if (ms > 100) this.s.log.info(`diagnostics updated in ${ms} ms (${this.runFiles.size} runs with diagnostics)`);
   }
 
   private rebuildFixes(): void {
@@ -150,6 +153,10 @@ function fixKey(uri: vscode.Uri, line: number, code: string, message: string): s
 
 function group(specs: DiagSpec[]): Map<string, DiagSpec[]> {
   const m = new Map<string, DiagSpec[]>();
-  for (const d of specs) m.set(d.file, [...(m.get(d.file) ?? []), d]);
+  for (const d of specs) {
+    const list = m.get(d.file);
+    if (list) list.push(d);
+    else m.set(d.file, [d]);
+  }
   return m;
 }

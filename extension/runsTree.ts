@@ -27,6 +27,8 @@ import {
 import type { EventRef, Services } from "./services";
 
 export const VIEW_ID = "causeway.runs";
+/** Least time between two refreshes of the whole tree while many runs change (ms). */
+const FULL_REFRESH_MS = 1000;
 
 interface RunCache {
   version: number;
@@ -47,6 +49,9 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
   /** What each folder's row last said. */
   private folderText = new Map<string, string | undefined>();
   private pendingRoot = false;
+  /** When the whole tree was last refreshed (ms since epoch). */
+  private lastFull = 0;
+  private listedOnce = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private disposables: vscode.Disposable[] = [];
 
@@ -65,12 +70,20 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
       this.pending.add(d);
       this.cache.delete(d);
     }
-    if (!this.timer) this.timer = setTimeout(() => this.flush(), 50);
+    if (this.timer) return;
+    // New or removed runs show at once. While many runs are being analysed (a workspace opening
+    // with a thousand runs), the whole tree is refreshed at most once a second: a refresh every
+    // few milliseconds kept the view re-fetching and re-rendering every run, and the first rows
+    // came only once the analysis was over.
+    const bulk = !this.pendingRoot && this.pending.size > 25;
+    const wait = bulk ? Math.max(50, this.lastFull + FULL_REFRESH_MS - Date.now()) : 50;
+    this.timer = setTimeout(() => this.flush(), wait);
   }
 
   private flush(): void {
     this.timer = undefined;
     const many = this.pending.size > 25;
+    if (this.pendingRoot || many) this.lastFull = Date.now();
     if (this.pendingRoot || many) this.emitter.fire();
     else {
       // the changed runs, and (grouped) their folders' counts; the rest of the tree stays as it is
@@ -105,7 +118,9 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
     const m = new Map<string, RunEntry[]>();
     for (const e of this.s.store.list()) {
       const d = path.dirname(e.dir);
-      m.set(d, [...(m.get(d) ?? []), e]);
+      const list = m.get(d);
+      if (list) list.push(e);
+      else m.set(d, [e]);
     }
     return m;
   }
@@ -150,6 +165,10 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
       if (!el) {
         const folders = this.folders();
         this.grouped = folders.size > 1;
+        if (!this.listedOnce && folders.size) {
+          this.listedOnce = true;
+          this.s.log.info(`Runs view: first listing, ${this.s.store.size} runs (${this.s.store.pending} not analysed yet)`);
+        }
         if (this.grouped) return [...folders.keys()].sort((a, b) => compareRuns(this.folderLabel(a), this.folderLabel(b))).map((dir) => this.node({ kind: "folder", dir }));
         return this.runsIn([...folders.values()][0] ?? []);
       }

@@ -172,7 +172,9 @@ export class Controller {
           run: m.run,
           screen,
           ...(action ? { action } : {}),
-          record: m.seq ?? null,
+          // a tool call revealed on Why? (after Run test, Find the cause, a tree click): the screen
+          // shows the call itself; its full record would cover the verdict and the candidates
+          record: screen === "why" && action ? null : (m.seq ?? null),
           ...(m.node && screen === "graph" ? { graph: { ...this.state.ui.graph, node: m.node } } : {}),
         });
         this.ensureRun();

@@ -10,6 +10,7 @@ import type { RunData } from "../log/reader";
 import type { TestRecord } from "../log/testslog";
 import { buildGraph, criticalPath, lineage, nodeId, nodesMatching, targetHits, textOf, type Graph, type GraphOptions } from "../graph/graph";
 import { RunModel } from "../graph/model";
+import { copiedFrom, specificValues } from "../graph/copied";
 import { roleFor } from "../stats";
 import { ProvenanceIndex } from "./provenance";
 import { UntrustedReach } from "./reach";
@@ -123,6 +124,7 @@ function candidates(m: RunModel, g: Graph, idx: TestIndex, a: ActionEvent): Cand
   const rows: Candidate[] = [];
   const seen = new Set<string>();
   const mine = idx.runTests.filter((x) => x.hits.has(a.id));
+  const callValues = specificValues(m.value(a.args_ref));
   for (const nid of [...anc].sort((x, y) => g.nodes.get(x)!.seq - g.nodes.get(y)!.seq)) {
     const n = g.nodes.get(nid)!;
     const ev = m.byId.get(n.eventId)!;
@@ -134,7 +136,11 @@ function candidates(m: RunModel, g: Graph, idx: TestIndex, a: ActionEvent): Cand
     const tests = mine
       .map((x) => x.t)
       .filter((t) => !t.group && (t.intervention === spec || setEquals(intersect(idx.nodesOf(t.intervention), anc), nid)));
-    const best = tests.reduce<TestSummary | null>((b, t) => (!b || t.n > b.n || (t.n === b.n && Math.abs(t.effect) > Math.abs(b.effect)) ? t : b), null);
+    // the latest test that applied (tests.jsonl order): a new Run test or Find the cause
+    // supersedes earlier ones, so the verdict here and the job's notification name the same
+    // result (choosing the test with the most replays showed an older +0.63 beside a new +0.70)
+    const applied = tests.filter((t) => t.verdict !== "not-applied");
+    const best = applied.length ? applied[applied.length - 1] : tests.length ? tests[tests.length - 1] : null;
     let status: CandidateStatus;
     if (!best || best.verdict === "not-applied") status = "untested";
     else if (best.verdict === "causal") status = causalRole(best);
@@ -146,6 +152,7 @@ function candidates(m: RunModel, g: Graph, idx: TestIndex, a: ActionEvent): Cand
       if (joint) status = "joint";
     }
     const reuse = Math.max(0, ...g.outEdges(nid, ["observed"]).map((e) => e.reuse ?? 0));
+    const copied = copiedFrom(m.value(ev.ref), callValues);
     rows.push({
       node: nid,
       label: n.label,
@@ -157,6 +164,7 @@ function candidates(m: RunModel, g: Graph, idx: TestIndex, a: ActionEvent): Cand
       role: status === "primary" || status === "contributing" || status === "confirmed" ? status : null,
       test: best,
       reuse,
+      copied,
     });
   }
   const order: Record<CandidateStatus, number> = { primary: 0, confirmed: 1, contributing: 2, joint: 3, suppressive: 4, inconclusive: 5, untested: 6, "no-effect-seen": 7, "ruled-out": 8 };
@@ -206,7 +214,7 @@ function verdictSentence(v: ActionView): string {
     return `Every tested input was ruled out (${tested.length} tested): ${v.tool} does not depend on them.`;
   }
   if (untrustedOnly) {
-    return `${v.tool} used ${untrustedOnly.value}, which only ${untrustedOnly.sources.map((s) => s.label).join(", ")} supplied. Not tested yet: run Find the cause to confirm.`;
+    return `${v.tool} used ${short(untrustedOnly.value, 120)}, which only ${untrustedOnly.sources.map((s) => s.label).join(", ")} supplied. Not tested yet: run Find the cause to confirm.`;
   }
   if (roots.size) return `${roots.size} untrusted input${roots.size === 1 ? "" : "s"} reached ${v.tool}. Reach is not cause: run Find the cause to test them.`;
   return `No untrusted input reached ${v.tool}.`;

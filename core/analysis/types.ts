@@ -97,8 +97,14 @@ export interface Candidate {
   status: CandidateStatus;
   role: string | null;
   test: TestSummary | null;
-  /** How much of its wording the next model output reused (0..1). */
+  /** How much of its wording the next model output reused (0..1): word 5-grams, as the reference. */
   reuse: number;
+  /**
+   * The call's specific values (addresses, URLs, ids, file names) found verbatim in this item, and
+   * their share of the call's specific values by length (core/graph/copied.ts). Counts what the
+   * 5-gram overlap misses: an address lifted out of a sentence into a short tool call.
+   */
+  copied?: { values: string[]; share: number };
 }
 
 export interface ActionView {

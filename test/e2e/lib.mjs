@@ -559,27 +559,44 @@ async function expectAttr(locator, name, value, timeout) {
 /**
  * Right-click `target` (a locator) and pick a context-menu entry by its label. `entry` may be a
  * path ['Submenu', 'Item'] for submenus.
+ *
+ * A tree refresh can replace the row between the right-click and the menu (the menu then never
+ * opens, or closes again): until the entry is clicked, the whole gesture is retried on the row as
+ * it is now, within `timeout`.
  */
 export async function contextMenu(page, target, entry, { timeout = DEFAULT_TIMEOUT } = {}) {
-  await target.click({ button: 'right', timeout });
   const path = [].concat(entry);
-  let menu = page.locator('.context-view.monaco-menu-container .monaco-menu').first();
-  for (let i = 0; i < path.length; i++) {
-    const item = menu.locator(':scope > .monaco-action-bar > .actions-container > li.action-item')
-      .filter({ has: page.locator('a.action-menu-item .action-label', { hasText: exact(path[i]) }) }).first();
-    await item.waitFor({ state: 'visible', timeout });
-    // A click right after the menu opened is ignored by VS Code: hover until the item has
-    // focus, then click (or, for a submenu, wait for it to open).
-    await item.hover();
-    await expectClass(item, 'focused', timeout);
-    if (i < path.length - 1) {
-      menu = item.locator('.monaco-submenu .monaco-menu').first();
-      await menu.waitFor({ state: 'visible', timeout });
-    } else {
-      await item.locator('a.action-menu-item').click();
+  const deadline = Date.now() + timeout;
+  const left = (cap) => Math.max(1000, Math.min(cap, deadline - Date.now()));
+  const container = page.locator('.context-view.monaco-menu-container');
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await target.click({ button: 'right', timeout: left(timeout) });
+      let menu = container.locator('.monaco-menu').first();
+      for (let i = 0; i < path.length; i++) {
+        const item = menu.locator(':scope > .monaco-action-bar > .actions-container > li.action-item')
+          .filter({ has: page.locator('a.action-menu-item .action-label', { hasText: exact(path[i]) }) }).first();
+        await item.waitFor({ state: 'visible', timeout: left(10_000) });
+        // A click right after the menu opened is ignored by VS Code: hover until the item has
+        // focus, then click (or, for a submenu, wait for it to open).
+        await item.hover({ timeout: left(10_000) });
+        await expectClass(item, 'focused', left(10_000));
+        if (i < path.length - 1) {
+          menu = item.locator('.monaco-submenu .monaco-menu').first();
+          await menu.waitFor({ state: 'visible', timeout: left(10_000) });
+        } else {
+          await item.locator('a.action-menu-item').click({ timeout: left(10_000) });
+        }
+      }
+      break;
+    } catch (err) {
+      if (Date.now() >= deadline) throw new Error(`context menu entry ${path.join(' > ')}: ${attempt} attempts: ${err.message}`);
+      // close whatever menu is open (a refreshed row's, or a half-opened one) and try again
+      if (await container.isVisible()) await page.keyboard.press('Escape');
+      await container.waitFor({ state: 'hidden', timeout: left(5000) }).catch(() => {});
     }
   }
-  await page.locator('.context-view.monaco-menu-container').waitFor({ state: 'hidden', timeout });
+  await container.waitFor({ state: 'hidden', timeout });
 }
 
 /** Labels of the context menu of `target` (then closes it with Escape). */
@@ -694,6 +711,45 @@ export async function codeLenses(page, { minCount = 0, timeout = DEFAULT_TIMEOUT
       .filter((l) => l.text)
       .sort((a, b) => a._top - b._top)
       .map(({ _top, ...l }) => l);
+  });
+}
+
+/**
+ * Poll `fn` until it returns something truthy, and return that; throw `what` after `timeout` ms.
+ * For state with no DOM event to await (a log line, a virtualized list's rows).
+ */
+export async function waitUntil(page, fn, { timeout = DEFAULT_TIMEOUT, interval = 200, what = 'the condition' } = {}) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: not reached after ${timeout} ms`);
+    await page.waitForTimeout(interval);
+  }
+}
+
+/**
+ * The code lens above `line` of the active editor whose titles include one matching `title`.
+ * Lenses are rendered only for lines in view, so the panel is hidden first (the Problems panel
+ * can push the line out of view) and the line is brought into view again while waiting.
+ */
+export async function codeLensAt(page, line, title, { timeout = 60_000 } = {}) {
+  if (await page.locator('.part.panel').isVisible()) await runCommand(page, 'View: Hide Panel');
+  await page.locator('.part.panel').waitFor({ state: 'hidden', timeout });
+  let last = [];
+  let polls = 0;
+  const goTo = async () => {
+    await openQuickInput(page, 'Control+G', `:${line}`, timeout);
+    await page.keyboard.press('Enter');
+    await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout });
+  };
+  await goTo();
+  return waitUntil(page, async () => {
+    if (++polls % 25 === 0) await goTo(); // something scrolled the editor: reveal the line again
+    last = await codeLenses(page);
+    return last.find((l) => l.line === line && l.titles.some((t) => (title instanceof RegExp ? title.test(t) : t.startsWith(title))));
+  }, { timeout, what: 'the code lens' }).catch((e) => {
+    throw new Error(`no code lens ${title} above line ${line}; lenses in view: ${JSON.stringify(last)} (${e.message})`);
   });
 }
 

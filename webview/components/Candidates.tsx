@@ -44,6 +44,7 @@ export function Candidates({ a }: { inv: Investigation; a: ActionView }) {
       {a.candidates.length === 0 ? (
         <Empty>No upstream inputs or messages: nothing recorded fed this call.</Empty>
       ) : (
+        <div class="table-scroll">
         <table class="table candidates">
           <thead>
             <tr>
@@ -65,6 +66,7 @@ export function Candidates({ a }: { inv: Investigation; a: ActionView }) {
             ))}
           </tbody>
         </table>
+        </div>
       )}
       {a.candidates.length > MAX_ROWS && (
         <div class="more">
@@ -107,7 +109,7 @@ function CandidateRow({ c, a, disabled, disabledWhy }: { c: Candidate; a: Action
       <td class="num mono nowrap">{t ? rates(t.p_with, t.p_without) : "—"}</td>
       <td class="num">{t ? t.n : "—"}</td>
       <td>
-        <Meter value={c.reuse} label="Share of its wording the next model output reused" />
+        <Reused c={c} />
       </td>
       <td class="nowrap">
         <Button small icon="beaker" disabled={disabled} title={disabledWhy ?? `Replay without ${c.intervention}`} onClick={() => ctl.runTest(run, a.node, a.target, c.intervention)}>
@@ -115,6 +117,26 @@ function CandidateRow({ c, a, disabled, disabledWhy }: { c: Candidate; a: Action
         </Button>
       </td>
     </tr>
+  );
+}
+
+/**
+ * How much of the item reappears: its wording in the next model output (word 5-grams), or the
+ * call's specific values copied from it verbatim, whichever is more; the copied values are named.
+ */
+function Reused({ c }: { c: Candidate }) {
+  const copied = c.copied?.values ?? [];
+  const share = c.copied?.share ?? 0;
+  const value = Math.max(c.reuse, share);
+  const label =
+    share > c.reuse
+      ? `Share of the call's specific values (addresses, ids, file names) copied verbatim from this item; its wording reused: ${Math.round(c.reuse * 100)}%`
+      : "Share of its wording the next model output reused";
+  return (
+    <div class="reused">
+      <Meter value={value} label={label} />
+      {copied.length > 0 && <div class="cell-sub mono copied" title={`Copied verbatim into the call: ${copied.join(", ")}`}>{`copied: ${copied.join(", ")}`}</div>}
+    </div>
   );
 }
 

@@ -46,9 +46,10 @@ export function NodeSearch({ inv }: { inv: Investigation }) {
   );
 }
 
-export function Legend() {
+export function Legend({ grouped = false }: { grouped?: boolean }) {
   return (
     <div class="graph-legend" aria-hidden="true">
+      {grouped && <span class="legend-note">Groups: agents (ellipses), message channels (diamonds), input sources (squares). Click a group to expand it.</span>}
       <span><i class="lg lg-trusted" />trusted input</span>
       <span><i class="lg lg-untrusted" />untrusted input</span>
       <span><i class="lg lg-decision" />model call</span>

@@ -6,11 +6,12 @@
  */
 import type cytoscape from "cytoscape";
 import type { JSX } from "preact";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { int } from "../format";
 import { edgeVisible } from "../logic";
-import { applyToggles, applyTrace, createGraph, fitted } from "../graph/cy";
-import { BIG_GRAPH, LABEL_ZOOM, graphStyle } from "../graph/elements";
+import { applyFocus, applyToggles, applyTrace, createGraph, createGraphOf, fitted } from "../graph/cy";
+import { BIG_GRAPH, LABEL_ZOOM, buildViewElements, graphStyle } from "../graph/elements";
+import { groupedView, lineage } from "../graph/groups";
 import type { GraphToggles } from "../host";
 import { layeredLayout } from "../graph/layout";
 import { readColors } from "../graph/theme";
@@ -24,6 +25,8 @@ declare global {
     __causewayGraphReady?: number;
   }
 }
+
+const NONE: ReadonlySet<string> = new Set();
 
 /** Viewports kept per run, so a live update or a screen switch does not lose the user's place. */
 const viewports = new Map<string, { zoom: number; pan: { x: number; y: number } }>();
@@ -40,18 +43,31 @@ export function GraphScreen() {
   const [ready, setReady] = useState(false);
   const [failure, setFailure] = useState<string | null>(null);
   const big = inv.graph.nodes.length > BIG_GRAPH;
+  // A big run opens grouped (agents, channels, source families; groups.ts); groups expand on a
+  // click, a selected node's lineage is drawn node by node.
+  const [grouping, setGrouping] = useState(true);
+  // expanded groups, per run (another run starts collapsed)
+  const [expandedOf, setExpandedOf] = useState<{ run: string; keys: ReadonlySet<string> }>({ run, keys: NONE });
+  const expanded = expandedOf.run === run ? expandedOf.keys : NONE;
+  const setExpanded = (f: (prev: ReadonlySet<string>) => ReadonlySet<string>) => setExpandedOf((p) => ({ run, keys: f(p.run === run ? p.keys : NONE) }));
+  const grouped = big && grouping;
+  const shownEdges = useMemo(() => (grouped ? inv.graph.edges.filter((e) => edgeVisible(e, toggles)) : null), [grouped, inv, toggles.inferred, toggles.ruledOut]);
+  const focus = useMemo(() => (shownEdges && toggles.node ? lineage(shownEdges, toggles.node) : []), [shownEdges, toggles.node]);
+  const view = useMemo(() => (grouped ? groupedView(inv, (e) => edgeVisible(e, toggles), expanded, focus) : null), [grouped, inv, toggles.inferred, toggles.ruledOut, expanded, focus]);
 
-  // Build the graph once per investigation.
+  // Build the graph once per investigation (grouped: once per view).
   useEffect(() => {
     if (!box.current || !inv.graph.nodes.length) return;
     performance.mark("causeway:graph-start");
-    const layout = layeredLayout(
-      inv.graph.nodes,
-      inv.graph.edges.filter((e) => e.evidence === "observed"),
-    );
+    const layout = view
+      ? layeredLayout(view.nodes, view.edges.filter((e) => e.evidence !== "inferred"), { dx: 220, dy: 120 })
+      : layeredLayout(
+          inv.graph.nodes,
+          inv.graph.edges.filter((e) => e.evidence === "observed"),
+        );
     let cy: cytoscape.Core;
     try {
-      cy = createGraph(box.current, inv, layout.positions, big, (e) => edgeVisible(e, toggles));
+      cy = view ? createGraphOf(box.current, buildViewElements(inv, view, layout.positions), false) : createGraph(box.current, inv, layout.positions, big, (e) => edgeVisible(e, toggles));
     } catch (err) {
       // No canvas (an unusual browser, a test DOM): say so instead of breaking the app.
       setFailure(err instanceof Error ? err.message : String(err));
@@ -60,14 +76,30 @@ export function GraphScreen() {
     setFailure(null);
     cyRef.current = cy;
     applied.current = { inferred: toggles.inferred, ruledOut: toggles.ruledOut, node: null };
-    if (toggles.node) applyTrace(cy, inv, toggles, applied.current);
-    cy.viewport(viewports.get(run) ?? fitted(layout.positions, cy.width(), cy.height()));
-    cy.on("tap", "node", (e) => ctl.setGraph({ node: e.target.id() }));
+    if (view) {
+      applyFocus(cy, toggles.node, focus);
+      const traced = cy.elements(".traced");
+      if (traced.nonempty()) cy.fit(traced, 50);
+      else {
+        // the groups alone: a few dozen nodes, placed by a force layout (a chain of layers
+        // would be too wide to read), started from the layered positions so it is repeatable
+        cy.layout({ name: "cose", animate: false, randomize: false, fit: false, nodeDimensionsIncludeLabels: true, idealEdgeLength: () => 110, nodeRepulsion: () => 120_000, numIter: 500 }).run();
+        cy.fit(undefined, 50);
+      }
+    } else {
+      if (toggles.node) applyTrace(cy, inv, toggles, applied.current);
+      cy.viewport(viewports.get(run) ?? fitted(layout.positions, cy.width(), cy.height()));
+    }
+    cy.on("tap", "node", (e) => {
+      const g = view?.groups.get(e.target.id());
+      if (g) setExpanded((prev) => new Set([...prev, g.key]));
+      else ctl.setGraph({ node: e.target.id() });
+    });
     cy.on("tap", (e) => {
       if (e.target === cy) ctl.setGraph({ node: null });
     });
-    cy.on("viewport", () => viewports.set(run, { zoom: cy.zoom(), pan: { ...cy.pan() } }));
-    if (big) {
+    if (!view) cy.on("viewport", () => viewports.set(run, { zoom: cy.zoom(), pan: { ...cy.pan() } }));
+    if (big && !view) {
       // Label nodes once the zoom makes them readable (see LABEL_ZOOM), after the user stops zooming.
       let labelled = false;
       let timer = 0;
@@ -97,15 +129,15 @@ export function GraphScreen() {
     };
     // toggles are applied by the effects below; rebuilding on them would lose the viewport.
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [inv, run, big, ctl]);
+  }, [inv, run, big, ctl, view]);
 
   useEffect(() => {
-    if (cyRef.current) applyToggles(cyRef.current, inv, toggles, applied.current);
+    if (cyRef.current && !view) applyToggles(cyRef.current, inv, toggles, applied.current);
   }, [inv, toggles.inferred, toggles.ruledOut]);
 
   useEffect(() => {
     const cy = cyRef.current;
-    if (!cy) return;
+    if (!cy || view) return;
     applyTrace(cy, inv, toggles, applied.current);
     const n = toggles.node ? cy.getElementById(toggles.node) : null;
     if (n && n.nonempty()) {
@@ -122,7 +154,7 @@ export function GraphScreen() {
       const key = JSON.stringify(colors);
       if (key === last) return; // a class was touched but the theme is the same
       last = key;
-      cyRef.current?.style(graphStyle(colors, big));
+      cyRef.current?.style(graphStyle(colors, big && !grouped));
     };
     const obs = new MutationObserver(restyle);
     obs.observe(document.body, { attributes: true, attributeFilter: ["class"] });
@@ -133,7 +165,7 @@ export function GraphScreen() {
       obs.disconnect();
       media?.removeEventListener?.("change", restyle);
     };
-  }, [big]);
+  }, [big, grouped]);
 
   if (!inv.graph.nodes.length) return <Empty icon="type-hierarchy-sub">This run has no inputs, model calls, tool calls or messages to draw.</Empty>;
 
@@ -173,9 +205,16 @@ export function GraphScreen() {
           <input type="checkbox" checked={toggles.ruledOut} onChange={(e) => ctl.setGraph({ ruledOut: e.currentTarget.checked })} />
           <span>Ruled-out tests</span>
         </label>
+        {big && (
+          <label class="check" title="Draw agents, message channels and source families as groups; click a group to expand it">
+            <input type="checkbox" checked={grouping} onChange={(e) => setGrouping(e.currentTarget.checked)} />
+            <span>Group</span>
+          </label>
+        )}
+        {view && expanded.size > 0 && <Button small icon="collapse-all" label="Collapse groups" title="Collapse the expanded groups" onClick={() => setExpanded(() => NONE)} />}
         <NodeSearch inv={inv} />
         <span class="topbar-spacer" />
-        <span class="muted">{`${int(inv.graph.nodes.length)} nodes \u00b7 ${int(inv.graph.edges.length - hidden)} edges${hidden ? ` (${int(hidden)} hidden)` : ""}`}</span>
+        <span class="muted">{`${int(inv.graph.nodes.length)} nodes \u00b7 ${int(inv.graph.edges.length - hidden)} edges${hidden ? ` (${int(hidden)} hidden)` : ""}${view ? ` \u00b7 grouped: ${int(view.groups.size)} groups, ${int(view.nodes.length - view.groups.size)} node${view.nodes.length - view.groups.size === 1 ? "" : "s"} drawn alone` : ""}`}</span>
         <Button small icon="zoom-in" label="Zoom in" title="Zoom in (+)" onClick={() => zoomBy(1.25)} />
         <Button small icon="zoom-out" label="Zoom out" title="Zoom out (−)" onClick={() => zoomBy(0.8)} />
         <Button small icon="screen-full" label="Fit" title={toggles.node ? "Fit the traced nodes (0)" : "Fit the graph (0)"} onClick={fit} />
@@ -196,7 +235,7 @@ export function GraphScreen() {
               <Empty icon="warning">{`The graph could not be drawn here (${failure}). The other screens show the same data.`}</Empty>
             </div>
           )}
-          <Legend />
+          <Legend grouped={!!view} />
         </div>
         <NodePanel inv={inv} />
       </div>

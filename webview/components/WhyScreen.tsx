@@ -128,7 +128,13 @@ function Provenance({ a }: { inv: Investigation; a: ActionView }) {
       {a.provenance.length === 0 ? (
         <Empty>No argument values to trace (the call had no string or number arguments).</Empty>
       ) : (
-        <table class="table">
+        <table class="table provenance">
+          <colgroup>
+            <col class="col-arg" />
+            <col class="col-value" />
+            <col class="col-from" />
+            <col class="col-sources" />
+          </colgroup>
           <thead>
             <tr>
               <th>Argument</th>
@@ -140,14 +146,14 @@ function Provenance({ a }: { inv: Investigation; a: ActionView }) {
           <tbody>
             {a.provenance.map((p, i) => (
               <tr key={i} class={p.status === "untrusted-only" ? "row-alert" : undefined}>
-                <td class="mono nowrap">{p.path}</td>
+                <td class="mono arg-path">{p.path}</td>
                 <td>
                   <code class="value">{clip(p.value, 160)}</code>
                 </td>
                 <td>
                   <Chip tone={PROVENANCE_TONE[p.status]}>{PROVENANCE_LABEL[p.status]}</Chip>
                 </td>
-                <td class="chips">
+                <td class="chips sources">
                   {p.sources.length === 0 ? (
                     <span class="muted">{p.status === "generated" ? "written by the model" : "—"}</span>
                   ) : (

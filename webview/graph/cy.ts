@@ -8,14 +8,19 @@ import type { Investigation } from "../../core/analysis/types";
 import type { GEdge } from "../../core/graph/graph";
 import type { GraphToggles } from "../host";
 import { edgeVisible, trace } from "../logic";
-import { buildElements, graphStyle } from "./elements";
+import { LABEL_MARGIN, buildElements, graphStyle } from "./elements";
 import { readColors } from "./theme";
 
 /** A Cytoscape graph of the investigation at the given positions, edges hidden per visible(). */
 export function createGraph(container: HTMLElement, inv: Investigation, positions: Map<string, { x: number; y: number }>, big: boolean, visible: (e: GEdge) => boolean): cytoscape.Core {
+  return createGraphOf(container, buildElements(inv, positions, visible), big);
+}
+
+/** A Cytoscape graph of the given elements (a grouped view's, or every node's). */
+export function createGraphOf(container: HTMLElement, elements: cytoscape.ElementDefinition[], big: boolean): cytoscape.Core {
   const cy = cytoscape({
     container,
-    elements: buildElements(inv, positions, visible),
+    elements,
     style: graphStyle(readColors(), big),
     // Positions are given; the first viewport is computed from them (fitted), which spares
     // Cytoscape measuring every label up front.
@@ -70,8 +75,12 @@ function exposeForTests(cy: cytoscape.Core): void {
         }));
 }
 
-/** A viewport showing every position with a margin, at most 1.5× zoom. */
-export function fitted(positions: Map<string, { x: number; y: number }>, width: number, height: number, pad = 60): { zoom: number; pan: { x: number; y: number } } {
+/**
+ * A viewport showing every position with a margin, at most 1.5× zoom. `labelMargin` (model
+ * units) widens the box left and right: node labels are centred under their nodes, so the
+ * outermost nodes' labels would otherwise be cut at the edges.
+ */
+export function fitted(positions: Map<string, { x: number; y: number }>, width: number, height: number, pad = 60, labelMargin = LABEL_MARGIN): { zoom: number; pan: { x: number; y: number } } {
   let x1 = Infinity;
   let y1 = Infinity;
   let x2 = -Infinity;
@@ -83,6 +92,9 @@ export function fitted(positions: Map<string, { x: number; y: number }>, width: 
     y2 = Math.max(y2, p.y);
   }
   if (!Number.isFinite(x1)) return { zoom: 1, pan: { x: width / 2, y: height / 2 } };
+  x1 -= labelMargin;
+  x2 += labelMargin;
+  y2 += 20; // the label below the lowest node
   const zoom = Math.max(0.02, Math.min(1.5, (width - 2 * pad) / Math.max(1, x2 - x1), (height - 2 * pad) / Math.max(1, y2 - y1)));
   return { zoom, pan: { x: width / 2 - ((x1 + x2) / 2) * zoom, y: height / 2 - ((y1 + y2) / 2) * zoom } };
 }
@@ -125,3 +137,19 @@ export function applyTrace(cy: cytoscape.Core, inv: Investigation, t: GraphToggl
   });
 }
 
+
+/** Grouped view: the selected node and its lineage (drawn one by one) stand out, the rest fades. */
+export function applyFocus(cy: cytoscape.Core, node: string | null, focus: readonly string[]): void {
+  cy.batch(() => {
+    cy.elements(".faded, .traced, .picked").removeClass("faded traced picked");
+    if (!node || cy.getElementById(node).empty()) return;
+    const keep = new Set(focus);
+    cy.nodes().forEach((n) => {
+      n.addClass(keep.has(n.id()) ? "traced" : "faded");
+    });
+    cy.edges().forEach((e) => {
+      e.addClass(keep.has(e.source().id()) && keep.has(e.target().id()) ? "traced" : "faded");
+    });
+    cy.getElementById(node).addClass("picked");
+  });
+}

@@ -9,6 +9,7 @@ import type { Investigation } from "../../core/analysis/types";
 import type { GEdge, GNode } from "../../core/graph/graph";
 import { clip, effect } from "../format";
 import type { GraphColors } from "./theme";
+import { groupLabel, type GraphView } from "./groups";
 import { blend } from "./theme";
 
 /** Above this many nodes the graph switches to the cheaper drawing options. */
@@ -49,6 +50,43 @@ export function nodeLabel(n: GNode): string {
   return clip(n.label, 30);
 }
 
+/** The model-space margin left and right of the outermost nodes for their labels (30 characters at 11 px, halved). */
+export const LABEL_MARGIN = 100;
+
+/** Elements of a grouped view (groups.ts): groups, the nodes drawn alone, the merged edges. */
+export function buildViewElements(inv: Investigation, view: GraphView, positions: Map<string, { x: number; y: number }>): cytoscape.ElementDefinition[] {
+  const out: cytoscape.ElementDefinition[] = [];
+  const byId = new Map(inv.graph.nodes.map((n) => [n.id, n]));
+  for (const v of view.nodes) {
+    const position = { ...(positions.get(v.id) ?? { x: 0, y: 0 }) };
+    if (v.group) {
+      const g = v.group;
+      const cls = ["group", `group-${g.kind}`];
+      if (g.trust) cls.push(g.trust);
+      if (g.flagged) cls.push("flagged");
+      else if (g.sensitive) cls.push("sensitive");
+      out.push({ group: "nodes", data: { id: v.id, label: groupLabel(g), size: Math.round(34 + 10 * Math.log2(g.members.length)) }, position, classes: cls.join(" ") });
+    } else {
+      const n = byId.get(v.id)!;
+      out.push({ group: "nodes", data: { id: n.id, label: nodeLabel(n) }, position, classes: nodeClasses(inv, n) });
+    }
+  }
+  const fromSource = new Map<string, number>();
+  view.edges.forEach((e, i) => {
+    const causal = e.causal !== undefined ? inv.graph.edges[e.causal] : undefined;
+    const first = inv.graph.edges[e.members[0]];
+    const cls = causal ? "tested causal" : e.evidence === "tested" ? edgeClasses(inv.graph.edges[e.members.find((m) => inv.graph.edges[m].evidence === "tested")!]) : e.evidence === "observed" ? "observed" : edgeClasses(first);
+    const k = causal ? (fromSource.get(e.src) ?? 0) : 0;
+    if (causal) fromSource.set(e.src, k + 1);
+    out.push({
+      group: "edges",
+      data: { id: `v${i}`, source: e.src, target: e.dst, index: e.members[0], members: e.members, label: causal ? effect(causal.effect) : "", labelOffset: 46 + 18 * k, weight: Math.min(6, 1 + Math.log2(e.members.length)) },
+      classes: e.members.length > 1 ? `${cls} merged` : cls,
+    });
+  });
+  return out;
+}
+
 /** Elements with their starting classes: edges the toggles hide are created hidden. */
 export function buildElements(inv: Investigation, positions: Map<string, { x: number; y: number }>, visible: (e: GEdge) => boolean = () => true): cytoscape.ElementDefinition[] {
   const out: cytoscape.ElementDefinition[] = [];
@@ -60,10 +98,14 @@ export function buildElements(inv: Investigation, positions: Map<string, { x: nu
       classes: nodeClasses(inv, n),
     });
   }
+  // several tests from one source: their labels sit at different distances along the edges
+  const fromSource = new Map<string, number>();
   inv.graph.edges.forEach((e, i) => {
+    const k = e.evidence === "tested" ? (fromSource.get(e.src) ?? 0) : 0;
+    if (e.evidence === "tested") fromSource.set(e.src, k + 1);
     out.push({
       group: "edges",
-      data: { id: `e${i}`, source: e.src, target: e.dst, index: i, label: e.evidence === "tested" ? effect(e.effect) : "" },
+      data: { id: `e${i}`, source: e.src, target: e.dst, index: i, label: e.evidence === "tested" ? effect(e.effect) : "", labelOffset: 46 + 18 * k },
       classes: visible(e) ? edgeClasses(e) : `${edgeClasses(e)} hidden`,
     });
   });
@@ -129,14 +171,15 @@ export function graphStyle(c: GraphColors, big: boolean): cytoscape.StylesheetJs
         "target-arrow-shape": "triangle",
         // Near the source, so several tests of one target keep their labels apart.
         "source-label": "data(label)",
-        "source-text-offset": 46,
+        "source-text-offset": "data(labelOffset)" as unknown as number,
         "font-family": c.fontFamily,
         "font-size": 11,
         "text-background-color": c.labelBackground,
         "text-background-opacity": 1,
         "text-background-padding": "2px",
         "text-background-shape": "roundrectangle",
-        "min-zoomed-font-size": 6,
+        // below this on-screen size (zoomed out) the labels are hidden rather than piled up
+        "min-zoomed-font-size": 8,
         opacity: 1,
       },
     },
@@ -150,6 +193,30 @@ export function graphStyle(c: GraphColors, big: boolean): cytoscape.StylesheetJs
     { selector: "node.traced", style: { opacity: 1, "text-opacity": 1 } },
     { selector: "edge.traced", style: { opacity: 1, width: 2, "line-color": c.focus, "target-arrow-color": c.focus } },
     { selector: "edge.traced.causal", style: { "line-color": c.causal, "target-arrow-color": c.causal, width: 3 } },
+    // groups (a big run's first view): bigger, labelled, sized by how much they hold
+    {
+      selector: "node.group",
+      style: {
+        shape: "round-rectangle",
+        width: "data(size)",
+        height: "data(size)",
+        label: "data(label)",
+        "font-weight": "bold",
+        // groups are big and drawn zoomed out: a larger font keeps their names readable
+        "font-size": 18,
+        "text-wrap": "wrap",
+        "text-max-width": "240px",
+        "border-width": border + 1,
+        "min-zoomed-font-size": 6,
+      },
+    },
+    { selector: "node.group-agent", style: { shape: "ellipse", "background-color": fill(c.decision), "border-color": c.decision } },
+    { selector: "node.group-channel", style: { shape: "diamond", "background-color": fill(c.message), "border-color": c.message } },
+    { selector: "node.group-source", style: { "background-color": fill(c.trusted), "border-color": c.trusted } },
+    { selector: "node.group-source.untrusted, node.group-channel.untrusted", style: { "background-color": fill(c.untrusted), "border-color": c.untrusted } },
+    { selector: "node.group.sensitive", style: { "border-style": "double", "border-width": border + 2.5, "border-color": c.sensitive } },
+    { selector: "node.group.flagged", style: { "border-color": c.flagged, "border-width": 4, color: c.flagged } },
+    { selector: "edge.merged", style: { width: "data(weight)" } },
     { selector: "node.picked", style: { "overlay-color": c.focus, "overlay-opacity": 0.18, "overlay-padding": 6, "border-color": c.focus, "border-width": 3 } },
   ];
 }

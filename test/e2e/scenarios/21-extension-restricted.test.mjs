@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  clearNotifications, codeLenses, contextMenu, expandTreeRow, isRestrictedMode, launchBrowser, notificationText, openFile,
+  clearNotifications, codeLensAt, contextMenu, expandTreeRow, isRestrictedMode, launchBrowser, notificationText, openFile,
   openViewContainer, openWorkbench, problems, runCommand, scenario, screenshot, startCodeServer, treeRows, viewPane,
-  waitForNotificationOrError,
+  waitForNotificationOrError, waitUntil,
 } from '../lib.mjs';
 import { demoWorkspace, investigator, screenText, showScreen } from '../causeway.mjs';
 
@@ -42,9 +42,11 @@ scenario('an untrusted workspace opens in Restricted Mode and still lists the ru
   assert.ok(await isRestrictedMode(page), 'the window is in Restricted Mode');
   await openViewContainer(page, 'Causeway');
   await treeRows(page, VIEW, { minRows: 8, timeout: 60_000 });
-  const row = viewPane(page, VIEW).locator('.monaco-list-row').filter({ has: page.locator('.label-description', { hasText: /^\s*intact · 1 high/ }) }).first();
-  await row.waitFor({ timeout: 30_000 });
-  const rows = await treeRows(page, VIEW);
+  // wait until the runs are analysed ("reading…" goes away), not for a time
+  const rows = await waitUntil(page, async () => {
+    const r = await treeRows(page, VIEW);
+    return ['demo-seed0', 'demo-seed2'].every((l) => r.some((x) => x.label === l && !/^\s*reading/.test(x.description ?? ''))) && r;
+  }, { timeout: 120_000, what: 'demo-seed0 and demo-seed2 analysed' });
   assert.equal(rows.find((r) => r.label === 'demo-seed0').description, 'intact · 1 high · 3 review · causeway:demo');
   assert.equal(rows.find((r) => r.label === 'demo-seed2').description, 'intact · causeway:demo');
   await screenshot(page, '21-restricted-tree');
@@ -57,14 +59,7 @@ scenario('Problems and the code lens still show the alert on the email', async (
   assert.equal(onSource[0].line, 25);
   assert.ok(list.some((p) => p.file === 'runs/demo-seed0/events.jsonl' && p.line === 19 && p.severity === 'error'));
   await openFile(page, 'examples/demo/agents.ts');
-  await page.keyboard.press('Control+G'); // bring line 25 (the act call) into view
-  await page.locator('.quick-input-widget .quick-input-box input').fill(':25');
-  await page.keyboard.press('Enter');
-  let act;
-  for (let i = 0; i < 100 && !act; i++) {
-    act = (await codeLenses(page, { minCount: 1 })).find((l) => l.titles.some((t) => t.startsWith('send_email ·')));
-    if (!act) await page.waitForTimeout(200); // lenses resolve as they scroll into view
-  }
+  const act = await codeLensAt(page, 25, 'send_email ·'); // hides the Problems panel, brings line 25 into view
   assert.ok(act, 'the send_email lens shows');
   assert.match(act.titles.find((t) => t.startsWith('send_email')), /^send_email · \d+ runs · 5 high · .*cause: vendor:portal\/notes\.md \+0\.85$/);
   await screenshot(page, '21-restricted-problems-lens');

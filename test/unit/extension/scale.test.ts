@@ -1,7 +1,8 @@
 /**
- * A workspace with 1,000 small runs: adding them (what activation does once discovery has listed
- * them) is cheap, the analysis runs in slices that leave the event loop free, and the tree's
- * first level is available before any analysis. Prints the figures the README quotes.
+ * A workspace with 1,000 small runs: the tree's first level is available before any analysis, and
+ * the analysis runs in slices between which timers (and so messages from the UI) get their turn.
+ * Asserted by counting, not by timing: a loaded machine must not fail a correct build. The times
+ * it prints are figures; the benchmark with the speed targets is bench/vscode-runs-list.mjs.
  */
 import { describe, it, expect } from "vitest";
 import fs from "node:fs";
@@ -13,7 +14,7 @@ import { REFERENCE_RUNS, tmpDir } from "./helpers";
 const N = 1000;
 
 describe("1,000 runs", () => {
-  it("stay responsive: cheap to add, analysed in short slices, event loop never blocked for long", async () => {
+  it("are listed before any analysis, then analysed in slices between which timers run", async () => {
     const base = tmpDir("cw-ext-scale-");
     const names = fs.readdirSync(REFERENCE_RUNS);
     const dirs: string[] = [];
@@ -29,13 +30,16 @@ describe("1,000 runs", () => {
     }
     const s = new RunStore();
     try {
-      // the event loop's longest stall while the store works
+      // a timer that counts its turns while runs wait for analysis: were the event loop blocked
+      // until the analysis ended, it would count none
       let lastTick = performance.now();
       let worstLag = 0;
+      let ticksWhilePending = 0;
       const ticker = setInterval(() => {
         const now = performance.now();
         worstLag = Math.max(worstLag, now - lastTick - 5);
         lastTick = now;
+        if (s.pending > 0) ticksWhilePending++;
       }, 5);
       const t0 = performance.now();
       for (const d of dirs) s.add(d, base);
@@ -60,11 +64,12 @@ describe("1,000 runs", () => {
         `[scale] ${N} runs: add ${addMs.toFixed(1)} ms, first tree level ${firstLevelMs.toFixed(1)} ms, first analysed batch after ${firstBatchMs.toFixed(0)} ms, ` +
           `all analysed in ${totalMs.toFixed(0)} ms (${(s.stats.analysisMs / N).toFixed(2)} ms/run), ${s.stats.slices} slices, longest ${s.stats.longestSliceMs.toFixed(1)} ms, ${s.stats.slicesOver50ms} over 50 ms, worst event-loop lag ${worstLag.toFixed(1)} ms`,
       );
-      // nothing is analysed before the tree asks for its first level, and the analysis is cut into
-      // many slices (each yields the event loop); the times above are figures, not assertions:
-      // speed is measured where it can be (a loaded CI machine must not fail a correct build)
+      // nothing is analysed before the tree asks for its first level; the analysis is cut into
+      // many slices, and the timer ran between them while runs were still waiting (at least once
+      // per ten slices: each slice yields with setImmediate, so timers due run in between)
       expect(analysedAtFirstLevel).toBe(0);
       expect(s.stats.slices).toBeGreaterThan(10);
+      expect(ticksWhilePending).toBeGreaterThanOrEqual(Math.floor(s.stats.slices / 10));
     } finally {
       s.dispose();
       fs.rmSync(base, { recursive: true, force: true });

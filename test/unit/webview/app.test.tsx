@@ -270,6 +270,19 @@ describe("state", () => {
     expect(root.querySelector(".drawer")).toBeNull();
   });
 
+  test("a tool call revealed on Why? shows its verdict and candidates, not its record over them", () => {
+    const host = new ScriptedHost(VSCODE);
+    const { root, ctl } = mount(host);
+    connect(host, data, "demo-seed0");
+    const inv = data.runs["demo-seed0"];
+    const node = Object.keys(inv.actions).find((k) => inv.actions[k].seq === 18)!;
+    host.send({ type: "reveal", run: "demo-seed0", screen: "why", node, seq: 18 });
+    expect(ctl.state.ui).toMatchObject({ run: "demo-seed0", screen: "why", action: node, record: null });
+    expect(root.querySelector(".drawer")).toBeNull();
+    expect(root.querySelector(".verdict")).not.toBeNull();
+    expect(root.querySelectorAll("tr.cand").length).toBeGreaterThan(0);
+  });
+
   test("live updates replace the investigation and keep the selection", () => {
     const host = new ScriptedHost(VSCODE, { screen: "why", run: "demo-seed0" });
     const { root } = mount(host);
