@@ -13,7 +13,7 @@ import { readRun } from "../log/reader";
 import { RunModel } from "../graph/model";
 import { investigateLite, alertRecord } from "../analysis/investigate";
 import { freeRunId, slug } from "../sdk/system";
-import { argvFor, commandRunRefusal, registerPath, withPreload } from "../replay/command";
+import { commandRunRefusal, launch } from "../replay/command";
 import { relativeArg, type PreloadConfig } from "../register/config";
 
 export const RECORD_COMMAND_USAGE =
@@ -47,9 +47,7 @@ export async function recordCommand(args: string[]): Promise<number> {
     command: recorded,
     root,
   };
-  const argv = argvFor(command);
-  const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: withPreload(process.env.NODE_OPTIONS, registerPath()), CAUSEWAY_CONFIG: JSON.stringify(cfg) };
-  delete env.CAUSEWAY_DISABLE;
+  const { argv, env } = launch(command, { ...process.env, CAUSEWAY_CONFIG: JSON.stringify(cfg) });
   const code = await new Promise<number>((resolve) => {
     const child = spawn(argv[0], argv.slice(1), { cwd: root, env, stdio: ["inherit", p.flags.json ? "ignore" : "inherit", "inherit"] });
     child.on("error", (err) => {

@@ -61,12 +61,23 @@ export function withPreload(nodeOptions: string | undefined, file = registerPath
   return `${nodeOptions ? nodeOptions + " " : ""}--import ${JSON.stringify(pathToFileURL(file).href)}`;
 }
 
-/** The argv to spawn: a bare script runs under this Node. */
-export function argvFor(command: readonly string[]): string[] {
+/**
+ * The argv and environment to run a command under the preload: `node …` and a bare script run
+ * under this Node with `--import` on the command line; anything else (npx, a shell script) gets
+ * it through NODE_OPTIONS.
+ */
+export function launch(command: readonly string[], env: NodeJS.ProcessEnv, file = registerPath()): { argv: string[]; env: NodeJS.ProcessEnv } {
   const [first, ...rest] = command;
-  if (/\.(m?js|cjs)$/.test(first)) return [process.execPath, first, ...rest];
-  if (first === "node") return [process.execPath, ...rest];
-  return [...command];
+  const imp = ["--import", pathToFileURL(file).href];
+  const e: NodeJS.ProcessEnv = { ...env };
+  delete e.CAUSEWAY_DISABLE;
+  delete e.CAUSEWAY_OUT;
+  delete e.ELECTRON_RUN_AS_NODE;
+  if (process.versions.electron) e.ELECTRON_RUN_AS_NODE = "1";
+  if (/\.(m?js|cjs)$/.test(first)) return { argv: [process.execPath, ...imp, first, ...rest], env: e };
+  if (first === "node") return { argv: [process.execPath, ...imp, ...rest], env: e };
+  if (process.versions.electron) delete e.ELECTRON_RUN_AS_NODE;
+  return { argv: [...command], env: { ...e, NODE_OPTIONS: withPreload(env.NODE_OPTIONS, file) } };
 }
 
 export interface CommandSystemOptions {
@@ -134,13 +145,8 @@ export class CommandSystem {
   }
 
   private spawn(cfg: PreloadConfig): Promise<{ code: number | null; stderr: string; timedOut: boolean }> {
-    const argv = argvFor(this.command);
+    const { argv, env } = launch(this.command, { ...process.env, CAUSEWAY_CONFIG: JSON.stringify(cfg) });
     return new Promise((resolve) => {
-      const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: withPreload(process.env.NODE_OPTIONS), CAUSEWAY_CONFIG: JSON.stringify(cfg) };
-      delete env.CAUSEWAY_DISABLE;
-      delete env.CAUSEWAY_OUT;
-      delete env.ELECTRON_RUN_AS_NODE;
-      if (argv[0] === process.execPath && process.versions.electron) env.ELECTRON_RUN_AS_NODE = "1";
       let stderr = "";
       let timedOut = false;
       let child: ReturnType<typeof spawn>;

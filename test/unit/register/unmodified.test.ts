@@ -10,6 +10,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeLlm, type FakeLlm } from "../../fake-llm/server";
+import { runInWorker } from "../../../core/replay/client";
+import { programModule } from "../../../extension/logic/sites";
 
 const ROOT = path.resolve(import.meta.dirname, "../../..");
 const CLI = path.join(ROOT, "dist/cli.js");
@@ -73,8 +75,8 @@ describe("an unmodified OpenAI + MCP program", () => {
     expect(ev.filter((e) => e.type === "message").map((e) => `${e.agent}->${e.to}`)).toEqual(["researcher->planner", "planner->executor"]);
     // sites point at the program's own calls
     const decision = ev.find((e) => e.type === "decision");
-    expect(decision.site.file).toBe("examples/support-agents/openai-agent.mjs");
-    expect(ev.find((e) => e.type === "action").site.file).toBe("examples/support-agents/openai-agent.mjs");
+    expect(decision!.site.file).toBe("examples/support-agents/openai-agent.mjs");
+    expect(ev.find((e) => e.type === "action")!.site.file).toBe("examples/support-agents/openai-agent.mjs");
     // tool calls are linked to the decision that asked for them
     for (const a of ev.filter((e) => e.type === "action")) expect(a.decision).toMatch(/.+/);
     const sent = fs.readFileSync(outbox(), "utf8");
@@ -104,6 +106,15 @@ describe("an unmodified OpenAI + MCP program", () => {
     expect(t.off_tape_actions).toBe(0);
   }, 300_000);
 
+  it("is replayed by the extension's worker once the command is allowed", async () => {
+    expect(programModule(OPENAI)).toBe("examples/support-agents/openai-agent.mjs");
+    const req = { op: "test" as const, run, program: OPENAI, root: ROOT, allow: [OPENAI], intervention: VENDOR, target: TARGET, n: 3, workers: 3 };
+    const t = (await runInWorker(req, { workerPath: path.join(ROOT, "dist/worker.js"), env: { OPENAI_BASE_URL: llm.openaiBaseURL, OPENAI_API_KEY: "fake" } })) as Record<string, any>;
+    expect(t.n).toBe(3);
+    expect(t.p_without).toBe(0);
+    await expect(runInWorker({ ...req, allow: [] }, { workerPath: path.join(ROOT, "dist/worker.js") })).rejects.toThrow(/not on the allowed list/);
+  }, 300_000);
+
   it("refuses to replay a command that was not allowed", async () => {
     const r = await cli(["test", run, "--remove", FAQ, "--target", TARGET, "--n", "2"]);
     expect(r.code).toBe(2);
@@ -124,7 +135,7 @@ describe("an unmodified Anthropic + MCP program (CommonJS, streaming, an MCP res
     expect(ev[0].program).toBe(ANTHROPIC);
     expect(ev.filter((e) => e.type === "input").map((e) => e.source)).toContain("support://docs/ticket-881");
     const researcher = ev.find((e) => e.type === "decision" && e.agent === "researcher");
-    expect(researcher.context.map((c: { source: string }) => c.source)).toContain("support://docs/ticket-881");
+    expect(researcher!.context.map((c: { source: string }) => c.source)).toContain("support://docs/ticket-881");
     expect(ev.filter((e) => e.type === "decision" && e.agent === "executor").length).toBeGreaterThan(0);
     const exfiltrated = fs.readFileSync(outbox, "utf8").includes("vendor-compliance");
     fs.rmSync(outbox, { force: true });
