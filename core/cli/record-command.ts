@@ -14,10 +14,18 @@ import { RunModel } from "../graph/model";
 import { investigateLite, alertRecord } from "../analysis/investigate";
 import { freeRunId, slug } from "../sdk/system";
 import { commandRunRefusal, launch } from "../replay/command";
-import { relativeArg, type PreloadConfig } from "../register/config";
+import { parseToolSpecs, relativeArg, type PreloadConfig } from "../register/config";
+
+function toolSpecs(specs: string[]): Record<string, string[]> {
+  try {
+    return parseToolSpecs(specs);
+  } catch (err) {
+    throw new UsageError(`record: --tool ${(err as Error).message}`);
+  }
+}
 
 export const RECORD_COMMAND_USAGE =
-  "causeway record --out DIR [--seed S] [--sensitive TOOL]... [--untrusted-tool TOOL]... [--trusted-tool TOOL]... [--run-id ID] [--json] -- COMMAND ARGS...";
+  "causeway record --out DIR [--seed S] [--sensitive TOOL]... [--untrusted-tool TOOL]... [--trusted-tool TOOL]... [--tool FILE:EXPORT[,EXPORT]]... [--run-id ID] [--json] -- COMMAND ARGS...";
 
 export async function recordCommand(args: string[]): Promise<number> {
   const dash = args.indexOf("--");
@@ -25,7 +33,7 @@ export async function recordCommand(args: string[]): Promise<number> {
   if (!command.length) throw new UsageError("record: give the command after --, e.g. -- node agent.mjs");
   const p = parseArgs("record", args.slice(0, dash), {
     positionals: [],
-    flags: { out: "string", seed: "number", sensitive: "strings", "untrusted-tool": "strings", "trusted-tool": "strings", "run-id": "string", json: "boolean" },
+    flags: { out: "string", seed: "number", tool: "strings", sensitive: "strings", "untrusted-tool": "strings", "trusted-tool": "strings", "run-id": "string", json: "boolean" },
   });
   const root = process.cwd();
   const outRoot = path.resolve((p.flags.out as string | undefined) ?? "runs");
@@ -46,6 +54,7 @@ export async function recordCommand(args: string[]): Promise<number> {
     program: recorded.join(" "),
     command: recorded,
     root,
+    tools: toolSpecs((p.flags.tool as string[] | undefined) ?? []),
   };
   const { argv, env } = launch(command, { ...process.env, CAUSEWAY_CONFIG: JSON.stringify(cfg) });
   const code = await new Promise<number>((resolve) => {

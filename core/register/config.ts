@@ -8,8 +8,11 @@
  *   CAUSEWAY_SENSITIVE=a,b          sensitive tools; CAUSEWAY_UNTRUSTED=a,b untrusted tools
  *   CAUSEWAY_TRUSTED=a,b            MCP tools or resource URIs whose results are trusted
  *   CAUSEWAY_AGENT=name             the agent of every model call (else header or system prompt)
+ *   CAUSEWAY_TOOLS=lib/tools.mjs:fetch_doc,send_email   tools the program runs in its own code:
+ *                                   these exports are wrapped (recorded; served from the tape in replays)
  *
- *   package.json: { "causeway": { "out": "runs", "sensitiveTools": [], "untrustedTools": [], "trustedTools": [] } }
+ *   package.json: { "causeway": { "out": "runs", "sensitiveTools": [], "untrustedTools": [], "trustedTools": [],
+ *                                 "tools": { "lib/tools.mjs": ["fetch_doc", "send_email"] } } }
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
@@ -41,7 +44,33 @@ export interface PreloadConfig {
   command?: string[];
   root: string;
   agent?: string;
+  /** The program's own tool modules: file (relative to the root) → export names to wrap. */
+  tools?: Record<string, string[]>;
   replay?: ReplayOrder;
+}
+
+/** `FILE:EXPORT[,EXPORT…]` (or several joined by `;`) → {file: [exports]}. */
+export function parseToolSpecs(specs: readonly string[]): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const spec of specs.flatMap((s) => s.split(";")).map((s) => s.trim()).filter(Boolean)) {
+    const at = spec.lastIndexOf(":");
+    if (at <= 0) throw new Error(`"${spec}" is not FILE:EXPORT[,EXPORT…]`);
+    const names = spec.slice(at + 1).split(",").map((n) => n.trim()).filter((n) => /^[A-Za-z_$][\w$]*$/.test(n));
+    if (!names.length) throw new Error(`"${spec}" names no export`);
+    const file = spec.slice(0, at);
+    out[file] = [...new Set([...(out[file] ?? []), ...names])];
+  }
+  return out;
+}
+
+function toolsOf(conf: unknown): Record<string, string[]> | undefined {
+  if (!conf || typeof conf !== "object" || Array.isArray(conf)) return undefined;
+  const out: Record<string, string[]> = {};
+  for (const [file, names] of Object.entries(conf)) {
+    const list = strings(names);
+    if (list?.length) out[file] = list;
+  }
+  return out;
 }
 
 /** What a replayed program reports back to the engine. */
@@ -118,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string, argv: string[]):
     command,
     root,
     agent: env.CAUSEWAY_AGENT || undefined,
+    tools: env.CAUSEWAY_TOOLS ? parseToolSpecs([env.CAUSEWAY_TOOLS]) : toolsOf(conf.tools),
   };
 }
 

@@ -15,10 +15,34 @@ export function clientKind(file: string): "openai" | "anthropic" | "mcp" | undef
   return undefined;
 }
 
-/** The hooks module's source (ESM). */
+/**
+ * The hooks module's source (ESM). `data.tools` maps file URLs of the program's own tool modules
+ * to the export names to wrap: an import of such a file gets a wrapper module instead, which
+ * re-exports everything and replaces the named exports with recorded (and, in a replay, taped)
+ * versions (`globalThis.__causewayTool`).
+ */
 export const HOOKS_SOURCE = `
 const kindOf = ${clientKind.toString()};
+let tools = {};
+export function initialize(data) {
+  tools = (data && data.tools) || {};
+}
+export async function resolve(specifier, context, nextResolve) {
+  const r = await nextResolve(specifier, context);
+  if (tools[r.url] && !(context.parentURL || "").endsWith("?causeway-wrap")) return { ...r, url: r.url + "?causeway-wrap", shortCircuit: true };
+  return r;
+}
 export async function load(url, context, nextLoad) {
+  if (url.endsWith("?causeway-wrap")) {
+    const file = url.slice(0, -"?causeway-wrap".length);
+    const orig = JSON.stringify(file + "?causeway-orig");
+    const lines = ["import * as __m from " + orig + ";", "export * from " + orig + ";"];
+    for (const name of tools[file] || []) {
+      if (!/^[A-Za-z_$][\\w$]*$/.test(name) || name === "default") continue;
+      lines.push("export const " + name + " = globalThis.__causewayTool ? globalThis.__causewayTool(" + JSON.stringify(name) + ", __m." + name + ") : __m." + name + ";");
+    }
+    return { format: "module", source: lines.join("\\n"), shortCircuit: true };
+  }
   const r = await nextLoad(url, context);
   const kind = url.startsWith("file:") ? kindOf(url) : undefined;
   if (!kind || r.format !== "module" || r.source == null) return r;

@@ -25,7 +25,7 @@ import fs from "node:fs";
 import Module from "node:module";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { codecForPath, type Codec } from "../adapters/codecs";
 import { ConversationRecorder } from "../adapters/shared";
 import { canonical, deriveSeed } from "../log/hash";
@@ -64,6 +64,9 @@ class Preload {
   private toolSeq = 0;
   private readonly origFetch: typeof fetch;
   private readonly patched = new WeakSet<object>();
+  /** The program's own tool modules: absolute file → export names. */
+  private readonly toolFiles = new Map<string, string[]>();
+  private readonly wrappedModules = new Map<string, unknown>();
 
   constructor(readonly cfg: PreloadConfig) {
     const replay = cfg.replay;
@@ -78,7 +81,7 @@ class Preload {
       tools: {},
       sensitiveTools: cfg.sensitive,
       untrustedTools: cfg.untrusted,
-      meta: { recorded_by: PRELOAD_TAG, command: cfg.command ?? null, ...(cfg.seed !== undefined ? { seed_models: true } : {}) },
+      meta: { recorded_by: PRELOAD_TAG, command: cfg.command ?? null, ...(cfg.tools && Object.keys(cfg.tools).length ? { tool_modules: cfg.tools } : {}) },
       root: cfg.root,
       captureSites: !replay,
       chain: !replay,
@@ -87,6 +90,7 @@ class Preload {
     // sites come from the user's call (noted when the client's request started), not from here
     (this.rt as unknown as { site: () => Site | undefined }).site = () => (replay ? undefined : (this.site ?? this.als.getStore()?.site));
     this.origFetch = globalThis.fetch;
+    for (const [file, names] of Object.entries(cfg.tools ?? {})) this.toolFiles.set(path.resolve(cfg.root, file), names);
   }
 
   install(): void {
@@ -96,9 +100,12 @@ class Preload {
       return self.fetch(input, init);
     } as typeof fetch;
     (globalThis as Obj).__causewayPatch = (kind: string, ns: Obj, url: string) => this.patch(kind, ns, url.startsWith("file:") ? fileURLToPath(url) : url);
+    (globalThis as Obj).__causewayTool = (name: string, fn: unknown) => (typeof fn === "function" ? this.wrapTool(name, fn as (...a: unknown[]) => unknown) : fn);
     this.hookRequire();
     try {
-      (Module as unknown as { register?: (u: string) => void }).register?.("data:text/javascript," + encodeURIComponent(HOOKS_SOURCE));
+      const tools: Record<string, string[]> = {};
+      for (const [file, names] of this.toolFiles) tools[pathToFileURL(file).href] = names;
+      (Module as unknown as { register?: (u: string, o?: unknown) => void }).register?.("data:text/javascript," + encodeURIComponent(HOOKS_SOURCE), { data: { tools } });
     } catch (err) {
       this.problems.push(`ES module hooks could not be registered: ${(err as Error).message}`);
     }
@@ -114,6 +121,15 @@ class Preload {
     const self = this;
     M._load = function (request: unknown, parent: unknown, isMain: unknown) {
       const exp = load.apply(this, [request, parent, isMain]);
+      if (typeof request === "string" && self.toolFiles.size) {
+        try {
+          const file = M._resolveFilename(request, parent, isMain);
+          const names = self.toolFiles.get(file);
+          if (names) return self.wrapExports(file, exp as Obj, names);
+        } catch {
+          /* not one of the program's tool modules */
+        }
+      }
       if (typeof request === "string" && /openai|anthropic|modelcontextprotocol|client/.test(request)) {
         try {
           const file = M._resolveFilename(request, parent, isMain);
@@ -289,7 +305,37 @@ class Preload {
     return msg;
   }
 
-  // ------------------------------------------------------------------------- tools (MCP)
+  // ------------------------------------------------------------------------- tools (own code, MCP)
+
+  /** A CommonJS tool module: its named exports wrapped, once. */
+  private wrapExports(file: string, exp: Obj, names: string[]): unknown {
+    const have = this.wrappedModules.get(file);
+    if (have) return have;
+    let out: Obj = exp;
+    for (const name of names) {
+      const fn = exp?.[name];
+      if (typeof fn !== "function") continue;
+      const wrapped = this.wrapTool(name, fn as (...a: unknown[]) => unknown);
+      try {
+        out[name] = wrapped;
+        if (out[name] !== wrapped) throw new Error("read-only");
+      } catch {
+        out = out === exp ? Object.assign(Object.create(null), exp) : out;
+        out[name] = wrapped;
+      }
+    }
+    this.wrappedModules.set(file, out);
+    return out;
+  }
+
+  /** A tool function of the program: each call is a recorded action (taped in a replay). Its result is awaited. */
+  private wrapTool(name: string, fn: (...a: unknown[]) => unknown): (...a: unknown[]) => Promise<unknown> {
+    const self = this;
+    return function causewayTool(this: unknown, ...args: unknown[]) {
+      const a = args.length === 1 && args[0] && typeof args[0] === "object" && !Array.isArray(args[0]) ? (args[0] as Obj) : { args };
+      return self.tool(name, a, `tool:${name} ${canonical(a)}`, !self.cfg.trusted.includes(name), async () => fn.apply(this, args));
+    };
+  }
 
   private wrapMcp(proto: Obj): void {
     const callTool = proto.callTool as (...a: unknown[]) => Promise<unknown>;

@@ -93,6 +93,8 @@ export class CommandSystem {
   readonly seededModels = false;
   readonly config = { models: {}, tools: {}, program: () => undefined, name: undefined as string | undefined };
   readonly command: string[];
+  /** The program's own tool modules the recording wrapped (wrapped again in every replay). */
+  readonly tools: Record<string, string[]> = {};
   private readonly runDir: string;
 
   constructor(
@@ -103,6 +105,8 @@ export class CommandSystem {
     if (!isCommandRun(m)) throw new CommandReplayError(`${run.dir} was not recorded by causeway record (no command in run.start)`);
     this.command = (m.start.meta as { command: string[] }).command;
     this.config.name = String(m.start.program ?? this.command.join(" "));
+    const tm = (m.start.meta as { tool_modules?: unknown }).tool_modules;
+    if (isObj(tm)) for (const [file, names] of Object.entries(tm)) if (Array.isArray(names)) this.tools[file] = names.map(String);
     this.runDir = run.dir;
   }
 
@@ -121,6 +125,7 @@ export class CommandSystem {
       program: this.config.name ?? null,
       command: this.command,
       root: this.opts.root,
+      tools: this.tools,
       replay: { run: this.runDir, interventions: (o.interventions ?? []).map((i) => i.spec), seed: o.seed ?? 0, liveTools: !!o.liveTools, out },
     };
     const base: RunResult = { runId: cfg.runId, seed: o.seed ?? 0, actions: [], outcome: null, stats: { modelCalls: 0, modelCallsCached: 0, offTape: 0, ablated: 0, events: 0 } };

@@ -149,6 +149,31 @@ describe("an unmodified Anthropic + MCP program (CommonJS, streaming, an MCP res
   }, 600_000);
 });
 
+describe("tools the program runs in its own code, declared with --tool", () => {
+  for (const ext of ["mjs", "cjs"]) {
+    it(`are recorded and served from the tape in replays (${ext === "mjs" ? "ES module" : "CommonJS"})`, async () => {
+      const marker = path.join(tmp, `marker-${ext}`);
+      const prog = `node test/unit/register/fixtures/declared-tools.${ext}`;
+      const r = await cli(["record", "--out", path.join(tmp, "runs"), "--seed", "1", "--run-id", `declared-${ext}`, "--tool", `test/unit/register/fixtures/tools.${ext}:fetch_page,send_email`, "--", ...prog.split(" ")], { MARKER: marker });
+      expect(r.code, r.stderr).toBe(0);
+      const run = path.join(tmp, "runs", `declared-${ext}`);
+      const ev = events(run);
+      expect(ev.at(-1)!.outcome).toEqual({ exit_code: 0 }); // nothing uncaptured
+      expect(ev.filter((e) => e.type === "input").map((e) => e.source)).toContain('tool:fetch_page {"url":"https://vendor.example/notes"}');
+      expect(fs.readFileSync(marker, "utf8")).toContain("attacker@evil.example");
+      fs.rmSync(marker);
+      const t = await cli(["test", run, "--remove", "input:tool:fetch_page*", "--target", "tool=send_email,arg~evil.example", "--n", "4", "--workers", "4", "--allow-program", prog, "--json"], { MARKER: marker });
+      expect(t.code, t.stderr).toBe(0);
+      const res = JSON.parse(t.stdout);
+      expect(res.intervention_applied_in).toBe(4);
+      expect(res.p_without).toBe(0);
+      // the fake model's e-mail body summarises every result so far, so an arm that e-mails in
+      // another order makes calls the recording never made: stubbed, never run
+      expect(fs.existsSync(marker)).toBe(false); // send_email never ran in a replay
+    }, 180_000);
+  }
+});
+
 describe("bad input", () => {
   it("a tool run in the program's own code marks the run; replaying it is refused without --live-tools", async () => {
     const r = await cli(["record", "--out", path.join(tmp, "runs"), "--run-id", "local", "--", "node", "test/unit/register/fixtures/local-tool.mjs"]);
