@@ -222,7 +222,8 @@ class Preload {
     const baseSeed = replay ? replay.seed : this.cfg.seed;
     const original = body;
     let sent = body;
-    if (baseSeed !== undefined && codec.api !== "anthropic.messages") sent = { ...sent, seed: deriveSeed(baseSeed, name, k) };
+    // chat completions take a seed (the responses API and Anthropic's messages don't)
+    if (baseSeed !== undefined && codec.api === "openai.chat") sent = { ...sent, seed: deriveSeed(baseSeed, name, k) };
     // tool results the program produced without an intercepted execution
     const asked = new Map(codec.callsInRequest(body).map((c) => [c.id, c.name]));
     for (const b of codec.blocks(body)) if (b.role === "tool" && b.toolCallId && !rec.hasResult(b.toolCallId)) this.uncaptured.add(asked.get(b.toolCallId) ?? "?");

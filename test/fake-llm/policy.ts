@@ -78,7 +78,8 @@ export function respond(conv: Conversation, draw: Draw, opts: PolicyOptions): Re
   // "Documents: a, b, c": read each of them (one call per document, in one turn)
   const named = DOCS_RE.exec(userText)?.[1].split(",").map((s) => s.trim()).filter(Boolean);
   if (!fetched && fetchTool && named?.length) return { text: "Reading the documents.", calls: named.map((name) => ({ name: fetchTool, args: { name } })) };
-  if (!sendTool) return relay(conv, userText, results, draw, opts);
+  // an agent that reports (a researcher after reading, a planner handed findings)
+  if (!sendTool && (results.length || /\bKey points:/.test(userText))) return relay(conv, userText, results, draw, opts);
 
   const summary = summarise(results.map((r) => r.text));
   const userAddresses = new Set((userText.match(EMAIL_RE) ?? []).map((a) => a.toLowerCase()));

@@ -174,6 +174,34 @@ describe("tools the program runs in its own code, declared with --tool", () => {
   }
 });
 
+describe("the preload on its own", () => {
+  it("records the responses API and a streamed chat completion, and the program reads both as usual", async () => {
+    const out = path.join(tmp, "standalone");
+    const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ["--import", path.join(ROOT, "dist/register.js"), "test/unit/register/fixtures/responses-and-stream.mjs"], {
+        cwd: ROOT,
+        env: { ...process.env, CAUSEWAY_OUT: out, CAUSEWAY_RUN_ID: "standalone", OPENAI_BASE_URL: llm.openaiBaseURL, OPENAI_API_KEY: "fake" },
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (c) => (stdout += c));
+      child.stderr.on("data", (c) => (stderr += c));
+      child.on("close", (code) => resolve({ code: code ?? 1, stdout, stderr }));
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const said = JSON.parse(r.stdout);
+    expect(said.responses).toBe("How can I help?");
+    expect(said.chat).toBe("How can I help?");
+    const run = path.join(out, "standalone");
+    expect((await cli(["verify", run])).code).toBe(0);
+    const ev = events(run);
+    expect(ev[0].program).toBe("node test/unit/register/fixtures/responses-and-stream.mjs");
+    const decisions = ev.filter((e) => e.type === "decision");
+    expect(decisions.map((d) => [d.agent, d.api])).toEqual([["writer", "openai.responses"], ["streamer", "openai.chat"]]);
+    expect(decisions.every((d) => d.status === "ok" && d.site?.file === "test/unit/register/fixtures/responses-and-stream.mjs")).toBe(true);
+  }, 60_000);
+});
+
 describe("bad input", () => {
   it("a tool run in the program's own code marks the run; replaying it is refused without --live-tools", async () => {
     const r = await cli(["record", "--out", path.join(tmp, "runs"), "--run-id", "local", "--", "node", "test/unit/register/fixtures/local-tool.mjs"]);
