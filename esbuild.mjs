@@ -28,6 +28,8 @@ const builds = [
   { ...node, entryPoints: ["core/cli/main.ts"], outfile: "dist/cli.js", banner: { js: "#!/usr/bin/env node" } },
   // The out-of-process replay worker.
   { ...node, entryPoints: ["core/replay/worker.ts"], outfile: "dist/worker.js" },
+  // The preload: `node --import causeway-vscode/register` records (and replays) unmodified programs.
+  { ...node, entryPoints: ["core/register/preload.ts"], outfile: "dist/register.js" },
   // The library: SDK and core API (package.json "exports").
   { ...node, entryPoints: ["core/index.ts"], outfile: "dist/lib/index.js" },
   // Benchmarks (bench/): `npm run bench`, `npm run bench:calibration`, `npm run bench:replay`.

@@ -29,6 +29,17 @@ export interface CaptureOptions {
   systemTrust?: Trust;
   /** The decision's purpose (default: the API, e.g. "chat"). */
   purpose?: string;
+  /**
+   * The item a user block stands for when it is not new content (e.g. another agent's output
+   * relayed as this agent's prompt, or a fetched document pasted in), else undefined.
+   */
+  link?: (value: unknown, agent: Agent) => Item | undefined;
+}
+
+/** How a tool result is recorded: the input's name and trust (default `tool:NAME`, trust by the tool lists). */
+export interface ResultNaming {
+  source?: string;
+  untrusted?: boolean;
 }
 
 /** How one block of a recorded request is rebuilt: which context item, and whether it fills a hole. */
@@ -96,8 +107,19 @@ export class ConversationRecorder {
     return this.pending.get(id);
   }
 
+  /** A result was recorded for this tool call id (through runTool, toolResult or a request). */
+  hasResult(id: string): boolean {
+    return this.results.has(id);
+  }
+
   isUntrustedTool(tool: string): boolean {
     return this.untrusted.has(tool) || this.rt.isUntrustedTool(tool);
+  }
+
+  /** The context item each block of a request stands for (recording the new ones), or null. */
+  itemsFor(codec: Codec, body: unknown): { block: RequestBlock; item: Item | null }[] {
+    const history = new Map(codec.callsInRequest(body).map((c) => [c.id, c]));
+    return codec.blocks(body).map((block) => ({ block, item: this.itemFor(codec, block, history) }));
   }
 
   /** Records one model call: its context items, the request, the output and the tool calls it asked for. */
@@ -164,7 +186,7 @@ export class ConversationRecorder {
    * Guard check → run → record. In block mode a call the guard blocks does not run: its result is
    * an error and the action is recorded as blocked with the verdict.
    */
-  async runTool(call: ToolCallOut | string, fn: (args: any) => unknown): Promise<{ result: unknown; status: "ok" | "error" | "blocked"; item: Item }> {
+  async runTool(call: ToolCallOut | string, fn: (args: any) => unknown, naming: ResultNaming = {}): Promise<{ result: unknown; status: "ok" | "error" | "blocked"; item: Item }> {
     const c = this.resolve(call);
     const rt = this.rt;
     const sensitive = rt.isSensitive(c.name);
@@ -186,7 +208,7 @@ export class ConversationRecorder {
         status = "error";
       }
     }
-    const item = this.recordCall(c, result, { status, mode: status === "blocked" ? "blocked" : "live", durationMs: performance.now() - t0, verdict });
+    const item = this.recordCall(c, result, { status, mode: status === "blocked" ? "blocked" : "live", durationMs: performance.now() - t0, verdict, ...naming });
     this.results.set(c.id, item);
     this.pending.delete(c.id);
     return { result, status, item };
@@ -216,7 +238,7 @@ export class ConversationRecorder {
       case "developer":
         return this.input(b.role, b.value, this.opts.systemTrust ?? "trusted");
       case "user":
-        return this.input("user", b.value, this.opts.userTrust ?? "trusted");
+        return this.opts.link?.(b.value, this.agent) ?? this.input("user", b.value, this.opts.userTrust ?? "trusted");
       case "tools":
         return this.input("tools", b.value, "trusted");
       case "tool": {
@@ -258,7 +280,7 @@ export class ConversationRecorder {
   private recordCall(
     c: ToolCallOut & { decision: Item | null },
     result: unknown,
-    o: { status: "ok" | "error" | "blocked"; mode: "live" | "blocked"; durationMs?: number; verdict?: GuardVerdict; unanswered?: boolean },
+    o: { status: "ok" | "error" | "blocked"; mode: "live" | "blocked"; durationMs?: number; verdict?: GuardVerdict; unanswered?: boolean } & ResultNaming,
   ): Item {
     const rt = this.rt;
     const site = rt.site();
@@ -280,13 +302,13 @@ export class ConversationRecorder {
     const e = rt.emit(this.agent.name, "action", fields, site);
     const seq = e.seq as number;
     rt.actions.push({ seq, agent: this.agent.name, tool: c.name, args: canonical(c.args ?? {}), result: o.unanswered ? "" : canonical(result), mode: o.mode, status: o.status });
-    const untrusted = this.isUntrustedTool(c.name);
+    const untrusted = o.untrusted ?? this.isUntrustedTool(c.name);
     const blocked = o.status === "blocked";
     if (!blocked && resultRef) {
       rt.sources.push({ eventId: e.id as string, seq, source: c.name, trust: untrusted ? "untrusted" : "trusted", kind: "result", text: searchText(result) });
     }
     if (untrusted && !blocked && resultRef) {
-      const src = `tool:${c.name}`;
+      const src = o.source ?? `tool:${c.name}`;
       const ie = rt.emit(this.agent.name, "input", { ref: resultRef, source: src, trust: "untrusted", kind: "input" }, site);
       return new Item(result, resultRef, "input", src, "untrusted", ie.id as string);
     }

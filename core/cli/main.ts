@@ -26,6 +26,8 @@ import type { System } from "../sdk/system";
 import { writeReport } from "../report/report";
 import { runDemo } from "./demo";
 import { CAPTURE_COMMANDS } from "./capture-commands";
+import { recordCommand, RECORD_COMMAND_USAGE } from "./record-command";
+import { CommandSystem, commandRunRefusal, isCommandRun } from "../replay/command";
 
 process.setSourceMapsEnabled?.(true);
 
@@ -40,7 +42,16 @@ function requireRun(dir: string): string {
 async function programFor(p: Parsed, runDir: string): Promise<System> {
   const system = p.flags.system as string | undefined;
   const allowed = (p.flags["allow-program"] as string[] | undefined) ?? [];
-  const recorded = new RunModel(readRun(runDir)).start.program;
+  const run = readRun(runDir);
+  const model = new RunModel(run);
+  const recorded = model.start.program;
+  if (!system && isCommandRun(model)) {
+    // an unmodified program recorded by `causeway record -- COMMAND`: re-run that command
+    if (!isAllowed(String(recorded), allowed)) throw new UsageError(`the run was recorded from the command ${JSON.stringify(recorded)}; replaying runs it, so pass --allow-program ${JSON.stringify(recorded)}`);
+    const why = p.flags["live-tools"] ? null : commandRunRefusal(model);
+    if (why) throw new ReplayError(`can't replay ${path.basename(runDir)}: ${why}`);
+    return new CommandSystem(run, { root: process.cwd() }) as unknown as System;
+  }
   let spec: string;
   if (system) spec = system;
   else if (recorded && isAllowed(String(recorded), allowed)) spec = String(recorded);
@@ -65,8 +76,8 @@ const COMMANDS: Record<string, Command> = {
     run: (p) => runDemo({ out: (p.flags.out as string | undefined) ?? "runs", n: intFlag(p, "n", 40) }),
   },
   record: {
-    usage: "causeway record MODULE:EXPORT --out DIR [--seed S] [--guard alert|block] [--run-id ID]",
-    help: "record one run of a System",
+    usage: `causeway record MODULE:EXPORT --out DIR [--seed S] [--guard alert|block] [--run-id ID]\n       ${RECORD_COMMAND_USAGE}`,
+    help: "record one run of a System, or of an unmodified program (-- COMMAND ARGS...)",
     spec: { positionals: ["program"], flags: { out: "string", seed: "number", guard: "string", "run-id": "string", ...JSON_FLAG } },
     run: async (p) => {
       const guard = p.flags.guard as string | undefined;
@@ -305,6 +316,18 @@ export async function main(argv: string[]): Promise<number> {
   if (!cmd) {
     process.stderr.write(`causeway: unknown command "${name}" (try causeway --help)\n`);
     return 2;
+  }
+  if (name === "record" && rest.includes("--") && !rest.slice(0, rest.indexOf("--")).some((a) => a === "--help" || a === "-h")) {
+    try {
+      return await recordCommand(rest);
+    } catch (err) {
+      if (err instanceof UsageError) {
+        process.stderr.write(`causeway record: ${err.message.replace(/^record: /, "")}\n`);
+        return 2;
+      }
+      process.stderr.write(`causeway record: ${(err as Error)?.message ?? String(err)}\n`);
+      return 1;
+    }
   }
   if (rest.includes("--help") || rest.includes("-h")) {
     out(`usage: ${cmd.usage}\n${cmd.help}`);

@@ -9,6 +9,9 @@ import { attribute } from "./attribute";
 import { ReplayContext, ReplayError, decisionTest, replayAndDiff, runTest } from "./engine";
 import { isAllowed, loadProgram, ProgramError, resolveProgram } from "./loader";
 import type { WorkerMessage, WorkerRequest } from "./worker-protocol";
+import { CommandSystem, commandRunRefusal, isCommandRun } from "./command";
+import { RunModel } from "../graph/model";
+import type { System } from "../sdk/system";
 
 function send(m: WorkerMessage): void {
   process.stdout.write(JSON.stringify(m) + "\n");
@@ -18,8 +21,15 @@ async function handle(req: WorkerRequest): Promise<unknown> {
   if (!isAllowed(req.program, req.allow ?? [])) {
     throw Object.assign(new Error(`program ${JSON.stringify(req.program)} is not on the allowed list; replaying runs code, so allow it first`), { kind: "not-allowed" });
   }
-  const system = await loadProgram(resolveProgram(req.program, req.root));
   const run = readRun(req.run);
+  const model = new RunModel(run);
+  let system: System;
+  if (isCommandRun(model) && String(model.start.program) === req.program) {
+    // an unmodified program recorded by `causeway record -- COMMAND`: re-run that command
+    const why = req.op === "test" && req.liveTools ? null : commandRunRefusal(model);
+    if (why) throw new ReplayError(`can't replay this run: ${why}`);
+    system = new CommandSystem(run, { root: req.root }) as unknown as System;
+  } else system = await loadProgram(resolveProgram(req.program, req.root));
   const onProgress = (p: { phase: string; done: number; total: number; message?: string }) => send({ type: "progress", ...p });
   switch (req.op) {
     case "test": {

@@ -23,9 +23,14 @@ export interface SiteContext {
   extensionPath: string;
 }
 
-/** The module part of `path/file.ts:EXPORT`, or undefined for built-ins and malformed specs. */
+/**
+ * The module part of `path/file.ts:EXPORT`, or the script of a recorded command (`node
+ * path/agent.mjs ARGS`, as `causeway record -- COMMAND` writes it), or undefined for built-ins
+ * and malformed specs.
+ */
 export function programModule(program: string): string | undefined {
   if (!program || program in BUILTIN_PROGRAMS) return undefined;
+  if (/^(node|\S+\.[cm]?[jt]sx?)(\s|$)/.test(program)) return program.split(/\s+/).find((p) => !p.startsWith("-") && /\.[cm]?[jt]sx?$/.test(p));
   const at = program.lastIndexOf(":");
   if (at <= 0 || at === program.length - 1) return undefined;
   const mod = program.slice(0, at);

@@ -41,7 +41,7 @@ const WIRES: Record<string, Wire> = {
   "/v1/messages": anthropicWire,
 };
 
-export async function startFakeLlm(opts: Partial<PolicyOptions> & { port?: number } = {}): Promise<FakeLlm> {
+export async function startFakeLlm(opts: Partial<PolicyOptions> & { port?: number; latencyMs?: number } = {}): Promise<FakeLlm> {
   const policy: PolicyOptions = { followRate: opts.followRate ?? 0.8 };
   const seen = new Map<string, number>();
   const requests: FakeRequest[] = [];
@@ -73,14 +73,22 @@ export async function startFakeLlm(opts: Partial<PolicyOptions> & { port?: numbe
       const key = canonical(rest);
       const k = seen.get(key) ?? 0;
       seen.set(key, k + 1);
-      const reply = respond(wire.read(body), () => drawFor(key, k), policy);
+      // a request with a seed draws from it (the same seed, the same choice); otherwise from the
+      // request and how often it was seen
+      const seed = typeof body.seed === "number" ? body.seed : undefined;
+      const reply = respond(wire.read(body), (tag) => (seed !== undefined ? drawFor(`seed:${seed}|${tag ?? ""}`, 0) : drawFor(key, k)), policy);
       const response = wire.write(body, reply, `${key}|${k}`);
-      if (!stream) return send(200, response);
-      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-      for (const [event, data] of wire.stream(body, response)) {
-        res.write(`${event ? `event: ${event}\n` : ""}data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`);
-      }
-      res.end();
+      const latency = Number(req.headers["x-fake-latency-ms"] ?? opts.latencyMs ?? 0);
+      const answer = () => {
+        if (!stream) return send(200, response);
+        res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+        for (const [event, data] of wire.stream(body, response)) {
+          res.write(`${event ? `event: ${event}\n` : ""}data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`);
+        }
+        res.end();
+      };
+      if (latency > 0) setTimeout(answer, Math.min(latency, 60_000));
+      else answer();
     });
   });
   await new Promise<void>((resolve) => server.listen(opts.port ?? 0, "127.0.0.1", resolve));
@@ -99,9 +107,9 @@ export async function startFakeLlm(opts: Partial<PolicyOptions> & { port?: numbe
   };
 }
 
-/** `node test/fake-llm/run-example.cjs test/fake-llm/server.ts [PORT] [FOLLOW_RATE]`: serve until Ctrl-C. */
+/** `node test/fake-llm/run-example.cjs test/fake-llm/server.ts [PORT] [FOLLOW_RATE] [LATENCY_MS]`: serve until Ctrl-C. */
 export async function main(args: string[]): Promise<number> {
-  const llm = await startFakeLlm({ port: Number(args[0] ?? 18080), followRate: args[1] === undefined ? undefined : Number(args[1]) });
+  const llm = await startFakeLlm({ port: Number(args[0] ?? 18080), followRate: args[1] === undefined ? undefined : Number(args[1]), latencyMs: args[2] === undefined ? undefined : Number(args[2]) });
   console.log(`fake OpenAI + Anthropic on ${llm.url}\n  OPENAI_BASE_URL=${llm.openaiBaseURL}\n  ANTHROPIC_BASE_URL=${llm.anthropicBaseURL}\n  (any API key)`);
   await new Promise<void>((resolve) => {
     process.once("SIGINT", resolve);

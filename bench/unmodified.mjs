@@ -1,0 +1,94 @@
+// Find the cause on the unmodified examples (examples/support-agents): each is recorded with
+// `causeway record -- node …` against the fake model server answering after LATENCY ms, then
+// `causeway attribute RUN --target tool=send_email,arg~vendor-compliance --workers W --json` is
+// timed. Reports model calls, program runs, wall time and the causes found.
+//
+//   node esbuild.mjs && node bench/unmodified.mjs [--latency 300] [--workers 8]
+// Results: bench/results/<date>-unmodified.{json,md}
+import { execFileSync, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
+const CLI = path.join(ROOT, "dist/cli.js");
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : dflt;
+};
+const LATENCY = Number(arg("--latency", 300));
+const WORKERS = Number(arg("--workers", 8));
+const TARGET = "tool=send_email,arg~vendor-compliance";
+const EXAMPLES = [
+  { name: "openai", command: ["node", "examples/support-agents/openai-agent.mjs"], seed: "2" },
+  { name: "anthropic", command: ["node", "examples/support-agents/anthropic-agent.cjs"] },
+];
+
+const fake = spawn(process.execPath, [path.join(ROOT, "test/fake-llm/run-example.cjs"), path.join(ROOT, "test/fake-llm/server.ts"), "0", "0.8", String(LATENCY)], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+const url = await new Promise((resolve, reject) => {
+  let out = "";
+  fake.stdout.on("data", (c) => {
+    out += c;
+    const m = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+    if (m) resolve(m[1]);
+  });
+  fake.on("exit", () => reject(new Error(`fake server exited: ${out}`)));
+});
+const env = { ...process.env, OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: "fake", ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: "fake" };
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "causeway-bench-unmodified-"));
+
+function run(args) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c) => (stdout += c));
+    child.stderr.on("data", (c) => (stderr += c));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const rows = [];
+try {
+  for (const ex of EXAMPLES) {
+    const rec = await run(["record", "--out", tmp, "--sensitive", "send_email", "--trusted-tool", "send_email", "--trusted-tool", "issue_refund", "--run-id", ex.name, ...(ex.seed ? ["--seed", ex.seed] : []), "--", ...ex.command]);
+    if (rec.code !== 0) throw new Error(`recording ${ex.name} failed: ${rec.stderr}`);
+    const dir = path.join(tmp, ex.name);
+    const t0 = performance.now();
+    const r = await run(["attribute", dir, "--target", TARGET, "--workers", String(WORKERS), "--allow-program", ex.command.join(" "), "--json"]);
+    const seconds = (performance.now() - t0) / 1000;
+    if (r.code !== 0) throw new Error(`attribute on ${ex.name} failed: ${r.stderr}`);
+    const a = JSON.parse(r.stdout);
+    rows.push({
+      example: ex.command.join(" "),
+      model_calls: a.model_calls,
+      program_runs: a.program_runs,
+      wall_s: Math.round(seconds * 10) / 10,
+      causes: a.causes.map((c) => `${c.spec} ${c.role} ${c.effect >= 0 ? "+" : ""}${c.effect.toFixed(2)} [${c.ci.map((x) => x.toFixed(2)).join(", ")}]`),
+      ruled_out: a.ruled_out,
+      inconclusive: a.inconclusive,
+    });
+    console.log(JSON.stringify(rows.at(-1)));
+  }
+} finally {
+  fake.kill();
+  fs.rmSync(tmp, { recursive: true, force: true });
+}
+
+const date = new Date().toISOString().slice(0, 10);
+const result = { date, latency_ms: LATENCY, workers: WORKERS, cpus: os.cpus().length, node: process.version, target: TARGET, rows };
+const md = [
+  `# Find the cause on unmodified programs (${date})`,
+  "",
+  `Fake model server answering after ${LATENCY} ms, \`--workers ${WORKERS}\`, ${os.cpus().length} CPUs (shared), Node ${process.version}.`,
+  `Command: \`node bench/unmodified.mjs --latency ${LATENCY} --workers ${WORKERS}\``,
+  "",
+  "| example | model calls | program runs | wall time | causes |",
+  "|---|---|---|---|---|",
+  ...rows.map((r) => `| \`${r.example}\` | ${r.model_calls} | ${r.program_runs} | ${r.wall_s} s | ${r.causes.join("; ")} |`),
+  "",
+].join("\n");
+fs.mkdirSync(path.join(ROOT, "bench/results"), { recursive: true });
+fs.writeFileSync(path.join(ROOT, `bench/results/${date}-unmodified.json`), JSON.stringify(result, null, 1) + "\n");
+fs.writeFileSync(path.join(ROOT, `bench/results/${date}-unmodified.md`), md);
+console.log(md);

@@ -1,0 +1,174 @@
+/**
+ * How the preload is configured: by `causeway record` / the replay engine (CAUSEWAY_CONFIG, JSON),
+ * or, used on its own (`node --import causeway-vscode/register agent.mjs`), by environment
+ * variables and a `causeway` key in the program's package.json:
+ *
+ *   CAUSEWAY_OUT=runs               where runs are written (recording is on when this is set)
+ *   CAUSEWAY_RUN_ID, CAUSEWAY_SEED  the run's id; a seed sent (derived per call) with OpenAI requests
+ *   CAUSEWAY_SENSITIVE=a,b          sensitive tools; CAUSEWAY_UNTRUSTED=a,b untrusted tools
+ *   CAUSEWAY_TRUSTED=a,b            MCP tools or resource URIs whose results are trusted
+ *   CAUSEWAY_AGENT=name             the agent of every model call (else header or system prompt)
+ *   CAUSEWAY_TOOLS=lib/tools.mjs:fetch_doc,send_email   tools the program runs in its own code:
+ *                                   these exports are wrapped (recorded; served from the tape in replays)
+ *
+ *   package.json: { "causeway": { "out": "runs", "sensitiveTools": [], "untrustedTools": [], "trustedTools": [],
+ *                                 "tools": { "lib/tools.mjs": ["fetch_doc", "send_email"] } } }
+ */
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import type { RequestBlock } from "../adapters/codecs";
+
+export const PRELOAD_TAG = "causeway preload";
+
+export interface ReplayOrder {
+  /** The recorded run folder (the tape). */
+  run: string;
+  interventions: string[];
+  seed: number;
+  liveTools: boolean;
+  /** Where the summary is written at exit. */
+  out: string;
+}
+
+export interface PreloadConfig {
+  /** The run folder (recording). */
+  dir?: string;
+  runId: string;
+  seed?: number;
+  sensitive: string[];
+  untrusted: string[];
+  trusted: string[];
+  /** run.start's program: the command, relative to the root. */
+  program: string | null;
+  command?: string[];
+  root: string;
+  agent?: string;
+  /** The program's own tool modules: file (relative to the root) → export names to wrap. */
+  tools?: Record<string, string[]>;
+  replay?: ReplayOrder;
+}
+
+/** `FILE:EXPORT[,EXPORT…]` (or several joined by `;`) → {file: [exports]}. */
+export function parseToolSpecs(specs: readonly string[]): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const spec of specs.flatMap((s) => s.split(";")).map((s) => s.trim()).filter(Boolean)) {
+    const at = spec.lastIndexOf(":");
+    if (at <= 0) throw new Error(`"${spec}" is not FILE:EXPORT[,EXPORT…]`);
+    const names = spec.slice(at + 1).split(",").map((n) => n.trim()).filter((n) => /^[A-Za-z_$][\w$]*$/.test(n));
+    if (!names.length) throw new Error(`"${spec}" names no export`);
+    const file = spec.slice(0, at);
+    out[file] = [...new Set([...(out[file] ?? []), ...names])];
+  }
+  return out;
+}
+
+function toolsOf(conf: unknown): Record<string, string[]> | undefined {
+  if (!conf || typeof conf !== "object" || Array.isArray(conf)) return undefined;
+  const out: Record<string, string[]> = {};
+  for (const [file, names] of Object.entries(conf)) {
+    const list = strings(names);
+    if (list?.length) out[file] = list;
+  }
+  return out;
+}
+
+/** What a replayed program reports back to the engine. */
+export interface ReplaySummary {
+  exit_code: number;
+  actions: { seq: number; agent: string; tool: string; args: string; result: string; mode: "live" | "tape" | "stub" | "blocked"; status: string }[];
+  stats: { modelCalls: number; modelCallsCached: number; offTape: number; ablated: number; events: number };
+  problems: string[];
+  uncaptured: string[];
+}
+
+export const SUPPORTED: Record<string, { name: string; range: string; ok: (major: number, minor: number) => boolean }> = {
+  openai: { name: "openai", range: "4.x to 6.x", ok: (m) => m >= 4 && m <= 6 },
+  anthropic: { name: "@anthropic-ai/sdk", range: "0.20 to 1.x", ok: (m, n) => (m === 0 && n >= 20) || m === 1 },
+  mcp: { name: "@modelcontextprotocol/sdk", range: "1.x", ok: (m) => m === 1 },
+};
+
+export function versionOk(kind: string, version: string): boolean {
+  const m = /^(\d+)\.(\d+)/.exec(version);
+  const s = SUPPORTED[kind];
+  return !s || (!!m && s.ok(Number(m[1]), Number(m[2])));
+}
+
+const list = (s: string | undefined): string[] | undefined => (s === undefined ? undefined : s.split(",").map((x) => x.trim()).filter(Boolean));
+const strings = (x: unknown): string[] | undefined => (Array.isArray(x) ? x.filter((s): s is string => typeof s === "string") : undefined);
+
+/** The `causeway` key of the nearest package.json above `dir`, and that folder. */
+function packageConfig(dir: string): { root: string; conf: Record<string, unknown> } | undefined {
+  let d = path.resolve(dir);
+  for (let i = 0; i < 20; i++) {
+    const pj = path.join(d, "package.json");
+    if (fs.existsSync(pj)) {
+      try {
+        const j = JSON.parse(fs.readFileSync(pj, "utf8"));
+        return { root: d, conf: j && typeof j.causeway === "object" && j.causeway ? j.causeway : {} };
+      } catch {
+        return undefined;
+      }
+    }
+    const up = path.dirname(d);
+    if (up === d) break;
+    d = up;
+  }
+  return undefined;
+}
+
+/** The configuration, or null when the preload should stay out of the way. */
+export function loadConfig(env: NodeJS.ProcessEnv, cwd: string, argv: string[]): PreloadConfig | null {
+  if (env.CAUSEWAY_CONFIG) {
+    const c = JSON.parse(env.CAUSEWAY_CONFIG) as PreloadConfig;
+    if (!c || typeof c.runId !== "string" || typeof c.root !== "string") throw new Error("CAUSEWAY_CONFIG is malformed");
+    return { ...c, sensitive: c.sensitive ?? [], untrusted: c.untrusted ?? [], trusted: c.trusted ?? [] };
+  }
+  const pkg = packageConfig(cwd);
+  const conf = pkg?.conf ?? {};
+  const out = env.CAUSEWAY_OUT ?? (typeof conf.out === "string" ? conf.out : undefined);
+  if (!out) return null;
+  const root = cwd;
+  const script = argv[1] ? path.relative(root, path.resolve(argv[1])).split(path.sep).join("/") : "";
+  const command = ["node", script, ...argv.slice(2).map((a) => relativeArg(a, root))].filter(Boolean);
+  const seed = env.CAUSEWAY_SEED ?? (typeof conf.seed === "number" ? String(conf.seed) : undefined);
+  const base = env.CAUSEWAY_RUN_ID ?? `${path.basename(script).replace(/\.[cm]?[jt]sx?$/, "") || "agent"}-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-")}`;
+  const outDir = path.resolve(cwd, out);
+  let runId = base;
+  for (let i = 2; fs.existsSync(path.join(outDir, runId, "events.jsonl")); i++) runId = `${base}-${i}`;
+  return {
+    dir: path.join(outDir, runId),
+    runId,
+    seed: seed !== undefined && /^-?\d+$/.test(seed) ? Number(seed) : undefined,
+    sensitive: list(env.CAUSEWAY_SENSITIVE) ?? strings(conf.sensitiveTools) ?? [],
+    untrusted: list(env.CAUSEWAY_UNTRUSTED) ?? strings(conf.untrustedTools) ?? [],
+    trusted: list(env.CAUSEWAY_TRUSTED) ?? strings(conf.trustedTools) ?? [],
+    program: command.join(" "),
+    command,
+    root,
+    agent: env.CAUSEWAY_AGENT || undefined,
+    tools: env.CAUSEWAY_TOOLS ? parseToolSpecs([env.CAUSEWAY_TOOLS]) : toolsOf(conf.tools),
+  };
+}
+
+/** An argument as recorded: a path inside the root becomes relative; anything else stays. */
+export function relativeArg(a: string, root: string): string {
+  if (!path.isAbsolute(a)) return a;
+  const rel = path.relative(root, a);
+  return rel.startsWith("..") ? a : rel.split(path.sep).join("/");
+}
+
+const GENERIC = new Set(["a", "an", "the", "helpful", "ai", "assistant", "large", "language", "model", "expert", "friendly", "very", "world", "highly"]);
+
+/**
+ * A stable agent name from a request's system prompt: "You are the researcher…" → researcher;
+ * otherwise `agent-<hash of the prompt>`; "agent" when there is none.
+ */
+export function agentFromPrompt(blocks: readonly RequestBlock[]): string {
+  const sys = blocks.find((b) => b.role === "system" || b.role === "developer");
+  if (!sys) return "agent";
+  const text = typeof sys.value === "string" ? sys.value : JSON.stringify(sys.value);
+  const m = /\byou are (?:the |a |an )?(?:helpful |friendly |expert )?([A-Za-z][\w-]{1,30})/i.exec(text);
+  if (m && !GENERIC.has(m[1].toLowerCase())) return m[1].toLowerCase();
+  return "agent-" + createHash("sha256").update(text).digest("hex").slice(0, 8);
+}

@@ -1,0 +1,54 @@
+/**
+ * The module hooks of the preload, as the source of an ES module registered with
+ * `module.register` (they run on Node's loader thread, apart from the program). They change
+ * nothing but three files of the client packages, by appending a line that hands the module's
+ * own exports to the preload (`globalThis.__causewayPatch`) once the module has run; CommonJS
+ * copies of the same packages are patched through `Module._load` (see preload.ts).
+ */
+
+/** File (URL or path, forward slashes) → which client it holds, or undefined. */
+export function clientKind(file: string): "openai" | "anthropic" | "mcp" | undefined {
+  const f = file.replace(/\\/g, "/").split("?")[0];
+  if (/\/node_modules\/openai\/client\.m?js$/.test(f)) return "openai";
+  if (/\/node_modules\/@anthropic-ai\/sdk\/client\.m?js$/.test(f)) return "anthropic";
+  if (/\/node_modules\/@modelcontextprotocol\/sdk\/dist\/(esm|cjs)\/client\/index\.js$/.test(f)) return "mcp";
+  return undefined;
+}
+
+/**
+ * The hooks module's source (ESM). `data.tools` maps file URLs of the program's own tool modules
+ * to the export names to wrap: an import of such a file gets a wrapper module instead, which
+ * re-exports everything and replaces the named exports with recorded (and, in a replay, taped)
+ * versions (`globalThis.__causewayTool`).
+ */
+export const HOOKS_SOURCE = `
+const kindOf = ${clientKind.toString()};
+let tools = {};
+export function initialize(data) {
+  tools = (data && data.tools) || {};
+}
+export async function resolve(specifier, context, nextResolve) {
+  const r = await nextResolve(specifier, context);
+  if (tools[r.url] && !(context.parentURL || "").endsWith("?causeway-wrap")) return { ...r, url: r.url + "?causeway-wrap", shortCircuit: true };
+  return r;
+}
+export async function load(url, context, nextLoad) {
+  if (url.endsWith("?causeway-wrap")) {
+    const file = url.slice(0, -"?causeway-wrap".length);
+    const orig = JSON.stringify(file + "?causeway-orig");
+    const lines = ["import * as __m from " + orig + ";", "export * from " + orig + ";"];
+    for (const name of tools[file] || []) {
+      if (!/^[A-Za-z_$][\\w$]*$/.test(name) || name === "default") continue;
+      lines.push("export const " + name + " = globalThis.__causewayTool ? globalThis.__causewayTool(" + JSON.stringify(name) + ", __m." + name + ") : __m." + name + ";");
+    }
+    return { format: "module", source: lines.join("\\n"), shortCircuit: true };
+  }
+  const r = await nextLoad(url, context);
+  const kind = url.startsWith("file:") ? kindOf(url) : undefined;
+  if (!kind || r.format !== "module" || r.source == null) return r;
+  const src = typeof r.source === "string" ? r.source : new TextDecoder().decode(r.source);
+  const tail = "\\n;import * as __causeway_self from " + JSON.stringify(url) + ";\\n" +
+    "globalThis.__causewayPatch?.(" + JSON.stringify(kind) + ", __causeway_self, " + JSON.stringify(url) + ");\\n";
+  return { ...r, source: src + tail };
+}
+`;
