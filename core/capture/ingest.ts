@@ -21,6 +21,7 @@ import { SCHEMAS, KNOWN_TYPES, fieldProblems, refsOf } from "../log/events";
 import { ZERO_HASH, eventHash, isRef, refOf } from "../log/hash";
 import { PyFloat, type JsonValue } from "../log/pyjson";
 import { RUN_ID_RE } from "./http";
+import { sanitizeEvent } from "../log/sanitize";
 
 /** What the validator needs to know of the stored run. */
 export interface StoredRun {
@@ -147,6 +148,9 @@ function checkBatch(body: JsonValue, stored: StoredRun, limits: IngestLimits): I
     if (typeof e.schema !== "string" || !SCHEMAS.has(e.schema)) return refuse(422, `${at}: unknown schema ${describeValue(e.schema)}`);
     const problems = fieldProblems(e as Record<string, unknown>);
     if (problems.length) return refuse(422, `${at}: ${problems[0]}`);
+    // what the reader would read differently (and report) is refused here, so a stored run reads clean
+    const misread = sanitizeEvent(e as Record<string, unknown>, i + 1).changed;
+    if (misread.length) return refuse(422, `${at}: field${misread.length === 1 ? "" : "s"} ${misread.map((k) => `"${short(k, 40)}"`).join(", ")} of the wrong type`);
     if (!Number.isSafeInteger(e.seq) || (e.seq as number) < 0) return refuse(422, `${at}: seq must be an integer ≥ 0`);
     if (!ID_RE.test(e.id as string)) return refuse(422, `${at}: id must be 1–128 letters, digits, _ or -`);
     if (!(e.agent as string).length || (e.agent as string).length > 200) return refuse(422, `${at}: agent must be 1–200 characters`);
