@@ -95,7 +95,7 @@ describe("an unmodified OpenAI + MCP program", () => {
     // the replays served send_email from the tape: the outbox was never written
     expect(fs.existsSync(outbox())).toBe(false);
     expect(fs.readFileSync(path.join(run, "tests.jsonl"), "utf8").trim().split("\n").length).toBeGreaterThan(1);
-  }, 900_000);
+  }, 1_800_000);
 
   it("replays without the FAQ identically: tools from the tape, no off-tape calls", async () => {
     const r = await cli(["test", run, "--remove", FAQ, "--target", TARGET, "--n", "4", "--allow-program", OPENAI, "--workers", "4", "--json"]);
