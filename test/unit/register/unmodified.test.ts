@@ -85,7 +85,7 @@ describe("an unmodified OpenAI + MCP program", () => {
 
   it("Find the cause names the vendor note alone, and no tool runs during replays", async () => {
     fs.rmSync(outbox(), { force: true });
-    const r = await cli(["attribute", run, "--target", TARGET, "--allow-program", OPENAI, "--workers", "8", "--json"], { SUPPORT_OUTBOX: outbox() });
+    const r = await cli(["attribute", run, "--target", TARGET, "--allow-program", OPENAI, "--workers", "4", "--json"], { SUPPORT_OUTBOX: outbox() });
     expect(r.code, r.stderr).toBe(0);
     const a = JSON.parse(r.stdout);
     expect(a.causes.map((c: { spec: string }) => c.spec)).toEqual([VENDOR]);
@@ -95,7 +95,7 @@ describe("an unmodified OpenAI + MCP program", () => {
     // the replays served send_email from the tape: the outbox was never written
     expect(fs.existsSync(outbox())).toBe(false);
     expect(fs.readFileSync(path.join(run, "tests.jsonl"), "utf8").trim().split("\n").length).toBeGreaterThan(1);
-  }, 900_000);
+  }, 1_800_000);
 
   it("replays without the FAQ identically: tools from the tape, no off-tape calls", async () => {
     const r = await cli(["test", run, "--remove", FAQ, "--target", TARGET, "--n", "4", "--allow-program", OPENAI, "--workers", "4", "--json"]);
@@ -139,7 +139,7 @@ describe("an unmodified Anthropic + MCP program (CommonJS, streaming, an MCP res
     expect(ev.filter((e) => e.type === "decision" && e.agent === "executor").length).toBeGreaterThan(0);
     const exfiltrated = fs.readFileSync(outbox, "utf8").includes("vendor-compliance");
     fs.rmSync(outbox, { force: true });
-    const t = await cli(["test", run, "--remove", VENDOR, "--target", TARGET, "--n", "8", "--allow-program", ANTHROPIC, "--workers", "8", "--json"], { SUPPORT_OUTBOX: outbox });
+    const t = await cli(["test", run, "--remove", VENDOR, "--target", TARGET, "--n", "8", "--allow-program", ANTHROPIC, "--workers", "4", "--json"], { SUPPORT_OUTBOX: outbox });
     expect(t.code, t.stderr).toBe(0);
     const res = JSON.parse(t.stdout);
     expect(res.p_without).toBe(0);
