@@ -92,11 +92,18 @@ async function main() {
         results.push({ case: c.i, cmd, did: c.did, code: res.code, killed: res.killed, json, ok, ms: Math.round(res.ms), rss_mb: res.rssKb === null ? null : Math.round(res.rssKb / 1024), stderr: ok ? undefined : res.stderr.slice(0, 400) });
       }
       fs.rmSync(c.dir, { recursive: true, force: true });
-      if (c.i % 100 === 0) process.stderr.write(`  ${results.length / 2}/${N} cases, ${((Date.now() - t0) / 1000).toFixed(0)} s\n`);
+      if (c.i % 50 === 0) process.stderr.write(`  ${results.length / 2}/${N} cases, ${((Date.now() - t0) / 1000).toFixed(0)} s\n`);
     }
   };
+  // SIGTERM (a time limit) stops taking cases and writes what was measured, marked as partial
+  let stopped = false;
+  process.on('SIGTERM', () => {
+    stopped = true;
+    next = N;
+  });
   await Promise.all(Array.from({ length: JOBS }, worker));
   fs.rmSync(base, { recursive: true, force: true });
+  const done = new Set(results.map((x) => x.case)).size;
   const wall = (Date.now() - t0) / 1000;
   const by = (cmd) => results.filter((x) => x.cmd === cmd);
   const summary = (cmd) => {
@@ -122,7 +129,9 @@ async function main() {
     command: `node bench/fuzz-cli.mjs --n ${N} --seed ${SEED} --jobs ${JOBS} --limit-s ${LIMIT_MS / 1000}`,
     date: new Date().toISOString(),
     machine: { cpus: os.cpus().length, loadavg: os.loadavg().map((x) => Math.round(x * 10) / 10), node: process.version },
-    mutations: N,
+    mutations: done,
+    planned: N,
+    stopped_early: stopped,
     wall_s: Math.round(wall),
     verify: summary('verify'),
     alerts: summary('alerts'),
@@ -137,7 +146,7 @@ async function main() {
     `# CLI fuzz (issue 11)`,
     '',
     `\`${result.command}\` — ${result.date}, ${result.machine.cpus} CPUs shared with other jobs (load ${result.machine.loadavg.join(', ')}), Node ${result.machine.node}.`,
-    `${N} mutations of test/fixtures/causeway-py-demo/demo-seed0 (test/fuzz/mutate.mjs), each through \`verify RUN --json\` and \`alerts RUN --json\`; pass = exit 0 or 1, JSON on stdout, no stack trace, within ${LIMIT_MS / 1000} s. Wall time ${result.wall_s} s.`,
+    `${done}${stopped ? ` of ${N} planned (stopped by SIGTERM)` : ''} mutations of test/fixtures/causeway-py-demo/demo-seed0 (test/fuzz/mutate.mjs), each through \`verify RUN --json\` and \`alerts RUN --json\`; pass = exit 0 or 1, JSON on stdout, no stack trace, within ${LIMIT_MS / 1000} s. Wall time ${result.wall_s} s.`,
     '',
     '| command | runs | pass | exit 0 | exit 1 | other exit | killed at limit | no JSON | median ms | max ms | max RSS MB |',
     '|---|---|---|---|---|---|---|---|---|---|---|',
