@@ -31,7 +31,7 @@ const TIME = fs.existsSync('/usr/bin/time') ? '/usr/bin/time' : null;
 function run(cmdArgs) {
   return new Promise((resolve) => {
     const t0 = process.hrtime.bigint();
-    const argv = TIME ? ['-f', '%M', process.execPath, CLI, ...cmdArgs] : [CLI, ...cmdArgs];
+    const argv = TIME ? ['-f', '%U %S %M', process.execPath, CLI, ...cmdArgs] : [CLI, ...cmdArgs];
     const child = spawn(TIME ?? process.execPath, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
     const out = [];
     let err = '';
@@ -46,14 +46,16 @@ function run(cmdArgs) {
       clearTimeout(timer);
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
       let rssKb = null;
+      let cpuMs = null;
       if (TIME) {
-        const m = /(\d+)\s*$/.exec(err.trim());
+        const m = /([\d.]+) ([\d.]+) (\d+)\s*$/.exec(err.trim());
         if (m) {
-          rssKb = Number(m[1]);
-          err = err.trim().slice(0, -m[1].length);
+          cpuMs = Math.round((Number(m[1]) + Number(m[2])) * 1000);
+          rssKb = Number(m[3]);
+          err = err.trim().slice(0, -m[0].length);
         }
       }
-      resolve({ code, killed, ms, rssKb, stdout: Buffer.concat(out).toString('utf8'), stderr: err.trim() });
+      resolve({ code, killed, ms, cpuMs, rssKb, stdout: Buffer.concat(out).toString('utf8'), stderr: err.trim() });
     });
   });
 }
@@ -89,7 +91,7 @@ async function main() {
           json = false;
         }
         const ok = !res.killed && (res.code === 0 || res.code === 1) && json && !/\n\s+at /.test(res.stderr);
-        results.push({ case: c.i, cmd, did: c.did, code: res.code, killed: res.killed, json, ok, ms: Math.round(res.ms), rss_mb: res.rssKb === null ? null : Math.round(res.rssKb / 1024), stderr: ok ? undefined : res.stderr.slice(0, 400) });
+        results.push({ case: c.i, cmd, did: c.did, code: res.code, killed: res.killed, json, ok, ms: Math.round(res.ms), cpu_ms: res.cpuMs, rss_mb: res.rssKb === null ? null : Math.round(res.rssKb / 1024), stderr: ok ? undefined : res.stderr.slice(0, 400) });
       }
       fs.rmSync(c.dir, { recursive: true, force: true });
       if (c.i % 50 === 0) process.stderr.write(`  ${results.length / 2}/${N} cases, ${((Date.now() - t0) / 1000).toFixed(0)} s\n`);
@@ -110,6 +112,7 @@ async function main() {
     const xs = by(cmd);
     const ms = xs.map((x) => x.ms).sort((a, b) => a - b);
     const rss = xs.map((x) => x.rss_mb).filter((x) => x !== null);
+    const cpu = xs.map((x) => x.cpu_ms).filter((x) => x !== null).sort((a, b) => a - b);
     return {
       runs: xs.length,
       ok: xs.filter((x) => x.ok).length,
@@ -122,6 +125,8 @@ async function main() {
       p99_ms: ms[Math.floor(ms.length * 0.99)],
       max_ms: ms.at(-1),
       max_rss_mb: rss.length ? Math.max(...rss) : null,
+      median_cpu_ms: cpu.length ? cpu[Math.floor(cpu.length / 2)] : null,
+      max_cpu_ms: cpu.length ? cpu.at(-1) : null,
     };
   };
   const failures = results.filter((x) => !x.ok);
@@ -141,21 +146,23 @@ async function main() {
   const stem = `${new Date().toISOString().slice(0, 10)}-fuzz-cli`;
   fs.mkdirSync(OUT, { recursive: true });
   fs.writeFileSync(path.join(OUT, `${stem}.json`), JSON.stringify(result, null, 1) + '\n');
-  const row = (cmd, s) => `| ${cmd} | ${s.runs} | ${s.ok} | ${s.exit0} | ${s.exit1} | ${s.other_exit} | ${s.killed_at_limit} | ${s.no_json} | ${s.median_ms} | ${s.max_ms} | ${s.max_rss_mb ?? '–'} |`;
+  const row = (cmd, s) => `| ${cmd} | ${s.runs} | ${s.ok} | ${s.exit0} | ${s.exit1} | ${s.other_exit} | ${s.killed_at_limit} | ${s.no_json} | ${s.median_ms} | ${s.max_ms} | ${s.median_cpu_ms ?? '–'} | ${s.max_cpu_ms ?? '–'} | ${s.max_rss_mb ?? '–'} |`;
   const md = [
     `# CLI fuzz (issue 11)`,
     '',
     `\`${result.command}\` — ${result.date}, ${result.machine.cpus} CPUs shared with other jobs (load ${result.machine.loadavg.join(', ')}), Node ${result.machine.node}.`,
     `${done}${stopped ? ` of ${N} planned (stopped by SIGTERM)` : ''} mutations of test/fixtures/causeway-py-demo/demo-seed0 (test/fuzz/mutate.mjs), each through \`verify RUN --json\` and \`alerts RUN --json\`; pass = exit 0 or 1, JSON on stdout, no stack trace, within ${LIMIT_MS / 1000} s. Wall time ${result.wall_s} s.`,
     '',
-    '| command | runs | pass | exit 0 | exit 1 | other exit | killed at limit | no JSON | median ms | max ms | max RSS MB |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    '| command | runs | pass | exit 0 | exit 1 | other exit | killed at limit | no JSON | median wall ms | max wall ms | median CPU ms | max CPU ms | max RSS MB |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     row('verify', result.verify),
     row('alerts', result.alerts),
     '',
     failures.length ? `Failures (first ${Math.min(50, failures.length)}):\n\n` + failures.slice(0, 50).map((f) => `- case ${f.case} ${f.cmd} (${f.did.join('; ')}): exit ${f.code}${f.killed ? ', killed' : ''} ${f.stderr ?? ''}`).join('\n') : 'No failures.',
     '',
-    'Slowest: ' + result.slowest.map((s) => `case ${s.case} ${s.cmd} ${s.ms} ms (${s.did.join('; ')})`).join('; '),
+    'Slowest (wall): ' + result.slowest.map((s) => `case ${s.case} ${s.cmd} ${s.ms} ms (${s.did.join('; ')})`).join('; '),
+    '',
+    'Wall time depends on the machine\'s load (shared with other jobs); CPU time (user + sys, from /usr/bin/time) is the steadier figure.',
     '',
   ].join('\n');
   fs.writeFileSync(path.join(OUT, `${stem}.md`), md);
