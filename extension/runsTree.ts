@@ -32,6 +32,7 @@ const FULL_REFRESH_MS = 1000;
 
 interface RunCache {
   version: number;
+  analysis?: RunEntry["analysis"];
   run: RunData;
   bySeq: Map<number, LoadedEvent>;
   problemsByLine: Map<number, string[]>;
@@ -141,14 +142,15 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
     const entry = this.s.store.get(dir);
     if (!entry) return undefined;
     const hit = this.cache.get(dir);
-    if (hit && hit.version === entry.version) return hit;
+    // the analysis changes within a version when the background blob check finds a problem
+    if (hit && hit.version === entry.version && hit.analysis === entry.analysis) return hit;
     const run = this.s.store.runData(dir);
     if (!run) return undefined;
     const problemsByLine = new Map<number, string[]>();
     for (const p of this.problemsOf(dir, run)) {
       if (p.line && p.severity === "error" && (p.file ?? "events.jsonl") === "events.jsonl") problemsByLine.set(p.line, [...(problemsByLine.get(p.line) ?? []), p.message]);
     }
-    const c = { version: entry.version, run, bySeq: new Map(run.events.map((e) => [e.seq, e])), problemsByLine };
+    const c = { version: entry.version, analysis: entry.analysis, run, bySeq: new Map(run.events.map((e) => [e.seq, e])), problemsByLine };
     this.cache.set(dir, c);
     return c;
   }

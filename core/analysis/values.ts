@@ -39,6 +39,8 @@ export interface TracedValue {
 }
 
 const URL_RE = /https?:\/\/[^\s"'<>]+/g;
+/** Values nested deeper than this are not traced (the reader refuses deeper ones anyway). */
+const MAX_WALK_DEPTH = 1000;
 
 /** The text a value is searched in: strings as they are, anything else as JSON. */
 export function searchText(value: unknown): string {
@@ -53,15 +55,21 @@ export function searchText(value: unknown): string {
 /** The values traced from arguments, with their paths. */
 export function tracedValues(args: unknown): { path: string; value: string }[] {
   const out: { path: string; value: string }[] = [];
-  const walk = (v: unknown, p: string) => {
+  // iterative, depth-first in document order, bounded depth: arguments come from a run
+  const stack: [unknown, string, number][] = [[args, "", 0]];
+  while (stack.length) {
+    const [v, p, depth] = stack.pop()!;
     if (typeof v === "string") {
       const found = [...findEmails(v), ...(v.match(URL_RE) ?? [])];
       if (found.length) for (const f of new Set(found)) out.push({ path: p, value: f });
       else if (v.length >= 6) out.push({ path: p, value: v });
-    } else if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${p}[${i}]`));
-    else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) walk(x, p ? `${p}.${k}` : k);
-  };
-  walk(args, "");
+    } else if (depth >= MAX_WALK_DEPTH) continue;
+    else if (Array.isArray(v)) for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${p}[${i}]`, depth + 1]);
+    else if (v && typeof v === "object") {
+      const es = Object.entries(v);
+      for (let i = es.length - 1; i >= 0; i--) stack.push([es[i][1], p ? `${p}.${es[i][0]}` : es[i][0], depth + 1]);
+    }
+  }
   return out;
 }
 
