@@ -65,7 +65,9 @@ describe("the out-of-process replay worker", () => {
       const before = fs.existsSync(path.join(dir, "tests.jsonl"));
       const err = await runInWorker(
         { op: "test", run: dir, program: MISBEHAVING, ...base, intervention: "input:web:page", target: "tool=send_email", n: 5 },
-        { workerPath: WORKER, timeoutMs: 2000, env: { CAUSEWAY_FIXTURE_MODE: mode } },
+        // only the hanging program needs the short timeout; the others must fail for their own
+        // reason however slow the machine is, not hit it first
+        { workerPath: WORKER, timeoutMs: mode === "hang" ? 2000 : 300_000, env: { CAUSEWAY_FIXTURE_MODE: mode } },
       ).catch((e) => e);
       expect(err).toBeInstanceOf(WorkerFailure);
       expect((err as WorkerFailure).kind).toBe(kind);
