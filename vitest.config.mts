@@ -12,6 +12,7 @@ export default defineConfig({
     environment: "node",
     // a bound on hangs, not a speed check: a loaded machine must not fail a correct build
     testTimeout: 300_000,
+    hookTimeout: 300_000,
     pool: "forks",
     globalSetup: ["test/unit/setup/build.ts"],
   },
