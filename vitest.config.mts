@@ -10,7 +10,9 @@ export default defineConfig({
   test: {
     include: ["test/unit/**/*.test.ts", "test/unit/**/*.test.tsx", "examples/**/*.test.ts"],
     environment: "node",
-    testTimeout: 60_000,
+    // a bound on hangs, not a speed check: a loaded machine must not fail a correct build
+    testTimeout: 300_000,
+    hookTimeout: 300_000,
     pool: "forks",
     globalSetup: ["test/unit/setup/build.ts"],
   },

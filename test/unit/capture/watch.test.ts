@@ -115,5 +115,5 @@ describe("causeway watch", () => {
     expect(received.map((b) => b.run).sort()).toEqual(["first", "second"]);
     child.kill("SIGTERM");
     await new Promise((r) => child.once("exit", r));
-  }, 300_000);
+  }, 600_000);
 });

@@ -168,17 +168,16 @@ describe("layered layout", () => {
     expect(crossings(layeredLayout(nodes, edges), edges)).toBe(0);
   });
 
-  test("2,000 nodes lay out in well under a second", () => {
+  test("2,000 nodes: every node placed, each edge pointing forward (speed: bench/webview-graph.mjs)", () => {
     const nodes = Array.from({ length: 2000 }, (_, i) => ({ id: `n${i}`, seq: i }));
     const edges = [];
     for (let i = 1; i < 2000; i++) {
       edges.push({ src: `n${Math.floor(i / 3)}`, dst: `n${i}` });
       if (i > 10) edges.push({ src: `n${i - 7}`, dst: `n${i}` });
     }
-    const t0 = performance.now();
     const { positions } = layeredLayout(nodes, edges);
-    expect(performance.now() - t0).toBeLessThan(500);
     expect(positions.size).toBe(2000);
+    for (const e of edges) expect(positions.get(e.dst)!.x).toBeGreaterThan(positions.get(e.src)!.x);
   });
 });
 
