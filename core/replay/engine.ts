@@ -518,6 +518,9 @@ export interface DecisionTestOptions {
   save?: boolean;
   signal?: AbortSignal;
   onProgress?: (p: Progress) => void;
+  /** "betting" (default; sequential up to nMax, or n) or "newcombe" (the reference's looks). */
+  method?: TestMethod;
+  alpha?: number;
 }
 
 /**
@@ -548,6 +551,71 @@ export async function decisionTest(ctx: ReplayContext, opts: DecisionTestOptions
     if (out && typeof out === "object" && (out as { isModelOutput?: boolean }).isModelOutput) out = (out as { value: unknown }).value;
     return canonical(out);
   };
+  if ((opts.method ?? "betting") === "betting") {
+    const minEffect = opts.minEffect ?? MIN_EFFECT;
+    const alpha = opts.alpha ?? 0.05 / (opts.family ?? 1);
+    const nMax = Math.max(1, opts.nMax && opts.nMax > (opts.n ?? 0) ? opts.nMax : (opts.n ?? DEFAULT_N_MAX));
+    const seq = new PairedSequence({ alpha, minEffect });
+    let k0 = 0;
+    let k1 = 0;
+    let i = 0;
+    let stopped: TestResult["stopped"] = "n_max";
+    let verdict: Verdict = applied ? "inconclusive" : "not-applied";
+    try {
+      while (applied && i < nMax) {
+        checkAbort(opts.signal);
+        const s = deriveSeed("dt", ctx.runId, ev.seq, i);
+        i++;
+        const a = await call(items, s);
+        const b = await call(kept, s);
+        let d: number;
+        if (opts.contains !== undefined) {
+          const x = +a.includes(opts.contains);
+          const y = +b.includes(opts.contains);
+          k0 += x;
+          k1 += y;
+          d = x - y;
+        } else {
+          const changed = +(a !== b);
+          const noise = +(a !== (await call(items, s)));
+          k1 += changed;
+          k0 += noise;
+          d = changed - noise;
+        }
+        seq.push(d);
+        opts.onProgress?.({ phase: "decision", done: i, total: nMax });
+        verdict = seq.verdict();
+        if (verdict !== "inconclusive") {
+          stopped = "decisive";
+          break;
+        }
+        if (i < nMax && !seq.canDecideBy(nMax)) {
+          stopped = "futility";
+          break;
+        }
+      }
+    } catch (err) {
+      if (!(err instanceof BudgetExceeded) || i === 0) throw err;
+      stopped = "budget";
+    }
+    if (!applied) stopped = "decisive";
+    const st = seq.state();
+    const needed = verdict === "inconclusive" ? seq.pairsNeeded() : null;
+    const ci = verdict === "not-applied" || i === 0 ? ([-1, 1] as [number, number]) : roundInterval(st.ci, verdict, minEffect);
+    const base = { n: i, plan: [nMax], ci, verdict, minEffect };
+    const pv = verdict === "causal" || verdict === "suppressive" ? Math.floor(st.p_value * 1e6) / 1e6 : Math.min(1, Math.ceil(st.p_value * 1e6) / 1e6);
+    const extra = { p_value: verdict === "not-applied" ? 1 : pv, e_value: Math.round(st.e_value * 1000) / 1000, alpha, stopped, stop_reason: stopReason(stopped, verdict, i, nMax, needed) };
+    const q = Math.max(1, i);
+    const result =
+      opts.contains !== undefined
+        ? decisionRecord(ev, base, { intervention: opts.intervention, target: `decision#${ev.seq} output~${opts.contains}`, p_with: r4(k0 / q), p_without: r4(k1 / q), effect: r4((k0 - k1) / q), noise: null, model_calls: 2 * i, ...extra })
+        : decisionRecord(ev, base, { intervention: opts.intervention, target: `decision#${ev.seq} output changed`, p_with: null, p_without: null, effect: r4((k1 - k0) / q), noise: r4(k0 / q), model_calls: 3 * i, ...extra });
+    result.looks = i;
+    result.n_needed = verdict === "inconclusive" ? needed : null;
+    result.method = `re-call one recorded model call with and without the item, paired seeds; betting confidence sequence on the paired differences (anytime-valid, alpha ${Number(alpha.toPrecision(3))})`;
+    if (opts.save !== false) appendTest(ctx.run.dir, result);
+    return result;
+  }
   const n = opts.n ?? 30;
   const plan = sequentialLooks(n, opts.nMax && opts.nMax > n ? opts.nMax : n);
   const z = zFor(plan.length * (opts.family ?? 1));

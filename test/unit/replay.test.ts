@@ -48,7 +48,7 @@ describe("the demo's first exfiltrating run (n = 40), as the issue checks it", (
   });
 
   it("the decision-level test on the researcher's call is causal", async () => {
-    const r = await decisionTest(ctx, { decision: 10, intervention: "input:vendor:*", contains: "vendor-compliance", n: 40 });
+    const r = await decisionTest(ctx, { decision: 10, intervention: "input:vendor:*", contains: "vendor-compliance", n: 40, method: "newcombe" });
     expect(r.verdict).toBe("causal");
     expect([r.p_with, r.p_without]).toEqual([0.75, 0]);
   });
