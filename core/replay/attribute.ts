@@ -17,10 +17,11 @@
  * short path to the action) and tested likeliest first, in phases: the untrusted inputs; when
  * they do not explain the action (the group is not causal, or the action still happens in at
  * least min_effect of the replays without any of them), the trusted inputs; when no input
- * explains it, the channels (messages) on the way. The error rate 0.05 is spent across phases
- * (½, ¼, ¼ of what non-empty phases exist, fixed from the recording before any replay) and
- * within a phase across every test it may run (Bonferroni), so the family-wise error over every
- * interval the attribution may report stays ≤ 0.05. Nothing is blamed without a replay test.
+ * ruled out every input, the channels (messages) on the way. The error rate 0.05 is spent across
+ * phases (weights 7 : 2 : 1 over the non-empty phases, fixed from the recording before any
+ * replay) and within a phase across every test it may run (weighted Bonferroni: the group test
+ * half of the phase's share, the other tests the rest equally), so the family-wise error over
+ * every interval the attribution may report stays ≤ 0.05. Nothing is blamed without a replay test.
  * `--method newcombe` keeps the reference's procedure (untrusted inputs only, one phase).
  */
 import { randomBytes } from "node:crypto";
@@ -204,8 +205,8 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
     const c = rankedSuspects(ctx, opts.target, "channels");
     evidence = [...u, ...t, ...c];
     const shares: [Phase["name"], SuspectEvidence[], number][] = [
-      ["untrusted", u, 2],
-      ["trusted", t, 1],
+      ["untrusted", u, 7],
+      ["trusted", t, 2],
       ["channels", c, 1],
     ];
     const live = shares.filter(([, l]) => l.length);
@@ -222,6 +223,11 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
   const joint: string[][] = [];
   let group: TestResult | null = null;
   let current: Phase = phases[0]!;
+  // weighted Bonferroni inside a phase: the group test gets half the phase's alpha, the (family − 1) others share the rest
+  const alphaFor = (isGroup: boolean): number => {
+    if (current.family === 1) return current.alpha;
+    return isGroup ? current.alpha / 2 : current.alpha / 2 / (current.family - 1);
+  };
   const test = async (specs: string[], baseline?: string[]): Promise<TestResult> => {
     const r = await runTest(ctx, {
       intervention: specs.length > 1 ? specs : specs[0],
@@ -231,7 +237,7 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
       nMax: opts.nMax ?? 80,
       // newcombe: z for the family (and the phase's share of alpha); betting: alpha per test
       family: method === "newcombe" ? current.family * (0.05 / current.alpha) : current.family,
-      alpha: current.alpha / current.family,
+      alpha: alphaFor(specs.length > 1 && !baseline && specs.length === current.suspects.length),
       method,
       minEffect: opts.minEffect,
       workers: opts.workers,
@@ -291,8 +297,8 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
   try {
     for (const ph of phases) {
       if (!ph.suspects.length) continue;
-      // channels only carry what inputs put in them: test them only when no input explained the action
-      if (ph.name === "channels" && (causes.length || joint.length)) break;
+      // channels only carry what inputs put in them: test them only when every input group was ruled out
+      if (ph.name === "channels" && (causes.length || joint.length || groups.some((g) => g.verdict !== "ruled-out"))) break;
       current = ph;
       ph.ran = true;
       const r = await runPhase(ph.suspects);

@@ -357,6 +357,9 @@ export async function runTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
   return result;
 }
 
+/** Pairs after which a betting test may stop for futility because the pattern so far would not decide it by n_max. */
+export const FUTILITY_AFTER = 10;
+
 /** Default largest number of pairs of a sequential betting test when neither n nor nMax is given. */
 export const DEFAULT_N_MAX = 200;
 
@@ -378,7 +381,7 @@ export function stopReason(stopped: TestResult["stopped"], verdict: Verdict, n: 
   if (verdict === "not-applied") return "decisive: the intervention removed nothing in the replays, so nothing was tested";
   if (stopped === "decisive") return `decisive after ${n} pair${n === 1 ? "" : "s"}`;
   const more = needed !== null && needed > n ? `; about ${needed} pairs in all would likely decide it if the pattern so far holds (--n-max ${needed})` : needed === null ? "; at the rate seen so far no practical number of pairs would decide it" : "";
-  if (stopped === "futility") return `futility: even if every remaining pair up to n_max = ${nMax} went the most favourable way, no verdict could be reached${more}`;
+  if (stopped === "futility") return `futility: at the pattern seen so far (or even if every remaining pair went the most favourable way) no verdict would be reached by n_max = ${nMax}${more}`;
   if (stopped === "budget") return `budget: the model-call or money budget ran out after ${n} pairs${more}`;
   return `n_max: reached ${nMax} pairs without a decisive verdict${more}`;
 }
@@ -450,7 +453,10 @@ async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
         stopped = "decisive";
         break;
       }
-      if (i < nMax && !seq.canDecideBy(nMax)) {
+      // futility (stopping without a verdict never adds a false one): no verdict is reachable by
+      // n_max even if every remaining pair went the most favourable way; or, after FUTILITY_AFTER
+      // pairs, the pattern seen so far would not decide it by n_max
+      if (i < nMax && (!seq.canDecideBy(nMax) || (i >= FUTILITY_AFTER && (seq.pairsNeeded(nMax - i) ?? Infinity) > nMax))) {
         stopped = "futility";
         break;
       }
