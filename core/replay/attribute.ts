@@ -268,7 +268,8 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
           const others = specs.filter((o) => o !== sp);
           if ((await test(specs, others)).verdict === "causal") keep.push(sp);
         }
-        return keep.length ? keep : specs;
+        // betting: blame only members whose sufficiency test was causal (never a group by default)
+        return keep.length ? keep : method === "newcombe" ? specs : [];
       };
       const split = async (specs: string[]): Promise<void> => {
         if (specs.length <= 4) {
@@ -278,19 +279,22 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
             if (r.verdict === "causal") hits.push([sp, r]);
           }
           found.push(...hits.map(([sp, r]) => causeOf(sp, r)));
-          if (!hits.length) jointHere.push(await narrowJoint(specs));
+          if (!hits.length) {
+            const j = await narrowJoint(specs);
+            if (j.length) jointHere.push(j);
+          }
           return;
         }
         const half = specs.length >> 1;
         const parts = [specs.slice(0, half), specs.slice(half)];
         const causal: string[][] = [];
         for (const p of parts) if ((await test(p)).verdict === "causal") causal.push(p);
-        if (!causal.length) jointHere.push(specs);
+        if (!causal.length && method === "newcombe") jointHere.push(specs);
         for (const p of causal) await split(p);
       };
       await split(suspects);
     } else if (g.verdict === "causal") found.push(causeOf(suspects[0]!, g));
-    if (g.verdict === "causal" && m > 1 && !found.length && !jointHere.length) jointHere.push(suspects);
+    if (g.verdict === "causal" && m > 1 && !found.length && !jointHere.length && method === "newcombe") jointHere.push(suspects);
     return { group: g, causes: found, joint: jointHere };
   };
   const groups: TestResult[] = [];
@@ -340,6 +344,9 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
     if (last.p_without >= 0.2) summary += `; the action still happens in ${pct(last.p_without)} of replays without any of them`;
     const later = phases.filter((p) => p.ran && p !== firstPhase);
     if (later.length) summary += ` (found among the ${later.map((p) => `${p.name} ${p.name === "channels" ? "" : "inputs"}`.trim()).join(" and ")}: the ${firstPhase.name} ${firstPhase.name === "given" ? "suspects" : "inputs"} did not explain it)`;
+  } else if (groups.some((g) => g.verdict === "causal")) {
+    const g = groups.find((x) => x.verdict === "causal")!;
+    summary = `removing the ${g.group ? g.group.length + " suspects together" : g.intervention} matters (${signed(g.effect)} [${signed(g.ci[0])}, ${signed(g.ci[1])}]), but no single suspect was confirmed within n_max: nothing is blamed; more pairs (--n-max) would narrow it down`;
   } else if (group.verdict === "ruled-out" || (group.p_with > 0 && group.p_without >= group.p_with - 0.05)) {
     summary = `none of the ${m} suspect${m === 1 ? "" : "s"} explains it: the action happens in ${pct(group.p_with)} of replays with them and ${pct(group.p_without)} without any of them`;
   } else {

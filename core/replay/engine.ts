@@ -455,8 +455,9 @@ async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
       }
       // futility (stopping without a verdict never adds a false one): no verdict is reachable by
       // n_max even if every remaining pair went the most favourable way; or, after FUTILITY_AFTER
-      // pairs, the pattern seen so far would not decide it by n_max
-      if (i < nMax && (!seq.canDecideBy(nMax) || (i >= FUTILITY_AFTER && (seq.pairsNeeded(nMax - i) ?? Infinity) > nMax))) {
+      // pairs, little effect is seen (|effect| < min_effect/2) and the pattern so far would not
+      // decide it by n_max
+      if (i < nMax && (!seq.canDecideBy(nMax) || (i >= FUTILITY_AFTER && Math.abs(kWith - kWithout) / i < minEffect / 2 && (seq.pairsNeeded(nMax - i) ?? Infinity) > nMax))) {
         stopped = "futility";
         break;
       }
