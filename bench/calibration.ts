@@ -21,7 +21,7 @@
  *
  * Every test uses its own seeds (seed base "cal-<kind>-<k>"), so the tests are independent.
  * Options: --tests N (2000 per batch and method)  --floor-runs R (20)  --only null,power,floor
- * --methods betting,newcombe  --json  --out DIR
+ * --methods betting,newcombe  --pick 0,2 (only those studies)  --json  --out DIR [--tag T]
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -272,7 +272,7 @@ export function calibrationMarkdown(res: { date: string; command: string; node: 
 }
 
 function parseArgs(argv: string[]) {
-  const o = { tests: 2000, floorRuns: 20, json: false, out: "", parts: ["null", "power", "floor"], methods: ["betting", "newcombe"] as ("betting" | "newcombe")[] };
+  const o = { tests: 2000, floorRuns: 20, json: false, out: "", tag: "", pick: [] as number[], parts: ["null", "power", "floor"], methods: ["betting", "newcombe"] as ("betting" | "newcombe")[] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = () => argv[++i];
@@ -281,6 +281,8 @@ function parseArgs(argv: string[]) {
     else if (a === "--json") o.json = true;
     else if (a === "--out") o.out = v();
     else if (a === "--only") o.parts = v().split(",");
+    else if (a === "--tag") o.tag = v();
+    else if (a === "--pick") o.pick = v().split(",").map(Number);
     else if (a === "--methods") o.methods = v().split(",") as ("betting" | "newcombe")[];
     else throw new Error(`unknown option ${a}`);
   }
@@ -302,7 +304,8 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (o.parts.includes("power")) studies.push(["power-25%", weak, "input:email:vendor-thread", null]);
     const batches: TestBatch[] = [];
-    for (const [kind, sub, spec, t] of studies) {
+    // --pick i,j: run only those studies (0-based, in the order null-shift weak, null-shift exfil, null-identical, null-negcorr, power), e.g. to run them in parallel processes
+    for (const [kind, sub, spec, t] of studies.filter((_, i) => !o.pick.length || o.pick.includes(i))) {
       const truth = t ?? (await trueEffect(sub, spec, 20000));
       for (const method of o.methods) {
         const b = await batch(sub, spec, o.tests, method, `${kind}`, truth);
@@ -322,7 +325,7 @@ export async function main(argv: string[]): Promise<number> {
     const res = { date: new Date().toISOString().slice(0, 10), command: `npm run bench:calibration${argv.length ? " -- " + argv.join(" ") : ""}`, node: process.version, batches, floor, wall_s: wall };
     if (o.json) process.stdout.write(JSON.stringify(res) + "\n");
     if (o.out) {
-      const file = writeResult(o.out, `${res.date}-calibration`, res, calibrationMarkdown(res));
+      const file = writeResult(o.out, `${res.date}-calibration${o.tag ? "-" + o.tag : ""}`, res, calibrationMarkdown(res));
       if (!o.json) log(`wrote ${file} and .md`);
     }
   } finally {
