@@ -93,10 +93,10 @@ function describeEstimate(e: CostEstimate): string {
 
 const COMMANDS: Record<string, Command> = {
   demo: {
-    usage: "causeway demo [--out DIR] [--n N]",
-    help: "record the 3-agent demo (8 runs), test its inputs, write report.html",
-    spec: { positionals: [], flags: { out: "string", n: "number", ...JSON_FLAG } },
-    run: (p) => runDemo({ out: (p.flags.out as string | undefined) ?? "runs", n: intFlag(p, "n", 40) }),
+    usage: "causeway demo [--out DIR] [--n N] [--method betting|newcombe]",
+    help: "record the 3-agent demo (8 runs), test its inputs, write report.html (--method newcombe: the reference's figures)",
+    spec: { positionals: [], flags: { out: "string", n: "number", method: "string", ...JSON_FLAG } },
+    run: (p) => runDemo({ out: (p.flags.out as string | undefined) ?? "runs", n: intFlag(p, "n", 40), method: methodOf(p) }),
   },
   record: {
     usage: "causeway record MODULE:EXPORT --out DIR [--seed S] [--guard alert|block] [--run-id ID]",

@@ -243,6 +243,7 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
       workers: opts.workers,
       seedBase: opts.seedBase,
       sizeRole: opts.roles !== false && specs.length === 1 && !baseline,
+      futility: "projection",
       signal: opts.signal,
       onProgress: opts.onProgress ? (p) => opts.onProgress!({ ...p, phase: `test ${tests.length + 1}`, message: `${p.message ?? ""}; attribution so far ${ctx.counts.made - before.made} model calls` }) : undefined,
       save: false,

@@ -190,6 +190,12 @@ export interface TestOptions {
   method?: TestMethod;
   /** Error rate of this test (betting). Default 0.05 / family. Find the cause spends its alpha across tests. */
   alpha?: number;
+  /**
+   * Betting futility stop: "hopeless" (default) only when no verdict is reachable by nMax whatever
+   * happens; "projection" also after 10 pairs when little effect is seen and the pattern so far
+   * would not decide by nMax (Find the cause uses it to save replays on innocent suspects).
+   */
+  futility?: "hopeless" | "projection";
 }
 
 export type TestMethod = "betting" | "newcombe";
@@ -457,7 +463,7 @@ async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
       // n_max even if every remaining pair went the most favourable way; or, after FUTILITY_AFTER
       // pairs, little effect is seen (|effect| < min_effect/2) and the pattern so far would not
       // decide it by n_max
-      if (i < nMax && (!seq.canDecideBy(nMax) || (i >= FUTILITY_AFTER && Math.abs(kWith - kWithout) / i < minEffect / 2 && (seq.pairsNeeded(nMax - i) ?? Infinity) > nMax))) {
+      if (i < nMax && (!seq.canDecideBy(nMax) || (opts.futility === "projection" && i >= FUTILITY_AFTER && Math.abs(kWith - kWithout) / i < minEffect / 2 && (seq.pairsNeeded(nMax - i) ?? Infinity) > nMax))) {
         stopped = "futility";
         break;
       }
