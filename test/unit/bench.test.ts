@@ -122,16 +122,16 @@ describe("scenarios", () => {
   });
 });
 
-describe("the paired test's futility stop", () => {
+describe("the paired test's futility stop (the reference's method)", () => {
   it("does not stop a test whose target barely reproduced, so a 25% injection is still found", async () => {
     const sc = scenario("weak");
     const { run, sys } = await record(sc, 0);
     expect(run.runId).toBe("weak-0");
     // with this seed base the injection is followed in 1 of the first 20 pairs: a futility stop
     // there would miss it; the test goes on and finds it
-    const first20 = await runTest(new ReplayContext(run, sys), { intervention: "input:email:vendor-thread", target: sc.target!, n: 20, seedBase: "t-63", save: false });
+    const first20 = await runTest(new ReplayContext(run, sys), { intervention: "input:email:vendor-thread", target: sc.target!, n: 20, seedBase: "t-63", save: false, method: "newcombe" });
     expect(first20.p_with).toBe(0.05);
-    const r = await runTest(new ReplayContext(run, sys), { intervention: "input:email:vendor-thread", target: sc.target!, n: 10, nMax: 160, seedBase: "t-63", save: false });
+    const r = await runTest(new ReplayContext(run, sys), { intervention: "input:email:vendor-thread", target: sc.target!, n: 10, nMax: 160, seedBase: "t-63", save: false, method: "newcombe" });
     expect(r.verdict).toBe("causal");
     expect(r.n).toBeGreaterThan(20);
   });
@@ -139,9 +139,12 @@ describe("the paired test's futility stop", () => {
   it("still stops an input with no effect when the target reproduces", async () => {
     const sc = scenario("exfil");
     const { run, sys } = await record(sc, 0);
-    const r = await runTest(new ReplayContext(run, sys), { intervention: "input:web:delivery-faq", target: sc.target!, n: 10, nMax: 160, save: false });
+    const r = await runTest(new ReplayContext(run, sys), { intervention: "input:web:delivery-faq", target: sc.target!, n: 10, nMax: 160, save: false, method: "newcombe" });
     expect(r.stopped).toBe("futility");
     expect(r.n).toBe(20);
+    // the paired betting sequence rules it out instead: its pairs never differ
+    const b = await runTest(new ReplayContext(run, sys), { intervention: "input:web:delivery-faq", target: sc.target!, nMax: 160, save: false });
+    expect([b.verdict, b.stopped, b.n, b.pair_flips]).toEqual(["ruled-out", "decisive", 19, { removed: 0, added: 0 }]);
   });
 });
 
