@@ -179,3 +179,28 @@ describe("the benchmark runner", () => {
     expect(Object.keys(json.scenarios[0].methods.causeway)).toEqual(["exact", "false_blames", "abstained", "model_calls"]);
   });
 });
+
+describe("Find the cause goes on to trusted inputs (issue 13)", () => {
+  it("finds a poisoned trusted page without --suspect, and the reference's procedure does not", async () => {
+    const sc = scenario("kb-poison");
+    let found: { run: RunData; sys: ReturnType<typeof buildSystem> } | null = null;
+    for (let seed = 0; seed < 10 && !found; seed++) {
+      const r = await record(sc, seed);
+      if (targetHits(new RunModel(r.run), sc.target!).length) found = r;
+    }
+    expect(found).not.toBeNull();
+    const { run, sys } = found!;
+    const a = await attribute(new ReplayContext(run, sys), { target: sc.target!, n: 10, nMax: 30, roles: false, save: false });
+    expect(a.causes.map((c) => c.spec)).toEqual(sc.truth);
+    expect(a.phases!.filter((p) => p.ran).map((p) => p.name)).toEqual(["untrusted", "trusted"]);
+    expect(a.summary).toMatch(/found among the trusted inputs/);
+    // the untrusted group test came first and did not explain it; every test has an e-value consistent with its verdict
+    expect(a.tests[0]!.phase).toBe("untrusted");
+    expect(a.tests[0]!.verdict).not.toBe("causal");
+    for (const t of a.tests) expect(t.verdict === "causal" || t.verdict === "suppressive").toBe(t.p_value <= (t.alpha as number));
+    // alpha spent across phases and tests never exceeds 0.05
+    expect(a.phases!.reduce((s, p) => s + p.alpha, 0)).toBeLessThanOrEqual(0.05);
+    const ref = await attribute(new ReplayContext(run, sys), { target: sc.target!, n: 10, nMax: 30, roles: false, save: false, method: "newcombe" });
+    expect(ref.causes).toEqual([]);
+  });
+});
