@@ -17,7 +17,7 @@ import { appendTest } from "../log/testslog";
 import { RunModel } from "../graph/model";
 import { matchesTarget, parseIntervention, parseTarget, removes } from "../specs";
 import { newcombe, sequentialLooks, verdictFor, zFor, type Verdict } from "../stats";
-import { DEFAULT_N_MAX, decisionRecord, roundInterval, stopReason } from "../replay/engine";
+import { DEFAULT_N_MAX, decisionRecord, roundInterval, roundP, stopReason } from "../replay/engine";
 import { PairedSequence } from "../betting";
 import { CODECS, getAt, resultText, setAt, type ApiName, type Codec } from "./codecs";
 import type { RecordedBlock, RecordedRequest } from "./shared";
@@ -212,7 +212,7 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
       removed_blocks: removed,
       kept_blocks: kept,
       endpoint: { api: codec.api, url },
-      p_value: verdict === "not-applied" ? 1 : verdict === "causal" || verdict === "suppressive" ? Math.floor(st.p_value * 1e6) / 1e6 : Math.min(1, Math.ceil(st.p_value * 1e6) / 1e6),
+      p_value: roundP(st.p_value, verdict),
       e_value: Math.round(st.e_value * 1000) / 1000,
       alpha,
       stopped,

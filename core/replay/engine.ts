@@ -382,6 +382,16 @@ export function roundInterval(ci: [number, number], verdict: Verdict, minEffect:
   return [Math.max(-1, lo), Math.min(1, hi)];
 }
 
+/**
+ * A betting p-value rounded towards its verdict (down when causal or suppressive, up otherwise), so
+ * p ≤ alpha exactly when the verdict is decisive about the sign; values below 1e-6 are kept as they are.
+ */
+export function roundP(p: number, verdict: Verdict): number {
+  if (verdict === "not-applied") return 1;
+  if (p < 1e-6) return p;
+  return verdict === "causal" || verdict === "suppressive" ? Math.floor(p * 1e6) / 1e6 : Math.min(1, Math.ceil(p * 1e6) / 1e6);
+}
+
 /** Words for why a test stopped and what more it would need. */
 export function stopReason(stopped: TestResult["stopped"], verdict: Verdict, n: number, nMax: number, needed: number | null): string {
   if (verdict === "not-applied") return "decisive: the intervention removed nothing in the replays, so nothing was tested";
@@ -493,7 +503,7 @@ async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
     verdict,
     pair_flips: flips,
     // rounded towards the verdict, so p ≤ alpha exactly when the verdict is causal or suppressive
-    p_value: verdict === "not-applied" ? 1 : verdict === "causal" || verdict === "suppressive" ? Math.floor(st.p_value * 1e6) / 1e6 : Math.min(1, Math.ceil(st.p_value * 1e6) / 1e6),
+    p_value: roundP(st.p_value, verdict),
     e_value: verdict === "not-applied" ? 1 : Math.round(st.e_value * 1000) / 1000,
     alpha,
     intervention_applied_in: applied,
@@ -616,8 +626,7 @@ export async function decisionTest(ctx: ReplayContext, opts: DecisionTestOptions
     const needed = verdict === "inconclusive" ? seq.pairsNeeded() : null;
     const ci = verdict === "not-applied" || i === 0 ? ([-1, 1] as [number, number]) : roundInterval(st.ci, verdict, minEffect);
     const base = { n: i, plan: [nMax], ci, verdict, minEffect };
-    const pv = verdict === "causal" || verdict === "suppressive" ? Math.floor(st.p_value * 1e6) / 1e6 : Math.min(1, Math.ceil(st.p_value * 1e6) / 1e6);
-    const extra = { p_value: verdict === "not-applied" ? 1 : pv, e_value: Math.round(st.e_value * 1000) / 1000, alpha, stopped, stop_reason: stopReason(stopped, verdict, i, nMax, needed) };
+    const extra = { p_value: roundP(st.p_value, verdict), e_value: Math.round(st.e_value * 1000) / 1000, alpha, stopped, stop_reason: stopReason(stopped, verdict, i, nMax, needed) };
     const q = Math.max(1, i);
     const result =
       opts.contains !== undefined
