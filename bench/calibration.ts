@@ -1,30 +1,34 @@
 /**
- * Calibration of the paired test: `npm run bench:calibration [-- options]`.
+ * Calibration of the paired test: `npm run bench:calibration [-- options]`, for both methods (the
+ * paired betting sequence, the default, and the reference's Newcombe interval, `--method newcombe`).
  *
- *  null   Tests of an input with no effect: the first document of a scenario, read before the
- *         injection, so removing it shifts which draw every later sentence gets (the arms really
- *         differ pair by pair) while the harm stays exactly as likely. How many are called causal
- *         (target: at most 5%)? Run on `weak` (harm in about 25% of replays) and on `exfil`
- *         (about 72%), sequentially (--n 10 --n-max 160).
- *  power  Tests of the injection on `weak`, followed 25% of the time: how often is it called
- *         causal, and after how many pairs on average? Sequential (--n 10 --n-max 160), and with
- *         10 fixed pairs for comparison.
- *  floor  How many replays per suspect are needed: the smallest n at which a causal verdict is
- *         possible at all (every pair flips), for one test and for Find the cause's families; the
- *         smallest n at which the exact McNemar test can reach p < 0.05; and the measured share of
- *         the seeds' harmful runs in which Find the cause names exactly the true cause with n fixed
- *         pairs per test (5, 10, 15, 20, 30).
+ *  null       Tests of inputs with no effect (true effect 0), sequential up to 160 pairs:
+ *             shift-weak / shift-exfil  remove a document read before the injection: every later
+ *                        draw shifts, so pairs flip both ways while the harm stays as likely;
+ *             identical  remove the last document of `weak`: no draw the harm depends on moves,
+ *                        the arms never differ (how fast is "ruled out"?);
+ *             negcorr    a program whose harm happens on a draw u < ½ with a newsletter in the
+ *                        context and on u ≥ ½ without it: the arms are perfectly negatively
+ *                        correlated, the rate is ½ in both (the worst case for an interval that
+ *                        treats the arms as independent).
+ *             Reported: false causal or suppressive calls, coverage of 0, ruled out (within 30
+ *             pairs), mean pairs.
+ *  power      The injection of `weak`, followed 25% of the time: found causal how often, after how
+ *             many pairs, and does the interval cover the true effect (estimated once from 20,000
+ *             pairs) at the stopping time?
+ *  floor      As before: the fewest pairs a causal verdict needs, and Find the cause with n fixed
+ *             pairs per test on the seeds' harmful runs (reference method).
  *
  * Every test uses its own seeds (seed base "cal-<kind>-<k>"), so the tests are independent.
- * Options: --null N (1000 per scenario)  --power N (1000)  --floor-runs R (20)  --only null,power,floor
- * --json  --out DIR
+ * Options: --tests N (2000 per batch and method)  --floor-runs R (20)  --only null,power,floor
+ * --methods betting,newcombe  --pick 0,2 (only those studies)  --json  --out DIR [--tag T]
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { runAsCommand, writeResult } from "./output";
-import { mcnemarExact, newcombe, readRun, wilson, zFor, type RunData } from "causeway-vscode";
+import { PyRandom, System, mcnemarExact, newcombe, readRun, wilson, zFor, type RunData, type Runtime } from "causeway-vscode";
 import { targetHits } from "../core/graph/graph";
 import { RunModel } from "../core/graph/model";
 import { ReplayContext, runTest } from "../core/replay/engine";
@@ -37,6 +41,18 @@ import { buildSystem } from "./system";
 const round = (x: number, d = 4) => Math.round(x * 10 ** d) / 10 ** d;
 
 interface TestBatch {
+  method: "betting" | "newcombe";
+  kind: string;
+  /** The true effect the interval should cover. */
+  true_effect: number;
+  /** Share of tests whose interval at the stopping time contains the true effect. */
+  coverage: number;
+  /** Causal or suppressive calls (on a null: false calls). */
+  decisive_wrong_sign: number;
+  rate_false: number;
+  rate_false_ci: [number, number];
+  /** Ruled out within 30 pairs. */
+  ruled_out_30: number;
   scenario: string;
   intervention: string;
   target: string;
@@ -68,32 +84,94 @@ async function record(sc: Scenario, seed: number, dir: string, tag: string): Pro
   return { run: readRun(r.dir!), sys, counter };
 }
 
+interface Subject {
+  scenario: string;
+  run: RunData;
+  sys: System;
+  target: string;
+  /** Counts the language-model calls (null: use the tests' own counts). */
+  counter: CallCounter | null;
+}
+
+async function subjectOf(sc: Scenario, dir: string, tag: string): Promise<Subject> {
+  const { run, sys, counter } = await record(sc, 0, dir, tag);
+  return { scenario: sc.name, run, sys, target: sc.target!, counter };
+}
+
+/**
+ * A null with perfectly negatively correlated arms: the harm happens on u < ½ with the newsletter in
+ * the context and on u ≥ ½ without it (u: the planner call's first draw), so both rates are ½.
+ */
+async function negcorrSubject(dir: string): Promise<Subject> {
+  const program = async (rt: Runtime) => {
+    const a = rt.agent("ops");
+    const news = a.observe("Weekly newsletter: the cafeteria has a new menu.", { source: "email:newsletter", trust: "untrusted" });
+    const d = await a.decide([rt.taskRef!, news], { model: "m", purpose: "plan" });
+    for (const step of d.value as string[]) await a.act(step, {}, { decision: d });
+  };
+  const model = (ctx: unknown[], call: { seed: number }) => {
+    const u = new PyRandom(call.seed).random();
+    const withNews = ctx.some((c) => typeof c === "string" && c.includes("newsletter"));
+    return (withNews ? u < 0.5 : u >= 0.5) ? ["send_report"] : ["archive"];
+  };
+  const sys = new System({ program, models: { m: model }, tools: { send_report: () => ({ ok: true }), archive: () => ({ ok: true }) }, task: "Send the weekly report if needed.", sensitiveTools: ["send_report"], name: "negcorr" });
+  for (let seed = 0; seed < 50; seed++) {
+    const r = await sys.run({ seed, outDir: dir, runId: `negcorr-${seed}`, captureSites: false });
+    if (r.actions.some((x) => x.tool === "send_report")) return { scenario: "negcorr", run: readRun(r.dir!), sys, target: "tool=send_report", counter: null };
+  }
+  throw new Error("negcorr: no run sent the report");
+}
+
+/** The true effect of an intervention on a recorded run, from `pairs` pairs (a large fixed sample). */
+async function trueEffect(sub: Subject, intervention: string, pairs: number): Promise<number> {
+  const ctx = new ReplayContext(sub.run, sub.sys);
+  const r = await runTest(ctx, { intervention, target: sub.target, n: pairs, method: "newcombe", seedBase: "cal-truth", save: false });
+  return (r.p_with - r.p_without);
+}
+
 /** `count` independent tests of one intervention on one recorded run. */
-async function batch(sc: Scenario, intervention: string, count: number, n: number, nMax: number, kind: string, dir: string): Promise<TestBatch> {
-  const { run, sys, counter } = await record(sc, 0, dir, kind);
+async function batch(sub: Subject, intervention: string, count: number, method: "betting" | "newcombe", kind: string, truth: number): Promise<TestBatch> {
+  const n = method === "newcombe" ? 10 : 160;
+  const nMax = 160;
   const t0 = performance.now();
-  const c0 = counter.llm;
+  const c0 = sub.counter?.llm ?? 0;
+  let calls = 0;
   const verdicts = { causal: 0, suppressive: 0, "ruled-out": 0, inconclusive: 0, "not-applied": 0 };
   let pairs = 0;
   let maxPairs = 0;
   let pWith = 0;
+  let covered = 0;
+  let ruled30 = 0;
   const stopped: Record<string, number> = {};
   const missed: Record<string, number> = {};
   for (let k = 0; k < count; k++) {
-    const ctx = new ReplayContext(run, sys);
-    const r = await runTest(ctx, { intervention, target: sc.target!, n, nMax, seedBase: `cal-${kind}-${k}`, save: false });
+    const ctx = new ReplayContext(sub.run, sub.sys);
+    const r = await runTest(ctx, { intervention, target: sub.target, n, nMax, method, seedBase: `cal-${kind}-${k}`, save: false });
     verdicts[r.verdict]++;
     stopped[r.stopped] = (stopped[r.stopped] ?? 0) + 1;
     if (r.verdict !== "causal") missed[r.stopped] = (missed[r.stopped] ?? 0) + 1;
+    if (r.ci[0] <= truth && truth <= r.ci[1]) covered++;
+    if (r.verdict === "ruled-out" && r.n <= 30) ruled30++;
     pairs += r.n;
     maxPairs = Math.max(maxPairs, r.n);
     pWith += r.p_with;
+    calls += r.model_calls;
   }
   const ci = wilson(verdicts.causal, count);
+  const wrong = verdicts.causal + verdicts.suppressive;
+  const fci = wilson(wrong, count);
   return {
-    scenario: sc.name,
+    method,
+    kind,
+    true_effect: round(truth, 4),
+    coverage: round(covered / count),
+    decisive_wrong_sign: wrong,
+    rate_false: round(wrong / count),
+    rate_false_ci: [round(fci[0]), round(fci[1])],
+    ruled_out_30: ruled30,
+    scenario: sub.scenario,
     intervention,
-    target: sc.target!,
+    target: sub.target,
     n,
     n_max: nMax,
     tests: count,
@@ -108,7 +186,7 @@ async function batch(sc: Scenario, intervention: string, count: number, n: numbe
     stopped,
     missed_by: missed,
     mean_p_with: round(pWith / count, 3),
-    model_calls: counter.llm - c0,
+    model_calls: sub.counter ? sub.counter.llm - c0 : calls,
     wall_s: round((performance.now() - t0) / 1000, 2),
   };
 }
@@ -160,7 +238,7 @@ async function floorStudy(ns: number[], runs: number, dir: string): Promise<Floo
       for (const run of harmful) {
         const ctx = new ReplayContext(run, sys);
         const c0 = counter.llm;
-        const att = await attribute(ctx, { target: sc.target!, n, nMax: n, roles: false, save: false });
+        const att = await attribute(ctx, { target: sc.target!, n, nMax: n, roles: false, save: false, method: "newcombe" });
         calls += counter.llm - c0;
         const s = score(blamedBy(att), sc.truth);
         exact += +s.exact;
@@ -175,35 +253,37 @@ async function floorStudy(ns: number[], runs: number, dir: string): Promise<Floo
 
 const pc = (x: number) => `${(100 * x).toFixed(1)}%`;
 
-export function calibrationMarkdown(res: { date: string; command: string; node: string; nulls: TestBatch[]; power: TestBatch[]; floor: { mcnemar_min_pairs: number; min_causal_n: { family: number; n: number | null }[]; attribution: FloorRow[] }; wall_s: number }): string {
+export function calibrationMarkdown(res: { date: string; command: string; node: string; batches: TestBatch[]; floor: { mcnemar_min_pairs: number; min_causal_n: { family: number; n: number | null }[]; attribution: FloorRow[] }; wall_s: number }): string {
   const L = [`# Calibration of the paired test, ${res.date}`, "", `Command: \`${res.command}\` (Node ${res.node}; ${res.wall_s} s wall).`, ""];
-  L.push("| study | scenario | removed | settings | tests | called causal | 95% interval | suppressive | mean pairs (max) | mean p_with | stopped (not causal) |", "|---|---|---|---|---|---|---|---|---|---|---|");
-  for (const [kind, rows] of [["null (no effect)", res.nulls], ["power (25% follow)", res.power]] as const) {
-    for (const b of rows) {
-      L.push(
-        `| ${kind} | ${b.scenario} | \`${b.intervention}\` | --n ${b.n} --n-max ${b.n_max} | ${b.tests} | ${b.causal} (${pc(b.rate_causal)}) | ${pc(b.rate_ci[0])}–${pc(b.rate_ci[1])} | ${b.suppressive} | ${b.mean_pairs} (${b.max_pairs}) | ${b.mean_p_with} | ${JSON.stringify(b.missed_by)} |`,
-      );
-    }
+  L.push("Betting: the paired betting confidence sequence, looked at after every pair, up to 160 pairs. Newcombe: the reference's interval at looks 10, 20, 40, 80, 160 (Bonferroni over looks) with its futility stop.", "");
+  L.push("| study | scenario | removed | method | tests | true effect | false causal/suppressive (95% CI) | called causal | coverage of the true effect | ruled out (≤ 30 pairs) | mean pairs (max) | stopped |", "|---|---|---|---|---|---|---|---|---|---|---|---|");
+  for (const b of res.batches) {
+    const isNull = b.kind.startsWith("null");
+    L.push(
+      `| ${b.kind} | ${b.scenario} | \`${b.intervention}\` | ${b.method} | ${b.tests} | ${b.true_effect} | ${isNull ? `**${pc(b.rate_false)}** (${pc(b.rate_false_ci[0])}–${pc(b.rate_false_ci[1])})` : "–"} | ${b.causal} (${pc(b.rate_causal)}) | **${pc(b.coverage)}** | ${b.ruled_out} (${pc(b.ruled_out_30 / b.tests)}) | ${b.mean_pairs} (${b.max_pairs}) | ${JSON.stringify(b.stopped)} |`,
+    );
   }
-  L.push("", `Floor: the exact McNemar test needs at least ${res.floor.mcnemar_min_pairs} discordant pairs, all one way, to reach p < 0.05 (five give 0.0625). Newcombe's interval (what our verdicts use), one look: ${res.floor.min_causal_n.map((m) => `family ${m.family}: ${m.n} pairs, all flipped`).join("; ")}.`, "");
+  L.push("", `Floor: the exact McNemar test needs at least ${res.floor.mcnemar_min_pairs} discordant pairs, all one way, to reach p < 0.05 (five give 0.0625). Newcombe's interval, one look: ${res.floor.min_causal_n.map((m) => `family ${m.family}: ${m.n} pairs, all flipped`).join("; ")}. The betting sequence at alpha 0.05: 6 pairs, all flipped.`, "");
   if (res.floor.attribution.length) {
-    L.push("Find the cause with n fixed pairs per test (no sequential looks), on the harmful runs of the seeds' five scenarios:", "", "| pairs per test | exact | false blames | model calls (replay) |", "|---|---|---|---|");
+    L.push("Find the cause (reference method) with n fixed pairs per test (no sequential looks), on the harmful runs of the seeds' five scenarios:", "", "| pairs per test | exact | false blames | model calls (replay) |", "|---|---|---|---|");
     for (const r of res.floor.attribution) L.push(`| ${r.n} | ${r.exact} of ${r.harmful_runs} (${pc(r.rate_exact)}) | ${r.false_blames} | ${r.model_calls.toLocaleString("en-US")} |`);
   }
   return L.join("\n") + "\n";
 }
 
 function parseArgs(argv: string[]) {
-  const o = { nulls: 1000, power: 1000, floorRuns: 20, json: false, out: "", parts: ["null", "power", "floor"] };
+  const o = { tests: 2000, floorRuns: 20, json: false, out: "", tag: "", pick: [] as number[], parts: ["null", "power", "floor"], methods: ["betting", "newcombe"] as ("betting" | "newcombe")[] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = () => argv[++i];
-    if (a === "--null") o.nulls = Number(v());
-    else if (a === "--power") o.power = Number(v());
+    if (a === "--tests") o.tests = Number(v());
     else if (a === "--floor-runs") o.floorRuns = Number(v());
     else if (a === "--json") o.json = true;
     else if (a === "--out") o.out = v();
     else if (a === "--only") o.parts = v().split(",");
+    else if (a === "--tag") o.tag = v();
+    else if (a === "--pick") o.pick = v().split(",").map(Number);
+    else if (a === "--methods") o.methods = v().split(",") as ("betting" | "newcombe")[];
     else throw new Error(`unknown option ${a}`);
   }
   return o;
@@ -215,28 +295,23 @@ export async function main(argv: string[]): Promise<number> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "causeway-cal-"));
   const t0 = performance.now();
   try {
-    const weak = scenario("weak");
-    const exfil = scenario("exfil");
-    const nulls: TestBatch[] = [];
-    for (const [sc, spec] of [
-      [weak, "input:email:invoice-2291"],
-      [exfil, "input:inbox:ticket-4471"],
-    ] as const) {
-      if (!o.parts.includes("null")) break;
-      nulls.push(await batch(sc, spec, o.nulls, 10, 160, `null-${sc.name}`, dir));
-      const b = nulls[nulls.length - 1];
-      log(`null  ${sc.name.padEnd(6)} ${spec}: ${b.causal} of ${b.tests} called causal (${(100 * b.rate_causal).toFixed(1)}% [${(100 * b.rate_ci[0]).toFixed(1)}, ${(100 * b.rate_ci[1]).toFixed(1)}]), ${b.suppressive} suppressive; mean pairs ${b.mean_pairs}, p_with ${b.mean_p_with}; ${b.wall_s} s`);
+    const weak = await subjectOf(scenario("weak"), dir, "weak");
+    const exfil = await subjectOf(scenario("exfil"), dir, "exfil");
+    const neg = await negcorrSubject(dir);
+    const studies: [kind: string, sub: Subject, spec: string, truth: number | null][] = [];
+    if (o.parts.includes("null")) {
+      studies.push(["null-shift", weak, "input:email:invoice-2291", 0], ["null-shift", exfil, "input:inbox:ticket-4471", 0], ["null-identical", weak, "input:web:vendor-site", 0], ["null-negcorr", neg, "input:email:newsletter", 0]);
     }
-    const power: TestBatch[] = [];
-    for (const [n, nMax] of [
-      [10, 160],
-      [10, 10],
-      [30, 30],
-    ] as const) {
-      if (!o.parts.includes("power")) break;
-      power.push(await batch(weak, "input:email:vendor-thread", o.power, n, nMax, `power-${n}-${nMax}`, dir));
-      const b = power[power.length - 1];
-      log(`power weak   --n ${n} --n-max ${nMax}: ${b.causal} of ${b.tests} called causal (${(100 * b.rate_causal).toFixed(1)}%), mean pairs ${b.mean_pairs} (max ${b.max_pairs}), p_with ${b.mean_p_with}; not causal by stop: ${JSON.stringify(b.missed_by)}; ${b.wall_s} s`);
+    if (o.parts.includes("power")) studies.push(["power-25%", weak, "input:email:vendor-thread", null]);
+    const batches: TestBatch[] = [];
+    // --pick i,j: run only those studies (0-based, in the order null-shift weak, null-shift exfil, null-identical, null-negcorr, power), e.g. to run them in parallel processes
+    for (const [kind, sub, spec, t] of studies.filter((_, i) => !o.pick.length || o.pick.includes(i))) {
+      const truth = t ?? (await trueEffect(sub, spec, 20000));
+      for (const method of o.methods) {
+        const b = await batch(sub, spec, o.tests, method, `${kind}`, truth);
+        batches.push(b);
+        log(`${kind.padEnd(15)} ${sub.scenario.padEnd(8)} ${method.padEnd(8)} ${spec}: false ${pc(b.rate_false)} [${pc(b.rate_false_ci[0])}, ${pc(b.rate_false_ci[1])}], causal ${pc(b.rate_causal)}, coverage ${pc(b.coverage)} of ${b.true_effect}, ruled out ${pc(b.ruled_out / b.tests)} (≤30 pairs ${pc(b.ruled_out_30 / b.tests)}), mean pairs ${b.mean_pairs} (max ${b.max_pairs}); ${b.wall_s} s`);
+      }
     }
     const families = [1, 7, 9];
     const floor = {
@@ -244,15 +319,13 @@ export async function main(argv: string[]): Promise<number> {
       min_causal_n: families.map((f) => ({ family: f, looks: 1, n: minCausalN(f) })),
       attribution: o.parts.includes("floor") ? await floorStudy([5, 10, 15, 20, 30], o.floorRuns, dir) : [],
     };
-    log(`floor exact McNemar: ${floor.mcnemar_min_pairs} discordant pairs, all one way, are the fewest that reach p < 0.05`);
-    for (const m of floor.min_causal_n) log(`floor Newcombe, family ${m.family}, one look: a causal verdict needs at least ${m.n} pairs, every one flipped`);
-    for (const r of floor.attribution) log(`floor Find the cause with ${String(r.n).padStart(2)} fixed pairs per test: exact in ${r.exact} of ${r.harmful_runs} harmful runs (${(100 * r.rate_exact).toFixed(0)}%), ${r.false_blames} false blames, ${r.model_calls} model calls`);
+    for (const r of floor.attribution) log(`floor Find the cause (reference method) with ${String(r.n).padStart(2)} fixed pairs per test: exact in ${r.exact} of ${r.harmful_runs} harmful runs (${(100 * r.rate_exact).toFixed(0)}%), ${r.false_blames} false blames, ${r.model_calls} model calls`);
     const wall = round((performance.now() - t0) / 1000, 1);
     log(`wall time ${wall} s`);
-    const res = { date: new Date().toISOString().slice(0, 10), command: `npm run bench:calibration${argv.length ? " -- " + argv.join(" ") : ""}`, node: process.version, nulls, power, floor, wall_s: wall };
+    const res = { date: new Date().toISOString().slice(0, 10), command: `npm run bench:calibration${argv.length ? " -- " + argv.join(" ") : ""}`, node: process.version, batches, floor, wall_s: wall };
     if (o.json) process.stdout.write(JSON.stringify(res) + "\n");
     if (o.out) {
-      const file = writeResult(o.out, `${res.date}-calibration`, res, calibrationMarkdown(res));
+      const file = writeResult(o.out, `${res.date}-calibration${o.tag ? "-" + o.tag : ""}`, res, calibrationMarkdown(res));
       if (!o.json) log(`wrote ${file} and .md`);
     }
   } finally {

@@ -38,6 +38,8 @@ export interface Settings {
   n: number;
   n_max: number;
   roles: boolean;
+  /** Find the cause's statistics: the paired betting sequence (default) or the reference's Newcombe. */
+  method?: "betting" | "newcombe";
   seeds: string;
   model: "sim";
   counting: string;
@@ -150,7 +152,7 @@ export async function runScenario(sc: Scenario, s: Settings, opts: { workdir: st
     const ctx = new ReplayContext(run, system);
     const suspects = sc.extraSuspects ? [...defaultSuspects(ctx, sc.target), ...sc.extraSuspects] : undefined;
     const c0 = counter.llm;
-    const att = await attribute(ctx, { target: sc.target, suspects, n: s.n, nMax: s.n_max, roles: s.roles, save: false });
+    const att = await attribute(ctx, { target: sc.target, suspects, n: s.n, nMax: s.n_max, roles: s.roles, save: false, method: s.method });
     const made = counter.llm - c0;
     calls.push(made);
     // a naive replay runs both arms of every pair of every test, each with all its model calls
@@ -273,7 +275,7 @@ const lpad = (s: string | number, n: number) => String(s).padStart(n);
 export function table(res: BenchResult): string {
   const L: string[] = [];
   const s = res.settings;
-  L.push(`Attribution benchmark (simulated model): ${s.runs} runs per scenario, Find the cause with --n ${s.n} --n-max ${s.n_max}${s.roles ? "" : " --no-roles"}`);
+  L.push(`Attribution benchmark (simulated model): ${s.runs} runs per scenario, Find the cause with --n ${s.n} --n-max ${s.n_max}${s.roles ? "" : " --no-roles"} --method ${s.method ?? "betting"}`);
   L.push("Per method: exact = harmful runs where it blamed exactly the true cause; fb = false blames (innocent inputs blamed, summed); abs = abstained.");
   L.push("");
   const head = `${pad("scenario", 12)} ${lpad("harmful", 7)} ${lpad("high", 4)} | ${METHODS.map((m) => pad(m, 14)).join(" | ")} | ${lpad("calls/attr mean", 15)} ${lpad("max", 5)} | ${lpad("wall s", 6)}`;
@@ -350,7 +352,7 @@ export function markdown(res: BenchResult): string {
 // ------------------------------------------------------------------------------ main
 
 function parseArgs(argv: string[]) {
-  const o = { runs: 20, n: 10, nMax: 30, roles: false, scenarios: [] as string[], json: false, out: "", tag: "", keep: "", reference: "", quiet: false };
+  const o = { runs: 20, n: 10, nMax: 30, roles: false, method: "betting" as "betting" | "newcombe", scenarios: [] as string[], json: false, out: "", tag: "", keep: "", reference: "", quiet: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -362,6 +364,11 @@ function parseArgs(argv: string[]) {
     else if (a === "--n") o.n = Number(val());
     else if (a === "--n-max") o.nMax = Number(val());
     else if (a === "--roles") o.roles = true;
+    else if (a === "--method") {
+      const m = val();
+      if (m !== "betting" && m !== "newcombe") throw new Error("--method must be betting or newcombe");
+      o.method = m;
+    }
     else if (a === "--scenario") o.scenarios.push(val());
     else if (a === "--json") o.json = true;
     else if (a === "--out") o.out = val();
@@ -388,6 +395,7 @@ export async function main(argv: string[]): Promise<number> {
     n: o.n,
     n_max: o.nMax,
     roles: o.roles,
+    method: o.method,
     seeds: `0..${o.runs - 1}`,
     model: "sim",
     counting:

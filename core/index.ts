@@ -24,7 +24,9 @@ export { investigate, investigateLite, alertsFor, alertRecord, sensitivity, test
 export { influence, listRuns, workspace } from "./analysis/influence";
 export type * from "./analysis/types";
 export { ReplayContext, RunTape, Budget, runTest, decisionTest, replayAndDiff, ReplayError, MIN_EFFECT, type TestOptions, type TestResult, type DecisionTestOptions } from "./replay/engine";
-export { attribute, defaultSuspects, type Attribution, type AttributeOptions, type Cause } from "./replay/attribute";
+export { attribute, defaultSuspects, rankedSuspects, type Attribution, type AttributeOptions, type Cause, type SuspectEvidence, type Phase } from "./replay/attribute";
+export { PairedSequence, pairedBetting, spendAlpha, type BettingOptions, type BettingState } from "./betting";
+export { Refusal, checkTarget, checkRemoval, estimateCost, callsForUsd, parsePrice, runSources, runToolsAndAgents, type CostEstimate, type PriceTable } from "./replay/preflight";
 // ---- capture: SDK adapters, gateway, remote ingest, OpenTelemetry import (docs/capture.md)
 export { traceOpenAI, TracedOpenAI, type OpenAILike, type OpenAIToolCall } from "./adapters/openai";
 export { traceAnthropic, TracedAnthropic, type AnthropicLike, type ToolUseBlock } from "./adapters/anthropic";

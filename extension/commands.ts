@@ -10,6 +10,10 @@ import { openBlob } from "./blobs";
 import { exportReport, importOtelTraces, recordDemo } from "./cliJobs";
 import { interventionSuggestions, targetSuggestions, type Suggestion } from "./logic/replay";
 import { oneLine } from "./logic/diagnostics";
+import { costQuestion } from "./logic/cost";
+import { readRun } from "../core/log/reader";
+import { RunModel } from "../core/graph/model";
+import { estimateCost } from "../core/replay/preflight";
 import type { InvestigatorPanel } from "./panel";
 import { askInt, pickAction, pickBlob, pickRun } from "./picks";
 import type { ReplayService } from "./replay";
@@ -82,12 +86,28 @@ export function registerCommands(d: CommandDeps): void {
     panel.show(ref.run, ref.seq !== undefined || typeof a.node === "string" ? { seq: ref.seq, node: typeof a.node === "string" ? a.node : undefined, action: a.action === true } : undefined);
   });
 
+  /** Asks before a test estimated above causeway.test.confirmAboveUsd; true to go ahead. */
+  const confirmCost = async (run: string, pairs: number, what: string, tests = 1): Promise<boolean> => {
+    const cfg = s.settings();
+    let est;
+    try {
+      est = estimateCost(new RunModel(readRun(run)), pairs * tests, cfg.prices);
+    } catch {
+      return true; // an unreadable run fails later with its own message
+    }
+    const q = costQuestion(est, cfg.confirmAboveUsd, what);
+    if (!q) return true;
+    return (await vscode.window.showWarningMessage(`Causeway: ${q}`, { modal: true }, "Run")) === "Run";
+  };
+
   reg("causeway.findCause", async (arg) => {
     if (!replay.canReplay) return replay.explainRestricted();
     const hit = await actionFor(arg, "Find the cause");
     if (!hit) return;
     const { run, action } = hit;
     const title = `Find the cause of ${oneLine(action.tool, 60)} (#${action.seq}, ${path.basename(run)})`;
+    // an attribution runs a few tests (group, singles): estimate with four at n-max 80 each
+    if (!(await confirmCost(run, 80, "Find the cause", 4))) return;
     const out = await replay.run({ op: "attribute", run, target: action.target }, { title });
     if (!out.ok) return;
     panel.show(run, { seq: action.seq, node: action.node, action: true });
@@ -117,6 +137,7 @@ export function registerCommands(d: CommandDeps): void {
     const nMax = await askInt("Run test (5/5): n-max", "Most paired replays when the result is not yet decisive", Math.max(cfg.nMax, n), n);
     if (nMax === undefined) return;
     const title = `Run test on ${path.basename(run)}`;
+    if (!(await confirmCost(run, nMax, "This test"))) return;
     const out = await replay.run({ op: "test", run, intervention, target, n, nMax }, { title });
     if (!out.ok) return;
     panel.show(run, { seq: action.seq, node: action.node, action: true });

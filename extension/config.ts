@@ -9,6 +9,21 @@ export interface Settings extends ReplaySettings {
   runsGlob: string;
   codeLens: boolean;
   timeoutMs: number;
+  /** Ask before a test whose estimated cost (US dollars) is above this; null: never ask. */
+  confirmAboveUsd: number | null;
+  /** The user's price table: model → US dollars per million input / output tokens. */
+  prices: Record<string, { input: number; output: number }>;
+}
+
+/** Keeps the well-formed rows of a price table setting. */
+export function priceTable(v: unknown): Record<string, { input: number; output: number }> {
+  const out: Record<string, { input: number; output: number }> = {};
+  if (!v || typeof v !== "object") return out;
+  for (const [k, row] of Object.entries(v as Record<string, unknown>)) {
+    const r = row as { input?: unknown; output?: unknown } | null;
+    if (r && typeof r.input === "number" && typeof r.output === "number" && r.input >= 0 && r.output >= 0) out[k] = { input: r.input, output: r.output };
+  }
+  return out;
 }
 
 function int(v: unknown, dflt: number, min: number, max: number): number {
@@ -27,6 +42,8 @@ export function readSettings(): Settings {
     allowed: Array.isArray(allowed) ? allowed.filter((x): x is string => typeof x === "string" && x.length > 0) : [],
     workers: int(c.get("replay.workers"), 1, 1, 64),
     timeoutMs: int(c.get("replay.timeoutSeconds"), 600, 10, 86400) * 1000,
+    confirmAboveUsd: typeof c.get("test.confirmAboveUsd") === "number" && (c.get("test.confirmAboveUsd") as number) >= 0 ? (c.get("test.confirmAboveUsd") as number) : null,
+    prices: priceTable(c.get("test.prices")),
   };
 }
 

@@ -17,7 +17,8 @@ import { appendTest } from "../log/testslog";
 import { RunModel } from "../graph/model";
 import { matchesTarget, parseIntervention, parseTarget, removes } from "../specs";
 import { newcombe, sequentialLooks, verdictFor, zFor, type Verdict } from "../stats";
-import { decisionRecord } from "../replay/engine";
+import { DEFAULT_N_MAX, decisionRecord, roundInterval, roundP, stopReason } from "../replay/engine";
+import { PairedSequence } from "../betting";
 import { CODECS, getAt, resultText, setAt, type ApiName, type Codec } from "./codecs";
 import type { RecordedBlock, RecordedRequest } from "./shared";
 import { cloneJson } from "./shared";
@@ -56,6 +57,9 @@ export interface EndpointTestOptions {
   signal?: AbortSignal;
   onProgress?: (p: { phase: string; done: number; total: number }) => void;
   send?: SendFn;
+  /** "betting" (default: the paired betting sequence, sequential up to nMax, or n) or "newcombe" (the reference's looks). */
+  method?: "betting" | "newcombe";
+  alpha?: number;
 }
 
 /** The recorded request of a decision, rebuilt from its template and its context items. */
@@ -162,15 +166,67 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
     if (target) return codec.toolCalls(res).some((c) => matchesTarget(target, { tool: c.name, agent: String(ev.agent), args: canonical(c.args ?? {}), result: "" }));
     return canonical(codec.output(res) ?? null).includes(opts.contains!);
   };
-  const n = opts.n ?? 20;
-  const plan = sequentialLooks(n, opts.nMax && opts.nMax > n ? opts.nMax : n);
-  const z = zFor(plan.length * (opts.family ?? 1));
   const minEffect = opts.minEffect ?? 0.2;
   let kWith = 0;
   let kWithout = 0;
   let i = 0;
   let ci: [number, number] = [-1, 1];
   let verdict: Verdict = "inconclusive";
+  const what0 = target ? `tool call ${opts.target}` : `output~${opts.contains}`;
+  const r4b = (x: number) => Math.round(x * 10000) / 10000;
+  if ((opts.method ?? "betting") === "betting") {
+    const alpha = opts.alpha ?? 0.05 / (opts.family ?? 1);
+    const nMax = Math.max(1, opts.nMax && opts.nMax > (opts.n ?? 0) ? opts.nMax : (opts.n ?? DEFAULT_N_MAX));
+    const seq = new PairedSequence({ alpha, minEffect });
+    let stopped: "decisive" | "n_max" | "futility" | "budget" = removed ? "n_max" : "decisive";
+    verdict = removed ? "inconclusive" : "not-applied";
+    while (removed && i < nMax) {
+      const [a, b] = await Promise.all([hit(control), hit(treated)]);
+      kWith += +a;
+      kWithout += +b;
+      seq.push(+a - +b);
+      i++;
+      opts.onProgress?.({ phase: "decision", done: i, total: nMax });
+      verdict = seq.verdict();
+      if (verdict !== "inconclusive") {
+        stopped = "decisive";
+        break;
+      }
+      if (i < nMax && !seq.canDecideBy(nMax)) {
+        stopped = "futility";
+        break;
+      }
+    }
+    const st = seq.state();
+    const needed = verdict === "inconclusive" ? seq.pairsNeeded() : null;
+    ci = verdict === "not-applied" || i === 0 ? [-1, 1] : roundInterval(st.ci, verdict, minEffect);
+    const q = Math.max(1, i);
+    const result = decisionRecord(ev, { n: i, plan: [nMax], ci, verdict, minEffect }, {
+      intervention: opts.intervention,
+      target: `decision#${ev.seq} ${what0}`,
+      p_with: r4b(kWith / q),
+      p_without: r4b(kWithout / q),
+      effect: r4b((kWith - kWithout) / q),
+      noise: null,
+      model_calls: calls,
+      removed_blocks: removed,
+      kept_blocks: kept,
+      endpoint: { api: codec.api, url },
+      p_value: roundP(st.p_value, verdict),
+      e_value: Math.round(st.e_value * 1000) / 1000,
+      alpha,
+      stopped,
+      stop_reason: stopReason(stopped, verdict, i, nMax, needed),
+      method: `re-send the recorded request with the item's blocks replaced by a placeholder, against the unchanged request (control call); betting confidence sequence on the paired differences (anytime-valid, alpha ${Number(alpha.toPrecision(3))})`,
+    });
+    result.looks = i;
+    result.n_needed = needed;
+    if (opts.save !== false) appendTest(run.dir, result);
+    return result;
+  }
+  const n = opts.n ?? 20;
+  const plan = sequentialLooks(n, opts.nMax && opts.nMax > n ? opts.nMax : n);
+  const z = zFor(plan.length * (opts.family ?? 1));
   for (const size of plan) {
     while (i < size) {
       const [a, b] = await Promise.all([hit(control), removed ? hit(treated) : Promise.resolve(false)]);

@@ -17,7 +17,7 @@ import { formatTest, out } from "./format";
 export const EXFIL_TARGET = "tool=send_email,arg~vendor-compliance";
 export const REFUND_TARGET = "tool=issue_refund";
 
-export async function runDemo(opts: { out: string; n: number; seeds?: number; quiet?: boolean }): Promise<number> {
+export async function runDemo(opts: { out: string; n: number; seeds?: number; quiet?: boolean; method?: "betting" | "newcombe" }): Promise<number> {
   const say = opts.quiet ? () => {} : out;
   const root = path.resolve(opts.out);
   const prog = resolveProgram("causeway:demo", process.cwd());
@@ -53,7 +53,10 @@ export async function runDemo(opts: { out: string; n: number; seeds?: number; qu
   }
   say("  Every untrusted input reached the exfiltration email. Reach alone cannot say which one caused it.");
 
-  say(`\n== counterfactual tests (n=${opts.n} paired replays each; tools served from tape)`);
+  const newcombe = opts.method === "newcombe";
+  // the reference's figures: n fixed pairs, Newcombe; by default: the paired betting sequence, stopping when decisive and the role is clear
+  const how = newcombe ? { n: opts.n, method: "newcombe" as const } : { nMax: opts.n * 4, sizeRole: true };
+  say(newcombe ? `\n== counterfactual tests (n=${opts.n} paired replays each, Newcombe; tools served from tape)` : `\n== counterfactual tests (paired replays, sequential up to ${opts.n * 4} pairs each until decisive; tools served from tape)`);
   const ctx = new ReplayContext(run, sys);
   const tests: [string, string][] = [
     ["input:vendor:portal/notes.md", EXFIL_TARGET],
@@ -62,16 +65,17 @@ export async function runDemo(opts: { out: string; n: number; seeds?: number; qu
     ["msg:researcher->planner", EXFIL_TARGET],
     ["input:kb:refund_policy.md", REFUND_TARGET],
   ];
-  for (const [spec, target] of tests) say(formatTest(await runTest(ctx, { intervention: spec, target, n: opts.n })));
+  // a cause's share is sized (sizeRole): primary or contributing, not just "causal"
+  for (const [spec, target] of tests) say(formatTest(await runTest(ctx, { intervention: spec, target, ...how })));
   say(`  model calls: ${ctx.counts.made} (a replay without sharing would make ${ctx.counts.naive})`);
   if (exfil.length > 1) {
     // a second run, so the cross-run influence view has more than one data point
     const ctx2 = new ReplayContext(readRun(exfil[1]), sys);
-    for (const spec of ["input:vendor:portal/notes.md", "input:web:shipping_faq"]) await runTest(ctx2, { intervention: spec, target: EXFIL_TARGET, n: opts.n });
+    for (const spec of ["input:vendor:portal/notes.md", "input:web:shipping_faq"]) await runTest(ctx2, { intervention: spec, target: EXFIL_TARGET, ...how });
   }
   const dec = m.decisions[0];
   say("\n== decision-level test (re-call only the researcher's model call; no program re-run needed)");
-  say(formatTest(await decisionTest(ctx, { decision: dec.seq, intervention: "input:vendor:*", n: opts.n, contains: "vendor-compliance" })));
+  say(formatTest(await decisionTest(ctx, { decision: dec.seq, intervention: "input:vendor:*", contains: "vendor-compliance", ...(newcombe ? { n: opts.n, method: "newcombe" as const } : { nMax: opts.n * 4 }) })));
 
   say("\n== structure");
   const g2 = buildGraph(new RunModel(readRun(exfil[0])), { infer: false });

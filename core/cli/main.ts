@@ -19,6 +19,8 @@ import { influence, listRuns } from "../analysis/influence";
 import { BUILTIN_PROGRAMS, isAllowed, loadProgram, resolveProgram, ProgramError } from "../replay/loader";
 import { ReplayContext, runTest, decisionTest, replayAndDiff, ReplayError, Budget } from "../replay/engine";
 import { attribute } from "../replay/attribute";
+import { DEFAULT_N_MAX } from "../replay/engine";
+import { Refusal, callsForUsd, checkRemoval, checkTarget, estimateCost, parsePrice, type CostEstimate, type PriceTable } from "../replay/preflight";
 import { SpecError, parseIntervention, parseTarget } from "../specs";
 import { benjaminiHochberg } from "../stats";
 import { Guard } from "../sdk/guard";
@@ -67,13 +69,47 @@ function progress(enabled: boolean) {
 }
 
 const JSON_FLAG = { json: "boolean" } as const;
+const COST_FLAGS = { method: "string", "budget-calls": "number", "budget-usd": "number", price: "strings" } as const;
+
+function methodOf(p: Parsed): "betting" | "newcombe" {
+  const m = (p.flags.method as string | undefined) ?? "betting";
+  if (m !== "betting" && m !== "newcombe") throw new UsageError(`--method must be betting or newcombe, got ${JSON.stringify(m)}`);
+  return m;
+}
+
+/** The price table from --price MODEL=IN,OUT flags. */
+function pricesOf(p: Parsed): PriceTable {
+  const t: PriceTable = {};
+  for (const s of (p.flags.price as string[] | undefined) ?? []) {
+    const [k, v] = parsePrice(s);
+    t[k] = v;
+  }
+  return t;
+}
+
+/** The model-call budget from --budget-calls / --max-calls and --budget-usd (the smaller). */
+function budgetOf(p: Parsed, est: CostEstimate): Budget | undefined {
+  let max = Infinity;
+  for (const f of ["budget-calls", "max-calls"]) if (p.flags[f] !== undefined) max = Math.min(max, intFlag(p, f, 1));
+  if (p.flags["budget-usd"] !== undefined) {
+    const usd = Number(p.flags["budget-usd"]);
+    if (!(usd > 0)) throw new UsageError("--budget-usd must be a positive number");
+    max = Math.min(max, callsForUsd(est, usd));
+  }
+  return Number.isFinite(max) ? new Budget(max) : undefined;
+}
+
+function describeEstimate(e: CostEstimate): string {
+  const money = e.max_usd === null ? "money not estimated (no --price for " + Object.entries(e.models).filter(([, r]) => r.usd_per_run === null).map(([k]) => k).join(", ") + ")" : `at most $${e.max_usd.toFixed(4)}`;
+  return `estimate: up to ${e.max_pairs} pairs, at most ${e.max_model_calls} model calls and ${e.max_tokens} tokens (recorded usage: ${e.calls_per_run} calls, ${e.tokens_per_run} tokens a run), ${money}; a sequential test usually stops well before`;
+}
 
 const COMMANDS: Record<string, Command> = {
   demo: {
-    usage: "causeway demo [--out DIR] [--n N]",
-    help: "record the 3-agent demo (8 runs), test its inputs, write report.html",
-    spec: { positionals: [], flags: { out: "string", n: "number", ...JSON_FLAG } },
-    run: (p) => runDemo({ out: (p.flags.out as string | undefined) ?? "runs", n: intFlag(p, "n", 40) }),
+    usage: "causeway demo [--out DIR] [--n N] [--method betting|newcombe]",
+    help: "record the 3-agent demo (8 runs), test its inputs, write report.html (--method newcombe: the reference's figures)",
+    spec: { positionals: [], flags: { out: "string", n: "number", method: "string", ...JSON_FLAG } },
+    run: (p) => runDemo({ out: (p.flags.out as string | undefined) ?? "runs", n: intFlag(p, "n", 40), method: methodOf(p) }),
   },
   record: {
     usage: `causeway record MODULE:EXPORT --out DIR [--seed S] [--guard alert|block] [--run-id ID]\n       ${RECORD_COMMAND_USAGE}`,
@@ -159,11 +195,11 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   test: {
-    usage: "causeway test RUN (--remove SPEC --target SPEC [--n N] [--n-max N] [--live-tools] | --decision SEQ --remove SPEC [--contains TEXT]) (--allow-program P | --system P) [--json]",
-    help: "paired replay test: does removing SPEC change how often TARGET happens?",
+    usage: "causeway test RUN (--remove SPEC --target SPEC [--n N] [--n-max N] [--roles] [--live-tools] | --decision SEQ --remove SPEC [--contains TEXT]) [--method betting|newcombe] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] (--allow-program P | --system P) [--json]",
+    help: "paired replay test: does removing SPEC change how often TARGET happens? (sequential until decisive or --n-max, default 200)",
     spec: {
       positionals: ["run"],
-      flags: { remove: "string", target: "string", n: "number", "n-max": "number", "live-tools": "boolean", decision: "string", contains: "string", system: "string", "allow-program": "strings", "max-calls": "number", workers: "number", ...JSON_FLAG },
+      flags: { remove: "string", target: "string", n: "number", "n-max": "number", "live-tools": "boolean", decision: "string", contains: "string", system: "string", "allow-program": "strings", "max-calls": "number", workers: "number", roles: "boolean", ...COST_FLAGS, ...JSON_FLAG },
     },
     run: async (p) => {
       const dir = requireRun(p.pos.run!);
@@ -174,24 +210,35 @@ const COMMANDS: Record<string, Command> = {
       const decision = p.flags.decision as string | undefined;
       if (!decision && !target) throw new UsageError("test: --target SPEC is required (or --decision SEQ)");
       if (target) parseTarget(target);
+      const method = methodOf(p);
+      const run = readRun(dir);
+      const model = new RunModel(run);
+      // refuse what cannot be meant before anything runs or is saved
+      if (target && !decision) checkTarget(model, target);
+      checkRemoval(model, remove);
+      const n = method === "newcombe" ? intFlag(p, "n", 30) : p.flags.n === undefined ? undefined : intFlag(p, "n", 1);
+      const nMax = p.flags["n-max"] === undefined ? undefined : intFlag(p, "n-max", n ?? 1);
+      const maxPairs = nMax ?? n ?? DEFAULT_N_MAX;
+      const est = estimateCost(model, maxPairs, pricesOf(p));
+      const budget = budgetOf(p, est);
+      if (!p.flags.json) process.stderr.write(describeEstimate(est) + (budget ? `; budget ${budget.max} model calls` : "") + "\n");
       const sys = await programFor(p, dir);
-      const ctx = new ReplayContext(readRun(dir), sys, { liveTools: !!p.flags["live-tools"], budget: p.flags["max-calls"] ? new Budget(intFlag(p, "max-calls", 1)) : undefined });
-      const n = intFlag(p, "n", 30);
-      const nMax = p.flags["n-max"] === undefined ? undefined : intFlag(p, "n-max", n);
+      const ctx = new ReplayContext(run, sys, { liveTools: !!p.flags["live-tools"], budget });
       const r = decision
-        ? await decisionTest(ctx, { decision: /^\d+$/.test(decision) ? Number(decision) : decision, intervention: remove, contains: p.flags.contains as string | undefined, n, nMax })
-        : await runTest(ctx, { intervention: remove, target: target!, n, nMax, workers: intFlag(p, "workers", 1), onProgress: progress(!p.flags.json) });
+        ? await decisionTest(ctx, { decision: /^\d+$/.test(decision) ? Number(decision) : decision, intervention: remove, contains: p.flags.contains as string | undefined, n, nMax, method })
+        : await runTest(ctx, { intervention: remove, target: target!, n, nMax, method, sizeRole: !!p.flags.roles, workers: intFlag(p, "workers", 1), onProgress: progress(!p.flags.json) });
+      r.estimate = est;
       if (process.stderr.isTTY && !p.flags.json) process.stderr.write("\r\x1b[K");
       if (p.flags.json) json(r);
       else out(formatTest(r));
     },
   },
   attribute: {
-    usage: "causeway attribute RUN --target SPEC [--suspect SPEC]... [--n N] [--n-max N] [--max-calls N] [--workers N] [--no-roles] (--allow-program P | --system P) [--json]",
-    help: "Find the cause: group test of the suspects, then narrow down",
+    usage: "causeway attribute RUN --target SPEC [--suspect SPEC]... [--suspects untrusted|all] [--n N] [--n-max N] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] [--method betting|newcombe] [--workers N] [--no-roles] (--allow-program P | --system P) [--json]",
+    help: "Find the cause: suspects ranked by the recorded evidence; untrusted inputs first, then trusted inputs and channels",
     spec: {
       positionals: ["run"],
-      flags: { target: "string", suspect: "strings", n: "number", "n-max": "number", "max-calls": "number", workers: "number", "no-roles": "boolean", system: "string", "allow-program": "strings", "live-tools": "boolean", ...JSON_FLAG },
+      flags: { target: "string", suspect: "strings", suspects: "string", n: "number", "n-max": "number", "max-calls": "number", workers: "number", "no-roles": "boolean", system: "string", "allow-program": "strings", "live-tools": "boolean", ...COST_FLAGS, ...JSON_FLAG },
     },
     run: async (p) => {
       const dir = requireRun(p.pos.run!);
@@ -200,15 +247,29 @@ const COMMANDS: Record<string, Command> = {
       parseTarget(target);
       const suspects = (p.flags.suspect as string[] | undefined) ?? [];
       for (const s of suspects) parseIntervention(s);
-      const sys = await programFor(p, dir);
-      const ctx = new ReplayContext(readRun(dir), sys, { liveTools: !!p.flags["live-tools"] });
+      const mode = (p.flags.suspects as string | undefined) ?? "untrusted";
+      if (mode !== "untrusted" && mode !== "all") throw new UsageError(`--suspects must be untrusted or all, got ${JSON.stringify(mode)}`);
+      const method = methodOf(p);
+      const run = readRun(dir);
+      const model = new RunModel(run);
+      checkTarget(model, target);
+      if (!targetHits(model, target).length) throw new UsageError(`attribute: the target ${JSON.stringify(target)} did not happen in this run: there is no action to explain`);
+      for (const s of suspects) checkRemoval(model, s);
       const n = intFlag(p, "n", 10);
+      const nMax = intFlag(p, "n-max", Math.max(80, n), n);
+      const est = estimateCost(model, nMax, pricesOf(p));
+      const budget = budgetOf(p, est);
+      if (!p.flags.json) process.stderr.write(`per test: ${describeEstimate(est)}${budget ? `; budget ${budget.max} model calls for the whole attribution` : ""}\n`);
+      const sys = await programFor(p, dir);
+      const ctx = new ReplayContext(run, sys, { liveTools: !!p.flags["live-tools"] });
       const a = await attribute(ctx, {
         target,
         suspects,
+        suspectsMode: mode,
+        method,
         n,
-        nMax: intFlag(p, "n-max", Math.max(80, n), n),
-        maxCalls: p.flags["max-calls"] === undefined ? undefined : intFlag(p, "max-calls", 1),
+        nMax,
+        maxCalls: budget ? budget.max : undefined,
         workers: intFlag(p, "workers", 1),
         roles: !p.flags["no-roles"],
         onProgress: progress(!p.flags.json),
@@ -221,7 +282,7 @@ const COMMANDS: Record<string, Command> = {
   matrix: {
     usage: "causeway matrix RUN --target SPEC... [--n N] (--allow-program P | --system P) [--json]",
     help: "test every input and channel against each target (Benjamini-Hochberg over the batch)",
-    spec: { positionals: ["run"], flags: { target: "strings", n: "number", system: "string", "allow-program": "strings", ...JSON_FLAG } },
+    spec: { positionals: ["run"], flags: { target: "strings", n: "number", method: "string", system: "string", "allow-program": "strings", ...JSON_FLAG } },
     run: async (p) => {
       const dir = requireRun(p.pos.run!);
       const targets = (p.flags.target as string[] | undefined) ?? [];
@@ -236,7 +297,9 @@ const COMMANDS: Record<string, Command> = {
         if (s && !specs.includes(s)) specs.push(s);
       }
       const tests = [];
-      for (const s of specs) for (const t of targets) tests.push(await runTest(ctx, { intervention: s, target: t, n: intFlag(p, "n", 20) }));
+      // betting: each test at alpha / (number of tests), so a decisive verdict survives the batch
+      const method = methodOf(p);
+      for (const s of specs) for (const t of targets) tests.push(await runTest(ctx, { intervention: s, target: t, n: intFlag(p, "n", 20), method, family: method === "betting" ? specs.length * targets.length : 1 }));
       // a batch of tests: Benjamini-Hochberg at q = 0.05 over their exact p-values
       const bh = benjaminiHochberg(tests.map((t) => t.p_value));
       const rows = tests.map((t, i) => ({ ...t, bh_adjusted_p: Math.round(bh.adjusted[i] * 1e6) / 1e6, bh_discovery: bh.rejected[i] && t.effect > 0 }));
@@ -338,7 +401,7 @@ export async function main(argv: string[]): Promise<number> {
     const code = await cmd.run(parsed);
     return typeof code === "number" ? code : 0;
   } catch (err) {
-    if (err instanceof UsageError || err instanceof SpecError) {
+    if (err instanceof UsageError || err instanceof SpecError || err instanceof Refusal) {
       process.stderr.write(`causeway ${name}: ${err.message.replace(new RegExp(`^${name}: `), "")}\n`);
       return 2;
     }

@@ -11,11 +11,24 @@
  *
  * All tests share one "nothing removed" arm, and every interval is corrected for every test the
  * attribution may run, so the whole attribution keeps a 5% false-positive rate.
+ *
+ * With the default paired betting method (docs/statistics.md) the suspects are ranked by the
+ * recorded evidence (an argument value found in the input, wording the next output reused, a
+ * short path to the action) and tested likeliest first, in phases: the untrusted inputs; when
+ * they do not explain the action (the group is not causal, or the action still happens in at
+ * least min_effect of the replays without any of them), the trusted inputs; when no input
+ * ruled out every input, the channels (messages) on the way. The error rate 0.05 is spent across
+ * phases (weights 7 : 2 : 1 over the non-empty phases, fixed from the recording before any
+ * replay) and within a phase across every test it may run (weighted Bonferroni: the group test
+ * half of the phase's share, the other tests the rest equally), so the family-wise error over
+ * every interval the attribution may report stays ≤ 0.05. Nothing is blamed without a replay test.
+ * `--method newcombe` keeps the reference's procedure (untrusted inputs only, one phase).
  */
 import { randomBytes } from "node:crypto";
 import { appendTest } from "../log/testslog";
 import { buildGraph, nodeId, targetHits } from "../graph/graph";
-import { BudgetExceeded, Budget, ReplayError, runTest, type Progress, type ReplayContext, type TestResult } from "./engine";
+import { ProvenanceIndex } from "../analysis/provenance";
+import { BudgetExceeded, Budget, ReplayError, runTest, type Progress, type ReplayContext, type TestMethod, type TestResult } from "./engine";
 
 export interface AttributeOptions {
   target: string;
@@ -32,6 +45,37 @@ export interface AttributeOptions {
   save?: boolean;
   signal?: AbortSignal;
   onProgress?: (p: Progress) => void;
+  /** "betting" (default) or "newcombe" (the reference's procedure and figures). */
+  method?: TestMethod;
+  /** Which suspects to start with when none are given: "untrusted" (default, then trusted, then channels) or "all" at once. */
+  suspectsMode?: "untrusted" | "all";
+  /** Family-wise error rate of the whole attribution (betting). Default 0.05. */
+  alpha?: number;
+}
+
+/** What the recording says about one suspect, before any replay. */
+export interface SuspectEvidence {
+  spec: string;
+  kind: "input" | "message";
+  trust: string;
+  /** Argument values of the action found in this suspect's content (argument provenance). */
+  provenance: number;
+  /** Largest share of its wording that the next output reused. */
+  reuse: number;
+  /** Edges on the shortest recorded path to the action. */
+  distance: number;
+  /** The ranking score (higher: tested first). */
+  score: number;
+}
+
+/** One phase of an evidence-ordered attribution. */
+export interface Phase {
+  name: "given" | "untrusted" | "trusted" | "channels" | "all";
+  suspects: string[];
+  alpha: number;
+  family: number;
+  /** Ran, or skipped because an earlier phase explained the action. */
+  ran: boolean;
 }
 
 export interface Cause {
@@ -62,6 +106,11 @@ export interface Attribution {
   stopped: "done" | "budget";
   summary: string;
   attribution_id: string;
+  /** Betting method: the phases (suspect sets and their share of the error rate). */
+  phases?: Phase[];
+  /** Betting method: the recorded evidence each suspect was ranked by. */
+  evidence?: SuspectEvidence[];
+  method?: TestMethod;
 }
 
 /** Every untrusted input upstream of the first action the target matches. */
@@ -81,19 +130,104 @@ export function defaultSuspects(ctx: ReplayContext, target: string): string[] {
   return out;
 }
 
+/**
+ * Suspects upstream of the first action the target matches, of one kind, ranked by the recorded
+ * evidence: argument provenance first (a value of the action's arguments found in the suspect),
+ * then wording reuse, then a shorter path. Recorded evidence only orders the tests; it never blames.
+ */
+export function rankedSuspects(ctx: ReplayContext, target: string, kind: "untrusted" | "trusted" | "channels" | "all"): SuspectEvidence[] {
+  const hits = targetHits(ctx.model, target);
+  if (!hits.length) throw new ReplayError(`the target ${JSON.stringify(target)} did not happen in this run`);
+  const action = hits[0]!;
+  const g = buildGraph(ctx.model, { infer: false, reuse: true });
+  const goal = nodeId(action.id);
+  const anc = [...g.ancestors(goal)].map((n) => g.nodes.get(n)!).sort((a, b) => a.seq - b.seq);
+  const prov = new ProvenanceIndex(ctx.model).forAction(action);
+  // shortest path (in edges) from every ancestor to the action: BFS backwards over observed edges
+  const dist = new Map<string, number>([[goal, 0]]);
+  const queue = [goal];
+  for (let q = 0; q < queue.length; q++) {
+    for (const e of g.inEdges(queue[q]!, ["observed"])) {
+      if (!dist.has(e.src)) {
+        dist.set(e.src, dist.get(queue[q]!)! + 1);
+        queue.push(e.src);
+      }
+    }
+  }
+  const out = new Map<string, SuspectEvidence>();
+  for (const n of anc) {
+    const ev = ctx.model.byId.get(n.eventId)!;
+    let spec: string | null = null;
+    let k: SuspectEvidence["kind"] = "input";
+    if (n.type === "input" && ev.kind !== "task") {
+      const untrusted = ev.trust === "untrusted";
+      if (kind === "all" || (kind === "untrusted" && untrusted) || (kind === "trusted" && !untrusted)) spec = `input:${ev.source}`;
+    } else if (n.type === "message" && (kind === "channels" || kind === "all")) {
+      spec = `msg:${ev.agent}->${ev.to}`;
+      k = "message";
+    }
+    if (!spec) continue;
+    const provenance = prov.filter((r) => r.sources.some((src) => src.node === n.id)).length;
+    const reuse = Math.max(0, ...g.outEdges(n.id, ["observed"]).map((e) => e.reuse ?? 0));
+    const distance = dist.get(n.id) ?? Infinity;
+    const score = 2 * provenance + reuse + (Number.isFinite(distance) && distance > 0 ? 1 / distance : 0);
+    const prev = out.get(spec);
+    if (!prev || score > prev.score) out.set(spec, { spec, kind: k, trust: String(n.trust ?? ev.trust ?? ""), provenance: prev ? Math.max(prev.provenance, provenance) : provenance, reuse, distance, score: Math.round(score * 1000) / 1000 });
+  }
+  // stable: equal scores keep the order of the recording
+  return [...out.values()].sort((a, b) => b.score - a.score);
+}
+
 const pct = (x: number) => `${Math.round(x * 100)}%`;
 const signed = (x: number) => (x >= 0 ? "+" : "") + x.toFixed(2);
 
+const familyOf = (m: number) => (m === 1 ? 1 : 1 + (m <= 4 ? m : 2 * m - 2) + m);
+
 export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Promise<Attribution> {
-  const suspects = [...new Set(opts.suspects?.length ? opts.suspects : defaultSuspects(ctx, opts.target))];
-  const m = suspects.length;
-  if (m === 0) throw new ReplayError("no suspects: no untrusted input reached the action; pass --suspect to choose some");
-  // every test this may run: the group, the halvings or singles, and a leave-one-in per member of a joint group
-  const family = m === 1 ? 1 : 1 + (m <= 4 ? m : 2 * m - 2) + m;
+  const method: TestMethod = opts.method ?? "betting";
+  const alpha = opts.alpha ?? 0.05;
+  const minEffect = opts.minEffect ?? 0.2;
+  const given = [...new Set(opts.suspects ?? [])];
+  // the phases, fixed from the recording before any replay
+  let phases: Phase[];
+  let evidence: SuspectEvidence[] | undefined;
+  if (given.length) phases = [{ name: "given", suspects: given, alpha, family: familyOf(given.length), ran: false }];
+  else if (method === "newcombe") {
+    const sp = defaultSuspects(ctx, opts.target);
+    phases = [{ name: "untrusted", suspects: sp, alpha, family: familyOf(Math.max(1, sp.length)), ran: false }];
+  } else if (opts.suspectsMode === "all") {
+    evidence = rankedSuspects(ctx, opts.target, "all");
+    const sp = evidence.map((e) => e.spec);
+    phases = [{ name: "all", suspects: sp, alpha, family: familyOf(Math.max(1, sp.length)), ran: false }];
+  } else {
+    const u = rankedSuspects(ctx, opts.target, "untrusted");
+    const t = rankedSuspects(ctx, opts.target, "trusted");
+    const c = rankedSuspects(ctx, opts.target, "channels");
+    evidence = [...u, ...t, ...c];
+    const shares: [Phase["name"], SuspectEvidence[], number][] = [
+      ["untrusted", u, 7],
+      ["trusted", t, 2],
+      ["channels", c, 1],
+    ];
+    const live = shares.filter(([, l]) => l.length);
+    const total = live.reduce((sum, [, , w]) => sum + w, 0);
+    phases = live.map(([name, l, w]) => ({ name, suspects: l.map((e) => e.spec), alpha: (alpha * w) / total * (1 - 1e-12), family: familyOf(l.length), ran: false }));
+  }
+  const all = phases.flatMap((p) => p.suspects);
+  if (!all.length) throw new ReplayError("no suspects: no input reached the action; pass --suspect to choose some");
   if (opts.maxCalls !== undefined) ctx.budget = new Budget(opts.maxCalls);
   const before = { ...ctx.counts };
   const tests: TestResult[] = [];
   let stopped: Attribution["stopped"] = "done";
+  const causes: Cause[] = [];
+  const joint: string[][] = [];
+  let group: TestResult | null = null;
+  let current: Phase = phases[0]!;
+  // weighted Bonferroni inside a phase: the group test gets half the phase's alpha, the (family − 1) others share the rest
+  const alphaFor = (isGroup: boolean): number => {
+    if (current.family === 1) return current.alpha;
+    return isGroup ? current.alpha / 2 : current.alpha / 2 / (current.family - 1);
+  };
   const test = async (specs: string[], baseline?: string[]): Promise<TestResult> => {
     const r = await runTest(ctx, {
       intervention: specs.length > 1 ? specs : specs[0],
@@ -101,29 +235,33 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
       target: opts.target,
       n: opts.n ?? 10,
       nMax: opts.nMax ?? 80,
-      family,
+      // newcombe: z for the family (and the phase's share of alpha); betting: alpha per test
+      family: method === "newcombe" ? current.family * (0.05 / current.alpha) : current.family,
+      alpha: alphaFor(specs.length > 1 && !baseline && specs.length === current.suspects.length),
+      method,
       minEffect: opts.minEffect,
       workers: opts.workers,
       seedBase: opts.seedBase,
       sizeRole: opts.roles !== false && specs.length === 1 && !baseline,
+      futility: "projection",
       signal: opts.signal,
-      onProgress: opts.onProgress ? (p) => opts.onProgress!({ ...p, phase: `test ${tests.length + 1}`, message: p.message }) : undefined,
+      onProgress: opts.onProgress ? (p) => opts.onProgress!({ ...p, phase: `test ${tests.length + 1}`, message: `${p.message ?? ""}; attribution so far ${ctx.counts.made - before.made} model calls` }) : undefined,
       save: false,
     });
+    r.phase = current.name;
     tests.push(r);
     if (r.stopped === "budget") stopped = "budget";
     return r;
   };
-  const causes: Cause[] = [];
-  const joint: string[][] = [];
-  let group: TestResult | null = null;
-  try {
-    group = await test(suspects);
-    if (m > 1 && group.verdict === "causal") {
+  /** One phase: the group test, then narrowing (singles in evidence order, halving above four). */
+  const runPhase = async (suspects: string[]): Promise<{ group: TestResult; causes: Cause[]; joint: string[][] }> => {
+    const m = suspects.length;
+    const found: Cause[] = [];
+    const jointHere: string[][] = [];
+    const g = await test(suspects);
+    if (m > 1 && g.verdict === "causal") {
       // Which members are enough on their own? Keep one member and remove the rest, against
       // removing them all: the member is sufficient when the action comes back with it alone.
-      // (Comparing leave-one-in against nothing removed instead would call a member insufficient
-      // whenever two together make the action a little likelier than one, and blame everyone.)
       const narrowJoint = async (specs: string[]): Promise<string[]> => {
         if (specs.length > 4) return specs;
         const keep: string[] = [];
@@ -131,7 +269,8 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
           const others = specs.filter((o) => o !== sp);
           if ((await test(specs, others)).verdict === "causal") keep.push(sp);
         }
-        return keep.length ? keep : specs;
+        // betting: blame only members whose sufficiency test was causal (never a group by default)
+        return keep.length ? keep : method === "newcombe" ? specs : [];
       };
       const split = async (specs: string[]): Promise<void> => {
         if (specs.length <= 4) {
@@ -140,50 +279,85 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
             const r = await test([sp]);
             if (r.verdict === "causal") hits.push([sp, r]);
           }
-          causes.push(...hits.map(([sp, r]) => causeOf(sp, r)));
-          if (!hits.length) joint.push(await narrowJoint(specs));
+          found.push(...hits.map(([sp, r]) => causeOf(sp, r)));
+          if (!hits.length) {
+            const j = await narrowJoint(specs);
+            if (j.length) jointHere.push(j);
+          }
           return;
         }
         const half = specs.length >> 1;
         const parts = [specs.slice(0, half), specs.slice(half)];
         const causal: string[][] = [];
         for (const p of parts) if ((await test(p)).verdict === "causal") causal.push(p);
-        if (!causal.length) joint.push(specs);
+        if (!causal.length && method === "newcombe") jointHere.push(specs);
         for (const p of causal) await split(p);
       };
       await split(suspects);
-    } else if (group.verdict === "causal") causes.push(causeOf(suspects[0], group));
-    if (group.verdict === "causal" && m > 1 && !causes.length && !joint.length) joint.push(suspects);
+    } else if (g.verdict === "causal") found.push(causeOf(suspects[0]!, g));
+    if (g.verdict === "causal" && m > 1 && !found.length && !jointHere.length && method === "newcombe") jointHere.push(suspects);
+    return { group: g, causes: found, joint: jointHere };
+  };
+  const groups: TestResult[] = [];
+  try {
+    for (const ph of phases) {
+      if (!ph.suspects.length) continue;
+      // channels only carry what inputs put in them: test them only when every input group was ruled out
+      if (ph.name === "channels" && (causes.length || joint.length || groups.some((g) => g.verdict !== "ruled-out"))) break;
+      current = ph;
+      ph.ran = true;
+      const r = await runPhase(ph.suspects);
+      groups.push(r.group);
+      group ??= r.group;
+      causes.push(...r.causes);
+      joint.push(...r.joint);
+      // explained: the group is causal and, without it, the action is rare
+      const explained = r.group.verdict === "causal" && r.group.p_without < minEffect;
+      if (explained || (stopped as string) === "budget") break;
+    }
   } catch (err) {
     if (!(err instanceof BudgetExceeded)) throw err;
     stopped = "budget";
   }
+  const suspects = phases.filter((p) => p.ran).flatMap((p) => p.suspects);
+  const m = suspects.length;
   // what each suspect's own test said
   const single = new Map<string, TestResult>();
-  for (const t of tests) if (!t.group) single.set(t.intervention, t);
+  for (const t of tests) if (!t.group && !t.baseline) single.set(t.intervention, t);
   const ruledOut: string[] = [];
   const inconclusive: string[] = [];
-  for (const s of suspects) {
-    const t = single.get(s) ?? (m === 1 ? group ?? undefined : undefined);
-    const v = t?.verdict ?? (group && group.verdict !== "causal" ? group.verdict : undefined);
-    if (v === "ruled-out") ruledOut.push(s);
-    else if (v === "inconclusive") inconclusive.push(s);
+  for (const ph of phases.filter((p) => p.ran)) {
+    const g = groups.find((t) => t.phase === ph.name);
+    for (const s of ph.suspects) {
+      const t = single.get(s);
+      const v = t?.verdict ?? (g && g.verdict !== "causal" ? g.verdict : undefined);
+      if (v === "ruled-out") ruledOut.push(s);
+      else if (v === "inconclusive") inconclusive.push(s);
+    }
   }
+  const firstPhase = phases[0]!;
   let summary: string;
   if (!group) summary = "stopped by the model-call budget before the first test finished";
-  else if (group.verdict === "causal") {
+  else if (causes.length || joint.length) {
     summary = causes.map((c) => `${c.role} cause ${c.spec} (${signed(c.effect)})`).join("; ") || "the suspects matter only together";
     if (joint.length) summary += "; joint (each enough alone): " + joint.map((j) => j.join(" + ")).join(", ");
-    if (group.p_without >= 0.2) summary += `; the action still happens in ${pct(group.p_without)} of replays without any of them`;
+    const last = groups[groups.length - 1]!;
+    if (last.p_without >= 0.2) summary += `; the action still happens in ${pct(last.p_without)} of replays without any of them`;
+    const later = phases.filter((p) => p.ran && p !== firstPhase);
+    if (later.length) summary += ` (found among the ${later.map((p) => `${p.name} ${p.name === "channels" ? "" : "inputs"}`.trim()).join(" and ")}: the ${firstPhase.name} ${firstPhase.name === "given" ? "suspects" : "inputs"} did not explain it)`;
+  } else if (groups.some((g) => g.verdict === "causal")) {
+    const g = groups.find((x) => x.verdict === "causal")!;
+    summary = `removing the ${g.group ? g.group.length + " suspects together" : g.intervention} matters (${signed(g.effect)} [${signed(g.ci[0])}, ${signed(g.ci[1])}]), but no single suspect was confirmed within n_max: nothing is blamed; more pairs (--n-max) would narrow it down`;
   } else if (group.verdict === "ruled-out" || (group.p_with > 0 && group.p_without >= group.p_with - 0.05)) {
     summary = `none of the ${m} suspect${m === 1 ? "" : "s"} explains it: the action happens in ${pct(group.p_with)} of replays with them and ${pct(group.p_without)} without any of them`;
   } else {
-    summary = `inconclusive: removing all ${m} suspect${m === 1 ? "" : "s"} gave ${signed(group.effect)} [${signed(group.ci[0])}, ${signed(group.ci[1])}]`;
+    summary = `inconclusive: removing all ${firstPhase.suspects.length} ${firstPhase.name} suspect${firstPhase.suspects.length === 1 ? "" : "s"} gave ${signed(group.effect)} [${signed(group.ci[0])}, ${signed(group.ci[1])}]`;
   }
-  if (stopped === "budget") summary += ` (stopped by the model-call budget of ${opts.maxCalls} calls: results so far)`;
+  if (stopped === "budget") summary += ` (stopped by the model-call budget of ${opts.maxCalls ?? ctx.budget.max} calls: results so far)`;
   const id = randomBytes(6).toString("hex");
   if (opts.save !== false) for (const t of tests) appendTest(ctx.run.dir, { ...t, attribution: id });
-  return {
+  const last = groups[groups.length - 1] ?? null;
+  const res: Attribution = {
     target: opts.target,
     suspects,
     group,
@@ -192,16 +366,22 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
     joint,
     ruled_out: ruledOut,
     inconclusive,
-    explained: group && group.verdict === "causal" ? group.effect : 0,
-    unprompted_rate: group ? group.p_without : null,
-    family,
+    explained: last && last.verdict === "causal" ? last.effect : 0,
+    unprompted_rate: last ? last.p_without : null,
+    family: phases.reduce((sum, p) => sum + (p.ran ? p.family : 0), 0),
     model_calls: ctx.counts.made - before.made,
     naive_model_calls: ctx.counts.naive - before.naive,
     program_runs: tests.reduce((s, t) => s + t.program_runs, 0),
     stopped,
     summary,
     attribution_id: id,
+    method,
   };
+  if (method === "betting") {
+    res.phases = phases;
+    if (evidence) res.evidence = evidence;
+  }
+  return res;
 }
 
 function causeOf(spec: string, r: TestResult): Cause {

@@ -22,6 +22,7 @@ import { canonical, deriveSeed } from "../log/hash";
 import { RunModel } from "../graph/model";
 import { parseIntervention, parseTarget, matchesTarget, removes, type Intervention, type Target } from "../specs";
 import { mcnemarExact, newcombe, roleFor, sequentialLooks, suggestedN, verdictFor, zFor, type Role, type Verdict } from "../stats";
+import { PairedSequence } from "../betting";
 import type { ModelCache, Tape, ActionSummary } from "../sdk/runtime";
 import type { System } from "../sdk/system";
 
@@ -181,7 +182,23 @@ export interface TestOptions {
   onProgress?: (p: Progress) => void;
   /** Append the result to the run's tests.jsonl (default true). */
   save?: boolean;
+  /**
+   * "betting" (default): the paired, anytime-valid betting confidence sequence (core/betting.ts),
+   * looked at after every pair, sequential up to nMax (or n when nMax is not given).
+   * "newcombe": the reference's Newcombe interval at looks n, 2n, …, nMax (Bonferroni over looks).
+   */
+  method?: TestMethod;
+  /** Error rate of this test (betting). Default 0.05 / family. Find the cause spends its alpha across tests. */
+  alpha?: number;
+  /**
+   * Betting futility stop: "hopeless" (default) only when no verdict is reachable by nMax whatever
+   * happens; "projection" also after 10 pairs when little effect is seen and the pattern so far
+   * would not decide by nMax (Find the cause uses it to save replays on innocent suspects).
+   */
+  futility?: "hopeless" | "projection";
 }
+
+export type TestMethod = "betting" | "newcombe";
 
 export interface TestResult {
   intervention: string;
@@ -210,6 +227,12 @@ export interface TestResult {
   method: string;
   scope: "run";
   group?: string[];
+  /** Betting: the largest e-value against "no effect"; p_value = min(1, 1/e_value). */
+  e_value?: number;
+  /** Betting: the error rate this test's interval was computed at. */
+  alpha?: number;
+  /** Why the test stopped, in words, and what more would need. */
+  stop_reason?: string;
   [k: string]: unknown;
 }
 
@@ -225,6 +248,7 @@ function checkAbort(signal?: AbortSignal): void {
 
 /** Does removing the intervention change how often the target happens? */
 export async function runTest(ctx: ReplayContext, opts: TestOptions): Promise<TestResult> {
+  if ((opts.method ?? "betting") === "betting") return runBettingTest(ctx, opts);
   const specs = Array.isArray(opts.intervention) ? opts.intervention : [opts.intervention];
   const interventions = specs.map(parseIntervention);
   const baseline = (opts.baseline ?? []).map(parseIntervention);
@@ -328,10 +352,173 @@ export async function runTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
     program_runs: i + baseRuns,
     model_calls: ctx.counts.made - before.made,
     naive_model_calls: ctx.counts.naive - before.naive,
-    method: `paired re-execution, tool results from tape, Newcombe 95% CI${plan.length > 1 ? `, sequential over ${plan.length} looks (Bonferroni)` : ""}${family > 1 ? `, family of ${family}` : ""}`,
+    method: `paired re-execution, tool results from tape, Newcombe 95% CI (--method newcombe)${plan.length > 1 ? `, sequential over ${plan.length} looks (Bonferroni)` : ""}${family > 1 ? `, family of ${family}` : ""}`,
     scope: "run",
   };
   if (stopped === "budget") result.note = `stopped by the model-call budget after ${i} pairs`;
+  if (baseline.length) result.baseline = baseKey;
+  if (specs.length > 1) result.group = specs;
+  if (verdict === "causal") result.role = roleFor(ci, pWith);
+  if (opts.save !== false) appendTest(ctx.run.dir, result);
+  return result;
+}
+
+/** Pairs after which a betting test may stop for futility because the pattern so far would not decide it by n_max. */
+export const FUTILITY_AFTER = 10;
+
+/** Default largest number of pairs of a sequential betting test when neither n nor nMax is given. */
+export const DEFAULT_N_MAX = 200;
+
+/** Rounds an interval outward to 4 decimals, keeping the side of 0 and of ±minEffect the verdict states. */
+export function roundInterval(ci: [number, number], verdict: Verdict, minEffect: number): [number, number] {
+  let lo = Math.floor(ci[0] * 10000) / 10000;
+  let hi = Math.ceil(ci[1] * 10000) / 10000;
+  if (verdict === "causal" && lo <= 0) lo = 0.0001;
+  if (verdict === "suppressive" && hi >= 0) hi = -0.0001;
+  if (verdict === "ruled-out") {
+    if (lo <= -minEffect) lo = r4(-minEffect + 0.0001);
+    if (hi >= minEffect) hi = r4(minEffect - 0.0001);
+  }
+  return [Math.max(-1, lo), Math.min(1, hi)];
+}
+
+/**
+ * A betting p-value rounded towards its verdict (down when causal or suppressive, up otherwise), so
+ * p ≤ alpha exactly when the verdict is decisive about the sign; values below 1e-6 are kept as they are.
+ */
+export function roundP(p: number, verdict: Verdict): number {
+  if (verdict === "not-applied") return 1;
+  if (p < 1e-6) return p;
+  return verdict === "causal" || verdict === "suppressive" ? Math.floor(p * 1e6) / 1e6 : Math.min(1, Math.ceil(p * 1e6) / 1e6);
+}
+
+/** Words for why a test stopped and what more it would need. */
+export function stopReason(stopped: TestResult["stopped"], verdict: Verdict, n: number, nMax: number, needed: number | null): string {
+  if (verdict === "not-applied") return "decisive: the intervention removed nothing in the replays, so nothing was tested";
+  if (stopped === "decisive") return `decisive after ${n} pair${n === 1 ? "" : "s"}`;
+  const more = needed !== null && needed > n ? `; about ${needed} pairs in all would likely decide it if the pattern so far holds (--n-max ${needed})` : needed === null ? "; at the rate seen so far no practical number of pairs would decide it" : "";
+  if (stopped === "futility") return `futility: at the pattern seen so far (or even if every remaining pair went the most favourable way) no verdict would be reached by n_max = ${nMax}${more}`;
+  if (stopped === "budget") return `budget: the model-call or money budget ran out after ${n} pairs${more}`;
+  return `n_max: reached ${nMax} pairs without a decisive verdict${more}`;
+}
+
+/** runTest with the paired betting confidence sequence (the default method). */
+async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<TestResult> {
+  const specs = Array.isArray(opts.intervention) ? opts.intervention : [opts.intervention];
+  const interventions = specs.map(parseIntervention);
+  const baseline = (opts.baseline ?? []).map(parseIntervention);
+  const baseKey = baseline.map((b) => b.spec).join(" | ");
+  const target = parseTarget(opts.target);
+  const family = opts.family ?? 1;
+  const minEffect = opts.minEffect ?? MIN_EFFECT;
+  const alpha = opts.alpha ?? 0.05 / family;
+  const seedBase = opts.seedBase ?? "cf";
+  const nMax = Math.max(1, opts.nMax && opts.nMax > (opts.n ?? 0) ? opts.nMax : (opts.n ?? DEFAULT_N_MAX));
+  const workers = Math.max(1, opts.workers ?? 1);
+  const seq = new PairedSequence({ alpha, minEffect });
+  const before = { ...ctx.counts };
+  let kWith = 0;
+  let kWithout = 0;
+  let applied = 0;
+  const off = { with: 0, without: 0 };
+  const flips = { removed: 0, added: 0 };
+  let baseRuns = 0;
+  let i = 0;
+  let stopped: TestResult["stopped"] = "n_max";
+  let verdict: Verdict = "inconclusive";
+  const pair = async (j: number) => {
+    const seed = deriveSeed(seedBase, ctx.runId, j);
+    const key = `${seedBase}|${baseKey}|${j}`;
+    let base = ctx.baseArms.get(key);
+    if (!base) {
+      base = await ctx.arm(seed, baseline, target, `b${j}`);
+      ctx.baseArms.set(key, base);
+      baseRuns++;
+    } else {
+      ctx.counts.naive += base.calls;
+      base = { ...base, hit: base.actions.some((a) => matchesTarget(target, a)) };
+    }
+    const treat = await ctx.arm(seed, interventions, target, `t${j}`);
+    return { base, treat };
+  };
+  try {
+    while (i < nMax) {
+      checkAbort(opts.signal);
+      const batch = [];
+      for (let k = i; k < Math.min(nMax, i + workers); k++) batch.push(pair(k));
+      for (const { base, treat } of await Promise.all(batch)) {
+        kWith += +base.hit;
+        kWithout += +treat.hit;
+        if (base.hit && !treat.hit) flips.removed++;
+        if (treat.hit && !base.hit) flips.added++;
+        applied += +treat.applied;
+        off.with += base.offTape;
+        off.without += treat.offTape;
+        seq.push(+base.hit - +treat.hit);
+        i++;
+      }
+      opts.onProgress?.({ phase: "test", done: i, total: nMax, message: `${specs.join(" | ")}: ${i} pairs, ${ctx.counts.made - before.made} model calls` });
+      if (applied === 0) {
+        verdict = "not-applied";
+        stopped = "decisive";
+        break;
+      }
+      verdict = seq.verdict();
+      if (verdict !== "inconclusive") {
+        if (verdict === "causal" && opts.sizeRole && i < nMax && roleFor(seq.state().ci, kWith / i) === "confirmed") continue;
+        stopped = "decisive";
+        break;
+      }
+      // futility (stopping without a verdict never adds a false one): no verdict is reachable by
+      // n_max even if every remaining pair went the most favourable way; or, after FUTILITY_AFTER
+      // pairs, little effect is seen (|effect| < min_effect/2) and the pattern so far would not
+      // decide it by n_max
+      if (i < nMax && (!seq.canDecideBy(nMax) || (opts.futility === "projection" && i >= FUTILITY_AFTER && Math.abs(kWith - kWithout) / i < minEffect / 2 && (seq.pairsNeeded(nMax - i) ?? Infinity) > nMax))) {
+        stopped = "futility";
+        break;
+      }
+    }
+  } catch (err) {
+    if (!(err instanceof BudgetExceeded) || i === 0) throw err;
+    stopped = "budget";
+    verdict = applied === 0 ? "not-applied" : seq.verdict();
+  }
+  const st = seq.state();
+  const pWith = kWith / i;
+  const pWithout = kWithout / i;
+  const ci = verdict === "not-applied" ? ([r4(st.ci[0]), r4(st.ci[1])] as [number, number]) : roundInterval(st.ci, verdict, minEffect);
+  const needed = verdict === "inconclusive" ? seq.pairsNeeded() : null;
+  const result: TestResult = {
+    intervention: specs.join(" | "),
+    target: opts.target,
+    n: i,
+    looks: i,
+    n_max: nMax,
+    family,
+    stopped,
+    p_with: r4(pWith),
+    p_without: r4(pWithout),
+    effect: r4(pWith - pWithout),
+    ci,
+    verdict,
+    pair_flips: flips,
+    // rounded towards the verdict, so p ≤ alpha exactly when the verdict is causal or suppressive
+    p_value: roundP(st.p_value, verdict),
+    e_value: verdict === "not-applied" ? 1 : Math.round(st.e_value * 1000) / 1000,
+    alpha,
+    intervention_applied_in: applied,
+    off_tape_actions: off.without,
+    off_tape_by_arm: off,
+    min_effect: minEffect,
+    n_needed: verdict === "inconclusive" ? needed : null,
+    program_runs: i + baseRuns,
+    model_calls: ctx.counts.made - before.made,
+    naive_model_calls: ctx.counts.naive - before.naive,
+    method: `paired re-execution, tool results from tape, betting confidence sequence on the paired differences (anytime-valid, alpha ${Number(alpha.toPrecision(3))}${family > 1 ? `, family of ${family}` : ""})`,
+    scope: "run",
+  };
+  result.stop_reason = stopReason(stopped, verdict, i, nMax, needed);
+  if (stopped === "budget") result.note = `stopped by the budget after ${i} pairs`;
   if (baseline.length) result.baseline = baseKey;
   if (specs.length > 1) result.group = specs;
   if (verdict === "causal") result.role = roleFor(ci, pWith);
@@ -354,6 +541,9 @@ export interface DecisionTestOptions {
   save?: boolean;
   signal?: AbortSignal;
   onProgress?: (p: Progress) => void;
+  /** "betting" (default; sequential up to nMax, or n) or "newcombe" (the reference's looks). */
+  method?: TestMethod;
+  alpha?: number;
 }
 
 /**
@@ -384,6 +574,70 @@ export async function decisionTest(ctx: ReplayContext, opts: DecisionTestOptions
     if (out && typeof out === "object" && (out as { isModelOutput?: boolean }).isModelOutput) out = (out as { value: unknown }).value;
     return canonical(out);
   };
+  if ((opts.method ?? "betting") === "betting") {
+    const minEffect = opts.minEffect ?? MIN_EFFECT;
+    const alpha = opts.alpha ?? 0.05 / (opts.family ?? 1);
+    const nMax = Math.max(1, opts.nMax && opts.nMax > (opts.n ?? 0) ? opts.nMax : (opts.n ?? DEFAULT_N_MAX));
+    const seq = new PairedSequence({ alpha, minEffect });
+    let k0 = 0;
+    let k1 = 0;
+    let i = 0;
+    let stopped: TestResult["stopped"] = "n_max";
+    let verdict: Verdict = applied ? "inconclusive" : "not-applied";
+    try {
+      while (applied && i < nMax) {
+        checkAbort(opts.signal);
+        const s = deriveSeed("dt", ctx.runId, ev.seq, i);
+        i++;
+        const a = await call(items, s);
+        const b = await call(kept, s);
+        let d: number;
+        if (opts.contains !== undefined) {
+          const x = +a.includes(opts.contains);
+          const y = +b.includes(opts.contains);
+          k0 += x;
+          k1 += y;
+          d = x - y;
+        } else {
+          const changed = +(a !== b);
+          const noise = +(a !== (await call(items, s)));
+          k1 += changed;
+          k0 += noise;
+          d = changed - noise;
+        }
+        seq.push(d);
+        opts.onProgress?.({ phase: "decision", done: i, total: nMax });
+        verdict = seq.verdict();
+        if (verdict !== "inconclusive") {
+          stopped = "decisive";
+          break;
+        }
+        if (i < nMax && !seq.canDecideBy(nMax)) {
+          stopped = "futility";
+          break;
+        }
+      }
+    } catch (err) {
+      if (!(err instanceof BudgetExceeded) || i === 0) throw err;
+      stopped = "budget";
+    }
+    if (!applied) stopped = "decisive";
+    const st = seq.state();
+    const needed = verdict === "inconclusive" ? seq.pairsNeeded() : null;
+    const ci = verdict === "not-applied" || i === 0 ? ([-1, 1] as [number, number]) : roundInterval(st.ci, verdict, minEffect);
+    const base = { n: i, plan: [nMax], ci, verdict, minEffect };
+    const extra = { p_value: roundP(st.p_value, verdict), e_value: Math.round(st.e_value * 1000) / 1000, alpha, stopped, stop_reason: stopReason(stopped, verdict, i, nMax, needed) };
+    const q = Math.max(1, i);
+    const result =
+      opts.contains !== undefined
+        ? decisionRecord(ev, base, { intervention: opts.intervention, target: `decision#${ev.seq} output~${opts.contains}`, p_with: r4(k0 / q), p_without: r4(k1 / q), effect: r4((k0 - k1) / q), noise: null, model_calls: 2 * i, ...extra })
+        : decisionRecord(ev, base, { intervention: opts.intervention, target: `decision#${ev.seq} output changed`, p_with: null, p_without: null, effect: r4((k1 - k0) / q), noise: r4(k0 / q), model_calls: 3 * i, ...extra });
+    result.looks = i;
+    result.n_needed = verdict === "inconclusive" ? needed : null;
+    result.method = `re-call one recorded model call with and without the item, paired seeds; betting confidence sequence on the paired differences (anytime-valid, alpha ${Number(alpha.toPrecision(3))})`;
+    if (opts.save !== false) appendTest(ctx.run.dir, result);
+    return result;
+  }
   const n = opts.n ?? 30;
   const plan = sequentialLooks(n, opts.nMax && opts.nMax > n ? opts.nMax : n);
   const z = zFor(plan.length * (opts.family ?? 1));

@@ -122,16 +122,16 @@ describe("scenarios", () => {
   });
 });
 
-describe("the paired test's futility stop", () => {
+describe("the paired test's futility stop (the reference's method)", () => {
   it("does not stop a test whose target barely reproduced, so a 25% injection is still found", async () => {
     const sc = scenario("weak");
     const { run, sys } = await record(sc, 0);
     expect(run.runId).toBe("weak-0");
     // with this seed base the injection is followed in 1 of the first 20 pairs: a futility stop
     // there would miss it; the test goes on and finds it
-    const first20 = await runTest(new ReplayContext(run, sys), { intervention: "input:email:vendor-thread", target: sc.target!, n: 20, seedBase: "t-63", save: false });
+    const first20 = await runTest(new ReplayContext(run, sys), { intervention: "input:email:vendor-thread", target: sc.target!, n: 20, seedBase: "t-63", save: false, method: "newcombe" });
     expect(first20.p_with).toBe(0.05);
-    const r = await runTest(new ReplayContext(run, sys), { intervention: "input:email:vendor-thread", target: sc.target!, n: 10, nMax: 160, seedBase: "t-63", save: false });
+    const r = await runTest(new ReplayContext(run, sys), { intervention: "input:email:vendor-thread", target: sc.target!, n: 10, nMax: 160, seedBase: "t-63", save: false, method: "newcombe" });
     expect(r.verdict).toBe("causal");
     expect(r.n).toBeGreaterThan(20);
   });
@@ -139,9 +139,12 @@ describe("the paired test's futility stop", () => {
   it("still stops an input with no effect when the target reproduces", async () => {
     const sc = scenario("exfil");
     const { run, sys } = await record(sc, 0);
-    const r = await runTest(new ReplayContext(run, sys), { intervention: "input:web:delivery-faq", target: sc.target!, n: 10, nMax: 160, save: false });
+    const r = await runTest(new ReplayContext(run, sys), { intervention: "input:web:delivery-faq", target: sc.target!, n: 10, nMax: 160, save: false, method: "newcombe" });
     expect(r.stopped).toBe("futility");
     expect(r.n).toBe(20);
+    // the paired betting sequence rules it out instead: its pairs never differ
+    const b = await runTest(new ReplayContext(run, sys), { intervention: "input:web:delivery-faq", target: sc.target!, nMax: 160, save: false });
+    expect([b.verdict, b.stopped, b.n, b.pair_flips]).toEqual(["ruled-out", "decisive", 19, { removed: 0, added: 0 }]);
   });
 });
 
@@ -174,5 +177,30 @@ describe("the benchmark runner", () => {
     const json = JSON.parse(JSON.stringify(res));
     expect(Object.keys(json.scenarios[0].methods)).toEqual(["reach", "provenance", "reuse", "causeway"]);
     expect(Object.keys(json.scenarios[0].methods.causeway)).toEqual(["exact", "false_blames", "abstained", "model_calls"]);
+  });
+});
+
+describe("Find the cause goes on to trusted inputs (issue 13)", () => {
+  it("finds a poisoned trusted page without --suspect, and the reference's procedure does not", async () => {
+    const sc = scenario("kb-poison");
+    let found: { run: RunData; sys: ReturnType<typeof buildSystem> } | null = null;
+    for (let seed = 0; seed < 10 && !found; seed++) {
+      const r = await record(sc, seed);
+      if (targetHits(new RunModel(r.run), sc.target!).length) found = r;
+    }
+    expect(found).not.toBeNull();
+    const { run, sys } = found!;
+    const a = await attribute(new ReplayContext(run, sys), { target: sc.target!, n: 10, nMax: 30, roles: false, save: false });
+    expect(a.causes.map((c) => c.spec)).toEqual(sc.truth);
+    expect(a.phases!.filter((p) => p.ran).map((p) => p.name)).toEqual(["untrusted", "trusted"]);
+    expect(a.summary).toMatch(/found among the trusted inputs/);
+    // the untrusted group test came first and did not explain it; every test has an e-value consistent with its verdict
+    expect(a.tests[0]!.phase).toBe("untrusted");
+    expect(a.tests[0]!.verdict).not.toBe("causal");
+    for (const t of a.tests) expect(t.verdict === "causal" || t.verdict === "suppressive").toBe(t.p_value <= (t.alpha as number));
+    // alpha spent across phases and tests never exceeds 0.05
+    expect(a.phases!.reduce((s, p) => s + p.alpha, 0)).toBeLessThanOrEqual(0.05);
+    const ref = await attribute(new ReplayContext(run, sys), { target: sc.target!, n: 10, nMax: 30, roles: false, save: false, method: "newcombe" });
+    expect(ref.causes).toEqual([]);
   });
 });

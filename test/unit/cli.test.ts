@@ -106,12 +106,46 @@ describe("causeway CLI", () => {
     const t = JSON.parse(cli("test", run, "--remove", "input:web:shipping_faq", "--target", "tool=send_email,arg~vendor-compliance", "--n", "40", "--allow-program", "causeway:demo", "--json").out);
     for (const k of ["intervention", "target", "n", "p_with", "p_without", "effect", "ci", "p_value", "verdict", "looks", "model_calls", "off_tape_actions"]) expect(t).toHaveProperty(k);
     expect(t.verdict).toBe("ruled-out");
-    const a = JSON.parse(cli("attribute", run, "--target", "tool=send_email,arg~vendor-compliance", "--allow-program", "causeway:demo", "--json").out);
+    for (const k of ["e_value", "stop_reason", "estimate"]) expect(t).toHaveProperty(k);
+    expect(t.p_value).toBeGreaterThan(0.05);
+    const a = JSON.parse(cli("attribute", run, "--target", "tool=send_email,arg~vendor-compliance", "--method", "newcombe", "--allow-program", "causeway:demo", "--json").out);
     for (const k of ["causes", "joint", "ruled_out", "inconclusive", "model_calls", "summary"]) expect(a).toHaveProperty(k);
     expect(a.causes).toEqual([expect.objectContaining({ spec: "input:vendor:portal/notes.md", role: "primary", effect: 0.8 })]);
+    const b = JSON.parse(cli("attribute", run, "--target", "tool=send_email,arg~vendor-compliance", "--allow-program", "causeway:demo", "--json").out);
+    expect(b.causes).toEqual([expect.objectContaining({ spec: "input:vendor:portal/notes.md", role: "primary" })]);
+    expect(b.ruled_out).toContain("input:web:shipping_faq");
     const d = JSON.parse(cli("test", run, "--decision", "10", "--remove", "input:vendor:*", "--contains", "vendor-compliance", "--n", "40", "--allow-program", "causeway:demo", "--json").out);
     expect(d.verdict).toBe("causal");
     expect(cli("verify", run).code).toBe(0);
+  });
+
+  it("refuses a target naming a tool the run never had and a removal matching nothing, and saves nothing", () => {
+    const run = path.join(demo, "demo-seed0");
+    const log = path.join(run, "tests.jsonl");
+    const before = fs.existsSync(log) ? fs.readFileSync(log, "utf8") : "";
+    const typo = cli("test", run, "--remove", "input:web:shipping_faq", "--target", "tool=book_hotle", "--allow-program", "causeway:demo", "--json");
+    expect(typo.code).toBe(2);
+    expect(typo.err).toMatch(/tool "book_hotle".*tools: .*send_email.*agents: .*planner/);
+    const none = cli("test", run, "--remove", "input:web:nothing_here", "--target", "tool=send_email", "--allow-program", "causeway:demo", "--json");
+    expect(none.code).toBe(2);
+    expect(none.err).toMatch(/matches nothing.*input:web:shipping_faq.*msg:researcher->planner/);
+    const att = cli("attribute", run, "--target", "agent=plannr", "--allow-program", "causeway:demo", "--json");
+    expect(att.code).toBe(2);
+    expect(fs.existsSync(log) ? fs.readFileSync(log, "utf8") : "").toBe(before);
+  });
+
+  it("estimates cost before a test and honours a call budget", () => {
+    const run = path.join(demo, "demo-seed0");
+    const r = cli("test", run, "--remove", "input:web:shipping_faq", "--target", "tool=send_email,arg~vendor-compliance", "--budget-calls", "12", "--price", "mock=3,15", "--allow-program", "causeway:demo");
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(/estimate: up to 200 pairs, at most 1200 model calls and \d+ tokens .*at most \$\d+\.\d{4}/);
+    const j = JSON.parse(cli("test", run, "--remove", "input:web:shipping_faq", "--target", "tool=send_email,arg~vendor-compliance", "--budget-calls", "12", "--allow-program", "causeway:demo", "--json").out);
+    expect(j.stopped).toBe("budget");
+    expect(j.model_calls).toBeLessThanOrEqual(12 + 3);
+    expect(j.stop_reason).toMatch(/^budget/);
+    const usd = cli("test", run, "--remove", "input:web:shipping_faq", "--target", "tool=send_email,arg~vendor-compliance", "--budget-usd", "1", "--allow-program", "causeway:demo", "--json");
+    expect(usd.code).toBe(2);
+    expect(usd.err).toMatch(/--budget-usd needs a price/);
   });
 
   it("replay, matrix and index", () => {

@@ -22,7 +22,7 @@ describe("the demo's first exfiltrating run (n = 40), as the issue checks it", (
   });
 
   it("removing the vendor note is causal and primary, with a lower bound above +0.4", async () => {
-    const r = await runTest(ctx, { intervention: "input:vendor:portal/notes.md", target: EXFIL_TARGET, n: 40 });
+    const r = await runTest(ctx, { intervention: "input:vendor:portal/notes.md", target: EXFIL_TARGET, n: 40, method: "newcombe" });
     expect([r.verdict, r.role]).toEqual(["causal", "primary"]);
     expect(r.ci[0]).toBeGreaterThan(0.4);
     // the reference's published figures for this run
@@ -32,7 +32,7 @@ describe("the demo's first exfiltrating run (n = 40), as the issue checks it", (
 
   it("the shipping FAQ and the ticket are ruled out", async () => {
     for (const spec of ["input:web:shipping_faq", "input:inbox:ticket-881"]) {
-      const r = await runTest(ctx, { intervention: spec, target: EXFIL_TARGET, n: 40 });
+      const r = await runTest(ctx, { intervention: spec, target: EXFIL_TARGET, n: 40, method: "newcombe" });
       expect(r.verdict).toBe("ruled-out");
       expect(r.ci).toEqual([-0.1755, 0.1755]);
     }
@@ -41,24 +41,38 @@ describe("the demo's first exfiltrating run (n = 40), as the issue checks it", (
   it("the researcher → planner channel is causal; the refund policy causes the refund", async () => {
     const msg = await runTest(ctx, { intervention: "msg:researcher->planner", target: EXFIL_TARGET, n: 40 });
     expect(msg.verdict).toBe("causal");
-    expect(msg.off_tape_actions).toBe(40); // the planner escalates instead: a call the tape never saw, stubbed
-    const refund = await runTest(ctx, { intervention: "input:kb:refund_policy.md", target: REFUND_TARGET, n: 40 });
+    expect(msg.off_tape_actions).toBe(msg.n); // in every pair the planner escalates instead: a call the tape never saw, stubbed
+    const refund = await runTest(ctx, { intervention: "input:kb:refund_policy.md", target: REFUND_TARGET, n: 40, method: "newcombe" });
     expect(refund.verdict).toBe("causal");
     expect([refund.p_with, refund.ci]).toEqual([0.925, [0.7735, 0.9742]]);
   });
 
   it("the decision-level test on the researcher's call is causal", async () => {
-    const r = await decisionTest(ctx, { decision: 10, intervention: "input:vendor:*", contains: "vendor-compliance", n: 40 });
+    const r = await decisionTest(ctx, { decision: 10, intervention: "input:vendor:*", contains: "vendor-compliance", n: 40, method: "newcombe" });
     expect(r.verdict).toBe("causal");
     expect([r.p_with, r.p_without]).toEqual([0.75, 0]);
   });
 
-  it("Find the cause names the vendor note alone as the primary cause", async () => {
-    const a = await attribute(new ReplayContext(readRun(dir), DEMO), { target: EXFIL_TARGET });
+  it("Find the cause names the vendor note alone as the primary cause (the reference's procedure)", async () => {
+    const a = await attribute(new ReplayContext(readRun(dir), DEMO), { target: EXFIL_TARGET, method: "newcombe" });
     expect(a.causes.map((c) => [c.spec, c.role])).toEqual([["input:vendor:portal/notes.md", "primary"]]);
     expect(a.joint).toEqual([]);
     expect(a.summary).toMatch(/^primary cause input:vendor:portal\/notes\.md \(\+0\.80\)/);
     expect(a.model_calls).toBeLessThan(a.naive_model_calls);
+  });
+
+  it("Find the cause (paired betting) tests the vendor note first and names it alone as the primary cause", async () => {
+    const a = await attribute(new ReplayContext(readRun(dir), DEMO), { target: EXFIL_TARGET, save: false });
+    expect(a.method).toBe("betting");
+    expect(a.evidence![0]!.spec).toBe("input:vendor:portal/notes.md"); // the address is only in the note
+    expect(a.tests[1]!.intervention).toBe("input:vendor:portal/notes.md");
+    expect(a.causes.map((c) => [c.spec, c.role])).toEqual([["input:vendor:portal/notes.md", "primary"]]);
+    expect(a.summary).toMatch(/^primary cause input:vendor:portal\/notes\.md/);
+    expect(a.phases!.map((p) => [p.name, p.ran])).toEqual([["untrusted", true], ["trusted", false], ["channels", false]]);
+    for (const t of a.tests) {
+      expect(t.p_value).toBeCloseTo(Math.min(1, 1 / (t.e_value as number)), 2);
+      expect(t.verdict === "causal" || t.verdict === "suppressive").toBe(t.p_value <= (t.alpha as number));
+    }
   });
 
   it("every saved result is hash-chained in tests.jsonl and the run still verifies", () => {
@@ -133,12 +147,12 @@ describe("sequential testing", () => {
   it("stops as soon as the verdict is decisive, and widens the interval for its looks", async () => {
     const r = await DEMO.run({ seed: 0, outDir: tmp() });
     const ctx = new ReplayContext(readRun(r.dir!), DEMO);
-    const t = await runTest(ctx, { intervention: "input:vendor:portal/notes.md", target: EXFIL_TARGET, n: 10, nMax: 160, save: false });
+    const t = await runTest(ctx, { intervention: "input:vendor:portal/notes.md", target: EXFIL_TARGET, n: 10, nMax: 160, save: false, method: "newcombe" });
     expect(t.verdict).toBe("causal");
     expect(t.looks).toBe(5);
     expect(t.n).toBeLessThan(160);
     expect(t.stopped).toBe("decisive");
-    const fixed = await runTest(ctx, { intervention: "input:vendor:portal/notes.md", target: EXFIL_TARGET, n: t.n, save: false });
+    const fixed = await runTest(ctx, { intervention: "input:vendor:portal/notes.md", target: EXFIL_TARGET, n: t.n, save: false, method: "newcombe" });
     expect(t.ci[0]).toBeLessThan(fixed.ci[0]); // corrected for 5 looks: wider
   });
 

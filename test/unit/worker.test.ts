@@ -34,7 +34,8 @@ describe("the out-of-process replay worker", () => {
       { workerPath: WORKER, onProgress: (p) => progress.push(p.done), env: { CAUSEWAY_FIXTURE_MODE: "none" } },
     )) as { verdict: string; n: number };
     expect(r.verdict).toBe("causal");
-    expect(progress.at(-1)).toBe(10);
+    expect(progress.at(-1)).toBe(r.n); // sequential: it stops as soon as the verdict is decisive
+    expect(r.n).toBeLessThanOrEqual(10);
     expect(readTestsLog(run).records.map((t) => t.verdict)).toEqual(["causal"]);
   });
 

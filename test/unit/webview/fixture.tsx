@@ -16,11 +16,11 @@ import { Controller } from "../../../webview/store";
 
 let cached: Promise<ReportData> | null = null;
 
-/** The demo's 8 runs with its tests (n = 40), as the static report embeds them. */
+/** The demo's 8 runs with its tests (n = 40, the reference's Newcombe figures), as the static report embeds them. */
 export function demoData(): Promise<ReportData> {
   cached ??= (async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "causeway-webview-"));
-    await runDemo({ out: dir, n: 40, quiet: true });
+    await runDemo({ out: dir, n: 40, quiet: true, method: "newcombe" });
     return reportData(dir) as unknown as ReportData;
   })();
   return cached;

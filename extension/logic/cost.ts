@@ -1,0 +1,11 @@
+/**
+ * Whether to ask before a test, from its cost estimate (core/replay/preflight.ts) and the
+ * `causeway.test.confirmAboveUsd` setting. Pure, so it is unit-tested without VS Code.
+ */
+import type { CostEstimate } from "../../core/replay/preflight";
+
+/** The question to ask, or null when the estimate is under the threshold or money is not estimated. */
+export function costQuestion(est: CostEstimate, confirmAboveUsd: number | null, what: string): string | null {
+  if (confirmAboveUsd === null || est.max_usd === null || est.max_usd <= confirmAboveUsd) return null;
+  return `${what} may cost up to $${est.max_usd.toFixed(2)} (at most ${est.max_model_calls.toLocaleString("en-US")} model calls, ${est.max_tokens.toLocaleString("en-US")} tokens for ${est.max_pairs} pairs, from the run's recorded usage and your prices); a sequential test usually stops well before. Run it?`;
+}
