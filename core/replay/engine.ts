@@ -355,6 +355,15 @@ export function recordedItems(m: RunModel): { kind: string; source: string; trus
   return [...out.values()];
 }
 
+/** Appends a test result, storing the content its edits produced as blobs of the run first. */
+export function appendTestWithContent(ctx: ReplayContext, rec: Record<string, unknown>): Record<string, unknown> {
+  if (Array.isArray(rec.changes) && rec.changes.length) {
+    const specs = Array.isArray(rec.group) ? (rec.group as string[]) : [String(rec.intervention)];
+    recordChanges(ctx.run.dir, specs, recordedItems(ctx.model));
+  }
+  return appendTest(ctx.run.dir, rec);
+}
+
 // ----------------------------------------------------------------------------- decision replay
 
 export interface DecisionTestOptions {

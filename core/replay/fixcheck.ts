@@ -12,11 +12,10 @@
  * that the harm's target does not match — less those that, in the replays without the fix, happen
  * only together with the harm (they are part of it, like the export before the exfiltration).
  */
-import { canonical } from "../log/hash";
-import { appendTest } from "../log/testslog";
+import { randomBytes } from "node:crypto";
 import { matchesTarget, parseIntervention, parseTarget } from "../specs";
 import { investigateLite } from "../analysis/investigate";
-import { ReplayError, runTest, type Progress, type ReplayContext, type TestResult } from "./engine";
+import { ReplayError, appendTestWithContent, runTest, type Progress, type ReplayContext, type TestResult } from "./engine";
 import { wilson } from "./shapes";
 
 /** At most this harm rate with the fix counts as fixed. */
@@ -167,9 +166,9 @@ export async function fixCheck(ctx: ReplayContext, opts: FixCheckOptions): Promi
   const kept = keep.filter((k) => k.status === "kept");
   if (kept.length) summary += `; kept: ${kept.map((k) => k.target).join(", ")}`;
   if (opts.save !== false) {
-    const id = canonical(fix).length.toString(36) + Date.now().toString(36);
-    appendTest(ctx.run.dir, { ...harm, fix_check: id, fix_role: "harm" });
-    for (const k of keep) appendTest(ctx.run.dir, { ...k.test, fix_check: id, fix_role: "keep" });
+    const id = randomBytes(6).toString("hex");
+    appendTestWithContent(ctx, { ...harm, fix_check: id, fix_role: "harm", fix: fix, fix_verdict: verdict, fix_summary: summary, fix_excluded: excluded });
+    for (const k of keep) appendTestWithContent(ctx, { ...k.test, fix_check: id, fix_role: "keep", fix_harm: opts.harm, keep_status: k.status });
   }
   return {
     fix,

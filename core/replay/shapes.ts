@@ -81,7 +81,6 @@ export async function failureShapes(ctx: ReplayContext, causes: string[], opts: 
   const pairs: [string, string][] = [];
   for (let i = 0; i < list.length; i++) for (let j = i + 1; j < list.length; j++) pairs.push([list[i], list[j]]);
   const family = (opts.family ?? 1) + 3 * pairs.length;
-  const all: TestResult[] = [];
   const test = async (specs: string[], baseline?: string[]): Promise<TestResult> => {
     const r = await runTest(ctx, {
       intervention: specs.length > 1 ? specs : specs[0],
@@ -96,7 +95,6 @@ export async function failureShapes(ctx: ReplayContext, causes: string[], opts: 
       onProgress: opts.onProgress,
       save: false,
     });
-    all.push(r);
     return r;
   };
   const out: FailureShape[] = [];
@@ -127,6 +125,12 @@ export async function failureShapes(ctx: ReplayContext, causes: string[], opts: 
       summary: `${shape}: ${what}`,
     });
   }
-  if (opts.save !== false) for (const t of all) appendTest(ctx.run.dir, { ...t, shape_test: true, ...(opts.attribution ? { attribution: opts.attribution } : {}) });
+  if (opts.save !== false) {
+    for (const s of out) {
+      for (const [arm, t] of Object.entries(s.tests)) {
+        appendTest(ctx.run.dir, { ...t, shape_test: { causes: s.causes, shape: s.shape, arm }, ...(opts.attribution ? { attribution: opts.attribution } : {}) });
+      }
+    }
+  }
   return out;
 }

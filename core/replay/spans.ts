@@ -14,10 +14,9 @@
  * Every span test is corrected (Bonferroni) for the attribution's family plus the most span tests
  * the narrowing may run, so the whole investigation keeps its error rate.
  */
-import { appendTest } from "../log/testslog";
 import { RunModel } from "../graph/model";
 import { spanSpec } from "../interventions";
-import { ReplayError, runTest, type Progress, type ReplayContext, type TestResult } from "./engine";
+import { ReplayError, appendTestWithContent, runTest, type Progress, type ReplayContext, type TestResult } from "./engine";
 
 export type Level = "whole" | "paragraph" | "sentence" | "clause";
 const LEVELS: Level[] = ["paragraph", "sentence", "clause"];
@@ -210,7 +209,14 @@ export async function causingSpans(ctx: ReplayContext, opts: SpanOptions): Promi
   };
 
   const spans = await narrow([0, length], opts.whole, 0, "whole");
-  if (opts.save !== false) for (const t of tests) appendTest(ctx.run.dir, { ...t, span_of: opts.cause, ...(opts.attribution ? { attribution: opts.attribution } : {}) });
+  if (opts.save !== false) {
+    // the tests whose span is a causing span are marked, so a case file can name it from the log
+    const final = new Set(spans.map((sp) => sp.spec));
+    for (const t of tests) {
+      const sp = final.has(t.intervention) ? spans.find((x) => x.spec === t.intervention) : undefined;
+      appendTestWithContent(ctx, { ...t, span_of: opts.cause, ...(opts.attribution ? { attribution: opts.attribution } : {}), ...(sp ? { causing_span: { ranges: sp.ranges, level: sp.level, joint: !!sp.joint } } : {}) });
+    }
+  }
   const hash = String((ev as { hash?: unknown }).hash ?? "");
   return {
     cause: opts.cause,
