@@ -7,7 +7,7 @@
  * Tracing follows observed edges and answers "what could this have influenced"; only tested edges
  * answer "what did it influence".
  */
-import { concerns, parseIntervention, parseTarget, matchesTarget, type ItemLike, type Target } from "../specs";
+import { parseIntervention, parseTarget, matchesTarget, removes, type ItemLike, type Target } from "../specs";
 import type { ActionEvent, DecisionEvent, LoadedEvent, MessageEvent } from "../log/events";
 import type { TestRecord } from "../log/testslog";
 import { RunModel } from "./model";
@@ -201,7 +201,7 @@ export function itemOfNode(m: RunModel, n: GNode): ItemLike | null {
   return null;
 }
 
-/** Nodes of the original run an intervention spec would remove (or edit). Unparseable specs match nothing. */
+/** Nodes of the original run an intervention spec would remove. Unparseable specs match nothing. */
 export function nodesMatching(m: RunModel, g: Graph, spec: string): string[] {
   let iv;
   try {
@@ -212,7 +212,7 @@ export function nodesMatching(m: RunModel, g: Graph, spec: string): string[] {
   const out: string[] = [];
   for (const n of g.nodes.values()) {
     const it = itemOfNode(m, n);
-    if (it && concerns(iv, it)) out.push(n.id);
+    if (it && removes([iv], it)) out.push(n.id);
   }
   return out;
 }
