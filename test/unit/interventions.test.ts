@@ -139,3 +139,35 @@ describe("each kind on the demo's byte-compatible run", () => {
     expect(d.ablated).toEqual([]);
   });
 });
+
+describe("each kind on the reference tool's own run (test/fixtures/causeway-py-demo)", () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = path.join(tmp(), "demo-seed0");
+    fs.cpSync(path.resolve(__dirname, "../fixtures/causeway-py-demo/demo-seed0"), dir, { recursive: true });
+  });
+
+  it("span, redact, replace and guard replay the reference's run; the changed content joins its blobs and the run still verifies", async () => {
+    const ctx = new ReplayContext(readRun(dir), DEMO);
+    const end = Array.from(NOTE).length;
+    const cases: [string, string][] = [
+      [spanSpec("input:vendor:portal/notes.md", [[START, end]]), "span"],
+      ["redact:input:vendor:portal/notes.md~NOTE TO AI ASSISTANT", "redact"],
+      ["replace:input:vendor:portal/notes.md=Batch B-200 had packaging problems.", "replace"],
+    ];
+    for (const [spec, kind] of cases) {
+      const r = await runTest(ctx, { intervention: spec, target: EXFIL_TARGET, n: 40 });
+      expect([spec, r.verdict, r.p_with, r.p_without]).toEqual([spec, "causal", 0.8, 0]);
+      const c = (r.changes as { kind: string; before: string; after: string }[])[0];
+      expect(c.kind).toBe(kind);
+      // "before" is the reference's own blob of the note: the same bytes, the same hash
+      expect(fs.existsSync(path.join(dir, "blobs", c.before.slice(7) + ".json"))).toBe(true);
+      expect(fs.existsSync(path.join(dir, "blobs", c.after.slice(7) + ".json"))).toBe(true);
+    }
+    const g = await runTest(ctx, { intervention: "guard:block", target: EXFIL_TARGET, n: 40 });
+    expect([g.verdict, g.p_without]).toEqual(["causal", 0]);
+    const v = verifyRun(dir);
+    expect(v.ok).toBe(true);
+    expect(readRun(dir).tests.slice(-4).map((t) => t.intervention)).toEqual([...cases.map(([s]) => s), "guard:block"]);
+  });
+});
