@@ -25,6 +25,12 @@ export { influence, listRuns, workspace } from "./analysis/influence";
 export type * from "./analysis/types";
 export { ReplayContext, RunTape, Budget, runTest, decisionTest, replayAndDiff, ReplayError, MIN_EFFECT, type TestOptions, type TestResult, type DecisionTestOptions } from "./replay/engine";
 export { attribute, defaultSuspects, type Attribution, type AttributeOptions, type Cause } from "./replay/attribute";
+export { causingSpans, segments, type CausingSpan, type SpanResult } from "./replay/spans";
+export { failureShapes, confirmedCauses, type FailureShape } from "./replay/shapes";
+export { fixCheck, type FixCheck, type FixCheckOptions } from "./replay/fixcheck";
+export { narrowAttribution } from "./replay/narrow";
+export { buildCase, caseMarkdown, caseHtml, type CaseFile } from "./report/case";
+export { applyEdit, interveneOn, spanSpec, type Change } from "./interventions";
 // ---- capture: SDK adapters, gateway, remote ingest, OpenTelemetry import (docs/capture.md)
 export { traceOpenAI, TracedOpenAI, type OpenAILike, type OpenAIToolCall } from "./adapters/openai";
 export { traceAnthropic, TracedAnthropic, type AnthropicLike, type ToolUseBlock } from "./adapters/anthropic";

@@ -4,7 +4,7 @@
  * replay context (its cached arms) and extend its error control.
  */
 import type { Attribution } from "./attribute";
-import { ReplayError, type Progress, type ReplayContext } from "./engine";
+import { BudgetExceeded, ReplayError, type Progress, type ReplayContext } from "./engine";
 import { causingSpans, inputOfCause, type SpanResult } from "./spans";
 import { confirmedCauses, failureShapes, type FailureShape } from "./shapes";
 
@@ -39,12 +39,23 @@ export async function narrowAttribution(ctx: ReplayContext, a: Attribution, opts
       try {
         out.spans.push(await causingSpans(ctx, { ...common, cause: c.spec, whole: c, family: a.family }));
       } catch (err) {
+        if (err instanceof BudgetExceeded) {
+          out.skipped.push({ cause: c.spec, reason: "the model-call budget ran out" });
+          return out;
+        }
         if (!(err instanceof ReplayError)) throw err;
         out.skipped.push({ cause: c.spec, reason: err.message });
       }
     }
   }
   const causes = confirmedCauses(a);
-  if (opts.shapes !== false && causes.length >= 2) out.shapes = await failureShapes(ctx, causes, { ...common, family: a.family });
+  if (opts.shapes !== false && causes.length >= 2) {
+    try {
+      out.shapes = await failureShapes(ctx, causes, { ...common, family: a.family });
+    } catch (err) {
+      if (!(err instanceof BudgetExceeded)) throw err;
+      out.skipped.push({ cause: causes.join(" + "), reason: "failure shape: the model-call budget ran out" });
+    }
+  }
   return out;
 }

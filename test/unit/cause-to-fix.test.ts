@@ -5,7 +5,8 @@ import path from "node:path";
 import { readRun, type RunData } from "../../core/log/reader";
 import { targetHits } from "../../core/graph/graph";
 import { RunModel } from "../../core/graph/model";
-import { ReplayContext } from "../../core/replay/engine";
+import { Budget, ReplayContext } from "../../core/replay/engine";
+import { narrowAttribution } from "../../core/replay/narrow";
 import { attribute } from "../../core/replay/attribute";
 import { causingSpans, segments } from "../../core/replay/spans";
 import { confirmedCauses, failureShapes } from "../../core/replay/shapes";
@@ -85,6 +86,15 @@ describe("the demo's exfiltration: cause → span → fix", () => {
     const f = await fixCheck(new ReplayContext(readRun(dir), DEMO), { fix: "input:kb:refund_policy.md", harm: EXFIL_TARGET, keep: ["tool=issue_refund"], save: false });
     expect(f.keep).toEqual([expect.objectContaining({ target: "tool=issue_refund", status: "lost" })]);
     expect(f.verdict).toBe(f.harm.verdict === "causal" && f.harm.with_fix.p <= 0.05 ? "fixed with collateral" : "not fixed");
+  });
+
+  it("a spent model-call budget stops the narrowing with a reason, not an error", async () => {
+    const ctx = new ReplayContext(readRun(dir), DEMO);
+    const a = await attribute(ctx, { target: EXFIL_TARGET, save: false });
+    ctx.budget = new Budget(0);
+    const nr = await narrowAttribution(ctx, a, { save: false });
+    expect(nr.spans).toEqual([]);
+    expect(nr.skipped).toEqual([{ cause: "input:vendor:portal/notes.md", reason: "the model-call budget ran out" }]);
   });
 
   it("keep targets name a call without naming the harm", () => {
