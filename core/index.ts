@@ -27,6 +27,12 @@ export { ReplayContext, RunTape, Budget, runTest, decisionTest, replayAndDiff, R
 export { attribute, defaultSuspects, rankedSuspects, type Attribution, type AttributeOptions, type Cause, type SuspectEvidence, type Phase } from "./replay/attribute";
 export { PairedSequence, pairedBetting, spendAlpha, type BettingOptions, type BettingState } from "./betting";
 export { Refusal, checkTarget, checkRemoval, estimateCost, callsForUsd, parsePrice, runSources, runToolsAndAgents, type CostEstimate, type PriceTable } from "./replay/preflight";
+export { causingSpans, segments, type CausingSpan, type SpanResult } from "./replay/spans";
+export { failureShapes, confirmedCauses, type FailureShape } from "./replay/shapes";
+export { fixCheck, type FixCheck, type FixCheckOptions } from "./replay/fixcheck";
+export { narrowAttribution } from "./replay/narrow";
+export { buildCase, caseMarkdown, caseHtml, type CaseFile } from "./report/case";
+export { applyEdit, interveneOn, spanSpec, type Change } from "./interventions";
 // ---- capture: SDK adapters, gateway, remote ingest, OpenTelemetry import (docs/capture.md)
 export { traceOpenAI, TracedOpenAI, type OpenAILike, type OpenAIToolCall } from "./adapters/openai";
 export { traceAnthropic, TracedAnthropic, type AnthropicLike, type ToolUseBlock } from "./adapters/anthropic";

@@ -31,7 +31,7 @@ export type HostToWebview =
   /** Show a run (and optionally one event) on a screen. */
   | { type: "reveal"; run: string; screen?: Screen; node?: string; seq?: number }
   | { type: "progress"; requestId: string; phase: string; done: number; total: number; message?: string }
-  | { type: "result"; requestId: string; ok: true; kind: "test" | "attribution"; result: unknown }
+  | { type: "result"; requestId: string; ok: true; kind: "test" | "attribution" | "fixCheck"; result: unknown }
   | { type: "result"; requestId: string; ok: false; error: string; cancelled?: boolean };
 
 // ------------------------------------------------------------------ webview → host
@@ -42,6 +42,10 @@ export type WebviewToHost =
   | { type: "openRun"; run: string }
   | { type: "runTest"; requestId: string; run: string; intervention: string; target: string; n?: number; nMax?: number }
   | { type: "findCause"; requestId: string; run: string; target: string; suspects?: string[] }
+  /** Replay with a fix applied: harm rate without → with it, and the intended actions. */
+  | { type: "checkFix"; requestId: string; run: string; fix: string[]; harm: string; keep?: string[] }
+  /** Save the case file of an action (markdown), asking where. */
+  | { type: "exportCase"; run: string; target: string }
   | { type: "cancel"; requestId: string }
   /** Open a source file (a recorded site) at a line. */
   | { type: "openSite"; run: string; file: string; line: number }
@@ -83,6 +87,15 @@ export function parseWebviewMessage(m: unknown): WebviewToHost | null {
       if (!str(x.requestId) || !ID_RE.test(x.requestId) || !str(x.run) || !str(x.target, 1000)) return null;
       if (x.suspects !== undefined && !(Array.isArray(x.suspects) && x.suspects.length <= 64 && x.suspects.every((s) => str(s, 1000)))) return null;
       return { type: "findCause", requestId: x.requestId, run: x.run, target: x.target, suspects: x.suspects as string[] | undefined };
+    case "checkFix":
+      if (!str(x.requestId) || !ID_RE.test(x.requestId) || !str(x.run) || !str(x.harm, 1000)) return null;
+      if (!(Array.isArray(x.fix) && x.fix.length >= 1 && x.fix.length <= 8 && x.fix.every((s) => str(s, 4000)))) return null;
+      // a fix from the webview may not read files (replace:…=@FILE): the webview shows untrusted content
+      if ((x.fix as string[]).some((s) => /^replace:[^=]*=@/.test(s.trim()))) return null;
+      if (x.keep !== undefined && !(Array.isArray(x.keep) && x.keep.length <= 32 && x.keep.every((s) => str(s, 1000)))) return null;
+      return { type: "checkFix", requestId: x.requestId, run: x.run, fix: x.fix as string[], harm: x.harm, keep: x.keep as string[] | undefined };
+    case "exportCase":
+      return str(x.run) && str(x.target, 1000) ? { type: "exportCase", run: x.run, target: x.target } : null;
     case "cancel":
       return str(x.requestId) && ID_RE.test(x.requestId) ? { type: "cancel", requestId: x.requestId } : null;
     case "openSite":

@@ -9,6 +9,14 @@
  *   result:<glob>        tool results by tool name
  *   a | b                a group: removes everything either part matches
  *
+ * Edits (change an item's content instead of removing it; the item is one of the kinds above):
+ *   redact:<item>~<text>           remove every occurrence of the text (or ~/regex/flags)
+ *   replace:<item>=TEXT            swap the content for TEXT (=@FILE: the file's text)
+ *   span:<item>@START-END[,S-E…]   remove characters [START, END) (code points) of the content
+ *   guard:block[:<target>]         a fix, not an edit: the live guard in block mode during the
+ *                                  replay (its built-in rule, or block the calls the target matches)
+ * An edit is a whole spec: it does not combine with | (pass several specs instead).
+ *
  * Target (when did the action of interest happen): comma-separated clauses, all must hold, matched
  * on tool calls: tool=NAME, agent=NAME (exact), arg~TEXT, result~TEXT (substring of the canonical
  * JSON of the arguments / result). A clause is `k~v` when `~` comes before any `=`.
@@ -36,9 +44,19 @@ export type Matcher =
 /** Matches a glob in time linear-ish in the text (see analysis/scan.ts). */
 type GlobTester = { test(s: string): boolean; source: string };
 
+/** A change to the content of the items `item` matches. */
+export type Edit =
+  | { kind: "redact"; item: Matcher; pattern: string; re: RegExp }
+  | { kind: "replace"; item: Matcher; text: string; file?: string }
+  | { kind: "span"; item: Matcher; ranges: [number, number][] };
+
 export interface Intervention {
   spec: string;
+  /** The items it concerns (removes, for a plain intervention; edits, for an edit). */
   parts: Matcher[];
+  edit?: Edit;
+  /** guard:block — run the live guard in block mode in the replay (optionally with a target rule). */
+  guard?: { mode: "block"; target?: Target };
 }
 
 /** What an intervention is matched against: one context item. */
@@ -95,9 +113,77 @@ function parsePart(spec: string, raw: string): Matcher {
   }
 }
 
+/** Reads `replace:…=@FILE` files; set by node hosts (the grammar itself touches no file system). */
+let readSpecFile: ((file: string) => string) | undefined;
+export function setSpecFileReader(fn: (file: string) => string): void {
+  readSpecFile = fn;
+}
+
+function parseEdit(spec: string, s: string): Intervention {
+  const colon = s.indexOf(":");
+  const kind = s.slice(0, colon);
+  const rest = s.slice(colon + 1);
+  if (kind === "guard") {
+    const m = /^block(?::(.+))?$/s.exec(rest);
+    if (!m) throw new SpecError(spec, 'guard: takes "block" or "block:<target>" (e.g. guard:block:tool=send_email)');
+    return { spec: s, parts: [], guard: { mode: "block", target: m[1] ? parseTarget(m[1]) : undefined } };
+  }
+  if (kind === "redact") {
+    const at = rest.indexOf("~");
+    if (at < 0) throw new SpecError(spec, "redact: needs <item>~<text> (e.g. redact:input:web:*~ignore previous)");
+    const item = parsePart(spec, rest.slice(0, at));
+    const pattern = rest.slice(at + 1);
+    if (!pattern) throw new SpecError(spec, "redact: needs text after ~");
+    let re: RegExp;
+    const rx = /^\/(.+)\/([a-z]*)$/s.exec(pattern);
+    try {
+      re = rx ? new RegExp(rx[1], rx[2].includes("g") ? rx[2] : rx[2] + "g") : new RegExp(pattern.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"), "g");
+    } catch (err) {
+      throw new SpecError(spec, `bad pattern: ${(err as Error).message}`);
+    }
+    return { spec: s, parts: [item], edit: { kind: "redact", item, pattern, re } };
+  }
+  if (kind === "replace") {
+    const at = rest.indexOf("=");
+    if (at < 0) throw new SpecError(spec, "replace: needs <item>=TEXT or <item>=@FILE");
+    const item = parsePart(spec, rest.slice(0, at));
+    const value = rest.slice(at + 1);
+    if (value.startsWith("@")) {
+      const file = value.slice(1);
+      if (!file) throw new SpecError(spec, "replace: needs a file after =@");
+      if (!readSpecFile) throw new SpecError(spec, "replace: =@FILE can't be read here");
+      let text: string;
+      try {
+        text = readSpecFile(file);
+      } catch (err) {
+        throw new SpecError(spec, `cannot read ${file}: ${(err as Error).message}`);
+      }
+      return { spec: s, parts: [item], edit: { kind: "replace", item, text, file } };
+    }
+    return { spec: s, parts: [item], edit: { kind: "replace", item, text: value } };
+  }
+  // span
+  const m = /^(.+)@(\d+-\d+(?:,\d+-\d+)*)$/s.exec(rest);
+  if (!m) throw new SpecError(spec, "span: needs <item>@START-END (e.g. span:input:notes@10-42)");
+  const item = parsePart(spec, m[1]);
+  const ranges = m[2].split(",").map((r) => r.split("-").map(Number) as [number, number]);
+  for (const [a, b] of ranges) if (!(a < b)) throw new SpecError(spec, `span ${a}-${b} is empty (START must be below END)`);
+  ranges.sort((x, y) => x[0] - y[0]);
+  for (let i = 1; i < ranges.length; i++) if (ranges[i][0] < ranges[i - 1][1]) throw new SpecError(spec, "spans overlap");
+  return { spec: s, parts: [item], edit: { kind: "span", item, ranges } };
+}
+
 export function parseIntervention(spec: string): Intervention {
   if (typeof spec !== "string" || !spec.trim()) throw new SpecError(String(spec), "empty intervention");
-  return { spec: spec.trim(), parts: spec.split("|").map((p) => parsePart(spec, p)) };
+  const s = spec.trim();
+  if (/^(redact|replace|span|guard):/.test(s)) return parseEdit(spec, s);
+  return { spec: s, parts: spec.split("|").map((p) => parsePart(spec, p)) };
+}
+
+/** Does the intervention concern the item (remove it, or edit it)? */
+export function concerns(iv: Intervention, item: ItemLike): boolean {
+  for (const m of iv.parts) if (matchesPart(m, item)) return true;
+  return false;
 }
 
 export function matchesPart(m: Matcher, item: ItemLike): boolean {
@@ -115,9 +201,9 @@ export function matchesPart(m: Matcher, item: ItemLike): boolean {
   }
 }
 
-/** True when any part of any intervention matches the item. (input: never matches the task: its kind is "task".) */
+/** True when any part of any removing intervention matches the item (edits change items, they don't remove them). (input: never matches the task: its kind is "task".) */
 export function removes(interventions: readonly Intervention[], item: ItemLike): boolean {
-  for (const iv of interventions) for (const m of iv.parts) if (matchesPart(m, item)) return true;
+  for (const iv of interventions) if (!iv.edit && !iv.guard) for (const m of iv.parts) if (matchesPart(m, item)) return true;
   return false;
 }
 

@@ -133,3 +133,22 @@ export async function importOtelTraces(s: Services, discovery: RunDiscovery, pan
   const pick = await vscode.window.showInformationMessage(`Causeway: imported ${runs.length} run${runs.length === 1 ? "" : "s"} from ${path.basename(file.fsPath)} into ${path.relative(folder.uri.fsPath, out) || out}.`, "Open investigator");
   if (pick && runs[0]) panel.show(s.store.has(runs[0]) ? runs[0] : undefined);
 }
+
+/** Writes the case file of one action (markdown, every figure linked to the log) where the user says. Runs no code. */
+export async function exportCase(s: Services, run: string, target: string): Promise<void> {
+  const base = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(run))?.uri ?? vscode.Uri.file(path.dirname(run));
+  const file = await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.joinPath(base, `case-${path.basename(run)}.md`), filters: { Markdown: ["md"] }, title: "Export case" });
+  if (!file) return;
+  try {
+    const { readRun } = await import("../core/log/reader");
+    const { buildCase, caseMarkdown } = await import("../core/report/case");
+    const c = buildCase(readRun(run, { checkBlobs: true }), { target, from: path.dirname(file.fsPath) });
+    await vscode.workspace.fs.writeFile(file, Buffer.from(caseMarkdown(c), "utf8"));
+    s.log.info(`case file of ${target} in ${run} written to ${file.fsPath} (${c.evidence.length} links)`);
+    const pick = await vscode.window.showInformationMessage(`Causeway: case written to ${path.basename(file.fsPath)} — ${c.headline}.`, "Open");
+    if (pick === "Open") await vscode.commands.executeCommand("markdown.showPreview", file);
+  } catch (err) {
+    s.log.error(`writing the case file failed: ${(err as Error)?.stack ?? err}`);
+    void vscode.window.showErrorMessage(`Causeway: could not write the case file: ${(err as Error)?.message ?? err}`);
+  }
+}

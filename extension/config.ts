@@ -41,6 +41,7 @@ export function readSettings(): Settings {
     nMax: Math.max(n, int(c.get("test.nMax"), 160, 1, 10000)),
     allowed: Array.isArray(allowed) ? allowed.filter((x): x is string => typeof x === "string" && x.length > 0) : [],
     workers: int(c.get("replay.workers"), 1, 1, 64),
+    spans: c.get<boolean>("findCause.spans") !== false,
     timeoutMs: int(c.get("replay.timeoutSeconds"), 600, 10, 86400) * 1000,
     confirmAboveUsd: typeof c.get("test.confirmAboveUsd") === "number" && (c.get("test.confirmAboveUsd") as number) >= 0 ? (c.get("test.confirmAboveUsd") as number) : null,
     prices: priceTable(c.get("test.prices")),

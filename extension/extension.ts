@@ -18,6 +18,7 @@ import { ReplayService } from "./replay";
 import { RunsTree } from "./runsTree";
 import type { Services } from "./services";
 import { registerStatusBar } from "./statusBar";
+import { exportCase } from "./cliJobs";
 
 export function activate(context: vscode.ExtensionContext): void {
   const t0 = performance.now();
@@ -45,6 +46,7 @@ export function activate(context: vscode.ExtensionContext): void {
     revealInTree: (run, seq) => tree.reveal(run, seq),
     openBlob: (run, ref) => openBlob(s, run, ref),
     exportReport: async () => void (await vscode.commands.executeCommand("causeway.exportReport")),
+    exportCase: (run, target) => exportCase(s, run, target),
   });
   context.subscriptions.push(tree, diagnostics, lenses, discovery, panel);
   registerStatusBar(s);

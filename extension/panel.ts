@@ -24,6 +24,7 @@ export interface PanelHost {
   revealInTree(run: string, seq?: number): Promise<void>;
   openBlob(run: string, ref: string): Promise<void>;
   exportReport(): Promise<void>;
+  exportCase(run: string, target: string): Promise<void>;
 }
 
 export interface RevealTarget {
@@ -236,7 +237,7 @@ export class InvestigatorPanel implements vscode.Disposable {
     }
     if ("run" in m && !this.s.store.has(m.run)) {
       this.s.log.warn(`ignored a "${m.type}" message for an unknown run: ${m.run.slice(0, 200)}`);
-      if (m.type === "runTest" || m.type === "findCause") this.post({ type: "result", requestId: m.requestId, ok: false, error: "that run is not in this workspace" });
+      if (m.type === "runTest" || m.type === "findCause" || m.type === "checkFix") this.post({ type: "result", requestId: m.requestId, ok: false, error: "that run is not in this workspace" });
       return;
     }
     void this.handle(m).catch((err) => this.s.log.error(`handling "${m.type}" failed: ${(err as Error)?.stack ?? err}`));
@@ -257,7 +258,10 @@ export class InvestigatorPanel implements vscode.Disposable {
         return;
       case "runTest":
       case "findCause":
+      case "checkFix":
         return this.request(m);
+      case "exportCase":
+        return this.host.exportCase(m.run, m.target);
       case "cancel":
         this.requests.get(m.requestId)?.abort();
         return;
@@ -274,7 +278,7 @@ export class InvestigatorPanel implements vscode.Disposable {
     }
   }
 
-  private async request(m: Extract<WebviewToHost, { type: "runTest" | "findCause" }>): Promise<void> {
+  private async request(m: Extract<WebviewToHost, { type: "runTest" | "findCause" | "checkFix" }>): Promise<void> {
     if (this.requests.has(m.requestId)) return;
     const ac = new AbortController();
     this.requests.set(m.requestId, ac);
@@ -284,8 +288,10 @@ export class InvestigatorPanel implements vscode.Disposable {
       const out =
         m.type === "runTest"
           ? await this.replay.run({ op: "test", run: m.run, intervention: m.intervention, target: m.target, n: m.n, nMax: m.nMax }, { title: `Run test on ${path.basename(m.run)}`, signal: ac.signal, onProgress })
-          : await this.replay.run({ op: "attribute", run: m.run, target: m.target, suspects: m.suspects }, { title: `Find the cause of ${m.target} in ${path.basename(m.run)}`, signal: ac.signal, onProgress });
-      if (out.ok) this.post({ type: "result", requestId: m.requestId, ok: true, kind: m.type === "runTest" ? "test" : "attribution", result: out.result });
+          : m.type === "checkFix"
+            ? await this.replay.run({ op: "fixCheck", run: m.run, fix: m.fix, harm: m.harm, keep: m.keep }, { title: `Check a fix in ${path.basename(m.run)}`, signal: ac.signal, onProgress })
+            : await this.replay.run({ op: "attribute", run: m.run, target: m.target, suspects: m.suspects }, { title: `Find the cause of ${m.target} in ${path.basename(m.run)}`, signal: ac.signal, onProgress });
+      if (out.ok) this.post({ type: "result", requestId: m.requestId, ok: true, kind: m.type === "runTest" ? "test" : m.type === "checkFix" ? "fixCheck" : "attribution", result: out.result });
       else this.post({ type: "result", requestId: m.requestId, ok: false, error: out.error, cancelled: out.cancelled });
     } finally {
       this.requests.delete(m.requestId);

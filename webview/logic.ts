@@ -176,8 +176,9 @@ const pair = (x: unknown): [number, number] | undefined =>
 const strings = (x: unknown): string[] | undefined => (Array.isArray(x) ? x.filter((s): s is string => typeof s === "string") : undefined);
 
 /** Reads a result the host sent (typed unknown on the wire) defensively. */
-export function jobOutcome(kind: "test" | "attribution", result: unknown): JobOutcome {
+export function jobOutcome(kind: "test" | "attribution" | "fixCheck", result: unknown): JobOutcome {
   const r = (result && typeof result === "object" ? result : {}) as Record<string, unknown>;
+  if (kind === "fixCheck") return { kind: "attribution", summary: txt(r.summary) ? `Fix check — ${txt(r.summary)}` : undefined };
   if (kind === "test") {
     return {
       kind,

@@ -11,7 +11,7 @@ import { DEFAULT_UI, newRequestId, type GraphToggles, type Host, type ThemeChoic
 /** A replay the webview asked for: one test, or Find the cause for an action. */
 export interface Job {
   id: string;
-  kind: "test" | "attribution";
+  kind: "test" | "attribution" | "fixCheck";
   run: string;
   /** The action (node id) it is about. */
   action: string;
@@ -271,6 +271,20 @@ export class Controller {
     this.addJob({ id, kind: "attribution", run, action, target, state: "running", phase: "starting", done: 0, total: 0 });
     this.host.post({ type: "findCause", requestId: id, run, target });
     return id;
+  }
+
+  /** Replays with a fix applied (harm without → with it, and the intended actions). */
+  checkFix(run: string, action: string, harm: string, fix: string[]): string | null {
+    if (!this.state.caps.canReplay || this.activeJob(run)) return null;
+    const id = newRequestId();
+    this.addJob({ id, kind: "fixCheck", run, action, target: harm, intervention: fix.join(" + "), state: "running", phase: "starting", done: 0, total: 0 });
+    this.host.post({ type: "checkFix", requestId: id, run, fix, harm });
+    return id;
+  }
+
+  /** Saves the case file of an action (VS Code only: the host asks where). */
+  exportCase(run: string, target: string): void {
+    if (this.linksEnabled) this.host.post({ type: "exportCase", run, target });
   }
 
   cancel(id: string): void {

@@ -15,7 +15,8 @@ import type { DecisionEvent } from "../log/events";
 import type { RunData } from "../log/reader";
 import { appendTest } from "../log/testslog";
 import { RunModel } from "../graph/model";
-import { matchesTarget, parseIntervention, parseTarget, removes } from "../specs";
+import { concerns, matchesTarget, parseIntervention, parseTarget, removes } from "../specs";
+import { applyEdit, recordChanges } from "../interventions";
 import { newcombe, sequentialLooks, verdictFor, zFor, type Verdict } from "../stats";
 import { DEFAULT_N_MAX, decisionRecord, roundInterval, roundP, stopReason } from "../replay/engine";
 import { PairedSequence } from "../betting";
@@ -101,15 +102,25 @@ export function rebuildRequest(m: RunModel, decision: number | string): RebuiltR
   return { codec: CODECS[record.api as ApiName], record: record as unknown as RecordedRequest, body, decision: ev };
 }
 
-/** The request with every block of the matching context items replaced by a placeholder. */
-export function withoutBlocks(r: RebuiltRequest, intervention: string): { body: unknown; removed: number; kept: number } {
+/**
+ * The request with every block of the matching context items replaced by a placeholder, or, for an
+ * edit (redact:, replace:, span:), with the edit applied to the block's content.
+ */
+export function withoutBlocks(r: RebuiltRequest, intervention: string): { body: unknown; removed: number; kept: number; edited: number } {
   const iv = parseIntervention(intervention);
+  if (iv.guard) throw new EndpointError("guard: fixes act on tool calls; a decision replay has none to guard");
   const ctx = r.decision.context ?? [];
   const body = cloneJson(r.body);
   let removed = 0;
   let kept = 0;
+  let edited = 0;
   for (const b of r.record.blocks) {
     const c = ctx[b.context];
+    if (c && iv.edit && concerns(iv, c)) {
+      const e = applyEdit(iv.edit, getAt(body, b.path));
+      if (e.changed && setAt(body, b.path, e.value)) edited++;
+      continue;
+    }
     if (!c || !removes([iv], c)) continue;
     if (b.keep || c.kind === "output") {
       kept++; // an assistant turn or the tool definitions: removing them would make the request invalid
@@ -118,7 +129,7 @@ export function withoutBlocks(r: RebuiltRequest, intervention: string): { body: 
     setAt(body, b.path, r.codec.placeholder(getAt(body, b.path)));
     removed++;
   }
-  return { body, removed, kept };
+  return { body, removed, kept, edited };
 }
 
 /** Where the API's SDK sends a call: the base URL (env or official default) plus the path. */
@@ -151,7 +162,8 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
   if (why) throw new EndpointError(`decision #${ev.seq} can't be re-sent: ${why}`);
   if (opts.contains === undefined && opts.target === undefined) throw new EndpointError("say what to measure: --contains TEXT or --target tool=NAME[,arg~TEXT]");
   const target = opts.target !== undefined ? parseTarget(opts.target) : undefined;
-  const { body: without, removed, kept } = withoutBlocks(r, opts.intervention);
+  const { body: without, removed: dropped, kept, edited } = withoutBlocks(r, opts.intervention);
+  const removed = dropped + edited;
   const url = endpointFor(codec, opts.baseUrl);
   const key = opts.apiKey ?? (codec.api === "anthropic.messages" ? process.env.ANTHROPIC_API_KEY : process.env.OPENAI_API_KEY);
   const headers = { "content-type": "application/json", ...authHeaders(codec, key), ...(opts.headers ?? {}) };
@@ -249,8 +261,9 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
     effect: r4((kWith - kWithout) / i),
     noise: null,
     model_calls: calls,
-    removed_blocks: removed,
+    removed_blocks: dropped,
     kept_blocks: kept,
+    ...(edited ? { edited_blocks: edited, changes: recordChanges(opts.save !== false ? run.dir : undefined, [opts.intervention], (ev.context ?? []).map((c) => ({ ...c, value: m.value(c.ref), fromEvent: c.from_event }))) } : {}),
     endpoint: { api: codec.api, url },
     method: "re-send the recorded request with the item's blocks replaced by a placeholder, against the unchanged request (control call); Newcombe 95% CI",
   });

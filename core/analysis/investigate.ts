@@ -13,6 +13,7 @@ import { RunModel } from "../graph/model";
 import { copiedFrom, specificValues } from "../graph/copied";
 import { roleFor } from "../stats";
 import { ProvenanceIndex } from "./provenance";
+import { attachCauseDetails } from "./causes";
 import { UntrustedReach } from "./reach";
 import { SENSITIVE_NAME_RE, tracedValues } from "./values";
 import { canonical } from "../log/hash";
@@ -576,6 +577,7 @@ export function investigate(run: RunData, opts: InvestigateOptions = {}): Invest
   const bySeq = new Map<number, Severity[]>();
   for (const x of al) if (x.seq !== null) bySeq.set(x.seq, [...(bySeq.get(x.seq) ?? []), x.severity]);
   for (const v of views.values()) v.alerts = bySeq.get(v.seq) ?? [];
+  attachCauseDetails(m, views, run.tests);
   const tests = run.tests.map(testSummary);
   const cp = criticalPath(g);
   return {

@@ -3,6 +3,7 @@
  * report embeds and the extension posts to the webview. No front re-derives alerts, edges or
  * verdicts on its own.
  */
+import type { CauseDetails } from "./causes";
 import type { GEdge, GNode } from "../graph/graph";
 import type { Problem } from "../log/problems";
 
@@ -130,6 +131,8 @@ export interface ActionView {
   /** One sentence: what is known about why this call happened. */
   verdict: string;
   alerts: Severity[];
+  /** After Find the cause: causing spans, failure shapes, fix checks (from tests.jsonl). */
+  causes?: CauseDetails;
 }
 
 export interface TimelineRow {

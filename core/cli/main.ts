@@ -30,6 +30,8 @@ import { runDemo } from "./demo";
 import { CAPTURE_COMMANDS } from "./capture-commands";
 import { recordCommand, RECORD_COMMAND_USAGE } from "./record-command";
 import { CommandSystem, commandRunRefusal, isCommandRun } from "../replay/command";
+import { absoluteSpec, caseCommands, formatNarrowed } from "./case-commands";
+import { narrowAttribution } from "../replay/narrow";
 
 process.setSourceMapsEnabled?.(true);
 
@@ -203,7 +205,7 @@ const COMMANDS: Record<string, Command> = {
     },
     run: async (p) => {
       const dir = requireRun(p.pos.run!);
-      const remove = p.flags.remove as string | undefined;
+      const remove = p.flags.remove === undefined ? undefined : absoluteSpec(p.flags.remove as string);
       if (!remove) throw new UsageError("test: --remove SPEC is required");
       parseIntervention(remove);
       const target = p.flags.target as string | undefined;
@@ -234,11 +236,11 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   attribute: {
-    usage: "causeway attribute RUN --target SPEC [--suspect SPEC]... [--suspects untrusted|all] [--n N] [--n-max N] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] [--method betting|newcombe] [--workers N] [--no-roles] (--allow-program P | --system P) [--json]",
-    help: "Find the cause: suspects ranked by the recorded evidence; untrusted inputs first, then trusted inputs and channels",
+    usage: "causeway attribute RUN --target SPEC [--suspect SPEC]... [--suspects untrusted|all] [--n N] [--n-max N] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] [--method betting|newcombe] [--workers N] [--no-roles] [--spans] [--shapes] (--allow-program P | --system P) [--json]",
+    help: "Find the cause: suspects ranked by the recorded evidence; untrusted inputs first, then trusted inputs and channels; --spans narrows a confirmed input to its causing span, --shapes tells how causes combine",
     spec: {
       positionals: ["run"],
-      flags: { target: "string", suspect: "strings", suspects: "string", n: "number", "n-max": "number", "max-calls": "number", workers: "number", "no-roles": "boolean", system: "string", "allow-program": "strings", "live-tools": "boolean", ...COST_FLAGS, ...JSON_FLAG },
+      flags: { target: "string", suspect: "strings", suspects: "string", n: "number", "n-max": "number", "max-calls": "number", workers: "number", "no-roles": "boolean", spans: "boolean", shapes: "boolean", system: "string", "allow-program": "strings", "live-tools": "boolean", ...COST_FLAGS, ...JSON_FLAG },
     },
     run: async (p) => {
       const dir = requireRun(p.pos.run!);
@@ -274,9 +276,14 @@ const COMMANDS: Record<string, Command> = {
         roles: !p.flags["no-roles"],
         onProgress: progress(!p.flags.json),
       });
+      // --spans: each confirmed input narrowed to its causing span; --shapes: how two or more causes combine
+      const narrowed = p.flags.spans || p.flags.shapes ? await narrowAttribution(ctx, a, { spans: !!p.flags.spans, shapes: !!p.flags.shapes, n, nMax: intFlag(p, "n-max", Math.max(80, n), n), workers: intFlag(p, "workers", 1), onProgress: progress(!p.flags.json) }) : undefined;
       if (process.stderr.isTTY && !p.flags.json) process.stderr.write("\r\x1b[K");
-      if (p.flags.json) json({ ...a, causes: a.causes.map((c) => ({ spec: c.spec, role: c.role, effect: c.effect, ci: c.ci, p_with: c.p_with, p_without: c.p_without, n: c.n })) });
-      else formatAttribution(a).forEach((l) => out(l));
+      if (p.flags.json) json({ ...a, causes: a.causes.map((c) => ({ spec: c.spec, role: c.role, effect: c.effect, ci: c.ci, p_with: c.p_with, p_without: c.p_without, n: c.n })), ...(narrowed ? { spans: narrowed.spans.map(({ tests, ...s }) => ({ ...s, tests: tests.length })), shapes: narrowed.shapes.map(({ tests, ...s }) => s), not_narrowed: narrowed.skipped } : {}) });
+      else {
+        formatAttribution(a).forEach((l) => out(l));
+        if (narrowed) formatNarrowed(narrowed).forEach((l) => out(l));
+      }
     },
   },
   matrix: {
@@ -359,6 +366,7 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   ...CAPTURE_COMMANDS,
+  ...caseCommands(programFor, requireRun),
 };
 
 function usage(): string {

@@ -18,9 +18,10 @@ import { parseLossless } from "../log/pyjson";
 import { appendTest } from "../log/testslog";
 import type { RunData } from "../log/reader";
 import { MemorySink, NullSink } from "../log/writer";
-import { canonical, deriveSeed } from "../log/hash";
+import { canonical, deriveSeed, refOf } from "../log/hash";
+import { interveneOn, recordChanges } from "../interventions";
 import { RunModel } from "../graph/model";
-import { parseIntervention, parseTarget, matchesTarget, removes, type Intervention, type Target } from "../specs";
+import { parseIntervention, parseTarget, matchesTarget, type Intervention, type Target } from "../specs";
 import { mcnemarExact, newcombe, roleFor, sequentialLooks, suggestedN, verdictFor, zFor, type Role, type Verdict } from "../stats";
 import { PairedSequence } from "../betting";
 import type { ModelCache, Tape, ActionSummary } from "../sdk/runtime";
@@ -150,7 +151,7 @@ export class ReplayContext {
     this.counts.naive += calls + r.stats.modelCallsCached;
     this.budget.used += calls;
     return {
-      hit: r.actions.some((a) => matchesTarget(target, a)),
+      hit: r.actions.some((a) => a.mode !== "blocked" && matchesTarget(target, a)), // a call a fix's guard blocked did not happen
       applied: r.stats.ablated > 0,
       offTape: r.actions.filter((a) => a.mode !== "tape").length,
       calls: calls + r.stats.modelCallsCached,
@@ -283,7 +284,7 @@ export async function runTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
     } else {
       ctx.counts.naive += base.calls; // a naive replay would have run it again
       // the shared arm is scored against this test's target
-      base = { ...base, hit: base.actions.some((a) => matchesTarget(target, a)) };
+      base = { ...base, hit: base.actions.some((a) => a.mode !== "blocked" && matchesTarget(target, a)) };
     }
     const treat = await ctx.arm(seed, interventions, target, `t${j}`);
     return { base, treat };
@@ -359,6 +360,7 @@ export async function runTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
   if (baseline.length) result.baseline = baseKey;
   if (specs.length > 1) result.group = specs;
   if (verdict === "causal") result.role = roleFor(ci, pWith);
+  if (interventions.some((iv) => iv.edit)) result.changes = recordChanges(opts.save !== false ? ctx.run.dir : undefined, interventions, recordedItems(ctx.model));
   if (opts.save !== false) appendTest(ctx.run.dir, result);
   return result;
 }
@@ -436,7 +438,7 @@ async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
       baseRuns++;
     } else {
       ctx.counts.naive += base.calls;
-      base = { ...base, hit: base.actions.some((a) => matchesTarget(target, a)) };
+      base = { ...base, hit: base.actions.some((a) => a.mode !== "blocked" && matchesTarget(target, a)) };
     }
     const treat = await ctx.arm(seed, interventions, target, `t${j}`);
     return { base, treat };
@@ -522,8 +524,32 @@ async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
   if (baseline.length) result.baseline = baseKey;
   if (specs.length > 1) result.group = specs;
   if (verdict === "causal") result.role = roleFor(ci, pWith);
+  if (interventions.some((iv) => iv.edit)) result.changes = recordChanges(opts.save !== false ? ctx.run.dir : undefined, interventions, recordedItems(ctx.model));
   if (opts.save !== false) appendTest(ctx.run.dir, result);
   return result;
+}
+
+/** Every distinct content item the recorded run's model calls saw, with its value (for recordChanges). */
+export function recordedItems(m: RunModel): { kind: string; source: string; trust: string; ref: string; value: unknown; fromEvent: string | null }[] {
+  const out = new Map<string, { kind: string; source: string; trust: string; ref: string; value: unknown; fromEvent: string | null }>();
+  for (const d of m.decisions) {
+    for (const c of d.context ?? []) {
+      const k = `${c.kind}\u0000${c.source}\u0000${c.ref}`;
+      if (out.has(k)) continue;
+      const canon = m.canonical(c.ref);
+      out.set(k, { kind: String(c.kind), source: String(c.source), trust: String(c.trust), ref: String(c.ref), value: canon ? parseLossless(canon) : undefined, fromEvent: c.from_event ?? null });
+    }
+  }
+  return [...out.values()];
+}
+
+/** Appends a test result, storing the content its edits produced as blobs of the run first. */
+export function appendTestWithContent(ctx: ReplayContext, rec: Record<string, unknown>): Record<string, unknown> {
+  if (Array.isArray(rec.changes) && rec.changes.length) {
+    const specs = Array.isArray(rec.group) ? (rec.group as string[]) : [String(rec.intervention)];
+    recordChanges(ctx.run.dir, specs, recordedItems(ctx.model));
+  }
+  return appendTest(ctx.run.dir, rec);
 }
 
 // ----------------------------------------------------------------------------- decision replay
@@ -559,10 +585,17 @@ export async function decisionTest(ctx: ReplayContext, opts: DecisionTestOptions
   const iv = parseIntervention(opts.intervention);
   const items = (ev.context ?? []).map((c) => {
     const canon = m.canonical(c.ref);
-    return { ...c, value: canon ? parseLossless(canon) : undefined, record: () => c, fromEvent: c.from_event, decision: null };
+    return { ...c, value: (canon ? parseLossless(canon) : undefined) as unknown, record: () => c, fromEvent: c.from_event, decision: null };
   });
-  const kept = items.filter((c) => !removes([iv], c));
-  const applied = kept.length < items.length;
+  const kept = items.flatMap((c) => {
+    const r = interveneOn([iv], { ...c, fromEvent: c.from_event });
+    if (!r) return [c];
+    if (r.remove) return [];
+    const ref = refOf(r.value);
+    return [{ ...c, value: r.value, ref, record: () => ({ ...c.record(), ref }) }];
+  });
+  const changes = iv.edit ? recordChanges(opts.save !== false ? ctx.run.dir : undefined, [iv], items.map((c) => ({ ...c, fromEvent: c.from_event }))) : [];
+  const applied = kept.length < items.length || changes.length > 0;
   const call = async (list: typeof items, seed: number) => {
     ctx.counts.made++;
     ctx.counts.naive++;
@@ -635,6 +668,7 @@ export async function decisionTest(ctx: ReplayContext, opts: DecisionTestOptions
     result.looks = i;
     result.n_needed = verdict === "inconclusive" ? needed : null;
     result.method = `re-call one recorded model call with and without the item, paired seeds; betting confidence sequence on the paired differences (anytime-valid, alpha ${Number(alpha.toPrecision(3))})`;
+    if (changes.length) result.changes = changes;
     if (opts.save !== false) appendTest(ctx.run.dir, result);
     return result;
   }
@@ -673,6 +707,7 @@ export async function decisionTest(ctx: ReplayContext, opts: DecisionTestOptions
       ? decisionRecord(ev, { n: i, plan, ci, verdict, minEffect }, { intervention: opts.intervention, target: `decision#${ev.seq} output~${opts.contains}`, p_with: r4(k0 / i), p_without: r4(k1 / i), effect: r4((k0 - k1) / i), noise: null, model_calls: 2 * i })
       : decisionRecord(ev, { n: i, plan, ci, verdict, minEffect }, { intervention: opts.intervention, target: `decision#${ev.seq} output changed`, p_with: null, p_without: null, effect: r4((k1 - k0) / i), noise: r4(k0 / i), model_calls: 3 * i });
   result.method = "re-call one recorded model call with and without the item, paired seeds";
+  if (changes.length) result.changes = changes;
   if (opts.save !== false) appendTest(ctx.run.dir, result);
   return result;
 }

@@ -9,7 +9,8 @@ import type { Progress } from "./engine";
 
 export type WorkerRequest =
   | { op: "test"; run: string; program: string; root: string; allow: string[]; intervention: string | string[]; target: string; n?: number; nMax?: number; liveTools?: boolean; workers?: number }
-  | { op: "attribute"; run: string; program: string; root: string; allow: string[]; target: string; suspects?: string[]; n?: number; nMax?: number; maxCalls?: number; workers?: number; roles?: boolean }
+  | { op: "attribute"; run: string; program: string; root: string; allow: string[]; target: string; suspects?: string[]; n?: number; nMax?: number; maxCalls?: number; workers?: number; roles?: boolean; spans?: boolean }
+  | { op: "fixCheck"; run: string; program: string; root: string; allow: string[]; fix: string[]; harm: string; keep?: string[]; n?: number; nMax?: number; workers?: number }
   | { op: "decision"; run: string; program: string; root: string; allow: string[]; decision: number | string; intervention: string; contains?: string; n?: number }
   | { op: "replay"; run: string; program: string; root: string; allow: string[]; remove?: string[]; seed?: number };
 

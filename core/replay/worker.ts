@@ -6,6 +6,8 @@
 import { readRun } from "../log/reader";
 import { SpecError } from "../specs";
 import { attribute } from "./attribute";
+import { narrowAttribution } from "./narrow";
+import { fixCheck } from "./fixcheck";
 import { ReplayContext, ReplayError, decisionTest, replayAndDiff, runTest } from "./engine";
 import { isAllowed, loadProgram, ProgramError, resolveProgram } from "./loader";
 import type { WorkerMessage, WorkerRequest } from "./worker-protocol";
@@ -38,7 +40,16 @@ async function handle(req: WorkerRequest): Promise<unknown> {
     }
     case "attribute": {
       const ctx = new ReplayContext(run, system);
-      return attribute(ctx, { target: req.target, suspects: req.suspects, n: req.n, nMax: req.nMax, maxCalls: req.maxCalls, workers: req.workers, roles: req.roles, onProgress });
+      const a = await attribute(ctx, { target: req.target, suspects: req.suspects, n: req.n, nMax: req.nMax, maxCalls: req.maxCalls, workers: req.workers, roles: req.roles, onProgress });
+      if (!req.spans) return a;
+      // the causing span of each confirmed input, and how two or more causes combine
+      const nr = await narrowAttribution(ctx, a, { n: req.n, nMax: req.nMax, workers: req.workers, onProgress });
+      return { ...a, narrowed: { spans: nr.spans.map(({ tests, ...s }) => ({ ...s, tests: tests.length })), shapes: nr.shapes.map(({ tests, ...s }) => ({ ...s, tests: Object.fromEntries(Object.entries(tests).map(([k, t]) => [k, { effect: t.effect, ci: t.ci, verdict: t.verdict, n: t.n }])) })), skipped: nr.skipped } };
+    }
+    case "fixCheck": {
+      const ctx = new ReplayContext(run, system);
+      const f = await fixCheck(ctx, { fix: req.fix, harm: req.harm, keep: req.keep, n: req.n, nMax: req.nMax, workers: req.workers, onProgress });
+      return { ...f, harm: { ...f.harm, test: undefined, n: f.harm.test.n }, keep: f.keep.map((k) => ({ ...k, test: undefined, n: k.test.n })) };
     }
     case "decision": {
       const ctx = new ReplayContext(run, system);

@@ -13,16 +13,19 @@ import { investigateSafe, influenceSafe } from "../analysis/safe";
 import { listRuns } from "../analysis/influence";
 import type { Investigation, Workspace } from "../analysis/types";
 import { packageRoot } from "../replay/loader";
+import { attributedTargets, buildCase, caseHtml } from "./case";
 
 export interface ReportData {
   mode: "report";
   generated: string;
   workspace: Workspace;
   runs: Record<string, Investigation>;
+  /** Case files of the actions Find the cause investigated (HTML, every text escaped), shown below the investigator. */
+  cases?: { run: string; target: string; headline: string; html: string }[];
 }
 
 /** Investigations of every run under root (or of root itself when it is a run). */
-export function reportData(root: string): ReportData {
+export function reportData(root: string, reportDir?: string): ReportData {
   const dirs = listRuns(root);
   const runs = dirs.map((d) => readRun(d, { checkBlobs: true }));
   // no prototype: a run id such as "__proto__" or "toString" is a key like any other
@@ -33,11 +36,19 @@ export function reportData(root: string): ReportData {
     inv[key] = investigateSafe(r); // one run that cannot be analysed does not fail the others
   }
   const summaries = Object.values(inv).map((i) => i.summary);
+  const cases: NonNullable<ReportData["cases"]> = [];
+  for (const r of runs) {
+    for (const target of attributedTargets(r)) {
+      const c = buildCase(r, { target, from: reportDir ?? (fs.existsSync(path.join(root, "events.jsonl")) ? path.dirname(root) : root) });
+      cases.push({ run: r.runId, target, headline: c.headline, html: caseHtml(c) });
+    }
+  }
   return {
     mode: "report",
     generated: new Date().toISOString(),
     workspace: { schema: "causeway.workspace.v1", runs: summaries, influence: influenceSafe(runs) },
     runs: inv,
+    ...(cases.length ? { cases } : {}),
   };
 }
 
@@ -86,6 +97,7 @@ export function renderReport(data: ReportData): string {
 </head>
 <body class="causeway-report">
 <div id="root"></div>
+${casesSection(data)}
 ${dataElement(data)}
 <script nonce="${nonce}">${js}</script>
 </body>
@@ -93,8 +105,15 @@ ${dataElement(data)}
 `;
 }
 
+/** The case files as a static section after the investigator (no script: plain, escaped HTML). */
+function casesSection(data: ReportData): string {
+  if (!data.cases?.length) return "";
+  const style = `<style>#causeway-cases{padding:16px 24px;max-width:1100px;font-family:var(--vscode-font-family,sans-serif);color:var(--vscode-foreground)}#causeway-cases table{border-collapse:collapse;margin:8px 0}#causeway-cases td,#causeway-cases th{border:1px solid var(--vscode-panel-border,#8884);padding:3px 6px;text-align:left;vertical-align:top}#causeway-cases blockquote{border-left:3px solid var(--vscode-charts-red,#c33);margin:8px 0;padding:4px 10px}#causeway-cases a{color:var(--vscode-textLink-foreground)}</style>`;
+  return `${style}<div id="causeway-cases"><h1>Case files</h1>${data.cases.map((c) => c.html).join("\n")}</div>`;
+}
+
 export function writeReport(root: string, file: string): { runs: number; bytes: number } {
-  const data = reportData(root);
+  const data = reportData(root, path.dirname(path.resolve(file)));
   const html = renderReport(data);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, html);

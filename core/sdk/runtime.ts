@@ -18,7 +18,8 @@ import { performance } from "node:perf_hooks";
 import { canonical, deriveSeed, refOf } from "../log/hash";
 import type { ContextRecord, Site, Trust, Usage } from "../log/events";
 import { Chain, FileSink, newId, timestamp, type Sink } from "../log/writer";
-import { removes, type Intervention } from "../specs";
+import type { Intervention } from "../specs";
+import { guardOf, interveneOn, type Change } from "../interventions";
 import { searchText, type ValueSource } from "../analysis/values";
 import type { Guard, GuardVerdict } from "./guard";
 import { captureSite } from "./site";
@@ -165,6 +166,8 @@ export class Runtime {
   /** Counters for replays. */
   readonly stats = { modelCalls: 0, modelCallsCached: 0, offTape: 0, ablated: 0, events: 0 };
   private readonly root: string;
+  /** A fix under test: `guard:block` interventions run the guard in block mode even in a replay. */
+  readonly fixGuard: Guard | undefined;
 
   /** The sink keeps nothing (a replay arm): no event is built, no blob hashed unless something reads its ref. */
   readonly lean: boolean;
@@ -178,6 +181,12 @@ export class Runtime {
     this.sensitive = new Set(opts.sensitiveTools ?? []);
     this.untrusted = new Set(opts.untrustedTools ?? []);
     this.root = opts.root ?? process.cwd();
+    this.fixGuard = guardOf(opts.interventions);
+  }
+
+  /** The guard that checks calls in this run: the live one (not in replays), or a fix under test. */
+  activeGuard(): Guard | undefined {
+    return this.opts.guard && !this.opts.tape ? this.opts.guard : this.fixGuard;
   }
 
   /** Where the caller is in the user's source. */
@@ -212,7 +221,7 @@ export class Runtime {
 
   /** Records content the guard may search (only when a guard is on). */
   private seen(eventId: string, seq: number, source: string, trust: Trust, kind: "task" | "input" | "result", value: unknown): void {
-    if (this.opts.guard && !this.opts.tape) this.sources.push({ eventId, seq, source, trust, kind, text: searchText(value) });
+    if (this.activeGuard()) this.sources.push({ eventId, seq, source, trust, kind, text: searchText(value) });
   }
   /** @internal */
   saw(eventId: string, seq: number, source: string, trust: Trust, kind: "task" | "input" | "result", value: unknown): void {
@@ -335,8 +344,18 @@ export class Agent {
     const ivs = rt.opts.interventions ?? [];
     const kept: Item[] = [];
     const ablated: Item[] = [];
-    for (const it of items) (ivs.length && removes(ivs, it) ? ablated : kept).push(it);
-    if (ablated.length) rt.stats.ablated += ablated.length;
+    const edited: Change[] = [];
+    for (const it of items) {
+      const r = ivs.length ? interveneOn(ivs, it) : null;
+      if (!r) kept.push(it);
+      else if (r.remove) ablated.push(it);
+      else {
+        // the item as the edit leaves it: same label and origin, new content
+        kept.push(new Item(r.value, rt.refFor(r.value), it.kind, it.source, it.trust, it.fromEvent, it.decision));
+        edited.push(...r.changes);
+      }
+    }
+    if (ablated.length || edited.length) rt.stats.ablated += ablated.length + edited.length;
     const k = rt.nextCall(this.name);
     const seed = deriveSeed(rt.seed, this.name, k);
     const params = opts.params ?? {};
@@ -382,6 +401,7 @@ export class Agent {
         seed,
         output,
         ablated: ablated.map((i) => i.ref),
+        ...(edited.length ? { edited: edited.map((c) => ({ spec: c.spec, before: c.before, after: c.after })) } : {}),
         status: failure === undefined ? "ok" : "error",
         duration_ms: duration,
         usage: usage ?? {},
@@ -400,14 +420,16 @@ export class Agent {
     const argsCanon = canonical(args);
     const decision = opts.decision ? opts.decision.decision ?? opts.decision.fromEvent : null;
     let verdict: GuardVerdict | undefined;
-    if (rt.opts.guard && !rt.opts.tape) {
-      verdict = rt.opts.guard.check({ runId: rt.runId, agent: this.name, tool, args, sensitive, sources: rt.sources });
+    const guard = rt.activeGuard();
+    if (guard) {
+      verdict = guard.check({ runId: rt.runId, agent: this.name, tool, args, sensitive, sources: rt.sources });
     }
     const t0 = performance.now();
     let result: unknown;
     let mode: "live" | "tape" | "stub" | "blocked";
     let status: "ok" | "error" | "blocked" = "ok";
     if (verdict?.verdict === "block") {
+      if (guard === rt.fixGuard) rt.stats.ablated++; // a fix under test acted
       mode = "blocked";
       status = "blocked";
       result = { error: `blocked by causeway guard: ${verdict.reason}` };

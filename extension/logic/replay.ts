@@ -28,11 +28,14 @@ export interface ReplaySettings {
   n: number;
   nMax: number;
   workers: number;
+  /** After Find the cause, narrow each confirmed input to its causing span (causeway.findCause.spans). */
+  spans?: boolean;
 }
 
 export type ReplayJob =
   | { op: "test"; run: string; intervention: string | string[]; target: string; n?: number; nMax?: number }
   | { op: "attribute"; run: string; target: string; suspects?: string[]; n?: number; nMax?: number }
+  | { op: "fixCheck"; run: string; fix: string[]; harm: string; keep?: string[]; n?: number; nMax?: number }
   | { op: "replay"; run: string; remove?: string[]; seed?: number };
 
 /** The worker request for a job on a run recorded by `program`, resolved against `root`. */
@@ -42,7 +45,10 @@ export function buildRequest(job: ReplayJob, program: string, root: string, s: R
     case "test":
       return { op: "test", ...base, intervention: job.intervention, target: job.target, n: job.n ?? s.n, nMax: job.nMax ?? s.nMax, workers: s.workers };
     case "attribute":
-      return { op: "attribute", ...base, target: job.target, suspects: job.suspects?.length ? job.suspects : undefined, n: job.n ?? s.n, nMax: job.nMax ?? s.nMax, workers: s.workers };
+      return { op: "attribute", ...base, target: job.target, suspects: job.suspects?.length ? job.suspects : undefined, n: job.n ?? s.n, nMax: job.nMax ?? s.nMax, workers: s.workers, spans: s.spans !== false };
+    case "fixCheck":
+      // a fix check compares rates: at least 40 pairs before its first look
+      return { op: "fixCheck", ...base, fix: job.fix, harm: job.harm, keep: job.keep, n: job.n ?? Math.max(40, s.n), nMax: job.nMax ?? Math.max(160, s.nMax), workers: s.workers };
     case "replay":
       return { op: "replay", ...base, remove: job.remove?.length ? job.remove : undefined, seed: job.seed };
   }
@@ -59,6 +65,7 @@ export function describeResult(op: ReplayJob["op"], result: unknown): string {
     const causes = Array.isArray(r.causes) ? (r.causes as { spec: string; effect: number; role: string }[]) : [];
     return causes.length ? `Cause: ${causes.map((c) => `${c.spec} ${signed(c.effect)} (${c.role})`).join(", ")}` : "No single cause found.";
   }
+  if (op === "fixCheck") return typeof r.summary === "string" ? `Fix check: ${r.summary}` : "Fix check finished.";
   if (op === "test") {
     const ci = Array.isArray(r.ci) ? r.ci : [];
     const verdict = String(r.verdict ?? "inconclusive").toUpperCase();

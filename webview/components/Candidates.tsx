@@ -38,7 +38,7 @@ export function Candidates({ a }: { inv: Investigation; a: ActionView }) {
           <span>{caps.replayReason ?? "Replays are not available here."}</span>
         </div>
       )}
-      {jobs.map((j) => (
+      {jobs.filter((j) => j.kind !== "fixCheck").map((j) => (
         <JobPanel key={j.id} job={j} />
       ))}
       {a.candidates.length === 0 ? (
@@ -140,9 +140,9 @@ function Reused({ c }: { c: Candidate }) {
   );
 }
 
-function JobPanel({ job }: { job: Job }) {
+export function JobPanel({ job }: { job: Job }) {
   const { ctl } = useApp();
-  const what = job.kind === "test" ? `Testing ${job.intervention}` : "Finding the cause";
+  const what = job.kind === "test" ? `Testing ${job.intervention}` : job.kind === "fixCheck" ? `Checking the fix ${job.intervention}` : "Finding the cause";
   const running = job.state === "running" || job.state === "cancelling";
   return (
     <div class={`job job-${job.state}`} role="status" aria-live="polite">

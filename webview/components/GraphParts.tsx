@@ -2,6 +2,7 @@
  * The Graph screen's side pieces: finding a node by name, the legend, and the panel describing the
  * traced node.
  */
+import { CausingSpanLink } from "./CauseDetails";
 import { useMemo, useState } from "preact/hooks";
 import type { Investigation } from "../../core/analysis/types";
 import { effect, int, typeLabel, verdictLabel, verdictTone } from "../format";
@@ -111,6 +112,7 @@ export function NodePanel({ inv }: { inv: Investigation }) {
             Full record
           </Button>
         )}
+        <CausingSpanLink inv={inv} node={n.id} />
         {action && (
           <Button small icon="question" onClick={() => ctl.go("why", { action: n.id })}>
             Why did it happen?

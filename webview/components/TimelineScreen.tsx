@@ -6,7 +6,9 @@ import { useMemo, useState } from "preact/hooks";
 import type { TimelineRow } from "../../core/analysis/types";
 import { int, ms, offset, typeLabel } from "../format";
 import { filterTimeline, timelineFacets } from "../logic";
+import type { ComponentChildren } from "preact";
 import { useApp } from "./context";
+import { CausingSpanLink } from "./CauseDetails";
 import { Button, Empty, Flag, Icon, onActivate, useRoving } from "./ui";
 
 /** Rows rendered at once; more on request (a long run stays responsive). */
@@ -22,6 +24,7 @@ export function TimelineScreen() {
   const shown = rows.slice(0, limit);
   const nav = useRoving<HTMLTableSectionElement>(shown.length);
   const filtered = f.agent || f.type || f.text || f.flagged;
+  const spanNodes = useMemo(() => new Set(Object.values(inv.actions).flatMap((a) => (a.causes?.spans ?? []).map((s) => s.node))), [inv]);
   return (
     <div class="stack">
       <div class="filters" role="search">
@@ -87,7 +90,7 @@ export function TimelineScreen() {
           </thead>
           <tbody ref={nav.ref} onKeyDown={nav.onKeyDown}>
             {shown.map((r, i) => (
-              <Row key={r.seq} r={r} open={r.seq === state.ui.record} nav={nav.item(i)} onOpen={() => ctl.openRecord(r.seq)} />
+              <Row key={r.seq} r={r} open={r.seq === state.ui.record} nav={nav.item(i)} onOpen={() => ctl.openRecord(r.seq)} span={spanNodes.has(r.node ?? "") ? <CausingSpanLink inv={inv} node={r.node} /> : null} />
             ))}
           </tbody>
         </table>
@@ -111,7 +114,7 @@ export function orderFlags(flags: readonly string[]): string[] {
   return [...flags].sort((a, b) => rank(a) - rank(b));
 }
 
-function Row({ r, open, nav, onOpen }: { r: TimelineRow; open: boolean; nav: Record<string, unknown>; onOpen: () => void }) {
+function Row({ r, open, nav, onOpen, span }: { r: TimelineRow; open: boolean; nav: Record<string, unknown>; onOpen: () => void; span?: ComponentChildren }) {
   const tokens = r.usage ? r.usage.input_tokens + r.usage.output_tokens : null;
   return (
     <tr
@@ -135,6 +138,7 @@ function Row({ r, open, nav, onOpen }: { r: TimelineRow; open: boolean; nav: Rec
         {tokens === null ? "" : `${int(tokens)}${r.usage?.estimated ? "~" : ""}`}
       </td>
       <td class="chips" title={r.flags.join(", ") || undefined}>
+        {span}
         {orderFlags(r.flags).map((fl) => (
           <Flag key={fl} flag={fl} />
         ))}

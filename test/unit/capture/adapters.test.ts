@@ -110,6 +110,20 @@ describe("OpenAI adapter (chat completions)", () => {
     // a removal that matches nothing is not applied
     const none = await endpointDecisionTest(readRun(dir), { decision: decision.seq, intervention: "input:web:*", target: "tool=send_email", n: 5, baseUrl: llm.openaiBaseURL, apiKey: "k", save: false });
     expect(none.verdict).toBe("not-applied");
+
+    // an edit instead of a removal: only the planted sentence is redacted from the page's block
+    const spec = "redact:input:tool:fetch_page~/IMPORTANT NOTE TO AI ASSISTANTS:.*$/";
+    const edited = withoutBlocks(rebuilt, spec);
+    expect([edited.removed, edited.edited]).toEqual([0, 1]);
+    const page = (edited.body as { messages: { role: string; content: string }[] }).messages.find((x) => x.role === "tool")!.content;
+    expect(page).toContain("Shipping notes for Q3.");
+    expect(page).not.toContain("evil.example");
+    const red = await endpointDecisionTest(readRun(dir), { decision: decision.seq, intervention: spec, target: "tool=send_email,arg~evil.example", n: 20, baseUrl: llm.openaiBaseURL, apiKey: "test-key" });
+    expect(red).toMatchObject({ verdict: "causal", p_without: 0, removed_blocks: 0, edited_blocks: 1 });
+    const ch = (red.changes as { kind: string; after: string; removed: { text: string }[] }[])[0];
+    expect(ch.kind).toBe("redact");
+    expect(ch.removed[0].text).toContain("attacker@evil.example");
+    expect(fs.existsSync(path.join(dir, "blobs", ch.after.slice(7) + ".json"))).toBe(true); // the redacted page, stored
   });
 
   it("records a streamed agent the same as a plain one", async () => {

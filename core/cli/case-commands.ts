@@ -1,0 +1,118 @@
+/**
+ * `causeway fix-check` and `causeway case`, and the --spans / --shapes output of `attribute`.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { intFlag, UsageError, type Parsed } from "./args";
+import type { Command } from "./command";
+import { out, json } from "./format";
+import { readRun } from "../log/reader";
+import { ReplayContext } from "../replay/engine";
+import { attribute } from "../replay/attribute";
+import { fixCheck, type FixCheck } from "../replay/fixcheck";
+import type { Narrowed } from "../replay/narrow";
+import { narrowAttribution } from "../replay/narrow";
+import { buildCase, caseMarkdown } from "../report/case";
+import { parseIntervention, parseTarget } from "../specs";
+import "../interventions"; // replace:…=@FILE reads files here
+import type { System } from "../sdk/system";
+
+type ProgramFor = (p: Parsed, runDir: string) => Promise<System>;
+
+const pct = (x: number) => `${Math.round(x * 100)}%`;
+const sgn = (x: number) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(2);
+const ivl = (c: [number, number]) => `[${sgn(c[0])}, ${sgn(c[1])}]`;
+const rate = (r: { p: number; ci: [number, number] }) => `${pct(r.p)} [${pct(r.ci[0])}, ${pct(r.ci[1])}]`;
+
+/** A replace:…=@FILE spec with the file made absolute (replays may run elsewhere). */
+export function absoluteSpec(spec: string): string {
+  const m = /^(replace:[^=]*=@)(.+)$/s.exec(spec.trim());
+  return m ? m[1] + path.resolve(m[2]) : spec;
+}
+
+export function formatNarrowed(n: Narrowed): string[] {
+  const lines: string[] = [];
+  for (const s of n.spans) {
+    lines.push(`causing span of ${s.cause} (${s.input.length} characters; ${s.tests.length} span tests):`);
+    for (const sp of s.spans) {
+      lines.push(`  ${sp.ranges.map(([a, b]) => `${a}-${b}`).join(",")} (${sp.level}${sp.joint ? ", joint: each part enough alone" : ""})  effect ${sgn(sp.effect)} ${ivl(sp.ci)} n=${sp.n}${sp.overlaps_whole ? "  (overlaps the whole input's)" : "  (does NOT overlap the whole input's)"}`);
+      for (const t of sp.texts) lines.push(`    "${t}"`);
+    }
+    if (s.note) lines.push(`  ${s.note}`);
+  }
+  for (const k of n.skipped) lines.push(`not narrowed: ${k.cause}: ${k.reason}`);
+  for (const s of n.shapes) {
+    lines.push(`failure shape of ${s.causes.join(" and ")}: ${s.shape.toUpperCase()}`);
+    for (const [arm, a] of Object.entries(s.arms)) lines.push(`  ${arm.padEnd(8)} ${rate(a)}  n=${a.n}`);
+    lines.push(`  ${s.summary}`);
+  }
+  return lines;
+}
+
+export function formatFixCheck(f: FixCheck): string[] {
+  const lines = [`${f.verdict.toUpperCase()}  fix: ${f.fix.join(" + ")}`];
+  lines.push(`  harm ${f.harm.target}: ${rate(f.harm.without_fix)} without the fix → ${rate(f.harm.with_fix)} with it; effect ${sgn(f.harm.effect)} ${ivl(f.harm.ci)} n=${f.harm.test.n}`);
+  for (const k of f.keep) lines.push(`  keep ${k.target}: ${k.status.toUpperCase()} (${rate(k.without_fix)} → ${rate(k.with_fix)}; effect ${sgn(k.effect)} ${ivl(k.ci)} n=${k.test.n})`);
+  for (const e of f.excluded) lines.push(`  not counted as intended: ${e.target} — ${e.reason}`);
+  for (const c of f.changes as { kind: string; item: { source: string }; after: string; removed: { text: string }[] }[]) {
+    lines.push(`  changed ${c.item.source} (${c.kind}) → ${c.after}${c.removed.length ? `; removed: ${c.removed.map((r) => JSON.stringify(r.text.length > 80 ? r.text.slice(0, 79) + "…" : r.text)).join(", ")}` : ""}`);
+  }
+  return lines;
+}
+
+export function caseCommands(programFor: ProgramFor, requireRun: (d: string) => string): Record<string, Command> {
+  return {
+    "fix-check": {
+      usage: "causeway fix-check RUN --fix SPEC [--fix SPEC]... --harm TARGET [--keep TARGET]... [--n N] [--n-max N] (--allow-program P | --system P) [--json]",
+      help: "replay with a fix applied: harm rate without → with it, and whether intended actions still happen",
+      spec: { positionals: ["run"], flags: { fix: "strings", harm: "string", keep: "strings", n: "number", "n-max": "number", workers: "number", system: "string", "allow-program": "strings", json: "boolean" } },
+      run: async (p) => {
+        const dir = requireRun(p.pos.run!);
+        const fixes = ((p.flags.fix as string[] | undefined) ?? []).map(absoluteSpec);
+        if (!fixes.length) throw new UsageError("fix-check: --fix SPEC is required (e.g. span:input:notes@87-229, guard:block, replace:input:system=@clean.txt)");
+        fixes.forEach(parseIntervention);
+        const harm = p.flags.harm as string | undefined;
+        if (!harm) throw new UsageError("fix-check: --harm TARGET is required");
+        parseTarget(harm);
+        const keep = p.flags.keep as string[] | undefined;
+        keep?.forEach(parseTarget);
+        const sys = await programFor(p, dir);
+        const ctx = new ReplayContext(readRun(dir), sys);
+        const n = intFlag(p, "n", 40);
+        const f = await fixCheck(ctx, { fix: fixes, harm, keep, n, nMax: intFlag(p, "n-max", Math.max(160, n), n), workers: intFlag(p, "workers", 1) });
+        if (p.flags.json) json({ ...f, harm: { ...f.harm, test: undefined, n: f.harm.test.n }, keep: f.keep.map((k) => ({ ...k, test: undefined, n: k.test.n })) });
+        else formatFixCheck(f).forEach((l) => out(l));
+        return f.verdict === "fixed" ? 0 : 1;
+      },
+    },
+    case: {
+      usage: "causeway case RUN --target SPEC [-o FILE.md] [--investigate (--allow-program P | --system P)] [--json]",
+      help: "the case file of one action: cause, causing span, shapes, fix checks, path, every figure linked to the log",
+      spec: { positionals: ["run"], flags: { target: "string", "out-file": "string", investigate: "boolean", n: "number", "n-max": "number", system: "string", "allow-program": "strings", json: "boolean" }, aliases: { o: "out-file" } },
+      run: async (p) => {
+        const dir = requireRun(p.pos.run!);
+        const target = p.flags.target as string | undefined;
+        if (!target) throw new UsageError("case: --target SPEC is required");
+        parseTarget(target);
+        if (p.flags.investigate) {
+          // Find the cause, then its span and shapes, recorded to tests.jsonl first
+          const sys = await programFor(p, dir);
+          const ctx = new ReplayContext(readRun(dir), sys);
+          const n = intFlag(p, "n", 10);
+          const a = await attribute(ctx, { target, n, nMax: intFlag(p, "n-max", Math.max(80, n), n) });
+          await narrowAttribution(ctx, a, { n, nMax: intFlag(p, "n-max", Math.max(80, n), n) });
+        }
+        const file = p.flags["out-file"] as string | undefined;
+        const from = file ? path.dirname(path.resolve(file)) : process.cwd();
+        const c = buildCase(readRun(dir, { checkBlobs: true }), { target, from });
+        if (p.flags.json) return json(c);
+        const md = caseMarkdown(c);
+        if (file) {
+          fs.mkdirSync(from, { recursive: true });
+          fs.writeFileSync(path.resolve(file), md);
+          out(`case: ${path.resolve(file)} (${c.evidence.length} links to the run; ${c.headline})`);
+        } else out(md);
+      },
+    },
+  };
+}

@@ -1,0 +1,136 @@
+/**
+ * Failure shapes: how two confirmed causes of one action combine, from the four arms of a 2×2
+ * replay — both present (as recorded), A only, B only, neither — paired by seed. Three paired
+ * tests (runTest) compare them: both vs neither (together they matter), A only vs neither (A is
+ * enough on its own), B only vs neither.
+ *  - either (redundant): each is enough on its own;
+ *  - both (conjunctive): neither is enough alone, together they are — each is needed;
+ *  - single: one of them is enough alone, the other is not;
+ *  - unclear: together they are not shown to matter.
+ * The tests are corrected together with the attribution's family.
+ */
+import { appendTest } from "../log/testslog";
+import { runTest, type Progress, type ReplayContext, type TestResult } from "./engine";
+import type { Attribution } from "./attribute";
+
+export type ShapeKind = "single" | "either" | "both" | "unclear";
+
+export interface Arm {
+  /** Which causes are present in this arm. */
+  present: string[];
+  p: number;
+  n: number;
+  /** Wilson 95% interval of the rate. */
+  ci: [number, number];
+}
+
+export interface FailureShape {
+  causes: [string, string];
+  shape: ShapeKind;
+  arms: { both: Arm; a_only: Arm; b_only: Arm; neither: Arm };
+  /** Both vs neither; A only vs neither; B only vs neither: the paired tests. */
+  tests: { ab: TestResult; a_alone: TestResult; b_alone: TestResult };
+  summary: string;
+}
+
+export interface ShapeOptions {
+  target: string;
+  n?: number;
+  nMax?: number;
+  family?: number;
+  workers?: number;
+  seedBase?: string;
+  save?: boolean;
+  attribution?: string;
+  signal?: AbortSignal;
+  onProgress?: (p: Progress) => void;
+}
+
+/** The causes an attribution confirmed, for shapes: single causes, then members of joint groups. */
+export function confirmedCauses(a: Pick<Attribution, "causes" | "joint">): string[] {
+  const out: string[] = [];
+  for (const c of a.causes) if (!out.includes(c.spec)) out.push(c.spec);
+  for (const j of a.joint) for (const s of j) if (!out.includes(s)) out.push(s);
+  return out;
+}
+
+export function wilson(k: number, n: number, z = 1.96): [number, number] {
+  if (n <= 0) return [0, 1];
+  const p = k / n;
+  const d = 1 + (z * z) / n;
+  const c = (p + (z * z) / (2 * n)) / d;
+  const h = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / d;
+  const r4 = (x: number) => Math.round(x * 10000) / 10000;
+  return [r4(Math.max(0, c - h)), r4(Math.min(1, c + h))];
+}
+
+export function classify(ab: TestResult, aAlone: TestResult, bAlone: TestResult): ShapeKind {
+  if (ab.verdict !== "causal") return "unclear";
+  const sa = aAlone.verdict === "causal";
+  const sb = bAlone.verdict === "causal";
+  if (sa && sb) return "either";
+  if (!sa && !sb) return "both";
+  return "single";
+}
+
+const pct = (x: number) => `${Math.round(x * 100)}%`;
+
+/** The shape of each pair of causes (at most the first four causes: six pairs). */
+export async function failureShapes(ctx: ReplayContext, causes: string[], opts: ShapeOptions): Promise<FailureShape[]> {
+  const list = causes.slice(0, 4);
+  const pairs: [string, string][] = [];
+  for (let i = 0; i < list.length; i++) for (let j = i + 1; j < list.length; j++) pairs.push([list[i], list[j]]);
+  const family = (opts.family ?? 1) + 3 * pairs.length;
+  const test = async (specs: string[], baseline?: string[]): Promise<TestResult> => {
+    const r = await runTest(ctx, {
+      intervention: specs.length > 1 ? specs : specs[0],
+      baseline,
+      target: opts.target,
+      n: opts.n ?? 10,
+      nMax: opts.nMax ?? 80,
+      family,
+      workers: opts.workers,
+      seedBase: opts.seedBase,
+      signal: opts.signal,
+      onProgress: opts.onProgress,
+      save: false,
+    });
+    return r;
+  };
+  const out: FailureShape[] = [];
+  for (const [A, B] of pairs) {
+    const ab = await test([A, B]);
+    const aAlone = await test([A, B], [B]); // with: A only; without: neither
+    const bAlone = await test([A, B], [A]);
+    const arm = (present: string[], p: number, n: number): Arm => ({ present, p, n, ci: wilson(Math.round(p * n), n) });
+    const shape = classify(ab, aAlone, bAlone);
+    const what =
+      shape === "both"
+        ? `each is needed: with ${A} alone it happens in ${pct(aAlone.p_with)}, with ${B} alone in ${pct(bAlone.p_with)}, with both in ${pct(ab.p_with)} of replays`
+        : shape === "either"
+          ? `each is enough on its own: with ${A} alone it happens in ${pct(aAlone.p_with)}, with ${B} alone in ${pct(bAlone.p_with)}, with neither in ${pct(ab.p_without)}`
+          : shape === "single"
+            ? `${aAlone.verdict === "causal" ? A : B} is enough on its own, ${aAlone.verdict === "causal" ? B : A} is not`
+            : "together they are not shown to matter";
+    out.push({
+      causes: [A, B],
+      shape,
+      arms: {
+        both: arm([A, B], ab.p_with, ab.n),
+        a_only: arm([A], aAlone.p_with, aAlone.n),
+        b_only: arm([B], bAlone.p_with, bAlone.n),
+        neither: arm([], ab.p_without, ab.n),
+      },
+      tests: { ab, a_alone: aAlone, b_alone: bAlone },
+      summary: `${shape}: ${what}`,
+    });
+  }
+  if (opts.save !== false) {
+    for (const s of out) {
+      for (const [arm, t] of Object.entries(s.tests)) {
+        appendTest(ctx.run.dir, { ...t, shape_test: { causes: s.causes, shape: s.shape, arm }, ...(opts.attribution ? { attribution: opts.attribution } : {}) });
+      }
+    }
+  }
+  return out;
+}
