@@ -25,7 +25,9 @@ const builds = [
   // The VS Code extension host bundle.
   { ...node, entryPoints: ["extension/extension.ts"], outfile: "dist/extension.js", external: ["vscode"] },
   // The command-line tool (bin.causeway).
-  { ...node, entryPoints: ["core/cli/main.ts"], outfile: "dist/cli.js", banner: { js: "#!/usr/bin/env node" } },
+  // `pg` (the PostgreSQL store) is bundled in, so `causeway serve --store postgresql://…` needs no
+  // install; its optional native binding is never used.
+  { ...node, entryPoints: ["core/cli/main.ts"], outfile: "dist/cli.js", banner: { js: "#!/usr/bin/env node" }, external: ["pg-native"] },
   // The out-of-process replay worker.
   { ...node, entryPoints: ["core/replay/worker.ts"], outfile: "dist/worker.js" },
   // The library: SDK and core API (package.json "exports").

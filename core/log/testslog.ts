@@ -21,15 +21,19 @@ export interface TestRecord {
 
 
 export function readTestsLog(dir: string): { records: TestRecord[]; problems: Problem[]; head: string } {
-  const file = path.join(dir, "tests.jsonl");
-  const records: TestRecord[] = [];
-  const problems: Problem[] = [];
   let buf: Buffer;
   try {
-    buf = fs.readFileSync(file);
+    buf = fs.readFileSync(path.join(dir, "tests.jsonl"));
   } catch {
-    return { records, problems, head: ZERO_HASH };
+    return { records: [], problems: [], head: ZERO_HASH };
   }
+  return parseTestsLog(buf);
+}
+
+/** Reads tests.jsonl's bytes (from a file or a store): the records, their problems, the chain's head. */
+export function parseTestsLog(buf: Buffer): { records: TestRecord[]; problems: Problem[]; head: string } {
+  const records: TestRecord[] = [];
+  const problems: Problem[] = [];
   let head = ZERO_HASH;
   let sawChained = false;
   let unchained = 0;
