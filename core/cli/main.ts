@@ -24,6 +24,7 @@ import type { System } from "../sdk/system";
 import { writeReport } from "../report/report";
 import { runDemo } from "./demo";
 import { CAPTURE_COMMANDS } from "./capture-commands";
+import { STORE_COMMANDS } from "./store-commands";
 
 process.setSourceMapsEnabled?.(true);
 
@@ -282,6 +283,7 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   ...CAPTURE_COMMANDS,
+  ...STORE_COMMANDS,
 };
 
 function usage(): string {
