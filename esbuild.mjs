@@ -36,6 +36,8 @@ const builds = [
   { ...node, entryPoints: ["bench/run.ts"], outfile: "dist/bench/run.js" },
   { ...node, entryPoints: ["bench/calibration.ts"], outfile: "dist/bench/calibration.js" },
   { ...node, entryPoints: ["bench/replay.ts"], outfile: "dist/bench/replay.js" },
+  { ...node, entryPoints: ["bench/store.ts"], outfile: "dist/bench/store.js", external: ["pg-native"] },
+  { ...node, entryPoints: ["bench/store-agent.ts"], outfile: "dist/bench/store-agent.js" },
   // The investigator webview (browser), also embedded in the static report: webview.js and the
   // webview.css its imports produce (codicons included, the font inlined as a data: URL, since
   // the report's CSP allows fonts only from data:). Type checking: tsc -p webview/tsconfig.json.

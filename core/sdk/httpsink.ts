@@ -30,6 +30,8 @@ export interface HttpSinkOptions {
   /** Retries of a failed send before giving up (default 5). */
   retries?: number;
   onError?: (err: Error) => void;
+  /** Told of each batch's outcome: its final status and the time from first try to answer, retries included (benchmarks). */
+  onBatch?: (info: { status: number; ms: number; events: number }) => void;
 }
 
 export class IngestError extends Error {
@@ -61,7 +63,7 @@ export class HttpSink implements Sink {
   private readonly deliveredBlobs = new Set<string>();
   private running: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private readonly opts: Required<Omit<HttpSinkOptions, "onError">> & Pick<HttpSinkOptions, "onError">;
+  private readonly opts: Required<Omit<HttpSinkOptions, "onError" | "onBatch">> & Pick<HttpSinkOptions, "onError" | "onBatch">;
 
   constructor(
     url: string | readonly string[],
@@ -75,7 +77,7 @@ export class HttpSink implements Sink {
       if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error(`HttpSink needs an http(s) URL, got ${x}`);
       return new URL(u.pathname.replace(/\/+$/, "") + "/v1/ingest", u);
     });
-    this.opts = { batch: opts.batch ?? 50, intervalMs: opts.intervalMs ?? 1000, timeoutMs: opts.timeoutMs ?? 10_000, retries: opts.retries ?? 5, onError: opts.onError };
+    this.opts = { batch: opts.batch ?? 50, intervalMs: opts.intervalMs ?? 1000, timeoutMs: opts.timeoutMs ?? 10_000, retries: opts.retries ?? 5, onError: opts.onError, onBatch: opts.onBatch };
   }
 
   blob(ref: string, value: unknown): void {
@@ -120,8 +122,10 @@ export class HttpSink implements Sink {
       const blobs: Record<string, unknown> = {};
       for (const e of events) for (const r of refsOf(e)) if (isRef(r) && this.pendingBlobs.has(r)) blobs[r] = this.pendingBlobs.get(r);
       let res: { status: number; body: Record<string, unknown> };
+      const t0 = performance.now();
       try {
         res = await this.send({ events, blobs });
+        this.opts.onBatch?.({ status: res.status, ms: performance.now() - t0, events: events.length });
       } catch (err) {
         this.fail(err instanceof Error ? err : new Error(String(err)));
         return;
