@@ -9,7 +9,7 @@
  *  restart   PostgreSQL stopped and started again under load: 503s, then recovery; nothing lost;
  *  listing   10,000 runs in the runs table: one filtered page, p50/max over 20 requests.
  *
- * Options: --agents 50 --events 2000 --fault-agents 20 --list-runs 10000 --out bench/results [--tag T]
+ * Options: --agents 50 --events 2000 --fault-agents 20 --fault-events 2000 --list-runs 10000 --out bench/results [--tag T]
  */
 import fs from "node:fs";
 import net from "node:net";
@@ -129,8 +129,9 @@ async function main(argv: string[]): Promise<number> {
   const AGENTS = arg("agents", 50);
   const EVENTS = arg("events", 2000);
   const FAULT = arg("fault-agents", 20);
+  const FAULT_EVENTS = arg("fault-events", EVENTS);
   const LIST = arg("list-runs", 10_000);
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), "cw-bench-store-"));
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "causeway-store-bench-"));
   const cluster = await PgCluster.start();
   const collectors: ChildProcess[] = [];
   const log = (s: string) => process.stderr.write(`${s}\n`);
@@ -145,8 +146,8 @@ async function main(argv: string[]): Promise<number> {
     const loadCheck = await check(urls[0], load.results, load.local, work);
     log(`  ${load.events_per_s} events/s, p50 ${load.batch_ms_p50} ms, p99 ${load.batch_ms_p99} ms; ${JSON.stringify(loadCheck)}`);
 
-    log(`kill: ${FAULT} agents, collector 0 killed with SIGKILL under load`);
-    const kill = await phase("kill", FAULT, EVENTS, urls, work, async () => {
+    log(`kill: ${FAULT} agents × ${FAULT_EVENTS} events, collector 0 killed with SIGKILL under load`);
+    const kill = await phase("kill", FAULT, FAULT_EVENTS, urls, work, async () => {
       await new Promise((r) => setTimeout(r, 1500));
       collectors[0].kill("SIGKILL");
       return { killed: "collector 0 (SIGKILL) 1.5 s into the phase" };
@@ -155,8 +156,8 @@ async function main(argv: string[]): Promise<number> {
     log(`  ${JSON.stringify(killCheck)} statuses ${JSON.stringify(kill.final_statuses)}`);
     collectors[0] = await startCollector(store, ports[0]);
 
-    log(`restart: ${FAULT} agents, PostgreSQL stopped and started under load`);
-    const restart = await phase("restart", FAULT, EVENTS, urls, work, async () => {
+    log(`restart: ${FAULT} agents × ${FAULT_EVENTS} events, PostgreSQL stopped and started under load`);
+    const restart = await phase("restart", FAULT, FAULT_EVENTS, urls, work, async () => {
       await new Promise((r) => setTimeout(r, 1500));
       const t = performance.now();
       await cluster.stopServer();
@@ -216,7 +217,7 @@ async function main(argv: string[]): Promise<number> {
     };
     const result = {
       machine: { cpus: os.cpus().length, load_avg_at_end: os.loadavg().map((x) => Math.round(x * 10) / 10), node: process.version },
-      settings: { agents: AGENTS, events: EVENTS, fault_agents: FAULT, list_runs: count, collectors: 2, postgres: "15, fsync=off (throwaway cluster)" },
+      settings: { agents: AGENTS, events: EVENTS, fault_agents: FAULT, fault_events: FAULT_EVENTS, list_runs: count, collectors: 2, postgres: "15, fsync=off (throwaway cluster)" },
       load: { ...strip(load), check: loadCheck },
       kill: { ...strip(kill), check: killCheck },
       restart: { ...strip(restart), check: restartCheck },

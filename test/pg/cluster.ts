@@ -79,7 +79,7 @@ export class PgCluster {
     const bin = pgBinDir();
     if (!bin) throw new Error("PostgreSQL is not installed");
     const root = process.getuid?.() === 0;
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cw-pg-"));
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "causeway-store-pg-"));
     const asUser = root ? ["runuser", "-u", "postgres", "--"] : [];
     if (root) {
       const pw = spawnSync("id", ["-u", "postgres"], { encoding: "utf8" });
