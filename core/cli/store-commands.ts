@@ -23,7 +23,7 @@ export const STORE_COMMANDS: Record<string, Command> = {
   push: {
     usage: "causeway push DIR… URL [--token T] [--json]",
     help: "send run folders to a collector (every ingest check applies); token from --token or $CAUSEWAY_TOKEN",
-    spec: { positionals: ["dir", "rest..."], flags: { token: "string", json: "boolean" } },
+    spec: { positionals: ["dir", "url..."], flags: { token: "string", json: "boolean" } },
     run: async (p) => {
       const args = p.all ?? [];
       if (args.length < 2) throw new UsageError("push: give one or more run folders, then the collector's URL");
@@ -51,7 +51,7 @@ export const STORE_COMMANDS: Record<string, Command> = {
   pull: {
     usage: "causeway pull URL RUN… --out DIR [--token T] [--json]",
     help: "fetch runs from a collector into DIR, byte for byte, and verify them",
-    spec: { positionals: ["url", "rest..."], flags: { token: "string", out: "string", json: "boolean" } },
+    spec: { positionals: ["url", "run..."], flags: { token: "string", out: "string", json: "boolean" } },
     run: async (p) => {
       const args = p.all ?? [];
       if (args.length < 2) throw new UsageError("pull: give the collector's URL, then one or more run ids");
