@@ -6,6 +6,7 @@
  *   GET  /v1/runs/RUN/events?from=0&limit=N    events.jsonl lines, exact bytes (x-causeway-* headers) read
  *   GET  /v1/runs/RUN/tail?from=N              server-sent events: `events` {from,count,text}, `end`  read
  *   GET  /v1/runs/RUN/blobs                    {"refs": [...]}                                       read
+ *   GET  /v1/runs/RUN/blobs?content=1&after=REF&limit=N   {"blobs": [[ref, file text]…], "next"}     read
  *   GET  /v1/runs/RUN/blobs/REF                the blob file's bytes                                 read
  *   GET  /v1/runs/RUN/tests                    tests.jsonl's bytes                                   read
  *   POST /v1/runs/RUN/tests                    append one result to the tests chain (409 + head)     ingest
@@ -108,6 +109,13 @@ export async function handleApi(ctx: ApiContext, req: http.IncomingMessage, res:
   if (what === "blobs") {
     if (req.method !== "GET") throw new HttpError(405, "use GET");
     need(ctx, req, "read");
+    if (parts.length === 4 && u.searchParams.get("content") === "1") {
+      const limit = intParam(u, "limit", 500, 2000);
+      const page = await store.readBlobPage(runId, u.searchParams.get("after") ?? "", limit);
+      if (!page) throw new HttpError(404, `no run ${runId}`);
+      sendJson(res, 200, { blobs: page.map((b) => [b.ref, b.body.toString("utf8")]), next: page.length === limit ? page[page.length - 1].ref : null });
+      return true;
+    }
     if (parts.length === 4) {
       const refs = await store.listBlobs(runId);
       if (!refs) throw new HttpError(404, `no run ${runId}`);

@@ -247,6 +247,19 @@ export class FolderStore implements CollectorStore {
     }
   }
 
+  async readBlobPage(runId: string, after: string, limit: number): Promise<{ ref: string; body: Buffer }[] | null> {
+    const refs = await this.listBlobs(runId);
+    if (!refs) return null;
+    const out: { ref: string; body: Buffer }[] = [];
+    for (const ref of refs) {
+      if (ref <= after) continue;
+      const body = await this.readBlob(runId, ref);
+      if (body) out.push({ ref, body });
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
   async readBlob(runId: string, ref: string): Promise<Buffer | null> {
     const dir = this.runDir(runId);
     if (!dir || !isRef(ref)) return null;

@@ -305,6 +305,14 @@ export class PgStore implements CollectorStore {
     });
   }
 
+  async readBlobPage(runId: string, after: string, limit: number): Promise<{ ref: string; body: Buffer }[] | null> {
+    return this.withClient(async (c) => {
+      if (!(await c.query("SELECT 1 FROM causeway_runs WHERE run_id = $1 AND head_seq >= 0", [runId])).rows.length) return null;
+      const rows = (await c.query("SELECT b.ref, b.body FROM causeway_run_blobs rb JOIN causeway_blobs b ON b.ref = rb.ref WHERE rb.run_id = $1 AND rb.ref > $2 ORDER BY rb.ref LIMIT $3", [runId, after, limit])).rows;
+      return rows.map((r) => ({ ref: r.ref as string, body: r.body as Buffer }));
+    });
+  }
+
   async readBlob(runId: string, ref: string): Promise<Buffer | null> {
     if (!isRef(ref)) return null;
     return this.withClient(async (c) => (await c.query("SELECT b.body FROM causeway_run_blobs rb JOIN causeway_blobs b ON b.ref = rb.ref WHERE rb.run_id = $1 AND rb.ref = $2", [runId, ref])).rows[0]?.body ?? null);

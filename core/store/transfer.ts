@@ -87,6 +87,13 @@ export class CollectorClient {
     return ((await res.json()) as { refs: string[] }).refs.filter(isRef);
   }
 
+  /** Blobs in ref order after `after`, with their file bytes (a page of the bulk read). */
+  async blobPage(runId: string, after: string, limit = 500): Promise<{ blobs: [string, string][]; next: string | null }> {
+    const res = await this.request("GET", `/v1/runs/${encodeURIComponent(runId)}/blobs?content=1&limit=${limit}&after=${encodeURIComponent(after)}`);
+    if (!res.ok) await this.fail(res, `blobs of ${runId}`);
+    return (await res.json()) as { blobs: [string, string][]; next: string | null };
+  }
+
   async blob(runId: string, ref: string): Promise<Buffer> {
     const res = await this.request("GET", `/v1/runs/${encodeURIComponent(runId)}/blobs/${encodeURIComponent(ref)}`);
     if (!res.ok) await this.fail(res, `blob ${ref.slice(0, 19)}… of ${runId}`);
@@ -212,7 +219,7 @@ export async function pushRun(dir: string, client: CollectorClient, opts: { maxB
 }
 
 /** Writes a collector's run into OUT/<run_id> (replacing an older copy) and verifies it. */
-export async function pullRun(client: CollectorClient, runId: string, outRoot: string, opts: { concurrency?: number } = {}): Promise<{ dir: string; events: number; blobs: number; tests: number; ok: boolean; problems: string[] }> {
+export async function pullRun(client: CollectorClient, runId: string, outRoot: string): Promise<{ dir: string; events: number; blobs: number; tests: number; ok: boolean; problems: string[] }> {
   if (!RUN_ID_RE.test(runId)) throw new TransferError(`not a run id: ${JSON.stringify(runId)}`);
   const row = await client.getRun(runId);
   if (!row) throw new TransferError(`the collector holds no run ${runId}`, 404);
@@ -233,22 +240,24 @@ export async function pullRun(client: CollectorClient, runId: string, outRoot: s
     } finally {
       fs.closeSync(fd);
     }
-    const refs = await client.blobRefs(runId);
-    let next = 0;
-    const worker = async () => {
-      while (next < refs.length) {
-        const ref = refs[next++];
-        fs.writeFileSync(path.join(tmp, "blobs", ref.slice(7) + ".json"), await client.blob(runId, ref));
+    let blobs = 0;
+    for (let after = ""; ; ) {
+      const page = await client.blobPage(runId, after);
+      for (const [ref, text] of page.blobs) {
+        if (!isRef(ref)) throw new TransferError(`the collector sent a blob named ${JSON.stringify(String(ref).slice(0, 80))}`);
+        fs.writeFileSync(path.join(tmp, "blobs", ref.slice(7) + ".json"), text);
+        blobs++;
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 8, refs.length) }, worker));
+      if (!page.next) break;
+      after = page.next;
+    }
     const tests = await client.tests(runId);
     if (tests.length) fs.writeFileSync(path.join(tmp, "tests.jsonl"), tests);
     fs.rmSync(dir, { recursive: true, force: true });
     fs.renameSync(tmp, dir);
     const v = verifyRun(dir);
     const errors = v.problems.filter((p) => p.severity === "error" && !(p.code === "no-run-end" && row.status === "running"));
-    return { dir, events: from, blobs: refs.length, tests: linesOf(tests).length, ok: errors.length === 0, problems: errors.map((p) => p.message) };
+    return { dir, events: from, blobs, tests: linesOf(tests).length, ok: errors.length === 0, problems: errors.map((p) => p.message) };
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }

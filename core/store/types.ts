@@ -86,6 +86,8 @@ export interface CollectorStore {
   readEvents(runId: string, from: number, limit: number): Promise<EventRange | null>;
   /** The refs of the blobs stored for a run. */
   listBlobs(runId: string): Promise<string[] | null>;
+  /** The run's blobs with refs after `after`, in ref order, at most `limit` (a bulk read for pull). */
+  readBlobPage(runId: string, after: string, limit: number): Promise<{ ref: string; body: Buffer }[] | null>;
   /** A blob file's bytes (`{"v": …}` as the reference writes it), or null. */
   readBlob(runId: string, ref: string): Promise<Buffer | null>;
   /** tests.jsonl's bytes ("" when none), or null for an unknown run. */
