@@ -75,20 +75,26 @@ const pct = (xs: number[], p: number) => {
 };
 
 /** Pulls every run and compares it with the agent's own copy. */
-async function check(url: string, runs: AgentResult[], localDir: string, work: string): Promise<{ runs: number; identical: number; verified: number; events_expected: number; events_stored: number }> {
+async function check(url: string, runs: AgentResult[], localDir: string, work: string): Promise<{ runs: number; identical: number; verified: number; events_expected: number; events_stored: number; errors: string[] }> {
   const client = new CollectorClient(url, TOKEN);
   const out = fs.mkdtempSync(path.join(work, "pulled-"));
   let identical = 0;
   let verified = 0;
   let stored = 0;
+  const errors: string[] = [];
   for (const r of runs) {
-    const p = await pullRun(client, r.run_id, out);
-    stored += p.events;
-    if (p.ok) verified++;
-    if (fs.readFileSync(path.join(p.dir, "events.jsonl")).equals(fs.readFileSync(path.join(localDir, r.run_id, "events.jsonl")))) identical++;
-    fs.rmSync(p.dir, { recursive: true, force: true });
+    try {
+      const p = await pullRun(client, r.run_id, out);
+      stored += p.events;
+      if (p.ok) verified++;
+      else errors.push(`${r.run_id}: ${p.problems[0]}`);
+      if (fs.readFileSync(path.join(p.dir, "events.jsonl")).equals(fs.readFileSync(path.join(localDir, r.run_id, "events.jsonl")))) identical++;
+    } catch (err) {
+      errors.push(`${r.run_id}: ${(err as Error).message}`);
+      process.stderr.write(`  check ${r.run_id}: ${(err as Error).message}\n`);
+    }
   }
-  return { runs: runs.length, identical, verified, events_expected: runs.reduce((s, r) => s + r.events, 0), events_stored: stored };
+  return { runs: runs.length, identical, verified, events_expected: runs.reduce((s, r) => s + r.events, 0), events_stored: stored, errors };
 }
 
 async function phase(name: string, n: number, events: number, urls: string[], work: string, fault?: () => Promise<Record<string, unknown>>) {
@@ -96,7 +102,10 @@ async function phase(name: string, n: number, events: number, urls: string[], wo
   const t0 = performance.now();
   const agents = Array.from({ length: n }, (_, i) => runAgent(`${name}-${i}`, events, local, i % 2 ? urls : [urls[1], urls[0]]));
   const faultInfo = fault ? await fault() : undefined;
-  const results = await Promise.all(agents);
+  const settled = await Promise.allSettled(agents);
+  for (const r of settled) if (r.status === "rejected") process.stderr.write(`  ${name}: ${(r.reason as Error).message}\n`);
+  const results = settled.filter((r): r is PromiseFulfilledResult<AgentResult> => r.status === "fulfilled").map((r) => r.value);
+  const failedAgents = settled.length - results.length;
   const wall = (performance.now() - t0) / 1000;
   const lat = results.flatMap((r) => r.batches.filter((b) => b[0] === 200).map((b) => b[1]));
   const statuses: Record<string, number> = {};
@@ -113,6 +122,7 @@ async function phase(name: string, n: number, events: number, urls: string[], wo
     batch_ms_p50: pct(lat, 50),
     batch_ms_p99: pct(lat, 99),
     final_statuses: statuses,
+    failed_agents: failedAgents,
     fault: faultInfo,
     results,
     local,
@@ -223,7 +233,7 @@ async function main(argv: string[]): Promise<number> {
       restart: { ...strip(restart), check: restartCheck },
       listing: { runs_in_table: count, page_size: 50, timings },
     };
-    const ok = [loadCheck, killCheck, restartCheck].every((c) => c.identical === c.runs && c.verified === c.runs && c.events_stored === c.events_expected);
+    const ok = [load, kill, restart].every((p) => p.failed_agents === 0) && [loadCheck, killCheck, restartCheck].every((c) => c.runs > 0 && c.identical === c.runs && c.verified === c.runs && c.events_stored === c.events_expected);
     const md = [
       `# Store benchmark (${tag})`,
       "",
@@ -255,7 +265,8 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     for (const c of collectors) if (c.exitCode === null) c.kill("SIGTERM");
     await cluster.stop();
-    fs.rmSync(work, { recursive: true, force: true });
+    // the agents' copies are many small files: removed in the background
+    spawn("rm", ["-rf", work], { detached: true, stdio: "ignore" }).unref();
   }
 }
 

@@ -5,7 +5,7 @@
 import { investigateLite } from "../analysis/investigate";
 import { BlobStore, decodeBlob, type BlobResult } from "../log/blobs";
 import { ZERO_HASH, eventHash, isHex64 } from "../log/hash";
-import { PyFloat, dumps, type JsonValue } from "../log/pyjson";
+import { PyFloat, dumps, parseLossless, type JsonValue } from "../log/pyjson";
 import { EventLogParser, type RunData } from "../log/reader";
 import { parseTestsLog } from "../log/testslog";
 import type { Event } from "../capture/ingest";
@@ -83,13 +83,26 @@ export function alertCounts(runId: string, eventsBytes: Buffer, blob: (ref: stri
 const isObj = (x: unknown): x is Record<string, JsonValue> => !!x && typeof x === "object" && !Array.isArray(x) && !(x instanceof PyFloat);
 
 /**
- * Checks a test result against the stored tests.jsonl and returns the line to append. A result that
- * carries `hash` must recompute (422) and link to the stored head (409 with the head); one without
- * is chained here. A stored chain that does not verify is never extended (409).
+ * Checks a test result against the stored tests.jsonl and returns the line to append. The body is
+ * a result object (chained here unless it carries `hash`), or `{"line": TEXT}`: one line of a
+ * tests.jsonl, stored byte for byte (what push sends, so a pulled run is identical). A result that
+ * carries `hash` must recompute (422) and link to the stored head (409 with the head); a line
+ * without a chain is taken only before any chained line (the reference writes none). A stored
+ * chain that does not verify is never extended (409).
  */
 export function checkTest(stored: Buffer, body: JsonValue): TestVerdict & { text?: string } {
-  const rec0 = isObj(body) && isObj(body.record) ? body.record : body;
-  if (!isObj(rec0)) return { ok: false, status: 400, error: 'expected a test result object (or {"record": {...}})' };
+  let raw: string | undefined;
+  let rec0: JsonValue | undefined = isObj(body) && isObj(body.record) ? body.record : body;
+  if (isObj(body) && typeof body.line === "string" && Object.keys(body).length === 1) {
+    raw = body.line;
+    if (/[\r\n]/.test(raw)) return { ok: false, status: 422, error: "a tests.jsonl line holds no line break" };
+    try {
+      rec0 = parseLossless(raw);
+    } catch {
+      return { ok: false, status: 422, error: "the line is not JSON" };
+    }
+  }
+  if (!isObj(rec0)) return { ok: false, status: 400, error: 'expected a test result object, {"record": {...}} or {"line": "..."}' };
   const log = parseTestsLog(stored);
   const broken = log.problems.find((p) => p.code === "tests-hash" || p.code === "tests-chain" || p.code === "tests-not-json");
   if (broken) return { ok: false, status: 409, error: `the stored tests.jsonl fails its check (${broken.message}); not appending to it`, head: log.head };
@@ -101,11 +114,15 @@ export function checkTest(stored: Buffer, body: JsonValue): TestVerdict & { text
     if (eventHash(clean) !== clean.hash) return { ok: false, status: 422, error: "the test result does not match its hash (edited)" };
     if (clean.prev_hash !== head) return { ok: false, status: 409, error: "prev_hash does not link to the stored tests chain (a test was removed, inserted or another was appended first)", head };
     rec = clean;
+  } else if (raw !== undefined) {
+    if (log.records.some((r) => typeof r.hash === "string")) return { ok: false, status: 409, error: "a line without a chain link cannot follow chained lines", head };
+    rec = clean;
   } else {
     const { prev_hash: _p, ...rest } = clean;
     rec = { ...rest, prev_hash: head };
     rec.hash = eventHash(rec);
   }
   const prefix = stored.length && stored[stored.length - 1] !== 0x0a ? "\n" : "";
-  return { ok: true, record: rec, head: rec.hash as string, line: log.records.length + 1, text: prefix + dumps(rec, "file") + "\n" };
+  const text = raw !== undefined ? raw : dumps(rec, "file");
+  return { ok: true, record: rec, head: typeof rec.hash === "string" ? rec.hash : head, line: log.records.length + 1, text: prefix + text + "\n" };
 }

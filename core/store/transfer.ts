@@ -106,9 +106,9 @@ export class CollectorClient {
     return Buffer.from(await res.arrayBuffer());
   }
 
-  /** Appends one test line (its text, chained or not) to the collector's tests.jsonl of the run. */
+  /** Appends one tests.jsonl line, byte for byte (chained, or unchained before any chained line). */
   async appendTest(runId: string, lineText: string): Promise<{ line: number; head: string }> {
-    const res = await this.request("POST", `/v1/runs/${encodeURIComponent(runId)}/tests`, lineText);
+    const res = await this.request("POST", `/v1/runs/${encodeURIComponent(runId)}/tests`, JSON.stringify({ line: lineText }));
     if (!res.ok) await this.fail(res, `the collector refused a test result of ${runId}`);
     return (await res.json()) as { line: number; head: string };
   }

@@ -279,6 +279,28 @@ describe.each(kinds)("$name store", (kind) => {
     expect(got.join("")).toBe(events.map((e) => eventLine(e)).join(""));
   });
 
+  it("the reference tool's runs go through push and come back byte for byte (events, blobs, tests)", async () => {
+    const ref = path.resolve("test/fixtures/causeway-py-demo");
+    const client = new CollectorClient(c.url, TOKEN);
+    const out = fs.mkdtempSync(path.join(tmp, "ref-"));
+    const bytes = (d: string) => {
+      const files = ["events.jsonl", "tests.jsonl", ...fs.readdirSync(path.join(d, "blobs")).map((f) => `blobs/${f}`)].filter((f) => fs.existsSync(path.join(d, f)));
+      return Object.fromEntries(files.sort().map((f) => [f, fs.readFileSync(path.join(d, f)).toString("base64")]));
+    };
+    for (const run of fs.readdirSync(ref).filter((r) => fs.existsSync(path.join(ref, r, "events.jsonl")))) {
+      const pushed = await pushRun(path.join(ref, run), client);
+      expect(pushed.sent).toBeGreaterThan(0);
+      const pulled = await pullRun(client, run, out);
+      expect(pulled.ok).toBe(true);
+      expect(bytes(pulled.dir)).toEqual(bytes(path.join(ref, run)));
+    }
+    // a range of the time filter: everything is before the far future, nothing after it
+    const all = (await req(c, "GET", "/v1/runs?limit=500&until=2999-01-01T00:00:00Z", undefined, READ)).json.runs.length;
+    expect(all).toBeGreaterThanOrEqual(8);
+    expect((await req(c, "GET", "/v1/runs?since=2999-01-01T00:00:00Z", undefined, READ)).json.runs).toEqual([]);
+    expect((await req(c, "GET", "/v1/runs?since=yesterday-ish", undefined, READ)).status).toBe(400);
+  });
+
   it("push and pull move run folders byte for byte; a refused run exits 1 with the reason", async () => {
     const dir = path.join(tmp, `push-${kind.name}`);
     const id = `pushed-${kind.name}`;
