@@ -25,7 +25,9 @@ const builds = [
   // The VS Code extension host bundle.
   { ...node, entryPoints: ["extension/extension.ts"], outfile: "dist/extension.js", external: ["vscode"] },
   // The command-line tool (bin.causeway).
-  { ...node, entryPoints: ["core/cli/main.ts"], outfile: "dist/cli.js", banner: { js: "#!/usr/bin/env node" } },
+  // `pg` (the PostgreSQL store) is bundled in, so `causeway serve --store postgresql://…` needs no
+  // install; its optional native binding is never used.
+  { ...node, entryPoints: ["core/cli/main.ts"], outfile: "dist/cli.js", banner: { js: "#!/usr/bin/env node" }, external: ["pg-native"] },
   // The out-of-process replay worker.
   { ...node, entryPoints: ["core/replay/worker.ts"], outfile: "dist/worker.js" },
   // The preload: `node --import causeway-vscode/register` records (and replays) unmodified programs.
@@ -36,6 +38,8 @@ const builds = [
   { ...node, entryPoints: ["bench/run.ts"], outfile: "dist/bench/run.js" },
   { ...node, entryPoints: ["bench/calibration.ts"], outfile: "dist/bench/calibration.js" },
   { ...node, entryPoints: ["bench/replay.ts"], outfile: "dist/bench/replay.js" },
+  { ...node, entryPoints: ["bench/store.ts"], outfile: "dist/bench/store.js", external: ["pg-native"] },
+  { ...node, entryPoints: ["bench/store-agent.ts"], outfile: "dist/bench/store-agent.js" },
   // The investigator webview (browser), also embedded in the static report: webview.js and the
   // webview.css its imports produce (codicons included, the font inlined as a data: URL, since
   // the report's CSP allows fonts only from data:). Type checking: tsc -p webview/tsconfig.json.

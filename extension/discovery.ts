@@ -67,7 +67,9 @@ export class RunDiscovery implements vscode.Disposable {
           this.s.store.add(dir, folder.uri.fsPath);
         }
       }
-      this.s.store.retain((d) => found.has(d));
+      // runs cached from a collector (extension/collector.ts) are not the workspace's to drop
+      const cache = path.join(this.s.context.globalStorageUri.fsPath, "collectors") + path.sep;
+      this.s.store.retain((d) => found.has(d) || d.startsWith(cache));
       this.scannedOnce = true;
       this.s.log.info(`found ${found.size} run${found.size === 1 ? "" : "s"} in ${Date.now() - t0} ms (runs folders: ${glob})`);
     };

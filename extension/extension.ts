@@ -11,6 +11,7 @@ import { registerCommands } from "./commands";
 import { DiagnosticsController } from "./diagnostics";
 import { RunDiscovery } from "./discovery";
 import { registerBlobs, openBlob } from "./blobs";
+import { registerCollector } from "./collector";
 import { RunStore } from "./logic/runStore";
 import { SiteResolver } from "./logic/sites";
 import { InvestigatorPanel } from "./panel";
@@ -51,6 +52,7 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(tree, diagnostics, lenses, discovery, panel);
   registerStatusBar(s);
   registerCommands({ s, tree, panel, replay, discovery });
+  const collector = registerCollector(s);
 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {
@@ -71,6 +73,7 @@ export function activate(context: vscode.ExtensionContext): void {
   // off the activation path: find the runs, then analyse them in slices
   setTimeout(() => {
     const t1 = performance.now();
+    void collector.restore().catch((err) => log.warn(`collector: ${(err as Error).message}`));
     void discovery.start().then(() => {
       const t2 = performance.now();
       log.info(`runs found in ${(t2 - t1).toFixed(0)} ms; analysing ${store.pending} in the background`);

@@ -106,12 +106,13 @@ export function validateBatch(body: JsonValue, stored: StoredRun, limits: Ingest
     return checkBatch(body, stored, limits);
   } catch (err) {
     // a shape no check foresaw: still the client's batch at fault, and still nothing written
-    return { ok: false, status: 422, error: `the batch is malformed (${err instanceof Error ? short(err.message, 80) : "unreadable"})` };
+    return { ok: false, status: 422, error: `the batch is malformed (${err instanceof Error ? short(err.message, 80) : "unreadable"})`, head: stored.head };
   }
 }
 
 function checkBatch(body: JsonValue, stored: StoredRun, limits: IngestLimits): IngestVerdict {
-  const refuse = (status: 400 | 409 | 422, error: string): IngestVerdict => ({ ok: false, status, error, ...(status === 409 ? { head: stored.head } : {}) });
+  // every refusal carries the run's head, so a client can tell where the run stands
+  const refuse = (status: 400 | 409 | 422, error: string): IngestVerdict => ({ ok: false, status, error, head: stored.head });
   const notPlain = notPlainJson(body, limits.maxDepth ?? MAX_BATCH_DEPTH);
   if (notPlain) return refuse(422, notPlain);
   if (!isObj(body) || !own(body, "events") || !Array.isArray(body.events) || !body.events.length || (own(body, "blobs") && body.blobs !== null && !isObj(body.blobs))) {

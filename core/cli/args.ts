@@ -20,6 +20,8 @@ export interface CommandSpec {
 export interface Parsed {
   pos: Record<string, string | undefined>;
   flags: Record<string, string | number | boolean | string[] | undefined>;
+  /** Every positional argument, in order (for commands whose last positional is variadic, "NAME..."). */
+  all?: string[];
 }
 
 export function parseArgs(cmd: string, argv: string[], spec: CommandSpec): Parsed {
@@ -63,10 +65,11 @@ export function parseArgs(cmd: string, argv: string[], spec: CommandSpec): Parse
   const names = spec.positionals;
   const required = names.filter((n) => !n.endsWith("?")).length;
   if (pos.length < required) throw new UsageError(`${cmd}: missing ${names.slice(pos.length).filter((n) => !n.endsWith("?")).join(" ")}`);
-  if (pos.length > names.length) throw new UsageError(`${cmd}: unexpected argument ${JSON.stringify(pos[names.length])}`);
+  const variadic = names.length > 0 && names[names.length - 1].endsWith("...");
+  if (pos.length > names.length && !variadic) throw new UsageError(`${cmd}: unexpected argument ${JSON.stringify(pos[names.length])}`);
   const out: Parsed["pos"] = {};
-  names.forEach((n, i) => (out[n.replace(/\?$/, "")] = pos[i]));
-  return { pos: out, flags };
+  names.forEach((n, i) => (out[n.replace(/\?$/, "").replace(/\.\.\.$/, "")] = pos[i]));
+  return { pos: out, flags, all: pos };
 }
 
 /** A positive integer flag, or the default. */

@@ -18,6 +18,7 @@ import { parseIntervention, parseTarget } from "../specs";
 import { startGateway } from "../capture/gateway";
 import { COLLECTOR_DEFAULTS, exposed, MAX_BODY_BYTES, startCollector } from "../capture/server";
 import { GATEWAY_DEFAULTS } from "../capture/gateway";
+import { parseScopes } from "../store/tokens";
 import { AlertWatcher, alertLine } from "../capture/watch";
 import { importOtel } from "../importers/otel";
 import { EndpointError, endpointDecisionTest } from "../adapters/endpoint-replay";
@@ -135,21 +136,40 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
     },
   },
   serve: {
-    usage: "causeway serve ROOT [--token T] [--host H] [--port P] [--max-body-mb N] [--header-timeout-s S] [--body-timeout-s S] [--max-connections N] [--max-body-pool-mb N]",
-    help: "collect runs shipped by HttpSink (POST /v1/ingest); token from --token or $CAUSEWAY_TOKEN",
+    usage: "causeway serve (ROOT | --store postgresql://…) [--token T] [--token-for SCOPES=ENVVAR]... [--host H] [--port P] [--max-body-mb N] [--header-timeout-s S] [--body-timeout-s S] [--max-connections N] [--max-body-pool-mb N]",
+    help: "collect runs shipped by HttpSink (POST /v1/ingest) and serve them (GET /v1/runs…); token from --token or $CAUSEWAY_TOKEN",
     spec: {
-      positionals: ["root"],
-      flags: { token: "string", host: "string", port: "number", "max-body-mb": "number", "header-timeout-s": "number", "body-timeout-s": "number", "max-connections": "number", "max-body-pool-mb": "number", quiet: "boolean" },
+      positionals: ["root?"],
+      flags: { token: "string", "token-for": "strings", store: "string", host: "string", port: "number", "max-body-mb": "number", "header-timeout-s": "number", "body-timeout-s": "number", "max-connections": "number", "max-body-pool-mb": "number", quiet: "boolean" },
     },
     run: async (p) => {
+      const storeUrl = p.flags.store as string | undefined;
+      if (!storeUrl && !p.pos.root) throw new UsageError("serve: give a runs folder (ROOT) or --store postgresql://…");
+      if (storeUrl && p.pos.root) throw new UsageError("serve: give a runs folder or --store, not both");
+      if (storeUrl && !/^postgres(ql)?:\/\//i.test(storeUrl)) throw new UsageError("serve: --store takes a postgresql:// URL");
+      const scoped = list(p, "token-for").map((pair) => {
+        const m = /^([a-z,+]+)=([A-Za-z_][A-Za-z0-9_]*)$/.exec(pair);
+        if (!m) throw new UsageError(`--token-for takes SCOPES=ENVVAR (e.g. read=CAUSEWAY_READ_TOKEN), got ${JSON.stringify(pair)}`);
+        const tok = process.env[m[2]];
+        if (!tok) throw new UsageError(`--token-for ${m[1]}: the environment variable ${m[2]} is not set`);
+        try {
+          return { token: tok, scopes: parseScopes(m[1]) };
+        } catch (err) {
+          throw new UsageError((err as Error).message);
+        }
+      });
       let token = (p.flags.token as string | undefined) ?? process.env.CAUSEWAY_TOKEN;
       const generated = !token;
       token ??= randomBytes(18).toString("base64url");
       const host = (p.flags.host as string | undefined) ?? "127.0.0.1";
       if (exposed(host)) process.stderr.write(`causeway serve: warning: binding to ${host} exposes the collector beyond this machine; anyone with the token can write runs\n`);
+      const log = p.flags.quiet ? undefined : (l: string) => out(`  ${l}`);
+      const store = storeUrl ? new (await import("../store/postgres")).PgStore(storeUrl, log) : undefined;
       const c = await startCollector({
-        root: p.pos.root!,
+        root: p.pos.root,
+        store,
         token,
+        tokens: scoped,
         host,
         port: p.flags.port === undefined ? 7788 : intFlag(p, "port", 7788, 0),
         maxBodyBytes: maxBodyBytes(p),
@@ -157,9 +177,9 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
         bodyTimeoutMs: secondsFlag(p, "body-timeout-s", COLLECTOR_DEFAULTS.bodyTimeoutMs),
         maxConnections: maxConnections(p),
         maxBodyPoolBytes: maxBodyPool(p),
-        log: p.flags.quiet ? undefined : (l) => out(`  ${l}`),
+        log,
       });
-      out(`causeway collector on ${c.url}: POST /v1/ingest -> ${path.resolve(p.pos.root!)}`);
+      out(`causeway collector on ${c.url}: POST /v1/ingest, GET /v1/runs -> ${storeUrl ? "postgresql" : path.resolve(p.pos.root!)}`);
       if (generated) out(`  token (set CAUSEWAY_TOKEN to choose one): ${token}`);
       return untilSignal(() => c.close());
     },

@@ -32,6 +32,7 @@ import { recordCommand, RECORD_COMMAND_USAGE } from "./record-command";
 import { CommandSystem, commandRunRefusal, isCommandRun } from "../replay/command";
 import { absoluteSpec, caseCommands, formatNarrowed } from "./case-commands";
 import { narrowAttribution } from "../replay/narrow";
+import { STORE_COMMANDS } from "./store-commands";
 
 process.setSourceMapsEnabled?.(true);
 
@@ -367,6 +368,7 @@ const COMMANDS: Record<string, Command> = {
   },
   ...CAPTURE_COMMANDS,
   ...caseCommands(programFor, requireRun),
+  ...STORE_COMMANDS,
 };
 
 function usage(): string {

@@ -35,7 +35,13 @@ export function readTestsLog(dir: string, maxBytes = readLimits().maxTestsBytes)
     if (!r.missing) problems.push(problem("io", `cannot read tests.jsonl: ${r.reason}`, { file: "tests.jsonl" }));
     return { records, problems, head: r.missing ? ZERO_HASH : "" };
   }
-  const buf = r.buf;
+  return parseTestsLog(r.buf);
+}
+
+/** Reads tests.jsonl's bytes (from a file or a store): the records, their problems, the chain's head. */
+export function parseTestsLog(buf: Buffer): { records: TestRecord[]; problems: Problem[]; head: string } {
+  const records: TestRecord[] = [];
+  const problems: Problem[] = [];
   let head = ZERO_HASH;
   let sawChained = false;
   let unchained = 0;

@@ -1,6 +1,7 @@
 /**
  * A {@link Sink} that ships a run to a collector (`causeway serve`, POST /v1/ingest) as it is
- * recorded, so the collector — and anything watching its folder — sees the run live.
+ * recorded, so the collector — and anything watching its folder — sees the run live. Given several
+ * URLs (collectors sharing one PostgreSQL store), a failed send moves on to the next.
  *
  *   await SYSTEM.run({ seed: 0, sink: new HttpSink("http://127.0.0.1:7788", process.env.CAUSEWAY_TOKEN!) });
  *
@@ -29,6 +30,8 @@ export interface HttpSinkOptions {
   /** Retries of a failed send before giving up (default 5). */
   retries?: number;
   onError?: (err: Error) => void;
+  /** Told of each batch's outcome: its final status and the time from first try to answer, retries included (benchmarks). */
+  onBatch?: (info: { status: number; ms: number; events: number }) => void;
 }
 
 export class IngestError extends Error {
@@ -44,7 +47,13 @@ export class IngestError extends Error {
 type Ev = Record<string, unknown>;
 
 export class HttpSink implements Sink {
-  readonly endpoint: URL;
+  /** Every collector this sink may send to (several collectors sharing one database). */
+  readonly endpoints: URL[];
+  private current = 0;
+  /** The collector sent to now; a failed send moves on to the next one. */
+  get endpoint(): URL {
+    return this.endpoints[this.current];
+  }
   /** Events delivered so far (acknowledged by the collector). */
   delivered = 0;
   /** The error that stopped the sink, if any. */
@@ -54,17 +63,21 @@ export class HttpSink implements Sink {
   private readonly deliveredBlobs = new Set<string>();
   private running: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private readonly opts: Required<Omit<HttpSinkOptions, "onError">> & Pick<HttpSinkOptions, "onError">;
+  private readonly opts: Required<Omit<HttpSinkOptions, "onError" | "onBatch">> & Pick<HttpSinkOptions, "onError" | "onBatch">;
 
   constructor(
-    url: string,
+    url: string | readonly string[],
     private readonly token: string,
     opts: HttpSinkOptions = {},
   ) {
-    const u = new URL(url);
-    if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error(`HttpSink needs an http(s) URL, got ${url}`);
-    this.endpoint = new URL(u.pathname.replace(/\/+$/, "") + "/v1/ingest", u);
-    this.opts = { batch: opts.batch ?? 50, intervalMs: opts.intervalMs ?? 1000, timeoutMs: opts.timeoutMs ?? 10_000, retries: opts.retries ?? 5, onError: opts.onError };
+    const urls = typeof url === "string" ? [url] : [...url];
+    if (!urls.length) throw new Error("HttpSink needs a collector URL");
+    this.endpoints = urls.map((x) => {
+      const u = new URL(x);
+      if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error(`HttpSink needs an http(s) URL, got ${x}`);
+      return new URL(u.pathname.replace(/\/+$/, "") + "/v1/ingest", u);
+    });
+    this.opts = { batch: opts.batch ?? 50, intervalMs: opts.intervalMs ?? 1000, timeoutMs: opts.timeoutMs ?? 10_000, retries: opts.retries ?? 5, onError: opts.onError, onBatch: opts.onBatch };
   }
 
   blob(ref: string, value: unknown): void {
@@ -109,8 +122,10 @@ export class HttpSink implements Sink {
       const blobs: Record<string, unknown> = {};
       for (const e of events) for (const r of refsOf(e)) if (isRef(r) && this.pendingBlobs.has(r)) blobs[r] = this.pendingBlobs.get(r);
       let res: { status: number; body: Record<string, unknown> };
+      const t0 = performance.now();
       try {
         res = await this.send({ events, blobs });
+        this.opts.onBatch?.({ status: res.status, ms: performance.now() - t0, events: events.length });
       } catch (err) {
         this.fail(err instanceof Error ? err : new Error(String(err)));
         return;
@@ -170,7 +185,9 @@ export class HttpSink implements Sink {
         if (failure) throw new IngestError(`cannot reach the collector at ${this.endpoint.origin}: ${failure.message}`, 0);
         return res!;
       }
-      await new Promise((r) => setTimeout(r, Math.min(5000, 200 * 2 ** attempt)));
+      // try the next collector at once; back off once every collector has been tried
+      this.current = (this.current + 1) % this.endpoints.length;
+      if (this.endpoints.length === 1 || this.current === 0 || attempt >= this.endpoints.length) await new Promise((r) => setTimeout(r, Math.min(5000, 200 * 2 ** attempt)));
     }
   }
 

@@ -57,7 +57,7 @@ describe("collector: slow clients and the connection cap", () => {
     expect(clients.every((s) => s.isClosed())).toBe(true);
     const h = await healthz(c.port);
     expect(h.status).toBe(200);
-    expect(h.json).toEqual({ ok: true });
+    expect(h.json).toEqual({ ok: true, store: "folder" });
   });
 
   it("closes a client that sends its headers but not its body within the body timeout", async () => {

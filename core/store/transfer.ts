@@ -1,0 +1,264 @@
+/**
+ * Moving runs between a folder and a collector: {@link pushRun} sends a run folder through the
+ * collector's ingest (every check applies; a refused run is an error naming the reason), resuming
+ * after what the collector already holds; {@link pullRun} writes a collector's run into a folder,
+ * byte for byte, and verifies it. Also the small read-API client the extension uses.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { refsOf } from "../log/events";
+import { isRef } from "../log/hash";
+import { dumps, parseJsonObject, parseLossless } from "../log/pyjson";
+import { verifyRun } from "../log/verify";
+import { RUN_ID_RE } from "../capture/http";
+import type { RunFilter, RunPage, RunRow } from "./types";
+
+export class TransferError extends Error {
+  constructor(
+    message: string,
+    readonly status = 0,
+  ) {
+    super(message);
+    this.name = "TransferError";
+  }
+}
+
+export class CollectorClient {
+  readonly base: string;
+  constructor(
+    url: string,
+    private readonly token: string,
+  ) {
+    this.base = url.replace(/\/+$/, "");
+    if (!/^https?:\/\//i.test(this.base)) throw new TransferError(`the collector's URL must be http(s): ${url}`);
+  }
+
+  async request(method: string, p: string, body?: string, timeoutMs = 60_000): Promise<Response> {
+    try {
+      return await fetch(this.base + p, {
+        method,
+        headers: { authorization: `Bearer ${this.token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+        body,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (err) {
+      throw new TransferError(`cannot reach the collector at ${this.base} (${(err as Error).message})`);
+    }
+  }
+
+  private async fail(res: Response, what: string): Promise<never> {
+    let reason = res.statusText;
+    try {
+      const j = (await res.json()) as { error?: string };
+      if (j.error) reason = j.error;
+    } catch {
+      /* not JSON */
+    }
+    throw new TransferError(`${what}: HTTP ${res.status}: ${reason}`, res.status);
+  }
+
+  async listRuns(f: RunFilter = {}): Promise<RunPage> {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries({ program: f.program, since: f.since, until: f.until, status: f.status, source: f.source, tool: f.tool, cursor: f.cursor, limit: f.limit })) {
+      if (v !== undefined && v !== "") q.set(k, String(v));
+    }
+    if (f.highAlert) q.set("high", "1");
+    const res = await this.request("GET", `/v1/runs?${q}`);
+    if (!res.ok) await this.fail(res, "listing runs");
+    return (await res.json()) as RunPage;
+  }
+
+  async getRun(runId: string): Promise<RunRow | null> {
+    const res = await this.request("GET", `/v1/runs/${encodeURIComponent(runId)}`);
+    if (res.status === 404) return null;
+    if (!res.ok) await this.fail(res, `run ${runId}`);
+    return (await res.json()) as RunRow;
+  }
+
+  async events(runId: string, from: number, limit = 10_000): Promise<{ bytes: Buffer; count: number; headSeq: number; ended: boolean }> {
+    const res = await this.request("GET", `/v1/runs/${encodeURIComponent(runId)}/events?from=${from}&limit=${limit}`);
+    if (!res.ok) await this.fail(res, `events of ${runId}`);
+    return { bytes: Buffer.from(await res.arrayBuffer()), count: Number(res.headers.get("x-causeway-count")), headSeq: Number(res.headers.get("x-causeway-head-seq")), ended: res.headers.get("x-causeway-ended") === "1" };
+  }
+
+  async blobRefs(runId: string): Promise<string[]> {
+    const res = await this.request("GET", `/v1/runs/${encodeURIComponent(runId)}/blobs`);
+    if (!res.ok) await this.fail(res, `blobs of ${runId}`);
+    return ((await res.json()) as { refs: string[] }).refs.filter(isRef);
+  }
+
+  /** Blobs in ref order after `after`, with their file bytes (a page of the bulk read). */
+  async blobPage(runId: string, after: string, limit = 500): Promise<{ blobs: [string, string][]; next: string | null }> {
+    const res = await this.request("GET", `/v1/runs/${encodeURIComponent(runId)}/blobs?content=1&limit=${limit}&after=${encodeURIComponent(after)}`);
+    if (!res.ok) await this.fail(res, `blobs of ${runId}`);
+    return (await res.json()) as { blobs: [string, string][]; next: string | null };
+  }
+
+  async blob(runId: string, ref: string): Promise<Buffer> {
+    const res = await this.request("GET", `/v1/runs/${encodeURIComponent(runId)}/blobs/${encodeURIComponent(ref)}`);
+    if (!res.ok) await this.fail(res, `blob ${ref.slice(0, 19)}… of ${runId}`);
+    return Buffer.from(await res.arrayBuffer());
+  }
+
+  async tests(runId: string): Promise<Buffer> {
+    const res = await this.request("GET", `/v1/runs/${encodeURIComponent(runId)}/tests`);
+    if (!res.ok) await this.fail(res, `tests of ${runId}`);
+    return Buffer.from(await res.arrayBuffer());
+  }
+
+  /** Appends one tests.jsonl line, byte for byte (chained, or unchained before any chained line). */
+  async appendTest(runId: string, lineText: string): Promise<{ line: number; head: string }> {
+    const res = await this.request("POST", `/v1/runs/${encodeURIComponent(runId)}/tests`, JSON.stringify({ line: lineText }));
+    if (!res.ok) await this.fail(res, `the collector refused a test result of ${runId}`);
+    return (await res.json()) as { line: number; head: string };
+  }
+
+  async ingest(body: string): Promise<{ head: { seq: number; hash: string } }> {
+    const res = await this.request("POST", "/v1/ingest", body);
+    if (!res.ok) await this.fail(res, "the collector refused the run");
+    return (await res.json()) as { head: { seq: number; hash: string } };
+  }
+}
+
+/** The lines of a file (without their newlines); a last line without one is kept. */
+function linesOf(buf: Buffer): string[] {
+  const text = buf.toString("utf8");
+  const lines = text.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  return lines.map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l));
+}
+
+export interface PushResult {
+  runId: string;
+  /** Events sent (after those the collector already held). */
+  sent: number;
+  /** Events the collector already held. */
+  skipped: number;
+  tests: number;
+}
+
+/** Sends one run folder to a collector. Throws a TransferError naming the reason on any refusal. */
+export async function pushRun(dir: string, client: CollectorClient, opts: { maxBatchEvents?: number; maxBatchBytes?: number } = {}): Promise<PushResult> {
+  const file = path.join(dir, "events.jsonl");
+  let buf: Buffer;
+  try {
+    buf = fs.readFileSync(file);
+  } catch {
+    throw new TransferError(`${dir} is not a run folder (no events.jsonl)`);
+  }
+  const lines = linesOf(buf).filter((l) => l.trim() !== "");
+  if (!lines.length) throw new TransferError(`${dir}: events.jsonl holds no events`);
+  const first = parseJsonObject(lines[0]);
+  const runId = first && typeof first.run_id === "string" ? first.run_id : undefined;
+  if (!runId || !RUN_ID_RE.test(runId)) throw new TransferError(`${dir}: the first event names no valid run_id`);
+
+  // resume after what the collector holds, when it is this run's prefix
+  let from = 0;
+  const have = await client.getRun(runId);
+  if (have?.head) {
+    const at = parseJsonObject(lines[have.head.seq] ?? "");
+    if (!at || at.hash !== have.head.hash) throw new TransferError(`the collector already holds a different run ${runId} (its event ${have.head.seq} differs from this folder's)`, 409);
+    from = have.head.seq + 1;
+  }
+  const maxEvents = opts.maxBatchEvents ?? 1000;
+  const maxBytes = opts.maxBatchBytes ?? 8 << 20;
+  const sentBlobs = new Set<string>();
+  const blobText = (ref: string): string | undefined => {
+    try {
+      const v = parseLossless(fs.readFileSync(path.join(dir, "blobs", ref.slice(7) + ".json"), "utf8"));
+      return v && typeof v === "object" && !Array.isArray(v) && "v" in v ? dumps((v as { v: unknown }).v, "canonical") : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  let i = from;
+  while (i < lines.length) {
+    const evs: string[] = [];
+    const blobs: string[] = [];
+    let bytes = 0;
+    while (i < lines.length && evs.length < maxEvents && (bytes < maxBytes || !evs.length)) {
+      const line = lines[i];
+      const e = parseJsonObject(line);
+      if (e) {
+        for (const r of refsOf(e)) {
+          if (!isRef(r) || sentBlobs.has(r)) continue;
+          const t = blobText(r);
+          if (t === undefined) continue; // the collector names what is missing
+          sentBlobs.add(r);
+          blobs.push(`${JSON.stringify(r)}:${t}`);
+          bytes += t.length;
+        }
+      }
+      evs.push(line);
+      bytes += line.length;
+      i++;
+    }
+    await client.ingest(`{"events":[${evs.join(",")}],"blobs":{${blobs.join(",")}}}`);
+  }
+
+  // tests: the lines the collector does not hold yet, in order
+  let tests = 0;
+  let tbuf: Buffer | undefined;
+  try {
+    tbuf = fs.readFileSync(path.join(dir, "tests.jsonl"));
+  } catch {
+    /* none */
+  }
+  if (tbuf?.length) {
+    const local = linesOf(tbuf).filter((l) => l.trim() !== "");
+    const remote = linesOf(await client.tests(runId)).filter((l) => l.trim() !== "");
+    for (let k = 0; k < remote.length; k++) {
+      if (remote[k] !== local[k]) throw new TransferError(`the collector's tests of ${runId} differ from this folder's at line ${k + 1}`, 409);
+    }
+    for (const l of local.slice(remote.length)) {
+      await client.appendTest(runId, l);
+      tests++;
+    }
+  }
+  return { runId, sent: lines.length - from, skipped: from, tests };
+}
+
+/** Writes a collector's run into OUT/<run_id> (replacing an older copy) and verifies it. */
+export async function pullRun(client: CollectorClient, runId: string, outRoot: string): Promise<{ dir: string; events: number; blobs: number; tests: number; ok: boolean; problems: string[] }> {
+  if (!RUN_ID_RE.test(runId)) throw new TransferError(`not a run id: ${JSON.stringify(runId)}`);
+  const row = await client.getRun(runId);
+  if (!row) throw new TransferError(`the collector holds no run ${runId}`, 404);
+  fs.mkdirSync(outRoot, { recursive: true });
+  const dir = path.join(outRoot, runId);
+  const tmp = fs.mkdtempSync(path.join(outRoot, `.${runId}.pull-`));
+  try {
+    fs.mkdirSync(path.join(tmp, "blobs"));
+    const fd = fs.openSync(path.join(tmp, "events.jsonl"), "w");
+    let from = 0;
+    try {
+      for (;;) {
+        const r = await client.events(runId, from);
+        fs.writeSync(fd, r.bytes);
+        from += r.count;
+        if (!r.count || from > r.headSeq) break;
+      }
+    } finally {
+      fs.closeSync(fd);
+    }
+    let blobs = 0;
+    for (let after = ""; ; ) {
+      const page = await client.blobPage(runId, after);
+      for (const [ref, text] of page.blobs) {
+        if (!isRef(ref)) throw new TransferError(`the collector sent a blob named ${JSON.stringify(String(ref).slice(0, 80))}`);
+        fs.writeFileSync(path.join(tmp, "blobs", ref.slice(7) + ".json"), text);
+        blobs++;
+      }
+      if (!page.next) break;
+      after = page.next;
+    }
+    const tests = await client.tests(runId);
+    if (tests.length) fs.writeFileSync(path.join(tmp, "tests.jsonl"), tests);
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.renameSync(tmp, dir);
+    const v = verifyRun(dir);
+    const errors = v.problems.filter((p) => p.severity === "error" && !(p.code === "no-run-end" && row.status === "running"));
+    return { dir, events: from, blobs, tests: linesOf(tests).length, ok: errors.length === 0, problems: errors.map((p) => p.message) };
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}

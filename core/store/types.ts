@@ -1,0 +1,119 @@
+/**
+ * Where a collector keeps runs: one interface, two implementations.
+ *
+ *  - {@link FolderStore} (core/store/folder.ts): a runs folder, each run a folder written byte for
+ *    byte as a local writer would (the embedded default: `causeway serve ROOT`);
+ *  - {@link PgStore} (core/store/postgres.ts): PostgreSQL (`causeway serve --store postgresql://…`),
+ *    shared by any number of collector processes.
+ *
+ * A store owns persistence and serialisation of one run's writers; the checks themselves are the
+ * ingest validator's (core/capture/ingest.ts), run by the store inside its lock/transaction so that
+ * what is checked is what is stored.
+ */
+import type { JsonValue } from "../log/pyjson";
+import type { IngestLimits, IngestVerdict, RunHead } from "../capture/ingest";
+
+/** What listing a run needs (the runs table). */
+export interface RunRow {
+  run_id: string;
+  program: string;
+  /** run.start's ts (as recorded), or "" */
+  started: string;
+  /** run.end's ts, or null while running */
+  ended: string | null;
+  status: "running" | "ended";
+  events: number;
+  head: RunHead | null;
+  alerts: { high: number; review: number; info: number };
+  tests: number;
+  tools: string[];
+  sources: string[];
+  /** ISO time of the last write */
+  updated: string;
+}
+
+export interface RunFilter {
+  /** Substring of the program (case-insensitive). */
+  program?: string;
+  /** run.start at or after (ISO). */
+  since?: string;
+  /** run.start before (ISO). */
+  until?: string;
+  highAlert?: boolean;
+  status?: "running" | "ended";
+  /** An input source the run read, exactly. */
+  source?: string;
+  /** A tool the run called, exactly. */
+  tool?: string;
+  /** Page size (1–500, default 50). */
+  limit?: number;
+  /** Opaque, from the previous page's `next`. */
+  cursor?: string;
+}
+
+export interface RunPage {
+  runs: RunRow[];
+  next: string | null;
+}
+
+/** A range of a run's events, as the exact bytes of their lines. */
+export interface EventRange {
+  /** The lines, each ending in "\n", concatenated. */
+  bytes: Buffer;
+  from: number;
+  count: number;
+  head: RunHead | null;
+  ended: boolean;
+}
+
+/** A test result appended (or refused), like ingest: 409 carries the tests head. */
+export type TestVerdict = { ok: true; record: Record<string, unknown>; head: string; line: number } | { ok: false; status: 400 | 404 | 409 | 422; error: string; head?: string };
+
+export interface CollectorStore {
+  readonly kind: "folder" | "postgresql";
+  /** Creates / migrates what the store needs. */
+  init(): Promise<void>;
+  /**
+   * Validates a batch against the stored run and stores it, atomically: nothing of a refused batch
+   * is written. Batches of one run are serialised (across processes, for a shared store).
+   */
+  appendBatch(runId: string, body: JsonValue, limits: IngestLimits): Promise<IngestVerdict>;
+  /** Appends one test result to the run's tests.jsonl chain. */
+  appendTest(runId: string, body: JsonValue): Promise<TestVerdict>;
+  listRuns(filter: RunFilter): Promise<RunPage>;
+  getRun(runId: string): Promise<RunRow | null>;
+  /** Events with seq in [from, from+limit), or null for an unknown run. */
+  readEvents(runId: string, from: number, limit: number): Promise<EventRange | null>;
+  /** The refs of the blobs stored for a run. */
+  listBlobs(runId: string): Promise<string[] | null>;
+  /** The run's blobs with refs after `after`, in ref order, at most `limit` (a bulk read for pull). */
+  readBlobPage(runId: string, after: string, limit: number): Promise<{ ref: string; body: Buffer }[] | null>;
+  /** A blob file's bytes (`{"v": …}` as the reference writes it), or null. */
+  readBlob(runId: string, ref: string): Promise<Buffer | null>;
+  /** tests.jsonl's bytes ("" when none), or null for an unknown run. */
+  readTests(runId: string): Promise<Buffer | null>;
+  close(): Promise<void>;
+}
+
+export class StoreError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = "StoreError";
+  }
+}
+
+export const encodeCursor = (parts: unknown[]): string => Buffer.from(JSON.stringify(parts)).toString("base64url");
+export function decodeCursor(c: string | undefined): unknown[] | undefined {
+  if (!c) return undefined;
+  try {
+    const v = JSON.parse(Buffer.from(c, "base64url").toString("utf8"));
+    if (Array.isArray(v)) return v;
+  } catch {
+    /* refused below */
+  }
+  throw new StoreError(400, "bad cursor");
+}
