@@ -37,7 +37,8 @@ export class ModelOutput {
 export interface ModelCall {
   agent: string;
   model: string;
-  purpose: string | null;
+  /** The `purpose` given to `decide` ("" when none was given). */
+  purpose: string;
   /** Derived from the run seed, the agent and how many calls it made before: deriveSeed(runSeed, agent, k). */
   seed: number;
   params: Record<string, unknown>;
