@@ -12,7 +12,7 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { intFlag, UsageError, type Parsed } from "./args";
 import type { Command } from "./command";
-import { json, out, formatTest } from "./format";
+import { json, jsonLine, out, formatTest } from "./format";
 import { readRun } from "../log/reader";
 import { parseIntervention, parseTarget } from "../specs";
 import { startGateway } from "../capture/gateway";
@@ -20,6 +20,7 @@ import { exposed, startCollector } from "../capture/server";
 import { AlertWatcher, alertLine } from "../capture/watch";
 import { importOtel } from "../importers/otel";
 import { EndpointError, endpointDecisionTest } from "../adapters/endpoint-replay";
+import { alertRecord } from "../analysis/investigate";
 
 /** Resolves on SIGINT / SIGTERM after `stop` has run. */
 function untilSignal(stop: () => Promise<void> | void): Promise<number> {
@@ -52,11 +53,11 @@ function agentKeys(p: Parsed): Record<string, string> {
 
 export const CAPTURE_COMMANDS: Record<string, Command> = {
   gateway: {
-    usage: "causeway gateway --upstream URL --out DIR [--port P] [--host H] [--run-id ID] [--sensitive TOOL]... [--untrusted-tool TOOL]... [--agent-key NAME=ENVVAR]...",
+    usage: "causeway gateway --upstream URL --out DIR [--port P] [--host H] [--run-id ID] [--sensitive TOOL]... [--untrusted-tool TOOL]... [--agent-key NAME=ENVVAR]... [--json]",
     help: "a local OpenAI/Anthropic-compatible proxy that records every call as a decision",
     spec: {
       positionals: [],
-      flags: { upstream: "string", out: "string", port: "number", host: "string", "run-id": "string", sensitive: "strings", "untrusted-tool": "strings", "agent-key": "strings" },
+      flags: { upstream: "string", out: "string", port: "number", host: "string", "run-id": "string", sensitive: "strings", "untrusted-tool": "strings", "agent-key": "strings", json: "boolean" },
     },
     run: async (p) => {
       const upstream = p.flags.upstream as string | undefined;
@@ -72,22 +73,26 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
         sensitiveTools: list(p, "sensitive"),
         untrustedTools: list(p, "untrusted-tool"),
         agentKeys: agentKeys(p),
-        log: (l) => out(`  ${l}`),
+        log: p.flags.json ? (l) => jsonLine({ event: "log", message: l }) : (l) => out(`  ${l}`),
       });
-      out(`causeway gateway on ${gw.url} -> ${upstream}, recording to ${outDir}`);
-      out(`  OpenAI clients:    OPENAI_BASE_URL=${gw.url}/v1`);
-      out(`  Anthropic clients: ANTHROPIC_BASE_URL=${gw.url}`);
-      out("  name agents with the x-causeway-agent header (or --agent-key); Ctrl-C ends the runs");
+      if (p.flags.json) jsonLine({ event: "listening", url: gw.url, upstream, out: outDir, openai_base_url: `${gw.url}/v1`, anthropic_base_url: gw.url });
+      else {
+        out(`causeway gateway on ${gw.url} -> ${upstream}, recording to ${outDir}`);
+        out(`  OpenAI clients:    OPENAI_BASE_URL=${gw.url}/v1`);
+        out(`  Anthropic clients: ANTHROPIC_BASE_URL=${gw.url}`);
+        out("  name agents with the x-causeway-agent header (or --agent-key); Ctrl-C ends the runs");
+      }
       return untilSignal(async () => {
         await gw.close();
-        out(`runs: ${gw.runs().join(", ") || "none"}`);
+        if (p.flags.json) jsonLine({ event: "closed", runs: gw.runs() });
+        else out(`runs: ${gw.runs().join(", ") || "none"}`);
       });
     },
   },
   serve: {
-    usage: "causeway serve ROOT [--token T] [--host H] [--port P] [--max-body-mb N]",
+    usage: "causeway serve ROOT [--token T] [--host H] [--port P] [--max-body-mb N] [--quiet] [--json]",
     help: "collect runs shipped by HttpSink (POST /v1/ingest); token from --token or $CAUSEWAY_TOKEN",
-    spec: { positionals: ["root"], flags: { token: "string", host: "string", port: "number", "max-body-mb": "number", quiet: "boolean" } },
+    spec: { positionals: ["root"], flags: { token: "string", host: "string", port: "number", "max-body-mb": "number", quiet: "boolean", json: "boolean" } },
     run: async (p) => {
       let token = (p.flags.token as string | undefined) ?? process.env.CAUSEWAY_TOKEN;
       const generated = !token;
@@ -100,17 +105,23 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
         host,
         port: p.flags.port === undefined ? 7788 : intFlag(p, "port", 7788, 0),
         maxBodyBytes: intFlag(p, "max-body-mb", 32) << 20,
-        log: p.flags.quiet ? undefined : (l) => out(`  ${l}`),
+        log: p.flags.quiet ? undefined : p.flags.json ? (l) => jsonLine({ event: "log", message: l }) : (l) => out(`  ${l}`),
       });
-      out(`causeway collector on ${c.url}: POST /v1/ingest -> ${path.resolve(p.pos.root!)}`);
-      if (generated) out(`  token (set CAUSEWAY_TOKEN to choose one): ${token}`);
-      return untilSignal(() => c.close());
+      if (p.flags.json) jsonLine({ event: "listening", url: c.url, ingest: `${c.url}/v1/ingest`, root: path.resolve(p.pos.root!), token: generated ? token : null });
+      else {
+        out(`causeway collector on ${c.url}: POST /v1/ingest -> ${path.resolve(p.pos.root!)}`);
+        if (generated) out(`  token (set CAUSEWAY_TOKEN to choose one): ${token}`);
+      }
+      return untilSignal(async () => {
+        await c.close();
+        if (p.flags.json) jsonLine({ event: "closed" });
+      });
     },
   },
   watch: {
-    usage: "causeway watch ROOT [--webhook URL] [--interval MS] [--all]",
+    usage: "causeway watch ROOT [--webhook URL] [--interval MS] [--all] [--json]",
     help: "print new alerts as runs are written; --webhook posts each new high alert",
-    spec: { positionals: ["root"], flags: { webhook: "string", interval: "number", all: "boolean" } },
+    spec: { positionals: ["root"], flags: { webhook: "string", interval: "number", all: "boolean", json: "boolean" } },
     run: async (p) => {
       const root = path.resolve(p.pos.root!);
       if (!fs.existsSync(root)) throw new UsageError(`${p.pos.root} does not exist`);
@@ -121,13 +132,14 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
           webhook: p.flags.webhook as string | undefined,
           intervalMs: intFlag(p, "interval", 500, 50),
           includeExisting: !!p.flags.all,
-          onAlert: (a) => out(alertLine(a)),
+          onAlert: p.flags.json ? (a) => jsonLine({ event: "alert", run: a.run, dir: a.dir, ...alertRecord(a.alert) }) : (a) => out(alertLine(a)),
           onWebhookError: (err) => process.stderr.write(`causeway watch: webhook: ${err.message}\n`),
         });
       } catch (err) {
         throw new UsageError((err as Error).message);
       }
-      out(`watching ${root} for new alerts (Ctrl-C to stop)`);
+      if (p.flags.json) jsonLine({ event: "watching", root });
+      else out(`watching ${root} for new alerts (Ctrl-C to stop)`);
       w.start();
       return untilSignal(async () => {
         w.stop();

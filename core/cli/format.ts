@@ -9,6 +9,11 @@ export function json(v: unknown): void {
   process.stdout.write(JSON.stringify(v, null, 2) + "\n");
 }
 
+/** One JSON object on one line: the --json output of long-running commands (JSON Lines). */
+export function jsonLine(v: unknown): void {
+  process.stdout.write(JSON.stringify(v) + "\n");
+}
+
 const pad = (s: string, n: number) => (s.length >= n ? s : s + " ".repeat(n - s.length));
 const signed = (x: number) => (x >= 0 ? "+" : "") + x.toFixed(2);
 

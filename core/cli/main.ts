@@ -14,13 +14,14 @@ import { RunModel } from "../graph/model";
 import { buildGraph, criticalPath, taint, targetHits } from "../graph/graph";
 import { alertRecord, investigateLite } from "../analysis/investigate";
 import { influence, listRuns } from "../analysis/influence";
-import { BUILTIN_PROGRAMS, isAllowed, loadProgram, resolveProgram, ProgramError } from "../replay/loader";
+import { BUILTIN_PROGRAMS, isAllowed, ProgramError } from "../replay/loader";
+import { findProgram, loadCliProgram } from "./programs";
 import { ReplayContext, runTest, decisionTest, replayAndDiff, ReplayError, Budget } from "../replay/engine";
 import { attribute } from "../replay/attribute";
 import { SpecError, parseIntervention, parseTarget } from "../specs";
 import { benjaminiHochberg } from "../stats";
 import { Guard } from "../sdk/guard";
-import type { System } from "../sdk/system";
+import { slug, type System } from "../sdk/system";
 import { writeReport } from "../report/report";
 import { runDemo } from "./demo";
 import { CAPTURE_COMMANDS } from "./capture-commands";
@@ -39,13 +40,12 @@ async function programFor(p: Parsed, runDir: string): Promise<System> {
   const system = p.flags.system as string | undefined;
   const allowed = (p.flags["allow-program"] as string[] | undefined) ?? [];
   const recorded = new RunModel(readRun(runDir)).start.program;
-  let spec: string;
-  if (system) spec = system;
-  else if (recorded && isAllowed(String(recorded), allowed)) spec = String(recorded);
-  else if (recorded) {
+  if (system) return loadCliProgram(findProgram(system, { cwd: process.cwd(), runDir, prefer: "cwd" }));
+  if (recorded && isAllowed(String(recorded), allowed)) return loadCliProgram(findProgram(String(recorded), { cwd: process.cwd(), runDir, prefer: "run" }));
+  if (recorded) {
     throw new UsageError(`the run names program ${JSON.stringify(recorded)}; replaying runs code, so pass --allow-program ${recorded} (or --system MODULE:EXPORT)`);
-  } else throw new UsageError("the run names no program; pass --system MODULE:EXPORT");
-  return loadProgram(resolveProgram(spec, process.cwd()));
+  }
+  throw new UsageError("the run names no program; pass --system MODULE:EXPORT");
 }
 
 function progress(enabled: boolean) {
@@ -57,10 +57,10 @@ const JSON_FLAG = { json: "boolean" } as const;
 
 const COMMANDS: Record<string, Command> = {
   demo: {
-    usage: "causeway demo [--out DIR] [--n N]",
+    usage: "causeway demo [--out DIR] [--n N] [--json]",
     help: "record the 3-agent demo (8 runs), test its inputs, write report.html",
     spec: { positionals: [], flags: { out: "string", n: "number", ...JSON_FLAG } },
-    run: (p) => runDemo({ out: (p.flags.out as string | undefined) ?? "runs", n: intFlag(p, "n", 40) }),
+    run: (p) => runDemo({ out: (p.flags.out as string | undefined) ?? "runs", n: intFlag(p, "n", 40), json: !!p.flags.json }),
   },
   record: {
     usage: "causeway record MODULE:EXPORT --out DIR [--seed S] [--guard alert|block] [--run-id ID]",
@@ -69,13 +69,17 @@ const COMMANDS: Record<string, Command> = {
     run: async (p) => {
       const guard = p.flags.guard as string | undefined;
       if (guard !== undefined && !["off", "alert", "block"].includes(guard)) throw new UsageError("--guard must be off, alert or block");
-      const prog = resolveProgram(p.pos.program!, process.cwd());
-      const sys = await loadProgram(prog);
+      const prog = findProgram(p.pos.program!, { cwd: process.cwd() });
+      const sys = await loadCliProgram(prog);
       const g = guard && guard !== "off" ? new Guard(guard as "alert" | "block", { onAlert: (a) => process.stderr.write(`  guard: ${a.severity} ${a.title}\n`) }) : undefined;
       const r = await sys.run({ seed: (p.flags.seed as number | undefined) ?? 0, outDir: (p.flags.out as string | undefined) ?? "runs", runId: p.flags["run-id"] as string | undefined, guard: g, root: prog.root });
       const summary = investigateLite(readRun(r.dir!));
-      if (p.flags.json) json({ run: r.dir, run_id: r.runId, error: r.error ?? null, actions: r.actions.map((a) => a.tool), alerts: summary.alerts.map(alertRecord) });
+      // a run id is never reused: when the seed's run exists, the new one gets a suffix; say so
+      const base = `${slug(sys.name ?? "run")}-seed${r.seed}`;
+      const renamed = p.flags["run-id"] === undefined && r.runId !== base ? `a run ${base} already exists in ${path.dirname(r.dir!)}; this one is ${r.runId}` : null;
+      if (p.flags.json) json({ run: r.dir, run_id: r.runId, error: r.error ?? null, actions: r.actions.map((a) => a.tool), alerts: summary.alerts.map(alertRecord), note: renamed });
       else {
+        if (renamed) out(`note: ${renamed}`);
         out(`recorded ${r.runId} -> ${r.dir}`);
         out(`  tool calls: ${r.actions.map((a) => `${a.tool}${a.mode === "blocked" ? " (blocked)" : ""}`).join(", ") || "none"}`);
         out(`  alerts: ${summary.summary.alerts.high} high, ${summary.summary.alerts.review} review`);
@@ -271,13 +275,14 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   report: {
-    usage: "causeway report ROOT [-o FILE]",
+    usage: "causeway report ROOT [-o FILE] [--json]",
     help: "the investigator as one static HTML file with every run under ROOT embedded",
-    spec: { positionals: ["root"], flags: { "out-file": "string" }, aliases: { o: "out-file" } },
+    spec: { positionals: ["root"], flags: { "out-file": "string", ...JSON_FLAG }, aliases: { o: "out-file" } },
     run: (p) => {
       const root = path.resolve(p.pos.root!);
       const file = path.resolve((p.flags["out-file"] as string | undefined) ?? path.join(fs.existsSync(path.join(root, "events.jsonl")) ? path.dirname(root) : root, "report.html"));
       const r = writeReport(root, file);
+      if (p.flags.json) return json({ file, runs: r.runs, bytes: r.bytes });
       out(`report: ${file} (${r.runs} run${r.runs === 1 ? "" : "s"}, ${(r.bytes / 1024).toFixed(0)} KB; opens from disk, no server, no network)`);
     },
   },
