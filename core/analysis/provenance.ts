@@ -110,6 +110,9 @@ export class ProvenanceIndex {
         // a result is untrusted when the same content was also recorded as untrusted input, or the
         // call itself was marked untrusted; a trusted tool's own output stays trusted
         const untrusted = untrustedRefs.has(a.result_ref ?? "") || e.trust === "untrusted" || e.untrusted === true;
+        // an untrusted tool's result is also recorded as an input (`tool:<name>`) with the same
+        // content: that input stands for it, so the source is named once
+        if (untrustedRefs.has(a.result_ref ?? "")) continue;
         this.sources.push({
           node: nodeId(e.id),
           seq: e.seq,

@@ -75,6 +75,12 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
         agentKeys: agentKeys(p),
         log: p.flags.json ? (l) => jsonLine({ event: "log", message: l }) : (l) => out(`  ${l}`),
       });
+      // the handlers are in place before the first line, so a signal sent on reading it is handled
+      const done = untilSignal(async () => {
+        await gw.close();
+        if (p.flags.json) jsonLine({ event: "closed", runs: gw.runs() });
+        else out(`runs: ${gw.runs().join(", ") || "none"}`);
+      });
       if (p.flags.json) jsonLine({ event: "listening", url: gw.url, upstream, out: outDir, openai_base_url: `${gw.url}/v1`, anthropic_base_url: gw.url });
       else {
         out(`causeway gateway on ${gw.url} -> ${upstream}, recording to ${outDir}`);
@@ -82,11 +88,7 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
         out(`  Anthropic clients: ANTHROPIC_BASE_URL=${gw.url}`);
         out("  name agents with the x-causeway-agent header (or --agent-key); Ctrl-C ends the runs");
       }
-      return untilSignal(async () => {
-        await gw.close();
-        if (p.flags.json) jsonLine({ event: "closed", runs: gw.runs() });
-        else out(`runs: ${gw.runs().join(", ") || "none"}`);
-      });
+      return done;
     },
   },
   serve: {
@@ -107,15 +109,16 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
         maxBodyBytes: intFlag(p, "max-body-mb", 32) << 20,
         log: p.flags.quiet ? undefined : p.flags.json ? (l) => jsonLine({ event: "log", message: l }) : (l) => out(`  ${l}`),
       });
+      const done = untilSignal(async () => {
+        await c.close();
+        if (p.flags.json) jsonLine({ event: "closed" });
+      });
       if (p.flags.json) jsonLine({ event: "listening", url: c.url, ingest: `${c.url}/v1/ingest`, root: path.resolve(p.pos.root!), token: generated ? token : null });
       else {
         out(`causeway collector on ${c.url}: POST /v1/ingest -> ${path.resolve(p.pos.root!)}`);
         if (generated) out(`  token (set CAUSEWAY_TOKEN to choose one): ${token}`);
       }
-      return untilSignal(async () => {
-        await c.close();
-        if (p.flags.json) jsonLine({ event: "closed" });
-      });
+      return done;
     },
   },
   watch: {
@@ -138,13 +141,14 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
       } catch (err) {
         throw new UsageError((err as Error).message);
       }
-      if (p.flags.json) jsonLine({ event: "watching", root });
-      else out(`watching ${root} for new alerts (Ctrl-C to stop)`);
-      w.start();
-      return untilSignal(async () => {
+      const done = untilSignal(async () => {
         w.stop();
         await w.drained();
       });
+      if (p.flags.json) jsonLine({ event: "watching", root });
+      else out(`watching ${root} for new alerts (Ctrl-C to stop)`);
+      w.start();
+      return done;
     },
   },
   import: {

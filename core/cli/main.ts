@@ -63,7 +63,7 @@ const COMMANDS: Record<string, Command> = {
     run: (p) => runDemo({ out: (p.flags.out as string | undefined) ?? "runs", n: intFlag(p, "n", 40), json: !!p.flags.json }),
   },
   record: {
-    usage: "causeway record MODULE:EXPORT --out DIR [--seed S] [--guard alert|block] [--run-id ID]",
+    usage: "causeway record MODULE:EXPORT --out DIR [--seed S] [--guard alert|block] [--run-id ID] [--json]",
     help: "record one run of a System",
     spec: { positionals: ["program"], flags: { out: "string", seed: "number", guard: "string", "run-id": "string", ...JSON_FLAG } },
     run: async (p) => {
@@ -139,7 +139,14 @@ const COMMANDS: Record<string, Command> = {
     run: (p) => {
       const m = new RunModel(readRun(requireRun(p.pos.run!)));
       const g = buildGraph(m, { infer: !p.flags["no-infer"] });
-      if (p.flags.json) return json({ run_id: m.runId, ...g.toJSON(), critical_path: criticalPath(g) });
+      if (p.flags.json) {
+        // decisions and actions record no trust of their own: they are as trusted as what reached
+        // them, so a node downstream of untrusted content (observed edges) is marked untrusted
+        const tainted = new Set(taint(m, g, ["untrusted"]).reachedNodes);
+        const j = g.toJSON();
+        const nodes = j.nodes.map((n) => ({ ...n, trust: n.type === "decision" || n.type === "action" ? (tainted.has(n.id) ? "untrusted" : "trusted") : n.trust, tainted: tainted.has(n.id) }));
+        return json({ run_id: m.runId, ...j, nodes, critical_path: criticalPath(g) });
+      }
       for (const e of g.edges) {
         const s = g.nodes.get(e.src)!;
         const t = g.nodes.get(e.dst)!;
