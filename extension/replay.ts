@@ -47,8 +47,8 @@ export class ReplayService {
   }
 
   /** May the run's program be replayed? Asks (modal) when it is not on the allowed list yet. */
-  private async permit(program: string, root: string): Promise<string | undefined> {
-    const status = programStatus(program, this.s.settings().allowed);
+  private async permit(program: string, root: string, runDir: string): Promise<string | undefined> {
+    const status = programStatus(program, this.s.settings(runDir).allowed);
     if (status === "none") return "this run recorded no program (run.start.program), so it cannot be replayed";
     if (status === "builtin" || status === "allowed") return undefined;
     const mod = programModule(program);
@@ -64,7 +64,8 @@ export class ReplayService {
       allow,
     );
     if (pick !== allow) return `the program ${program} was not allowed`;
-    await allowProgram(program);
+    const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(runDir));
+    await allowProgram(program, folder?.uri);
     return undefined;
   }
 
@@ -79,9 +80,9 @@ export class ReplayService {
     if (!entry || !analysis) return this.fail(`${job.run} is not a run in this workspace`, opts.title);
     const program = analysis.program;
     const root = this.s.sites.programRoot(entry.dir, program) ?? entry.root;
-    const denied = await this.permit(program, root);
+    const denied = await this.permit(program, root, entry.dir);
     if (denied) return this.fail(`cannot replay ${path.basename(entry.dir)}: ${denied}`, opts.title);
-    const settings = this.s.settings();
+    const settings = this.s.settings(entry.dir);
     const req = buildRequest(job, program, root, settings);
     const workerPath = path.join(this.s.context.extensionPath, "dist", "worker.js");
     this.s.log.info(`${opts.title}: ${JSON.stringify({ op: req.op, run: req.run, program, root })}`);
