@@ -178,17 +178,3 @@ export function matchesTarget(t: Target, a: ActionLike): boolean {
   }
   return true;
 }
-
-/** A target naming one recorded tool call: its tool, plus the most telling argument text. */
-export function suggestTarget(tool: string, args: unknown): string {
-  const values: string[] = [];
-  const walk = (v: unknown) => {
-    if (typeof v === "string") values.push(v);
-    else if (Array.isArray(v)) v.forEach(walk);
-    else if (v && typeof v === "object") Object.values(v).forEach(walk);
-  };
-  walk(args);
-  const emails = values.flatMap((s) => s.match(/[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g) ?? []);
-  const pick = emails[0]?.split("@")[1]?.split(".")[0] ?? values.find((s) => s.length >= 6 && !/[,~=]/.test(s));
-  return pick && !/[,]/.test(pick) ? `tool=${tool},arg~${pick}` : `tool=${tool}`;
-}

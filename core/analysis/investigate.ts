@@ -31,6 +31,7 @@ import type {
   TestSummary,
   TimelineRow,
 } from "./types";
+import { pct, signed } from "../format";
 
 const RANK: Record<Severity, number> = { high: 0, review: 1, info: 2 };
 const EMAIL_FULL = /^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$/;
@@ -180,12 +181,6 @@ function setEquals(s: Set<string>, one: string): boolean {
   return s.size === 1 && s.has(one);
 }
 
-function pct(x: number | null | undefined): string {
-  return x === null || x === undefined ? "?" : `${Math.round(x * 100)}%`;
-}
-function signed(x: number): string {
-  return (x >= 0 ? "+" : "") + x.toFixed(2);
-}
 
 /** One sentence of verdict for a tool call. */
 function verdictSentence(v: ActionView): string {

@@ -1,5 +1,6 @@
 /** Text output shared by CLI commands. */
 import type { Attribution } from "../replay/attribute";
+import { signed } from "../format";
 
 export function out(...a: unknown[]): void {
   process.stdout.write(a.map(String).join(" ") + "\n");
@@ -15,7 +16,6 @@ export function jsonLine(v: unknown): void {
 }
 
 const pad = (s: string, n: number) => (s.length >= n ? s : s + " ".repeat(n - s.length));
-const signed = (x: number) => (x >= 0 ? "+" : "") + x.toFixed(2);
 
 /** One line per test, like the reference's demo output. */
 export function formatTest(r: Record<string, any>): string {

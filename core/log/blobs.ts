@@ -16,11 +16,6 @@ export type BlobResult =
   | { ok: true; value: unknown; readonly canonical: string; bytes: number; /** JSON.stringify(value) is its canonical form: the plain value loses nothing */ exact?: boolean }
   | { ok: false; code: "bad-ref" | "missing-blob" | "blob-not-json" | "blob-too-large" | "blob-hash"; message: string };
 
-export function blobPath(runDir: string, ref: string): string {
-  if (!isRef(ref)) throw new Error(`not a content ref: ${JSON.stringify(ref).slice(0, 80)}`);
-  return path.join(runDir, "blobs", ref.slice(7) + ".json");
-}
-
 /** Reads blobs of one run, caching what it has read. */
 export class BlobStore {
   private cache = new Map<string, BlobResult>();

@@ -16,6 +16,7 @@ import { randomBytes } from "node:crypto";
 import { appendTest } from "../log/testslog";
 import { buildGraph, nodeId, targetHits } from "../graph/graph";
 import { BudgetExceeded, Budget, ReplayError, runTest, type Progress, type ReplayContext, type TestResult } from "./engine";
+import { pct, signed } from "../format";
 
 export interface AttributeOptions {
   target: string;
@@ -81,8 +82,6 @@ export function defaultSuspects(ctx: ReplayContext, target: string): string[] {
   return out;
 }
 
-const pct = (x: number) => `${Math.round(x * 100)}%`;
-const signed = (x: number) => (x >= 0 ? "+" : "") + x.toFixed(2);
 
 export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Promise<Attribution> {
   const suspects = [...new Set(opts.suspects?.length ? opts.suspects : defaultSuspects(ctx, opts.target))];
