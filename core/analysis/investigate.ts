@@ -365,7 +365,8 @@ function timeline(m: RunModel, alertSeqs: Set<number>): TimelineRow[] {
     if (e.mode === "stub") flags.push("stub");
     if (e.status === "blocked") flags.push("blocked");
     if (alertSeqs.has(e.seq)) flags.push("alert");
-    const usage = e.usage && typeof e.usage === "object" && typeof e.usage.input_tokens === "number" ? e.usage : null;
+    const u = e.usage as { input_tokens?: unknown } | null | undefined;
+    const usage = u && typeof u === "object" && typeof u.input_tokens === "number" ? (u as TimelineRow["usage"]) : null;
     return {
       seq: e.seq,
       id: String(e.id),
@@ -479,7 +480,8 @@ function agentsOf(m: RunModel): AgentRow[] {
     else if (e.type === "decision") {
       const r = row(String(e.agent));
       r.decisions++;
-      r.tokens += (Number(e.usage?.input_tokens) || 0) + (Number(e.usage?.output_tokens) || 0);
+      const u = e.usage as { input_tokens?: unknown; output_tokens?: unknown } | null | undefined;
+      r.tokens += (Number(u?.input_tokens) || 0) + (Number(u?.output_tokens) || 0);
       r.model_ms += Number(e.duration_ms) || 0;
     } else if (e.type === "action") row(String(e.agent)).actions++;
     else if (e.type === "message") {
@@ -602,7 +604,7 @@ function viewOf(m: RunModel, prov: ProvenanceIndex, a: ActionEvent & { line?: nu
   return {
     node: nodeId(a.id),
     seq: a.seq,
-    line: (a as LoadedEvent).line,
+    line: (a as unknown as LoadedEvent).line,
     agent: a.agent,
     tool: a.tool,
     site: a.site,

@@ -1,0 +1,38 @@
+// ESLint with typescript-eslint, type-aware (`npm run lint`, part of `npm test`).
+// The TypeScript sources are linted with the type information of their own tsconfig: the host,
+// CLI, SDK and tests with ./tsconfig.json, the webview (and its tests) with webview/tsconfig.json.
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  {
+    ignores: ["dist/**", "build/**", "node_modules/**", "test/e2e/code-server/**", "test/e2e/.cache/**", "bench/.cache/**", "**/*.js", "**/*.cjs", "**/*.mjs", "**/*.mts"],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    files: ["**/*.ts", "**/*.tsx"],
+    languageOptions: {
+      parserOptions: {
+        project: ["./tsconfig.json", "./webview/tsconfig.json"],
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    linterOptions: { reportUnusedDisableDirectives: "error" },
+    rules: {
+      // Run folders, blobs and requests are untyped JSON: the code narrows them where it reads
+      // them, and these rules would flag every access of a parsed value (thousands of findings
+      // that a cast to a written-out type would only hide).
+      "@typescript-eslint/no-unsafe-assignment": "off",
+      "@typescript-eslint/no-unsafe-member-access": "off",
+      "@typescript-eslint/no-unsafe-argument": "off",
+      "@typescript-eslint/no-unsafe-call": "off",
+      "@typescript-eslint/no-unsafe-return": "off",
+      // `any` is allowed where a value is parsed JSON of an open format (a test record, a tool's
+      // arguments); it is rare and reviewed.
+      "@typescript-eslint/no-explicit-any": "off",
+      // unused variables are errors, except those named `_…` (positional parameters kept for a signature)
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+    },
+  },
+);
