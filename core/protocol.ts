@@ -78,11 +78,11 @@ export function parseWebviewMessage(m: unknown): WebviewToHost | null {
       if (!str(x.requestId) || !ID_RE.test(x.requestId) || !str(x.run) || !str(x.intervention, 1000) || !str(x.target, 1000)) return null;
       if (x.n !== undefined && !int(x.n, 1, 10000)) return null;
       if (x.nMax !== undefined && !int(x.nMax, 1, 10000)) return null;
-      return { type: "runTest", requestId: x.requestId, run: x.run, intervention: x.intervention, target: x.target, n: x.n as number | undefined, nMax: x.nMax as number | undefined };
+      return { type: "runTest", requestId: x.requestId, run: x.run, intervention: x.intervention, target: x.target, n: x.n, nMax: x.nMax };
     case "findCause":
       if (!str(x.requestId) || !ID_RE.test(x.requestId) || !str(x.run) || !str(x.target, 1000)) return null;
       if (x.suspects !== undefined && !(Array.isArray(x.suspects) && x.suspects.length <= 64 && x.suspects.every((s) => str(s, 1000)))) return null;
-      return { type: "findCause", requestId: x.requestId, run: x.run, target: x.target, suspects: x.suspects as string[] | undefined };
+      return { type: "findCause", requestId: x.requestId, run: x.run, target: x.target, suspects: x.suspects };
     case "cancel":
       return str(x.requestId) && ID_RE.test(x.requestId) ? { type: "cancel", requestId: x.requestId } : null;
     case "openSite":
@@ -92,7 +92,7 @@ export function parseWebviewMessage(m: unknown): WebviewToHost | null {
     case "openBlob":
       return str(x.run) && typeof x.ref === "string" && REF_RE.test(x.ref) ? { type: "openBlob", run: x.run, ref: x.ref } : null;
     case "revealInTree":
-      return str(x.run) && (x.seq === undefined || int(x.seq)) ? { type: "revealInTree", run: x.run, seq: x.seq as number | undefined } : null;
+      return str(x.run) && (x.seq === undefined || int(x.seq)) ? { type: "revealInTree", run: x.run, seq: x.seq } : null;
     default:
       return null;
   }

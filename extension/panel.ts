@@ -54,9 +54,10 @@ export class InvestigatorPanel implements vscode.Disposable {
   ) {
     this.disposables.push(
       vscode.window.registerWebviewPanelSerializer(PANEL_TYPE, {
-        deserializeWebviewPanel: async (panel, state) => {
+        deserializeWebviewPanel: (panel, state) => {
           const run = state && typeof state === "object" && typeof (state as { run?: unknown }).run === "string" ? (state as { run: string }).run : undefined;
           this.adopt(panel, run && this.s.store.has(run) ? run : undefined);
+          return Promise.resolve();
         },
       }),
       s.store.onDidChange((c) => this.onStoreChange(c)),

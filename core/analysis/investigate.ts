@@ -142,7 +142,7 @@ function candidates(m: RunModel, g: Graph, idx: TestIndex, a: ActionEvent): Cand
     else status = settled(best);
     // a causal group in which no single member is causal: each member is a joint (redundant) cause
     if (status === "untested" || status === "ruled-out" || status === "inconclusive" || status === "no-effect-seen") {
-      const joint = mine.some((x) => x.t.group && x.t.verdict === "causal" && x.t.group.includes(spec!) && x.t.group.every((member) => !mine.some((y) => y.t.intervention === member && y.t.verdict === "causal")) && x.t.group.some((member) => mine.some((y) => y.t.intervention === member)));
+      const joint = mine.some((x) => x.t.group && x.t.verdict === "causal" && x.t.group.includes(spec) && x.t.group.every((member) => !mine.some((y) => y.t.intervention === member && y.t.verdict === "causal")) && x.t.group.some((member) => mine.some((y) => y.t.intervention === member)));
       if (joint) status = "joint";
     }
     const reuse = Math.max(0, ...g.outEdges(nid, ["observed"]).map((e) => e.reuse ?? 0));
@@ -221,7 +221,7 @@ function alertsOf(m: RunModel, reach: UntrustedReach, views: Map<string, ActionV
       line: p.line,
     });
   }
-  const ev = (m.start.meta as Record<string, unknown> | undefined)?.evidence_alerts;
+  const ev = (m.start.meta)?.evidence_alerts;
   if (Array.isArray(ev)) {
     for (const e of ev as Record<string, unknown>[]) {
       out.push({ severity: "high", rule: "evidence", title: String(e.title ?? "Evidence problem"), detail: String(e.detail ?? ""), seq: null, tool: null });

@@ -66,7 +66,7 @@ export function validateBatch(body: JsonValue, stored: StoredRun, limits: Ingest
   if (!isObj(body) || !Array.isArray(body.events) || !body.events.length || (body.blobs !== undefined && body.blobs !== null && !isObj(body.blobs))) {
     return refuse(400, 'expected {"events": [at least one event], "blobs": {ref: value}}');
   }
-  const events = body.events as JsonValue[];
+  const events = body.events;
   const blobsIn = isObj(body.blobs) ? body.blobs : {};
   const blobKeys = Object.keys(blobsIn);
   if (events.length > limits.maxEvents) return refuse(422, `a batch holds at most ${limits.maxEvents} events (got ${events.length})`);
@@ -91,7 +91,7 @@ export function validateBatch(body: JsonValue, stored: StoredRun, limits: Ingest
   for (const [i, e] of events.entries()) {
     if (!isObj(e)) return refuse(422, `event ${i} of the batch is not an object`);
     const at = `event ${i} (seq ${typeof e.seq === "number" ? e.seq : "?"})`;
-    const problems = fieldProblems(e as Record<string, unknown>);
+    const problems = fieldProblems(e);
     if (problems.length) return refuse(422, `${at}: ${problems[0]}`);
     if (!SCHEMAS.has(e.schema as string)) return refuse(422, `${at}: unknown schema ${JSON.stringify(short(String(e.schema)))}`);
     if (!KNOWN_TYPES.has(e.type as string)) return refuse(422, `${at}: unknown event type ${JSON.stringify(short(String(e.type)))}`);
@@ -130,7 +130,7 @@ export function validateBatch(body: JsonValue, stored: StoredRun, limits: Ingest
     if (e.prev_hash !== prev) return refuse(409, `seq ${e.seq}: prev_hash does not link to the stored chain (a fork)`);
     if (eventHash(e) !== e.hash) return refuse(422, `seq ${e.seq}: the event does not match its hash (edited)`);
     expect++;
-    prev = e.hash as string;
+    prev = e.hash;
   }
 
   // ids: new in the run
@@ -144,7 +144,7 @@ export function validateBatch(body: JsonValue, stored: StoredRun, limits: Ingest
   // refs: every named blob exists; every sent blob is named
   const named = new Set<string>();
   for (const e of evs) {
-    for (const r of refsOf(e as Record<string, unknown>)) {
+    for (const r of refsOf(e)) {
       if (!isRef(r)) return refuse(422, `seq ${e.seq}: ${JSON.stringify(short(String(r)))} is not a sha256: ref`);
       if (!blobs.has(r) && !stored.hasBlob(r)) return refuse(422, `seq ${e.seq}: blob ${short(r, 20)} is neither stored nor sent`);
       named.add(r);

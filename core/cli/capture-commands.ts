@@ -25,11 +25,18 @@ import { alertRecord } from "../analysis/investigate";
 /** Resolves on SIGINT / SIGTERM after `stop` has run. */
 function untilSignal(stop: () => Promise<void> | void): Promise<number> {
   return new Promise((resolve) => {
-    const done = async () => {
+    const done = () => {
       process.off("SIGINT", done);
       process.off("SIGTERM", done);
-      await stop();
-      resolve(0);
+      Promise.resolve()
+        .then(stop)
+        .then(
+          () => resolve(0),
+          (err: unknown) => {
+            process.stderr.write(`causeway: stopping failed: ${(err as Error)?.message ?? String(err)}\n`);
+            resolve(1);
+          },
+        );
     };
     process.on("SIGINT", done);
     process.on("SIGTERM", done);

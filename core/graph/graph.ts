@@ -8,7 +8,7 @@
  * answer "what did it influence".
  */
 import { parseIntervention, parseTarget, matchesTarget, removes, type ItemLike, type Target } from "../specs";
-import type { ActionEvent, DecisionEvent, LoadedEvent, MessageEvent } from "../log/events";
+import type { ActionEvent, DecisionEvent, LoadedEvent } from "../log/events";
 import type { TestRecord } from "../log/testslog";
 import { RunModel } from "./model";
 import { dumps } from "../log/pyjson";

@@ -138,10 +138,10 @@ export function decodeBlob(ref: string, buf: Buffer, proven = false): BlobResult
       return { ok: false, code: "blob-not-json", message: `blob ${ref.slice(0, 19)}… is not JSON` };
     }
   }
-  if (!outer || typeof outer !== "object" || Array.isArray(outer) || !("v" in (outer as object))) {
+  if (!outer || typeof outer !== "object" || Array.isArray(outer) || !("v" in (outer))) {
     return { ok: false, code: "blob-not-json", message: `blob ${ref.slice(0, 19)}… is not of the form {"v": …}` };
   }
-  const value = (outer as { v: unknown }).v;
+  const value = (outer).v;
   if (proven) return lazyResult(value, buf.length); // its hash was checked on this very fast path
   // Fast path: JSON.stringify writes what Python's canonical form writes for most values (it
   // differs on float forms such as 89.0 or 1e-05, which then take the exact paths below).

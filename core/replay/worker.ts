@@ -82,4 +82,4 @@ async function main(): Promise<void> {
 process.setSourceMapsEnabled?.(true);
 // a program's stray output must not corrupt the protocol: route console.log to stderr
 console.log = (...a: unknown[]) => process.stderr.write(a.map(String).join(" ") + "\n");
-main();
+void main();

@@ -17,7 +17,7 @@
 import { performance } from "node:perf_hooks";
 import { canonical, deriveSeed, refOf } from "../log/hash";
 import type { ContextRecord, Site, Trust, Usage } from "../log/events";
-import { Chain, FileSink, newId, timestamp, type Sink } from "../log/writer";
+import { Chain, newId, timestamp, type Sink } from "../log/writer";
 import { removes, type Intervention } from "../specs";
 import { searchText, type ValueSource } from "../analysis/values";
 import type { Guard, GuardVerdict } from "./guard";
@@ -394,7 +394,7 @@ export class Agent {
   }
 
   /** A tool call, linked to the decision that asked for it. Replays serve it from the tape. */
-  async act(tool: string, args: Record<string, unknown> | unknown = {}, opts: ActOptions = {}): Promise<Item> {
+  async act(tool: string, args: unknown = {}, opts: ActOptions = {}): Promise<Item> {
     const site = this.rt.site();
     const rt = this.rt;
     const sensitive = rt.isSensitive(tool, opts.sensitive);
@@ -613,5 +613,5 @@ function isItemLike(x: unknown): boolean {
   return !!x && typeof x === "object" && typeof (x as Item).ref === "string" && typeof (x as Item).kind === "string" && typeof (x as Item).record === "function";
 }
 function isModelOutputLike(x: unknown): boolean {
-  return !!x && typeof x === "object" && (x as ModelOutput).isModelOutput === true && "value" in (x as object);
+  return !!x && typeof x === "object" && (x as ModelOutput).isModelOutput === true && "value" in (x);
 }

@@ -54,6 +54,7 @@ export const SEVERITY: Record<Severity, DiagSeverity> = { high: "error", review:
 
 /** One line of plain text, cut to a length the Problems view can show. */
 export function oneLine(s: string, max = MAX_MESSAGE): string {
+  // eslint-disable-next-line no-control-regex -- control characters of untrusted text are dropped
   const t = s.replace(/[\r\n\t]+/g, " ").replace(/[\u0000-\u001f\u007f]/g, "").trim();
   return t.length <= max ? t : t.slice(0, max - 1) + "…";
 }

@@ -123,7 +123,7 @@ describe("replays never run a real tool", () => {
 
   it("a program that throws in replay ends the test with an error and saves nothing", async () => {
     const r = await recording.run({ seed: 1, outDir: tmp() });
-    const broken = new System({ ...recording.config, program: async () => { throw new Error("boom"); } });
+    const broken = new System({ ...recording.config, program: () => Promise.reject(new Error("boom")) });
     await expect(runTest(new ReplayContext(readRun(r.dir!), broken), { intervention: "input:issue:comment", target: "tool=delete_path", n: 5 })).rejects.toThrow(ReplayError);
     expect(fs.existsSync(path.join(r.dir!, "tests.jsonl"))).toBe(false);
   });

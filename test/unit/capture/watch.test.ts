@@ -96,8 +96,8 @@ describe("causeway watch", () => {
     children.push(child);
     let stdout = "";
     let stderr = "";
-    child.stdout!.on("data", (c) => (stdout += c));
-    child.stderr!.on("data", (c) => (stderr += c));
+    child.stdout.on("data", (c) => (stdout += c));
+    child.stderr.on("data", (c) => (stderr += c));
     const until = async (cond: () => boolean, what: string) => {
       const t0 = Date.now();
       while (!cond()) {
