@@ -49,14 +49,14 @@ export function runCli(s: Services, args: string[], o: { title: string; cwd: str
 async function pickFolder(title: string): Promise<vscode.WorkspaceFolder | undefined> {
   const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file");
   if (!folders.length) {
-    void vscode.window.showInformationMessage("Causeway: open a folder first.");
+    void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: open a folder first."));
     return undefined;
   }
   return folders.length === 1 ? folders[0] : vscode.window.showWorkspaceFolderPick({ placeHolder: title });
 }
 
 async function failed(s: Services, what: string, code: number | null): Promise<void> {
-  const pick = await vscode.window.showErrorMessage(`Causeway: ${what} ${code === null ? "did not finish" : `failed (exit code ${code})`}.`, "Show Output");
+  const pick = await vscode.window.showErrorMessage(code === null ? vscode.l10n.t("Causeway: {0} did not finish.", what) : vscode.l10n.t("Causeway: {0} failed (exit code {1}).", what, code), "Show Output");
   if (pick) s.log.show(true);
 }
 
@@ -69,7 +69,7 @@ export async function recordDemo(s: Services, replay: ReplayService, discovery: 
   const code = await runCli(s, ["demo", "--out", out], { title: "recording the demo (8 runs, then tests by paired replay)", cwd: folder.uri.fsPath, progressFrom: /^==\s*/ });
   await discovery.rescan();
   if (code !== 0) return failed(s, "recording the demo", code);
-  const pick = await vscode.window.showInformationMessage(`Causeway: recorded the demo in ${path.relative(folder.uri.fsPath, out) || out}: 8 runs, with tests.`, "Open investigator");
+  const pick = await vscode.window.showInformationMessage(vscode.l10n.t("Causeway: recorded the demo in {0}: 8 runs, with tests.", path.relative(folder.uri.fsPath, out) || out), "Open investigator");
   if (pick) {
     const first = path.join(out, "demo-seed0");
     panel.show(s.store.has(first) ? first : undefined);
@@ -88,7 +88,7 @@ export async function exportReport(s: Services, run: string | undefined): Promis
     root = scope?.value;
   } else root = folders[0]?.uri.fsPath;
   if (!root) {
-    if (!folders.length) void vscode.window.showInformationMessage("Causeway: open a folder first.");
+    if (!folders.length) void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: open a folder first."));
     return;
   }
   const base = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(root))?.uri ?? vscode.Uri.file(path.dirname(root));
@@ -96,7 +96,7 @@ export async function exportReport(s: Services, run: string | undefined): Promis
   if (!target) return;
   const code = await runCli(s, ["report", root, "-o", target.fsPath], { title: "writing the report", cwd: path.dirname(target.fsPath) });
   if (code !== 0) return failed(s, "writing the report", code);
-  const pick = await vscode.window.showInformationMessage(`Causeway: report written to ${path.basename(target.fsPath)} (a static page: opens from disk, no network).`, "Open in Browser", "Reveal");
+  const pick = await vscode.window.showInformationMessage(vscode.l10n.t("Causeway: report written to {0} (a static page: opens from disk, no network).", path.basename(target.fsPath)), "Open in Browser", "Reveal");
   if (pick === "Open in Browser") await vscode.env.openExternal(target);
   else if (pick === "Reveal") await vscode.commands.executeCommand("revealFileInOS", target);
 }
@@ -124,12 +124,12 @@ export async function importOtelTraces(s: Services, discovery: RunDiscovery, pan
     });
   } catch (err) {
     s.log.error(`importing ${file.fsPath} failed: ${(err as Error)?.stack ?? err}`);
-    const pick = await vscode.window.showErrorMessage(`Causeway: could not import ${path.basename(file.fsPath)}: ${(err as Error)?.message ?? err}`, "Show Output");
+    const pick = await vscode.window.showErrorMessage(vscode.l10n.t("Causeway: could not import {0}: {1}", path.basename(file.fsPath), (err as Error)?.message ?? String(err)), "Show Output");
     if (pick) s.log.show(true);
     return;
   }
   s.log.info(`imported ${runs.length} run(s) from ${file.fsPath}: ${runs.join(", ")}`);
   await discovery.rescan();
-  const pick = await vscode.window.showInformationMessage(`Causeway: imported ${runs.length} run${runs.length === 1 ? "" : "s"} from ${path.basename(file.fsPath)} into ${path.relative(folder.uri.fsPath, out) || out}.`, "Open investigator");
+  const pick = await vscode.window.showInformationMessage(runs.length === 1 ? vscode.l10n.t("Causeway: imported 1 run from {0} into {1}.", path.basename(file.fsPath), path.relative(folder.uri.fsPath, out) || out) : vscode.l10n.t("Causeway: imported {0} runs from {1} into {2}.", runs.length, path.basename(file.fsPath), path.relative(folder.uri.fsPath, out) || out), "Open investigator");
   if (pick && runs[0]) panel.show(s.store.has(runs[0]) ? runs[0] : undefined);
 }

@@ -44,7 +44,7 @@ export function registerCommands(d: CommandDeps): void {
           return await fn(...args);
         } catch (err) {
           s.log.error(`${id} failed: ${(err as Error)?.stack ?? err}`);
-          void vscode.window.showErrorMessage(`Causeway: ${(err as Error)?.message ?? err}`, "Show Output").then((p) => p && s.log.show(true));
+          void vscode.window.showErrorMessage(vscode.l10n.t("Causeway: {0}", (err as Error)?.message ?? String(err)), "Show Output").then((p) => p && s.log.show(true));
         }
       }),
     );
@@ -61,7 +61,7 @@ export function registerCommands(d: CommandDeps): void {
       const action = Object.values(s.store.investigation(run)?.actions ?? {}).find((a) => a.seq === ref.seq);
       if (action) return { run, action };
       if (ref.run === run && refOf(arg)?.seq !== undefined) {
-        void vscode.window.showInformationMessage(`Causeway: event #${ref.seq} of ${path.basename(run)} is not a tool call.`);
+        void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: event #{0} of {1} is not a tool call.", ref.seq, path.basename(run)));
         return undefined;
       }
     }
@@ -91,7 +91,7 @@ export function registerCommands(d: CommandDeps): void {
     const out = await replay.run({ op: "attribute", run, target: action.target }, { title });
     if (!out.ok) return;
     panel.show(run, { seq: action.seq, node: action.node, action: true });
-    void vscode.window.showInformationMessage(`Causeway: ${title} — ${oneLine(out.message, 400)}`);
+    void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: {0} — {1}", title, oneLine(out.message, 400)));
   });
 
   reg("causeway.runTest", async (arg) => {
@@ -120,7 +120,7 @@ export function registerCommands(d: CommandDeps): void {
     const out = await replay.run({ op: "test", run, intervention, target, n, nMax }, { title });
     if (!out.ok) return;
     panel.show(run, { seq: action.seq, node: action.node, action: true });
-    void vscode.window.showInformationMessage(`Causeway: ${title} — ${oneLine(out.message, 400)}`);
+    void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: {0} — {1}", title, oneLine(out.message, 400)));
   });
 
   reg("causeway.verifyRun", async (arg) => {
@@ -130,14 +130,14 @@ export function registerCommands(d: CommandDeps): void {
     const name = path.basename(run);
     if (r.ok) {
       s.log.info(`verify ${run}: intact (${r.events} events, every blob checks out)`);
-      void vscode.window.showInformationMessage(`Causeway: ${name} verifies — ${r.events} events, hash chain intact, every blob checks out.`);
+      void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: {0} verifies — {1} events, hash chain intact, every blob checks out.", name, r.events));
       return;
     }
     s.log.warn(`verify ${run}: FAILED, ${r.problems.length} problem(s)`);
     for (const p of r.problems) s.log.warn(`  ${p.severity} ${p.code}${p.line ? ` (line ${p.line})` : ""}: ${p.message}`);
     const first = r.first!;
     const open = first.line ? "Open the first bad line" : undefined;
-    const pick = await vscode.window.showErrorMessage(`Causeway: ${name} fails verify: ${oneLine(first.message, 300)}`, ...(open ? [open] : []), "Show all problems");
+    const pick = await vscode.window.showErrorMessage(vscode.l10n.t("Causeway: {0} fails verify: {1}", name, oneLine(first.message, 300)), ...(open ? [open] : []), "Show all problems");
     if (pick === open && first.line) await openLine(path.join(run, first.file === "tests.jsonl" ? "tests.jsonl" : "events.jsonl"), first.line);
     else if (pick) s.log.show(true);
   });
@@ -159,7 +159,7 @@ export function registerCommands(d: CommandDeps): void {
     if (!picks) return;
     const out = await replay.run({ op: "replay", run, remove: picks.map((p) => p.spec) }, { title: `Replay ${path.basename(run)}${picks.length ? ` without ${picks.map((p) => p.spec).join(", ")}` : ""}` });
     if (!out.ok) return;
-    const pick = await vscode.window.showInformationMessage(`Causeway: Replay ${path.basename(run)} — ${oneLine(out.message, 400)}`, "Show details");
+    const pick = await vscode.window.showInformationMessage(vscode.l10n.t("Causeway: Replay {0} — {1}", path.basename(run), oneLine(out.message, 400)), "Show details");
     if (pick) s.log.show(true);
   });
 

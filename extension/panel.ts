@@ -297,7 +297,7 @@ export class InvestigatorPanel implements vscode.Disposable {
     const program = this.s.store.get(run)?.analysis?.program ?? "";
     const hit = this.s.sites.resolve(file, run, program);
     if (!hit) {
-      void vscode.window.showInformationMessage(`Causeway: ${file} is not in this workspace.`);
+      void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: {0} is not in this workspace.", file));
       return;
     }
     await this.openLine(hit.file, line);

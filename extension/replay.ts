@@ -42,7 +42,7 @@ export class ReplayService {
 
   /** Explains why replays are off, with a way to turn them on. */
   async explainRestricted(): Promise<void> {
-    const pick = await vscode.window.showWarningMessage(`Causeway: ${this.reason}`, "Manage Workspace Trust");
+    const pick = await vscode.window.showWarningMessage(vscode.l10n.t("Causeway: {0}", this.reason ?? ""), "Manage Workspace Trust");
     if (pick) await vscode.commands.executeCommand("workbench.trust.manage");
   }
 
@@ -54,12 +54,12 @@ export class ReplayService {
     const mod = programModule(program);
     const file = mod ? path.resolve(root, mod) : undefined;
     if (!file || !fs.existsSync(file)) return `the program ${program} is not in this workspace (looked for ${file ?? "its module"})`;
-    const allow = "Allow and replay";
+    const allow = vscode.l10n.t("Allow and replay");
     const pick = await vscode.window.showWarningMessage(
-      `Allow Causeway to run ${program} for replays?`,
+      vscode.l10n.t("Allow Causeway to run {0} for replays?", program),
       {
         modal: true,
-        detail: `Replaying loads and runs this program's code (${file}) in a separate process, with the recorded tool results served from the log. Only allow programs you trust. The choice is saved in this workspace's setting causeway.allowedPrograms.`,
+        detail: vscode.l10n.t("Replaying loads and runs this program's code ({0}) in a separate process, with the recorded tool results served from the log. Only allow programs you trust. The choice is saved in this workspace's setting causeway.allowedPrograms.", file),
       },
       allow,
     );
@@ -136,7 +136,7 @@ export class ReplayService {
 
   private fail(error: string, title: string): ReplayOutcome {
     this.s.log.error(`${title} failed: ${error}`);
-    void vscode.window.showErrorMessage(`Causeway: ${title} failed: ${error}`, "Show Output").then((p) => p && this.s.log.show(true));
+    void vscode.window.showErrorMessage(vscode.l10n.t("Causeway: {0} failed: {1}", title, error), "Show Output").then((p) => p && this.s.log.show(true));
     return { ok: false, error };
   }
 }
