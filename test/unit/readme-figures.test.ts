@@ -8,7 +8,7 @@ import path from "node:path";
 
 const ROOT = path.resolve(__dirname, "../..");
 const read = (f: string) => fs.readFileSync(path.join(ROOT, f), "utf8");
-const results = (f: string) => JSON.parse(read(path.join("bench/results", f))) as any;
+const results = (f: string) => JSON.parse(read(path.join("bench/results", f)));
 const thousands = (n: number) => n.toLocaleString("en-US");
 
 interface Method {
