@@ -133,5 +133,5 @@ describe("the npm package", () => {
     const v = spawnSync(process.execPath, [bin, "verify", res.dir, "--json"], { cwd: proj, encoding: "utf8" });
     expect(v.status, v.stderr).toBe(0);
     expect(JSON.parse(v.stdout)).toMatchObject({ ok: true, events: expect.any(Number) });
-  });
+  }, 300_000);
 });
