@@ -66,7 +66,7 @@ export async function recordDemo(s: Services, replay: ReplayService, discovery: 
   const folder = await pickFolder("Record the demo into which folder?");
   if (!folder) return;
   const out = path.join(folder.uri.fsPath, "runs");
-  const code = await runCli(s, ["demo", "--out", out], { title: "recording the demo (8 runs, then tests by paired replay)", cwd: folder.uri.fsPath, progressFrom: /^==\s*/ });
+  const code = await runCli(s, ["demo", "--out", out], { title: vscode.l10n.t("recording the demo (8 runs, then tests by paired replay)"), cwd: folder.uri.fsPath, progressFrom: /^==\s*/ });
   await discovery.rescan();
   if (code !== 0) return failed(s, "recording the demo", code);
   const pick = await vscode.window.showInformationMessage(vscode.l10n.t("Causeway: recorded the demo in {0}: 8 runs, with tests.", path.relative(folder.uri.fsPath, out) || out), "Open investigator");
@@ -83,7 +83,7 @@ export async function exportReport(s: Services, run: string | undefined): Promis
   if (run || folders.length > 1) {
     const scope = await vscode.window.showQuickPick(
       [...(run ? [{ label: `This run: ${path.basename(run)}`, value: run }] : []), ...folders.map((f) => ({ label: `Every run in ${f.name}`, value: f.uri.fsPath }))],
-      { title: "Export report", placeHolder: "What goes into the report?" },
+      { title: vscode.l10n.t("Export report"), placeHolder: vscode.l10n.t("What goes into the report?") },
     );
     root = scope?.value;
   } else root = folders[0]?.uri.fsPath;
@@ -92,9 +92,9 @@ export async function exportReport(s: Services, run: string | undefined): Promis
     return;
   }
   const base = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(root))?.uri ?? vscode.Uri.file(path.dirname(root));
-  const target = await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.joinPath(base, "causeway-report.html"), filters: { HTML: ["html"] }, title: "Export report" });
+  const target = await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.joinPath(base, "causeway-report.html"), filters: { HTML: ["html"] }, title: vscode.l10n.t("Export report") });
   if (!target) return;
-  const code = await runCli(s, ["report", root, "-o", target.fsPath], { title: "writing the report", cwd: path.dirname(target.fsPath) });
+  const code = await runCli(s, ["report", root, "-o", target.fsPath], { title: vscode.l10n.t("writing the report"), cwd: path.dirname(target.fsPath) });
   if (code !== 0) return failed(s, "writing the report", code);
   const pick = await vscode.window.showInformationMessage(vscode.l10n.t("Causeway: report written to {0} (a static page: opens from disk, no network).", path.basename(target.fsPath)), "Open in Browser", "Reveal");
   if (pick === "Open in Browser") await vscode.env.openExternal(target);
@@ -106,7 +106,7 @@ export async function importOtelTraces(s: Services, discovery: RunDiscovery, pan
   const folder = await pickFolder("Import the traces as runs into which folder?");
   if (!folder) return;
   const picked = await vscode.window.showOpenDialog({
-    title: "Import OpenTelemetry traces (OTLP/JSON with GenAI spans)",
+    title: vscode.l10n.t("Import OpenTelemetry traces (OTLP/JSON with GenAI spans)"),
     canSelectMany: false,
     defaultUri: folder.uri,
     filters: { "OTLP JSON": ["json", "jsonl"], "All files": ["*"] },
@@ -117,7 +117,7 @@ export async function importOtelTraces(s: Services, discovery: RunDiscovery, pan
   const out = path.join(folder.uri.fsPath, "runs");
   let runs: string[];
   try {
-    runs = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Causeway: importing ${path.basename(file.fsPath)}` }, async () => {
+    runs = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t("Causeway: importing {0}", path.basename(file.fsPath)) }, async () => {
       await new Promise((r) => setTimeout(r, 0)); // let the notification show first
       const { importOtel } = await import("../core/importers/otel");
       return importOtel(file.fsPath, out).runs;

@@ -100,14 +100,14 @@ export function registerCommands(d: CommandDeps): void {
     if (!hit) return;
     const { run, action } = hit;
     const intervention = await pickSpec(interventionSuggestions(action), {
-      title: "Run test (2/5): what to remove",
+      title: vscode.l10n.t("Run test (2/5): what to remove"),
       placeHolder: `Remove which input from ${action.tool}'s context? (candidate causes of #${action.seq})`,
       otherPrompt: "An intervention: input:SOURCE (globs allowed, e.g. input:vendor:*) or msg:FROM->TO",
     });
     if (!intervention) return;
     const target = await pickSpec(targetSuggestions(action), {
-      title: "Run test (3/5): the target",
-      placeHolder: "Which event counts as the action happening?",
+      title: vscode.l10n.t("Run test (3/5): the target"),
+      placeHolder: vscode.l10n.t("Which event counts as the action happening?"),
       otherPrompt: "A target: tool=NAME[,arg~TEXT]",
     });
     if (!target) return;
@@ -124,7 +124,7 @@ export function registerCommands(d: CommandDeps): void {
   });
 
   reg("causeway.verifyRun", async (arg) => {
-    const run = current(arg)?.run ?? (await pickRun(s, { title: "Verify run" }));
+    const run = current(arg)?.run ?? (await pickRun(s, { title: vscode.l10n.t("Verify run") }));
     if (!run) return;
     const r = s.store.verify(run)!;
     const name = path.basename(run);
@@ -144,7 +144,7 @@ export function registerCommands(d: CommandDeps): void {
 
   reg("causeway.replayRun", async (arg) => {
     if (!replay.canReplay) return replay.explainRestricted();
-    const run = current(arg)?.run ?? (await pickRun(s, { title: "Replay run", replayable: true }));
+    const run = current(arg)?.run ?? (await pickRun(s, { title: vscode.l10n.t("Replay run"), replayable: true }));
     if (!run) return;
     const inv = s.store.investigation(run);
     const specs = new Map<string, string>();
@@ -154,7 +154,7 @@ export function registerCommands(d: CommandDeps): void {
     }
     const picks = await vscode.window.showQuickPick(
       [...specs].map(([spec, what]) => ({ label: oneLine(spec, 120), description: oneLine(what, 80), spec })),
-      { title: `Replay ${path.basename(run)}`, placeHolder: "Remove inputs from every model call's context (pick none to replay as recorded)", canPickMany: true },
+      { title: vscode.l10n.t("Replay {0}", path.basename(run)), placeHolder: vscode.l10n.t("Remove inputs from every model call's context (pick none to replay as recorded)"), canPickMany: true },
     );
     if (!picks) return;
     const out = await replay.run({ op: "replay", run, remove: picks.map((p) => p.spec) }, { title: `Replay ${path.basename(run)}${picks.length ? ` without ${picks.map((p) => p.spec).join(", ")}` : ""}` });
@@ -170,7 +170,7 @@ export function registerCommands(d: CommandDeps): void {
   reg("causeway.openBlob", async (arg) => {
     const a = (arg ?? {}) as { ref?: unknown };
     const ref = current(arg);
-    const run = ref?.run ?? (await pickRun(s, { title: "Open blob" }));
+    const run = ref?.run ?? (await pickRun(s, { title: vscode.l10n.t("Open blob") }));
     if (!run) return;
     const blob = typeof a.ref === "string" ? a.ref : await pickBlob(s, run, ref?.run === run ? ref.seq : undefined);
     if (blob) await openBlob(s, run, blob);
@@ -178,7 +178,7 @@ export function registerCommands(d: CommandDeps): void {
 
   reg("causeway.openEventsFile", async (arg) => {
     const ref = current(arg);
-    const run = ref?.run ?? (await pickRun(s, { title: "Open events.jsonl" }));
+    const run = ref?.run ?? (await pickRun(s, { title: vscode.l10n.t("Open events.jsonl") }));
     if (!run) return;
     const line = ref?.seq !== undefined ? s.store.runData(run)?.events.find((e) => e.seq === ref.seq)?.line : undefined;
     await openLine(path.join(run, "events.jsonl"), line ?? 1);

@@ -56,7 +56,7 @@ export async function pickAction(s: Services, run: string, title: string): Promi
       detail: oneLine(a.args, 160),
       value: a,
     }));
-  const pick = await vscode.window.showQuickPick(items, { title, placeHolder: "Pick a tool call", matchOnDescription: true, matchOnDetail: true });
+  const pick = await vscode.window.showQuickPick(items, { title, placeHolder: vscode.l10n.t("Pick a tool call"), matchOnDescription: true, matchOnDetail: true });
   return pick?.value;
 }
 
@@ -80,7 +80,7 @@ export async function pickBlob(s: Services, run: string, seq?: number): Promise<
     return undefined;
   }
   if (seq !== undefined && items.length === 1) return items[0].value;
-  const pick = await vscode.window.showQuickPick(items, { title: `Open blob — ${path.basename(run)}`, placeHolder: "Pick a value", matchOnDescription: true, matchOnDetail: true });
+  const pick = await vscode.window.showQuickPick(items, { title: vscode.l10n.t("Open blob — {0}", path.basename(run)), placeHolder: vscode.l10n.t("Pick a value"), matchOnDescription: true, matchOnDetail: true });
   return pick?.value;
 }
 

@@ -5,7 +5,7 @@ import type { Services } from "./services";
 export function registerStatusBar(s: Services): void {
   const item = vscode.window.createStatusBarItem("causeway.alerts", vscode.StatusBarAlignment.Left, 50);
   item.name = vscode.l10n.t("Causeway alerts");
-  item.command = { command: "workbench.actions.view.problems", title: "Show Problems" };
+  item.command = { command: "workbench.actions.view.problems", title: vscode.l10n.t("Show Problems") };
   let timer: ReturnType<typeof setTimeout> | undefined;
   const update = () => {
     timer = undefined;
