@@ -41,7 +41,7 @@ async function startCollector(store: string, port: number): Promise<ChildProcess
   const child = spawn(process.execPath, [CLI, "serve", "--store", store, "--port", String(port), "--quiet"], { env: { ...process.env, CAUSEWAY_TOKEN: TOKEN }, stdio: ["ignore", "pipe", "inherit"] });
   await new Promise<void>((resolve, reject) => {
     let out = "";
-    child.stdout!.on("data", (d) => {
+    child.stdout.on("data", (d) => {
       out += d;
       if (out.includes("causeway collector on")) resolve();
     });

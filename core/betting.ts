@@ -125,8 +125,8 @@ export class PairedSequence {
     const cap = side === 1 ? this.c / m : this.c / (1 - m);
     let s = 0;
     for (let i = 0; i < xs.length; i++) {
-      const l = Math.min(lambdas[i]!, cap);
-      s += Math.log1p(side * l * (xs[i]! - m));
+      const l = Math.min(lambdas[i], cap);
+      s += Math.log1p(side * l * (xs[i] - m));
     }
     return s;
   }
@@ -139,8 +139,8 @@ export class PairedSequence {
 
   private update(): void {
     const i = this.xs.length - 1;
-    const x = this.xs[i]!;
-    const l = this.lambdas[i]!;
+    const x = this.xs[i];
+    const l = this.lambdas[i];
     const logT = Math.log(this.threshold);
     const mLow = (1 - this.minEffect) / 2;
     const mHigh = (1 + this.minEffect) / 2;
@@ -252,7 +252,7 @@ export class PairedSequence {
     const cycle: number[] = [];
     const acc = new Map<number, number>(keys.map((k) => [k, 0]));
     for (let i = 0; i < this.n; i++) {
-      let best = keys[0]!;
+      let best = keys[0];
       for (const k of keys) {
         acc.set(k, acc.get(k)! + counts.get(k)! / this.n);
         if (acc.get(k)! > acc.get(best)!) best = k;
@@ -292,7 +292,7 @@ export class PairedSequence {
     let outLow = copy.outLow;
     let outHigh = copy.outHigh;
     for (let k = 0; k < more; k++) {
-      const d = pattern[k % pattern.length]!;
+      const d = pattern[k % pattern.length];
       const x = (d + 1) / 2;
       const l = copy.nextLambda();
       copy.lambdas.push(l);

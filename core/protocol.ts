@@ -82,18 +82,18 @@ export function parseWebviewMessage(m: unknown): WebviewToHost | null {
       if (!str(x.requestId) || !ID_RE.test(x.requestId) || !str(x.run) || !str(x.intervention, 1000) || !str(x.target, 1000)) return null;
       if (x.n !== undefined && !int(x.n, 1, 10000)) return null;
       if (x.nMax !== undefined && !int(x.nMax, 1, 10000)) return null;
-      return { type: "runTest", requestId: x.requestId, run: x.run, intervention: x.intervention, target: x.target, n: x.n as number | undefined, nMax: x.nMax as number | undefined };
+      return { type: "runTest", requestId: x.requestId, run: x.run, intervention: x.intervention, target: x.target, n: x.n, nMax: x.nMax };
     case "findCause":
       if (!str(x.requestId) || !ID_RE.test(x.requestId) || !str(x.run) || !str(x.target, 1000)) return null;
       if (x.suspects !== undefined && !(Array.isArray(x.suspects) && x.suspects.length <= 64 && x.suspects.every((s) => str(s, 1000)))) return null;
-      return { type: "findCause", requestId: x.requestId, run: x.run, target: x.target, suspects: x.suspects as string[] | undefined };
+      return { type: "findCause", requestId: x.requestId, run: x.run, target: x.target, suspects: x.suspects };
     case "checkFix":
       if (!str(x.requestId) || !ID_RE.test(x.requestId) || !str(x.run) || !str(x.harm, 1000)) return null;
       if (!(Array.isArray(x.fix) && x.fix.length >= 1 && x.fix.length <= 8 && x.fix.every((s) => str(s, 4000)))) return null;
       // a fix from the webview may not read files (replace:…=@FILE): the webview shows untrusted content
-      if ((x.fix as string[]).some((s) => /^replace:[^=]*=@/.test(s.trim()))) return null;
+      if ((x.fix).some((s) => /^replace:[^=]*=@/.test(s.trim()))) return null;
       if (x.keep !== undefined && !(Array.isArray(x.keep) && x.keep.length <= 32 && x.keep.every((s) => str(s, 1000)))) return null;
-      return { type: "checkFix", requestId: x.requestId, run: x.run, fix: x.fix as string[], harm: x.harm, keep: x.keep as string[] | undefined };
+      return { type: "checkFix", requestId: x.requestId, run: x.run, fix: x.fix, harm: x.harm, keep: x.keep };
     case "exportCase":
       return str(x.run) && str(x.target, 1000) ? { type: "exportCase", run: x.run, target: x.target } : null;
     case "cancel":
@@ -105,7 +105,7 @@ export function parseWebviewMessage(m: unknown): WebviewToHost | null {
     case "openBlob":
       return str(x.run) && typeof x.ref === "string" && REF_RE.test(x.ref) ? { type: "openBlob", run: x.run, ref: x.ref } : null;
     case "revealInTree":
-      return str(x.run) && (x.seq === undefined || int(x.seq)) ? { type: "revealInTree", run: x.run, seq: x.seq as number | undefined } : null;
+      return str(x.run) && (x.seq === undefined || int(x.seq)) ? { type: "revealInTree", run: x.run, seq: x.seq } : null;
     default:
       return null;
   }

@@ -22,7 +22,7 @@
  * JSON of the arguments / result). A clause is `k~v` when `~` comes before any `=`.
  */
 
-import { findEmails, globTester } from "./analysis/scan";
+import { globTester } from "./analysis/scan";
 
 export class SpecError extends Error {
   constructor(
@@ -268,23 +268,4 @@ export function matchesTarget(t: Target, a: ActionLike): boolean {
     }
   }
   return true;
-}
-
-/** A target naming one recorded tool call: its tool, plus the most telling argument text. */
-export function suggestTarget(tool: string, args: unknown): string {
-  const values: string[] = [];
-  // iterative, in document order, bounded depth: arguments come from a run
-  const stack: [unknown, number][] = [[args, 0]];
-  while (stack.length) {
-    const [v, depth] = stack.pop()!;
-    if (typeof v === "string") values.push(v);
-    else if (depth >= 1000 || !v || typeof v !== "object") continue;
-    else {
-      const xs = Array.isArray(v) ? v : Object.values(v);
-      for (let i = xs.length - 1; i >= 0; i--) stack.push([xs[i], depth + 1]);
-    }
-  }
-  const emails = values.flatMap((s) => findEmails(s));
-  const pick = emails[0]?.split("@")[1]?.split(".")[0] ?? values.find((s) => s.length >= 6 && !/[,~=]/.test(s));
-  return pick && !/[,]/.test(pick) ? `tool=${tool},arg~${pick}` : `tool=${tool}`;
 }

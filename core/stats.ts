@@ -106,34 +106,34 @@ function erfc(x: number): number {
   const y = Math.abs(x);
   if (y <= 0.46875) {
     const z = y * y;
-    let num = ERF_A[4]! * z;
+    let num = ERF_A[4] * z;
     let den = z;
     for (let i = 0; i < 3; i++) {
-      num = (num + ERF_A[i]!) * z;
-      den = (den + ERF_B[i]!) * z;
+      num = (num + ERF_A[i]) * z;
+      den = (den + ERF_B[i]) * z;
     }
-    return 1 - (x * (num + ERF_A[3]!)) / (den + ERF_B[3]!);
+    return 1 - (x * (num + ERF_A[3])) / (den + ERF_B[3]);
   }
   let r: number;
   if (y <= 4) {
-    let num = ERFC_C[8]! * y;
+    let num = ERFC_C[8] * y;
     let den = y;
     for (let i = 0; i < 7; i++) {
-      num = (num + ERFC_C[i]!) * y;
-      den = (den + ERFC_D[i]!) * y;
+      num = (num + ERFC_C[i]) * y;
+      den = (den + ERFC_D[i]) * y;
     }
-    r = ((num + ERFC_C[7]!) / (den + ERFC_D[7]!)) * expNegSquare(y);
+    r = ((num + ERFC_C[7]) / (den + ERFC_D[7])) * expNegSquare(y);
   } else if (y >= 26.543) {
     r = 0;
   } else {
     const z = 1 / (y * y);
-    let num = ERFC_P[5]! * z;
+    let num = ERFC_P[5] * z;
     let den = z;
     for (let i = 0; i < 4; i++) {
-      num = (num + ERFC_P[i]!) * z;
-      den = (den + ERFC_Q[i]!) * z;
+      num = (num + ERFC_P[i]) * z;
+      den = (den + ERFC_Q[i]) * z;
     }
-    const s = (z * (num + ERFC_P[4]!)) / (den + ERFC_Q[4]!);
+    const s = (z * (num + ERFC_P[4])) / (den + ERFC_Q[4]);
     r = ((ONE_OVER_SQRT_PI - s) / y) * expNegSquare(y);
   }
   return x < 0 ? 2 - r : r;
@@ -370,20 +370,20 @@ export function benjaminiHochberg(pValues: number[], q = 0.05): { rejected: bool
   for (const p of pValues) {
     if (!(p >= 0 && p <= 1)) throw new RangeError(`benjaminiHochberg: p-values must be in [0, 1], got ${p}`);
   }
-  const order = pValues.map((_, i) => i).sort((i, j) => pValues[i]! - pValues[j]!);
+  const order = pValues.map((_, i) => i).sort((i, j) => pValues[i] - pValues[j]);
   const rejected = new Array<boolean>(m).fill(false);
   const adjusted = new Array<number>(m).fill(1);
   let cutoff = 0; // number of rejected hypotheses (1-based rank of the last one)
   for (let r = m; r >= 1; r--) {
-    if (pValues[order[r - 1]!]! <= ((r * q) / m) * (1 + BH_SLACK)) {
+    if (pValues[order[r - 1]] <= ((r * q) / m) * (1 + BH_SLACK)) {
       cutoff = r;
       break;
     }
   }
   let running = 1;
   for (let r = m; r >= 1; r--) {
-    const idx = order[r - 1]!;
-    running = Math.min(running, pValues[idx]! * (m / r)); // m/r ≥ 1, so never rounds below p
+    const idx = order[r - 1];
+    running = Math.min(running, pValues[idx] * (m / r)); // m/r ≥ 1, so never rounds below p
     adjusted[idx] = running;
     rejected[idx] = r <= cutoff;
   }

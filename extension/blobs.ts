@@ -59,7 +59,7 @@ export function registerBlobs(s: Services): void {
 /** Opens a blob read-only, as JSON when it is JSON. */
 export async function openBlob(s: Services, run: string, ref: string): Promise<void> {
   if (!REF_RE.test(ref) || !s.store.has(run)) {
-    void vscode.window.showWarningMessage("Causeway: that blob is not part of a run in this workspace.");
+    void vscode.window.showWarningMessage(vscode.l10n.t("Causeway: that blob is not part of a run in this workspace."));
     return;
   }
   const { json } = blobText(run, ref);

@@ -49,14 +49,14 @@ export function runCli(s: Services, args: string[], o: { title: string; cwd: str
 async function pickFolder(title: string): Promise<vscode.WorkspaceFolder | undefined> {
   const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file");
   if (!folders.length) {
-    void vscode.window.showInformationMessage("Causeway: open a folder first.");
+    void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: open a folder first."));
     return undefined;
   }
   return folders.length === 1 ? folders[0] : vscode.window.showWorkspaceFolderPick({ placeHolder: title });
 }
 
 async function failed(s: Services, what: string, code: number | null): Promise<void> {
-  const pick = await vscode.window.showErrorMessage(`Causeway: ${what} ${code === null ? "did not finish" : `failed (exit code ${code})`}.`, "Show Output");
+  const pick = await vscode.window.showErrorMessage(code === null ? vscode.l10n.t("Causeway: {0} did not finish.", what) : vscode.l10n.t("Causeway: {0} failed (exit code {1}).", what, code), "Show Output");
   if (pick) s.log.show(true);
 }
 
@@ -66,10 +66,10 @@ export async function recordDemo(s: Services, replay: ReplayService, discovery: 
   const folder = await pickFolder("Record the demo into which folder?");
   if (!folder) return;
   const out = path.join(folder.uri.fsPath, "runs");
-  const code = await runCli(s, ["demo", "--out", out], { title: "recording the demo (8 runs, then tests by paired replay)", cwd: folder.uri.fsPath, progressFrom: /^==\s*/ });
+  const code = await runCli(s, ["demo", "--out", out], { title: vscode.l10n.t("recording the demo (8 runs, then tests by paired replay)"), cwd: folder.uri.fsPath, progressFrom: /^==\s*/ });
   await discovery.rescan();
   if (code !== 0) return failed(s, "recording the demo", code);
-  const pick = await vscode.window.showInformationMessage(`Causeway: recorded the demo in ${path.relative(folder.uri.fsPath, out) || out}: 8 runs, with tests.`, "Open investigator");
+  const pick = await vscode.window.showInformationMessage(vscode.l10n.t("Causeway: recorded the demo in {0}: 8 runs, with tests.", path.relative(folder.uri.fsPath, out) || out), "Open investigator");
   if (pick) {
     const first = path.join(out, "demo-seed0");
     panel.show(s.store.has(first) ? first : undefined);
@@ -83,20 +83,20 @@ export async function exportReport(s: Services, run: string | undefined): Promis
   if (run || folders.length > 1) {
     const scope = await vscode.window.showQuickPick(
       [...(run ? [{ label: `This run: ${path.basename(run)}`, value: run }] : []), ...folders.map((f) => ({ label: `Every run in ${f.name}`, value: f.uri.fsPath }))],
-      { title: "Export report", placeHolder: "What goes into the report?" },
+      { title: vscode.l10n.t("Export report"), placeHolder: vscode.l10n.t("What goes into the report?") },
     );
     root = scope?.value;
   } else root = folders[0]?.uri.fsPath;
   if (!root) {
-    if (!folders.length) void vscode.window.showInformationMessage("Causeway: open a folder first.");
+    if (!folders.length) void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: open a folder first."));
     return;
   }
   const base = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(root))?.uri ?? vscode.Uri.file(path.dirname(root));
-  const target = await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.joinPath(base, "causeway-report.html"), filters: { HTML: ["html"] }, title: "Export report" });
+  const target = await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.joinPath(base, "causeway-report.html"), filters: { HTML: ["html"] }, title: vscode.l10n.t("Export report") });
   if (!target) return;
-  const code = await runCli(s, ["report", root, "-o", target.fsPath], { title: "writing the report", cwd: path.dirname(target.fsPath) });
+  const code = await runCli(s, ["report", root, "-o", target.fsPath], { title: vscode.l10n.t("writing the report"), cwd: path.dirname(target.fsPath) });
   if (code !== 0) return failed(s, "writing the report", code);
-  const pick = await vscode.window.showInformationMessage(`Causeway: report written to ${path.basename(target.fsPath)} (a static page: opens from disk, no network).`, "Open in Browser", "Reveal");
+  const pick = await vscode.window.showInformationMessage(vscode.l10n.t("Causeway: report written to {0} (a static page: opens from disk, no network).", path.basename(target.fsPath)), "Open in Browser", "Reveal");
   if (pick === "Open in Browser") await vscode.env.openExternal(target);
   else if (pick === "Reveal") await vscode.commands.executeCommand("revealFileInOS", target);
 }
@@ -106,7 +106,7 @@ export async function importOtelTraces(s: Services, discovery: RunDiscovery, pan
   const folder = await pickFolder("Import the traces as runs into which folder?");
   if (!folder) return;
   const picked = await vscode.window.showOpenDialog({
-    title: "Import OpenTelemetry traces (OTLP/JSON with GenAI spans)",
+    title: vscode.l10n.t("Import OpenTelemetry traces (OTLP/JSON with GenAI spans)"),
     canSelectMany: false,
     defaultUri: folder.uri,
     filters: { "OTLP JSON": ["json", "jsonl"], "All files": ["*"] },
@@ -117,20 +117,20 @@ export async function importOtelTraces(s: Services, discovery: RunDiscovery, pan
   const out = path.join(folder.uri.fsPath, "runs");
   let runs: string[];
   try {
-    runs = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Causeway: importing ${path.basename(file.fsPath)}` }, async () => {
+    runs = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t("Causeway: importing {0}", path.basename(file.fsPath)) }, async () => {
       await new Promise((r) => setTimeout(r, 0)); // let the notification show first
       const { importOtel } = await import("../core/importers/otel");
       return importOtel(file.fsPath, out).runs;
     });
   } catch (err) {
     s.log.error(`importing ${file.fsPath} failed: ${(err as Error)?.stack ?? err}`);
-    const pick = await vscode.window.showErrorMessage(`Causeway: could not import ${path.basename(file.fsPath)}: ${(err as Error)?.message ?? err}`, "Show Output");
+    const pick = await vscode.window.showErrorMessage(vscode.l10n.t("Causeway: could not import {0}: {1}", path.basename(file.fsPath), (err as Error)?.message ?? String(err)), "Show Output");
     if (pick) s.log.show(true);
     return;
   }
   s.log.info(`imported ${runs.length} run(s) from ${file.fsPath}: ${runs.join(", ")}`);
   await discovery.rescan();
-  const pick = await vscode.window.showInformationMessage(`Causeway: imported ${runs.length} run${runs.length === 1 ? "" : "s"} from ${path.basename(file.fsPath)} into ${path.relative(folder.uri.fsPath, out) || out}.`, "Open investigator");
+  const pick = await vscode.window.showInformationMessage(runs.length === 1 ? vscode.l10n.t("Causeway: imported 1 run from {0} into {1}.", path.basename(file.fsPath), path.relative(folder.uri.fsPath, out) || out) : vscode.l10n.t("Causeway: imported {0} runs from {1} into {2}.", runs.length, path.basename(file.fsPath), path.relative(folder.uri.fsPath, out) || out), "Open investigator");
   if (pick && runs[0]) panel.show(s.store.has(runs[0]) ? runs[0] : undefined);
 }
 

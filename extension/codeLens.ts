@@ -85,11 +85,11 @@ export class CausewayLenses implements vscode.CodeLensProvider<SiteLens>, vscode
   resolveCodeLens(lens: SiteLens): SiteLens {
     const item = this.item(lens.file, lens.line, lens.index);
     if (!item) {
-      lens.command = { title: "Causeway: runs changed — reopen the file to refresh", command: "" };
+      lens.command = { title: vscode.l10n.t("Causeway: runs changed — reopen the file to refresh"), command: "" };
       return lens;
     }
     if (lens.findCause) {
-      lens.command = { title: "Find the cause", command: "causeway.findCause", arguments: [{ run: item.focus.run, seq: item.focus.seq }], tooltip: `Test which input made ${item.tool ?? "this call"} happen in ${path.basename(item.focus.run)} (paired replays)` };
+      lens.command = { title: vscode.l10n.t("Find the cause"), command: "causeway.findCause", arguments: [{ run: item.focus.run, seq: item.focus.seq }], tooltip: vscode.l10n.t("Test which input made {0} happen in {1} (paired replays)", item.tool ?? vscode.l10n.t("this call"), path.basename(item.focus.run)) };
     } else {
       lens.command = { title: lensTitle(item), command: "causeway.reveal", arguments: [{ run: item.focus.run, seq: item.focus.seq, action: item.call === "act" }], tooltip: lensTooltip(item) };
     }

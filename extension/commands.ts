@@ -48,7 +48,7 @@ export function registerCommands(d: CommandDeps): void {
           return await fn(...args);
         } catch (err) {
           s.log.error(`${id} failed: ${(err as Error)?.stack ?? err}`);
-          void vscode.window.showErrorMessage(`Causeway: ${(err as Error)?.message ?? err}`, "Show Output").then((p) => p && s.log.show(true));
+          void vscode.window.showErrorMessage(vscode.l10n.t("Causeway: {0}", (err as Error)?.message ?? String(err)), "Show Output").then((p) => p && s.log.show(true));
         }
       }),
     );
@@ -65,7 +65,7 @@ export function registerCommands(d: CommandDeps): void {
       const action = Object.values(s.store.investigation(run)?.actions ?? {}).find((a) => a.seq === ref.seq);
       if (action) return { run, action };
       if (ref.run === run && refOf(arg)?.seq !== undefined) {
-        void vscode.window.showInformationMessage(`Causeway: event #${ref.seq} of ${path.basename(run)} is not a tool call.`);
+        void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: event #{0} of {1} is not a tool call.", ref.seq, path.basename(run)));
         return undefined;
       }
     }
@@ -111,7 +111,7 @@ export function registerCommands(d: CommandDeps): void {
     const out = await replay.run({ op: "attribute", run, target: action.target }, { title });
     if (!out.ok) return;
     panel.show(run, { seq: action.seq, node: action.node, action: true });
-    void vscode.window.showInformationMessage(`Causeway: ${title} — ${oneLine(out.message, 400)}`);
+    void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: {0} — {1}", title, oneLine(out.message, 400)));
   });
 
   reg("causeway.runTest", async (arg) => {
@@ -120,14 +120,14 @@ export function registerCommands(d: CommandDeps): void {
     if (!hit) return;
     const { run, action } = hit;
     const intervention = await pickSpec(interventionSuggestions(action), {
-      title: "Run test (2/5): what to remove",
+      title: vscode.l10n.t("Run test (2/5): what to remove"),
       placeHolder: `Remove which input from ${action.tool}'s context? (candidate causes of #${action.seq})`,
       otherPrompt: "An intervention: input:SOURCE (globs allowed, e.g. input:vendor:*) or msg:FROM->TO",
     });
     if (!intervention) return;
     const target = await pickSpec(targetSuggestions(action), {
-      title: "Run test (3/5): the target",
-      placeHolder: "Which event counts as the action happening?",
+      title: vscode.l10n.t("Run test (3/5): the target"),
+      placeHolder: vscode.l10n.t("Which event counts as the action happening?"),
       otherPrompt: "A target: tool=NAME[,arg~TEXT]",
     });
     if (!target) return;
@@ -141,31 +141,31 @@ export function registerCommands(d: CommandDeps): void {
     const out = await replay.run({ op: "test", run, intervention, target, n, nMax }, { title });
     if (!out.ok) return;
     panel.show(run, { seq: action.seq, node: action.node, action: true });
-    void vscode.window.showInformationMessage(`Causeway: ${title} — ${oneLine(out.message, 400)}`);
+    void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: {0} — {1}", title, oneLine(out.message, 400)));
   });
 
   reg("causeway.verifyRun", async (arg) => {
-    const run = current(arg)?.run ?? (await pickRun(s, { title: "Verify run" }));
+    const run = current(arg)?.run ?? (await pickRun(s, { title: vscode.l10n.t("Verify run") }));
     if (!run) return;
     const r = s.store.verify(run)!;
     const name = path.basename(run);
     if (r.ok) {
       s.log.info(`verify ${run}: intact (${r.events} events, every blob checks out)`);
-      void vscode.window.showInformationMessage(`Causeway: ${name} verifies — ${r.events} events, hash chain intact, every blob checks out.`);
+      void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: {0} verifies — {1} events, hash chain intact, every blob checks out.", name, r.events));
       return;
     }
     s.log.warn(`verify ${run}: FAILED, ${r.problems.length} problem(s)`);
     for (const p of r.problems) s.log.warn(`  ${p.severity} ${p.code}${p.line ? ` (line ${p.line})` : ""}: ${p.message}`);
     const first = r.first!;
     const open = first.line ? "Open the first bad line" : undefined;
-    const pick = await vscode.window.showErrorMessage(`Causeway: ${name} fails verify: ${oneLine(first.message, 300)}`, ...(open ? [open] : []), "Show all problems");
+    const pick = await vscode.window.showErrorMessage(vscode.l10n.t("Causeway: {0} fails verify: {1}", name, oneLine(first.message, 300)), ...(open ? [open] : []), "Show all problems");
     if (pick === open && first.line) await openLine(path.join(run, first.file === "tests.jsonl" ? "tests.jsonl" : "events.jsonl"), first.line);
     else if (pick) s.log.show(true);
   });
 
   reg("causeway.replayRun", async (arg) => {
     if (!replay.canReplay) return replay.explainRestricted();
-    const run = current(arg)?.run ?? (await pickRun(s, { title: "Replay run", replayable: true }));
+    const run = current(arg)?.run ?? (await pickRun(s, { title: vscode.l10n.t("Replay run"), replayable: true }));
     if (!run) return;
     const inv = s.store.investigation(run);
     const specs = new Map<string, string>();
@@ -175,12 +175,12 @@ export function registerCommands(d: CommandDeps): void {
     }
     const picks = await vscode.window.showQuickPick(
       [...specs].map(([spec, what]) => ({ label: oneLine(spec, 120), description: oneLine(what, 80), spec })),
-      { title: `Replay ${path.basename(run)}`, placeHolder: "Remove inputs from every model call's context (pick none to replay as recorded)", canPickMany: true },
+      { title: vscode.l10n.t("Replay {0}", path.basename(run)), placeHolder: vscode.l10n.t("Remove inputs from every model call's context (pick none to replay as recorded)"), canPickMany: true },
     );
     if (!picks) return;
     const out = await replay.run({ op: "replay", run, remove: picks.map((p) => p.spec) }, { title: `Replay ${path.basename(run)}${picks.length ? ` without ${picks.map((p) => p.spec).join(", ")}` : ""}` });
     if (!out.ok) return;
-    const pick = await vscode.window.showInformationMessage(`Causeway: Replay ${path.basename(run)} — ${oneLine(out.message, 400)}`, "Show details");
+    const pick = await vscode.window.showInformationMessage(vscode.l10n.t("Causeway: Replay {0} — {1}", path.basename(run), oneLine(out.message, 400)), "Show details");
     if (pick) s.log.show(true);
   });
 
@@ -191,7 +191,7 @@ export function registerCommands(d: CommandDeps): void {
   reg("causeway.openBlob", async (arg) => {
     const a = (arg ?? {}) as { ref?: unknown };
     const ref = current(arg);
-    const run = ref?.run ?? (await pickRun(s, { title: "Open blob" }));
+    const run = ref?.run ?? (await pickRun(s, { title: vscode.l10n.t("Open blob") }));
     if (!run) return;
     const blob = typeof a.ref === "string" ? a.ref : await pickBlob(s, run, ref?.run === run ? ref.seq : undefined);
     if (blob) await openBlob(s, run, blob);
@@ -199,7 +199,7 @@ export function registerCommands(d: CommandDeps): void {
 
   reg("causeway.openEventsFile", async (arg) => {
     const ref = current(arg);
-    const run = ref?.run ?? (await pickRun(s, { title: "Open events.jsonl" }));
+    const run = ref?.run ?? (await pickRun(s, { title: vscode.l10n.t("Open events.jsonl") }));
     if (!run) return;
     const line = ref?.seq !== undefined ? s.store.runData(run)?.events.find((e) => e.seq === ref.seq)?.line : undefined;
     await openLine(path.join(run, "events.jsonl"), line ?? 1);

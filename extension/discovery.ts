@@ -55,9 +55,11 @@ export class RunDiscovery implements vscode.Disposable {
     const gen = ++this.generation;
     const t0 = Date.now();
     const run = async () => {
-      const glob = eventsGlob(this.s.settings().runsGlob);
       const found = new Set<string>();
+      const globs: string[] = [];
       for (const folder of this.folders()) {
+        const glob = eventsGlob(this.s.settings(folder.uri.fsPath).runsGlob);
+        if (!globs.includes(glob)) globs.push(glob);
         const files = await vscode.workspace.findFiles(new vscode.RelativePattern(folder, glob), EXCLUDE_GLOB);
         if (gen !== this.generation) return;
         for (const f of files) {
@@ -71,7 +73,7 @@ export class RunDiscovery implements vscode.Disposable {
       const cache = path.join(this.s.context.globalStorageUri.fsPath, "collectors") + path.sep;
       this.s.store.retain((d) => found.has(d) || d.startsWith(cache));
       this.scannedOnce = true;
-      this.s.log.info(`found ${found.size} run${found.size === 1 ? "" : "s"} in ${Date.now() - t0} ms (runs folders: ${glob})`);
+      this.s.log.info(`found ${found.size} run${found.size === 1 ? "" : "s"} in ${Date.now() - t0} ms (runs folders: ${globs.join(", ") || "no folder"})`);
     };
     this.scanning = run()
       .catch((err) => this.s.log.error(`finding runs failed: ${(err as Error)?.stack ?? err}`))
@@ -82,8 +84,8 @@ export class RunDiscovery implements vscode.Disposable {
   private watch(): void {
     for (const w of this.watchers) w.dispose();
     this.watchers = [];
-    const glob = runFilesGlob(this.s.settings().runsGlob);
     for (const folder of this.folders()) {
+      const glob = runFilesGlob(this.s.settings(folder.uri.fsPath).runsGlob);
       const w = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(folder, glob));
       const changed = (uri: vscode.Uri) => this.fileChanged(uri, folder);
       // A folder deleted with its runs arrives as one event for the folder; a run folder created
@@ -138,7 +140,7 @@ export class RunDiscovery implements vscode.Disposable {
     // a blob of a new run (runs/x/blobs/h.json), a new run folder (runs/x), or a file in one
     const dir = path.basename(path.dirname(p)) === "blobs" ? path.dirname(path.dirname(p)) : base.includes(".") ? path.dirname(p) : p;
     if (this.s.store.has(dir) || this.candidates.has(dir)) return;
-    if (!isUnderRunsGlob(dir, folder.uri.fsPath, this.s.settings().runsGlob)) return;
+    if (!isUnderRunsGlob(dir, folder.uri.fsPath, this.s.settings(folder.uri.fsPath).runsGlob)) return;
     this.recheck(dir, folder, 0);
   }
 

@@ -14,6 +14,7 @@ import { registerBlobs, openBlob } from "./blobs";
 import { registerCollector } from "./collector";
 import { RunStore } from "./logic/runStore";
 import { SiteResolver } from "./logic/sites";
+import { SettingsByFolder } from "./logic/settings";
 import { InvestigatorPanel } from "./panel";
 import { ReplayService } from "./replay";
 import { RunsTree } from "./runsTree";
@@ -25,8 +26,8 @@ export function activate(context: vscode.ExtensionContext): void {
   const t0 = performance.now();
   const log = vscode.window.createOutputChannel("Causeway", { log: true });
   context.subscriptions.push(log);
-  let settings = readSettings();
   const folders = () => (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath);
+  const settings = new SettingsByFolder((folder) => readSettings(folder === undefined ? undefined : vscode.Uri.file(folder)), folders);
   const store = new RunStore({ log: (level, msg) => log[level](msg) });
   context.subscriptions.push(store);
   const s: Services = {
@@ -34,7 +35,7 @@ export function activate(context: vscode.ExtensionContext): void {
     store,
     log,
     sites: new SiteResolver({ folders: folders(), extensionPath: context.extensionPath }),
-    settings: () => settings,
+    settings: (resource) => settings.get(resource),
   };
 
   registerBlobs(s);
@@ -57,12 +58,14 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration(SECTION)) return;
-      const before = settings;
-      settings = readSettings();
-      if (before.runsGlob !== settings.runsGlob) discovery.restart();
-      if (before.codeLens !== settings.codeLens) lenses.invalidate();
+      const globs = settings.fingerprint("runsGlob");
+      const lens = settings.fingerprint("codeLens");
+      settings.clear();
+      if (globs !== settings.fingerprint("runsGlob")) discovery.restart();
+      if (lens !== settings.fingerprint("codeLens")) lenses.invalidate();
     }),
     vscode.workspace.onDidChangeWorkspaceFolders(() => {
+      settings.clear();
       s.sites.reset({ folders: folders(), extensionPath: context.extensionPath });
       discovery.restart();
       diagnostics.refreshAll();

@@ -55,9 +55,10 @@ export class InvestigatorPanel implements vscode.Disposable {
   ) {
     this.disposables.push(
       vscode.window.registerWebviewPanelSerializer(PANEL_TYPE, {
-        deserializeWebviewPanel: async (panel, state) => {
+        deserializeWebviewPanel: (panel, state) => {
           const run = state && typeof state === "object" && typeof (state as { run?: unknown }).run === "string" ? (state as { run: string }).run : undefined;
           this.adopt(panel, run && this.s.store.has(run) ? run : undefined);
+          return Promise.resolve();
         },
       }),
       s.store.onDidChange((c) => this.onStoreChange(c)),
@@ -302,7 +303,7 @@ export class InvestigatorPanel implements vscode.Disposable {
     const program = this.s.store.get(run)?.analysis?.program ?? "";
     const hit = this.s.sites.resolve(file, run, program);
     if (!hit) {
-      void vscode.window.showInformationMessage(`Causeway: ${file} is not in this workspace.`);
+      void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: {0} is not in this workspace.", file));
       return;
     }
     await this.openLine(hit.file, line);

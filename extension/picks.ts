@@ -21,7 +21,7 @@ export interface PickOptions {
 export async function pickRun(s: Services, o: PickOptions): Promise<string | undefined> {
   const entries = s.store.list().filter((e) => !o.replayable || !!e.analysis?.program);
   if (!entries.length) {
-    void vscode.window.showInformationMessage(o.replayable ? "Causeway: no replayable runs in this workspace (none recorded a program)." : "Causeway: no runs in this workspace. Record the demo to get some.");
+    void vscode.window.showInformationMessage(o.replayable ? vscode.l10n.t("Causeway: no replayable runs in this workspace (none recorded a program).") : vscode.l10n.t("Causeway: no runs in this workspace. Record the demo to get some."));
     return undefined;
   }
   const items: Item<string>[] = entries
@@ -44,7 +44,7 @@ export async function pickAction(s: Services, run: string, title: string): Promi
   const inv = s.store.investigation(run);
   const actions = Object.values(inv?.actions ?? {});
   if (!actions.length) {
-    void vscode.window.showInformationMessage(`Causeway: ${path.basename(run)} has no tool calls.`);
+    void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: {0} has no tool calls.", path.basename(run)));
     return undefined;
   }
   const rank = (a: ActionView) => (a.alerts.includes("high") ? 0 : a.alerts.includes("review") ? 1 : a.sensitive ? 2 : 3);
@@ -56,7 +56,7 @@ export async function pickAction(s: Services, run: string, title: string): Promi
       detail: oneLine(a.args, 160),
       value: a,
     }));
-  const pick = await vscode.window.showQuickPick(items, { title, placeHolder: "Pick a tool call", matchOnDescription: true, matchOnDetail: true });
+  const pick = await vscode.window.showQuickPick(items, { title, placeHolder: vscode.l10n.t("Pick a tool call"), matchOnDescription: true, matchOnDetail: true });
   return pick?.value;
 }
 
@@ -76,11 +76,11 @@ export async function pickBlob(s: Services, run: string, seq?: number): Promise<
     }
   }
   if (!items.length) {
-    void vscode.window.showInformationMessage(`Causeway: ${seq === undefined ? path.basename(run) : `event #${seq}`} names no blobs.`);
+    void vscode.window.showInformationMessage(seq === undefined ? vscode.l10n.t("Causeway: {0} names no blobs.", path.basename(run)) : vscode.l10n.t("Causeway: event #{0} names no blobs.", seq));
     return undefined;
   }
   if (seq !== undefined && items.length === 1) return items[0].value;
-  const pick = await vscode.window.showQuickPick(items, { title: `Open blob — ${path.basename(run)}`, placeHolder: "Pick a value", matchOnDescription: true, matchOnDetail: true });
+  const pick = await vscode.window.showQuickPick(items, { title: vscode.l10n.t("Open blob — {0}", path.basename(run)), placeHolder: vscode.l10n.t("Pick a value"), matchOnDescription: true, matchOnDetail: true });
   return pick?.value;
 }
 

@@ -42,29 +42,30 @@ export class ReplayService {
 
   /** Explains why replays are off, with a way to turn them on. */
   async explainRestricted(): Promise<void> {
-    const pick = await vscode.window.showWarningMessage(`Causeway: ${this.reason}`, "Manage Workspace Trust");
+    const pick = await vscode.window.showWarningMessage(vscode.l10n.t("Causeway: {0}", this.reason ?? ""), "Manage Workspace Trust");
     if (pick) await vscode.commands.executeCommand("workbench.trust.manage");
   }
 
   /** May the run's program be replayed? Asks (modal) when it is not on the allowed list yet. */
-  private async permit(program: string, root: string): Promise<string | undefined> {
-    const status = programStatus(program, this.s.settings().allowed);
+  private async permit(program: string, root: string, runDir: string): Promise<string | undefined> {
+    const status = programStatus(program, this.s.settings(runDir).allowed);
     if (status === "none") return "this run recorded no program (run.start.program), so it cannot be replayed";
     if (status === "builtin" || status === "allowed") return undefined;
     const mod = programModule(program);
     const file = mod ? path.resolve(root, mod) : undefined;
     if (!file || !fs.existsSync(file)) return `the program ${program} is not in this workspace (looked for ${file ?? "its module"})`;
-    const allow = "Allow and replay";
+    const allow = vscode.l10n.t("Allow and replay");
     const pick = await vscode.window.showWarningMessage(
-      `Allow Causeway to run ${program} for replays?`,
+      vscode.l10n.t("Allow Causeway to run {0} for replays?", program),
       {
         modal: true,
-        detail: `Replaying loads and runs this program's code (${file}) in a separate process, with the recorded tool results served from the log. Only allow programs you trust. The choice is saved in this workspace's setting causeway.allowedPrograms.`,
+        detail: vscode.l10n.t("Replaying loads and runs this program's code ({0}) in a separate process, with the recorded tool results served from the log. Only allow programs you trust. The choice is saved in this workspace's setting causeway.allowedPrograms.", file),
       },
       allow,
     );
     if (pick !== allow) return `the program ${program} was not allowed`;
-    await allowProgram(program);
+    const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(runDir));
+    await allowProgram(program, folder?.uri);
     return undefined;
   }
 
@@ -79,9 +80,9 @@ export class ReplayService {
     if (!entry || !analysis) return this.fail(`${job.run} is not a run in this workspace`, opts.title);
     const program = analysis.program;
     const root = this.s.sites.programRoot(entry.dir, program) ?? entry.root;
-    const denied = await this.permit(program, root);
+    const denied = await this.permit(program, root, entry.dir);
     if (denied) return this.fail(`cannot replay ${path.basename(entry.dir)}: ${denied}`, opts.title);
-    const settings = this.s.settings();
+    const settings = this.s.settings(entry.dir);
     const req = buildRequest(job, program, root, settings);
     const workerPath = path.join(this.s.context.extensionPath, "dist", "worker.js");
     this.s.log.info(`${opts.title}: ${JSON.stringify({ op: req.op, run: req.run, program, root })}`);
@@ -135,7 +136,7 @@ export class ReplayService {
 
   private fail(error: string, title: string): ReplayOutcome {
     this.s.log.error(`${title} failed: ${error}`);
-    void vscode.window.showErrorMessage(`Causeway: ${title} failed: ${error}`, "Show Output").then((p) => p && this.s.log.show(true));
+    void vscode.window.showErrorMessage(vscode.l10n.t("Causeway: {0} failed: {1}", title, error), "Show Output").then((p) => p && this.s.log.show(true));
     return { ok: false, error };
   }
 }

@@ -278,9 +278,9 @@ function toItem(spec: ItemSpec): vscode.TreeItem {
   item.iconPath = new vscode.ThemeIcon(spec.icon.id, spec.icon.color ? new vscode.ThemeColor(spec.icon.color) : undefined);
   item.contextValue = spec.contextValue;
   if (spec.open?.kind === "reveal") {
-    item.command = { command: "causeway.reveal", title: "Open in investigator", arguments: [{ run: spec.open.run, seq: spec.open.seq, node: spec.open.node, action: spec.open.action }] };
+    item.command = { command: "causeway.reveal", title: vscode.l10n.t("Open in investigator"), arguments: [{ run: spec.open.run, seq: spec.open.seq, node: spec.open.node, action: spec.open.action }] };
   } else if (spec.open?.kind === "line") {
-    item.command = { command: "causeway.openLine", title: "Open", arguments: [spec.open.file, spec.open.line] };
+    item.command = { command: "causeway.openLine", title: vscode.l10n.t("Open"), arguments: [spec.open.file, spec.open.line] };
   }
   return item;
 }

@@ -9,7 +9,8 @@ export interface Services {
   readonly store: RunStore;
   readonly log: vscode.LogOutputChannel;
   readonly sites: SiteResolver;
-  settings(): Settings;
+  /** The settings for a path's workspace folder (resource-scoped ones may differ per folder); none: the workspace's. */
+  settings(resource?: string): Settings;
 }
 
 /** A run and one of its events, as commands receive them from the tree, lenses, quick fixes and the webview. */

@@ -4,8 +4,8 @@ import type { Services } from "./services";
 
 export function registerStatusBar(s: Services): void {
   const item = vscode.window.createStatusBarItem("causeway.alerts", vscode.StatusBarAlignment.Left, 50);
-  item.name = "Causeway alerts";
-  item.command = { command: "workbench.actions.view.problems", title: "Show Problems" };
+  item.name = vscode.l10n.t("Causeway alerts");
+  item.command = { command: "workbench.actions.view.problems", title: vscode.l10n.t("Show Problems") };
   let timer: ReturnType<typeof setTimeout> | undefined;
   const update = () => {
     timer = undefined;
@@ -26,8 +26,11 @@ export function registerStatusBar(s: Services): void {
       if (a.alerts.high) withHigh++;
       if (a.status === "failed") failed++;
     }
-    item.text = `$(shield) ${high} high`;
-    item.tooltip = `Causeway: ${high} high and ${review} review alert${review === 1 ? "" : "s"} in ${withHigh} of ${runs.length} run${runs.length === 1 ? "" : "s"}${failed ? `; ${failed} failed verify` : ""}. Click to open the Problems view.`;
+    item.text = `$(shield) ${vscode.l10n.t("{0} high", high)}`;
+    item.tooltip =
+      vscode.l10n.t("Causeway: {0} high and {1} review alerts in {2} of {3} runs", high, review, withHigh, runs.length) +
+      (failed ? vscode.l10n.t("; {0} failed verify", failed) : "") +
+      vscode.l10n.t(". Click to open the Problems view.");
     item.backgroundColor = high ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
     item.show();
   };

@@ -4,13 +4,11 @@
  * the same figure reads the same everywhere.
  */
 import type { CandidateStatus, ProvenanceStatus, Severity } from "../core/analysis/types";
+import { pct as pctOf, signed } from "../core/format";
 
 /** A signed effect with two decimals: +0.80, −0.15, +0.00. */
 export function effect(x: number | null | undefined): string {
-  if (x === null || x === undefined || !Number.isFinite(x)) return "—";
-  const r = Math.round(x * 100) / 100;
-  const s = Math.abs(r).toFixed(2);
-  return r < 0 ? `\u2212${s}` : `+${s}`;
+  return signed(x, "unicode", "—");
 }
 
 /** A 95% interval: [+0.63, +0.90]. */
@@ -21,8 +19,7 @@ export function interval(ci: readonly [number, number] | null | undefined): stri
 
 /** A rate as a whole percentage: 0.8 → 80%. */
 export function pct(x: number | null | undefined): string {
-  if (x === null || x === undefined || !Number.isFinite(x)) return "—";
-  return `${Math.round(x * 100)}%`;
+  return pctOf(x, "—");
 }
 
 /** "80% → 0%": how often the action happened with and without the input. */
@@ -65,13 +62,6 @@ export function when(iso: string | null | undefined): string {
   if (!iso) return "—";
   const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})/.exec(iso);
   return m ? `${m[1]} ${m[2]} UTC` : iso;
-}
-
-/** A hash shortened for tables: the first 12 hex digits. */
-export function shortHash(h: string | null | undefined, n = 12): string {
-  if (!h) return "—";
-  const hex = h.startsWith("sha256:") ? h.slice(7) : h;
-  return hex.length > n ? `${hex.slice(0, n)}…` : hex;
 }
 
 /** Cuts a long text for a one-line cell; the full text stays available elsewhere. */

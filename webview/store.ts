@@ -96,7 +96,7 @@ function mergeUi(saved: Partial<UiState> | undefined): UiState {
     ...Object.fromEntries(Object.entries(s).filter(([, v]) => v !== undefined)),
     filters: { ...DEFAULT_UI.filters, ...(s.filters ?? {}) },
     graph: { ...DEFAULT_UI.graph, ...(s.graph ?? {}) },
-  } as UiState;
+  };
 }
 
 export class Controller {

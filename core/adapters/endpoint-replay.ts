@@ -49,7 +49,7 @@ export interface EndpointTestOptions {
   nMax?: number;
   family?: number;
   minEffect?: number;
-  /** Base URL as the API's SDK takes it (OpenAI: …/v1; Anthropic: the host). Default: environment, else the official endpoint. */
+  /** Base URL (OpenAI: …/v1 or the bare host, which gets /v1; Anthropic: the host, or …/v1). Default: environment, else the official endpoint. */
   baseUrl?: string;
   apiKey?: string;
   headers?: Record<string, string>;
@@ -137,6 +137,11 @@ export function endpointFor(codec: Codec, baseUrl?: string): string {
   const anthropic = codec.api === "anthropic.messages";
   const base = (baseUrl ?? (anthropic ? process.env.ANTHROPIC_BASE_URL : process.env.OPENAI_BASE_URL) ?? (anthropic ? "https://api.anthropic.com" : "https://api.openai.com/v1")).replace(/\/+$/, "");
   if (!/^https?:\/\//i.test(base)) throw new EndpointError(`base URL ${JSON.stringify(base)} is not http(s)`);
+  // either form of a base URL is accepted, with or without /v1: OpenAI's SDK takes …/v1,
+  // Anthropic's takes the host (its path starts with /v1)
+  const bare = new URL(base).pathname.replace(/\/+$/, "") === "";
+  if (!anthropic && bare) return base + "/v1" + codec.path;
+  if (anthropic && /\/v1$/.test(base) && codec.path.startsWith("/v1/")) return base.slice(0, -3) + codec.path;
   return base + codec.path;
 }
 

@@ -300,19 +300,19 @@ export class ConversationRecorder {
     if (o.unanswered) fields.result_seen = false;
     if (o.verdict && o.verdict.verdict !== "allow") fields.guard = { verdict: o.verdict.verdict, reason: o.verdict.reason, alerts: o.verdict.alerts };
     const e = rt.emit(this.agent.name, "action", fields, site);
-    const seq = e.seq as number;
+    const seq = e.seq;
     rt.actions.push({ seq, agent: this.agent.name, tool: c.name, args: canonical(c.args ?? {}), result: o.unanswered ? "" : canonical(result), mode: o.mode, status: o.status });
     const untrusted = o.untrusted ?? this.isUntrustedTool(c.name);
     const blocked = o.status === "blocked";
     if (!blocked && resultRef) {
-      rt.sources.push({ eventId: e.id as string, seq, source: c.name, trust: untrusted ? "untrusted" : "trusted", kind: "result", text: searchText(result) });
+      rt.sources.push({ eventId: e.id, seq, source: c.name, trust: untrusted ? "untrusted" : "trusted", kind: "result", text: searchText(result) });
     }
     if (untrusted && !blocked && resultRef) {
       const src = o.source ?? `tool:${c.name}`;
       const ie = rt.emit(this.agent.name, "input", { ref: resultRef, source: src, trust: "untrusted", kind: "input" }, site);
-      return new Item(result, resultRef, "input", src, "untrusted", ie.id as string);
+      return new Item(result, resultRef, "input", src, "untrusted", ie.id);
     }
-    return new Item(result, resultRef ?? argsRef, "result", c.name, c.decision?.trust ?? "trusted", e.id as string);
+    return new Item(result, resultRef ?? argsRef, "result", c.name, c.decision?.trust ?? "trusted", e.id);
   }
 }
 
@@ -326,7 +326,7 @@ export function isErrorResult(r: unknown): boolean {
 function cleanUsage(u: Record<string, number | undefined>): Partial<Usage> {
   const out: Record<string, number> = {};
   for (const [k, v] of Object.entries(u)) if (typeof v === "number") out[k] = v;
-  return out as Partial<Usage>;
+  return out;
 }
 
 /** A JSON copy (drops undefined and functions); values that can't be copied become null. */

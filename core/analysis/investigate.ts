@@ -34,6 +34,7 @@ import type {
   TestSummary,
   TimelineRow,
 } from "./types";
+import { pct, signed } from "../format";
 
 const RANK: Record<Severity, number> = { high: 0, review: 1, info: 2 };
 const EMAIL_FULL = /^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$/;
@@ -149,7 +150,7 @@ function candidates(m: RunModel, g: Graph, idx: TestIndex, a: ActionEvent): Cand
     else status = settled(best);
     // a causal group in which no single member is causal: each member is a joint (redundant) cause
     if (status === "untested" || status === "ruled-out" || status === "inconclusive" || status === "no-effect-seen") {
-      const joint = mine.some((x) => x.t.group && x.t.verdict === "causal" && x.t.group.includes(spec!) && x.t.group.every((member) => !mine.some((y) => y.t.intervention === member && y.t.verdict === "causal")) && x.t.group.some((member) => mine.some((y) => y.t.intervention === member)));
+      const joint = mine.some((x) => x.t.group && x.t.verdict === "causal" && x.t.group.includes(spec) && x.t.group.every((member) => !mine.some((y) => y.t.intervention === member && y.t.verdict === "causal")) && x.t.group.some((member) => mine.some((y) => y.t.intervention === member)));
       if (joint) status = "joint";
     }
     const reuse = Math.max(0, ...g.outEdges(nid, ["observed"]).map((e) => e.reuse ?? 0));
@@ -190,12 +191,6 @@ function setEquals(s: Set<string>, one: string): boolean {
   return s.size === 1 && s.has(one);
 }
 
-function pct(x: number | null | undefined): string {
-  return x === null || x === undefined ? "?" : `${Math.round(x * 100)}%`;
-}
-function signed(x: number): string {
-  return (x >= 0 ? "+" : "") + x.toFixed(2);
-}
 
 /** One sentence of verdict for a tool call. */
 function verdictSentence(v: ActionView): string {
@@ -236,7 +231,7 @@ function alertsOf(m: RunModel, reach: UntrustedReach, views: Map<string, ActionV
       line: p.line,
     });
   }
-  const ev = (m.start.meta as Record<string, unknown> | undefined)?.evidence_alerts;
+  const ev = (m.start.meta)?.evidence_alerts;
   if (Array.isArray(ev)) {
     for (const e of ev as Record<string, unknown>[]) {
       out.push({ severity: "high", rule: "evidence", title: safeText(e?.title ?? "Evidence problem", 200), detail: safeText(e?.detail ?? "", 2000), seq: null, tool: null });
@@ -380,7 +375,8 @@ function timeline(m: RunModel, alertSeqs: Set<number>): TimelineRow[] {
     if (e.mode === "stub") flags.push("stub");
     if (e.status === "blocked") flags.push("blocked");
     if (alertSeqs.has(e.seq)) flags.push("alert");
-    const usage = e.usage && typeof e.usage === "object" && typeof e.usage.input_tokens === "number" ? e.usage : null;
+    const u = e.usage as { input_tokens?: unknown } | null | undefined;
+    const usage = u && typeof u === "object" && typeof u.input_tokens === "number" ? (u as TimelineRow["usage"]) : null;
     return {
       seq: e.seq,
       id: safeText(e.id),
@@ -494,7 +490,8 @@ function agentsOf(m: RunModel): AgentRow[] {
     else if (e.type === "decision") {
       const r = row(safeText(e.agent));
       r.decisions++;
-      r.tokens += (Number(e.usage?.input_tokens) || 0) + (Number(e.usage?.output_tokens) || 0);
+      const u = e.usage as { input_tokens?: unknown; output_tokens?: unknown } | null | undefined;
+      r.tokens += (Number(u?.input_tokens) || 0) + (Number(u?.output_tokens) || 0);
       r.model_ms += Number(e.duration_ms) || 0;
     } else if (e.type === "action") row(safeText(e.agent)).actions++;
     else if (e.type === "message") {
@@ -618,7 +615,7 @@ function viewOf(m: RunModel, prov: ProvenanceIndex, a: ActionEvent & { line?: nu
   return {
     node: nodeId(a.id),
     seq: a.seq,
-    line: (a as LoadedEvent).line,
+    line: (a as unknown as LoadedEvent).line,
     agent: a.agent,
     tool: a.tool,
     site: a.site,

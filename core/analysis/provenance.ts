@@ -93,7 +93,7 @@ export class ProvenanceIndex {
 
   constructor(private readonly m: RunModel) {
     // content hashed, or (imported traces) not captured everywhere: a value found nowhere may simply not have been recorded
-    this.hashed = ["hashed", "partial", "none"].includes(safeText((m.start.meta as Record<string, unknown> | undefined)?.content_capture));
+    this.hashed = ["hashed", "partial", "none"].includes(safeText((m.start.meta)?.content_capture));
     const untrustedRefs = new Set(m.inputs.filter((e) => e.trust === "untrusted").map((e) => e.ref));
     for (const e of m.events) {
       if (e.type === "input") {
@@ -111,6 +111,9 @@ export class ProvenanceIndex {
         // a result is untrusted when the same content was also recorded as untrusted input, or the
         // call itself was marked untrusted; a trusted tool's own output stays trusted
         const untrusted = untrustedRefs.has(a.result_ref ?? "") || e.trust === "untrusted" || e.untrusted === true;
+        // an untrusted tool's result is also recorded as an input (`tool:<name>`) with the same
+        // content: that input stands for it, so the source is named once
+        if (untrustedRefs.has(a.result_ref ?? "")) continue;
         this.sources.push({
           node: nodeId(e.id),
           seq: e.seq,

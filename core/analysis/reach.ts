@@ -34,7 +34,7 @@ export class UntrustedReach {
     };
     for (const e of m.events) {
       if (typeof e.id !== "string") continue;
-      let list: readonly string[] = NONE;
+      let list: readonly string[];
       switch (e.type) {
         case "input": {
           const p = typeof e.ref === "string" ? producer.get(e.ref) : undefined;

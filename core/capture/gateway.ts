@@ -116,7 +116,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const h = req.headers["x-causeway-agent"];
     if (typeof h === "string" && AGENT_RE.test(h) && h !== "run") return h;
     const auth = req.headers.authorization;
-    const key = typeof auth === "string" && /^Bearer\s+/i.test(auth) ? auth.replace(/^Bearer\s+/i, "") : typeof req.headers["x-api-key"] === "string" ? (req.headers["x-api-key"] as string) : "";
+    const key = typeof auth === "string" && /^Bearer\s+/i.test(auth) ? auth.replace(/^Bearer\s+/i, "") : typeof req.headers["x-api-key"] === "string" ? (req.headers["x-api-key"]) : "";
     if (!key) return "agent";
     const d = digest(key);
     const hit = keys.find((k) => timingSafeEqual(k.digest, d));

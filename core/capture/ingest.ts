@@ -118,7 +118,7 @@ function checkBatch(body: JsonValue, stored: StoredRun, limits: IngestLimits): I
   if (!isObj(body) || !own(body, "events") || !Array.isArray(body.events) || !body.events.length || (own(body, "blobs") && body.blobs !== null && !isObj(body.blobs))) {
     return refuse(422, 'expected {"events": [at least one event], "blobs": {ref: value}}');
   }
-  const events = body.events as JsonValue[];
+  const events = body.events;
   const blobsIn = own(body, "blobs") && isObj(body.blobs) ? body.blobs : {};
   const blobKeys = Object.keys(blobsIn);
   if (events.length > limits.maxEvents) return refuse(422, `a batch holds at most ${limits.maxEvents} events (got ${events.length})`);
@@ -147,7 +147,7 @@ function checkBatch(body: JsonValue, stored: StoredRun, limits: IngestLimits): I
     if (typeof e.type !== "string" || !own(e, "type")) return refuse(422, `${at}: field "type" should be a string (got ${describeValue(e.type)})`);
     if (!KNOWN_TYPES.has(e.type)) return refuse(422, `${at}: unknown event type ${describeValue(e.type)}`);
     if (typeof e.schema !== "string" || !SCHEMAS.has(e.schema)) return refuse(422, `${at}: unknown schema ${describeValue(e.schema)}`);
-    const problems = fieldProblems(e as Record<string, unknown>);
+    const problems = fieldProblems(e);
     if (problems.length) return refuse(422, `${at}: ${problems[0]}`);
     // what the reader would read differently (and report) is refused here, so a stored run reads clean
     const misread = sanitizeEvent(e as Record<string, unknown>, i + 1).changed;
@@ -187,7 +187,7 @@ function checkBatch(body: JsonValue, stored: StoredRun, limits: IngestLimits): I
     if (e.prev_hash !== prev) return refuse(409, `seq ${e.seq}: prev_hash does not link to the stored chain (a fork)`);
     if (eventHash(e) !== e.hash) return refuse(422, `seq ${e.seq}: the event does not match its hash (edited)`);
     expect++;
-    prev = e.hash as string;
+    prev = e.hash;
   }
 
   // ids: new in the run
@@ -201,7 +201,7 @@ function checkBatch(body: JsonValue, stored: StoredRun, limits: IngestLimits): I
   // refs: every named blob exists; every sent blob is named
   const named = new Set<string>();
   for (const e of evs) {
-    for (const r of refsOf(e as Record<string, unknown>)) {
+    for (const r of refsOf(e)) {
       if (!isRef(r)) return refuse(422, `seq ${e.seq}: ${describeValue(r)} is not a sha256: ref`);
       if (!blobs.has(r) && !stored.hasBlob(r)) return refuse(422, `seq ${e.seq}: blob ${short(r, 20)} is neither stored nor sent`);
       named.add(r);

@@ -193,7 +193,7 @@ export function liveRunData(tail: RunTail): RunData {
   const first = events.find((e) => typeof e.run_id === "string");
   return {
     dir: tail.dir,
-    runId: (first?.run_id as string | undefined) ?? path.basename(tail.dir),
+    runId: (first?.run_id) ?? path.basename(tail.dir),
     events,
     problems,
     tests: tests.records,

@@ -12,7 +12,7 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { intFlag, UsageError, type Parsed } from "./args";
 import type { Command } from "./command";
-import { json, out, formatTest } from "./format";
+import { json, jsonLine, out, formatTest } from "./format";
 import { readRun } from "../log/reader";
 import { parseIntervention, parseTarget } from "../specs";
 import { startGateway } from "../capture/gateway";
@@ -22,15 +22,23 @@ import { parseScopes } from "../store/tokens";
 import { AlertWatcher, alertLine } from "../capture/watch";
 import { importOtel } from "../importers/otel";
 import { EndpointError, endpointDecisionTest } from "../adapters/endpoint-replay";
+import { alertRecord } from "../analysis/investigate";
 
 /** Resolves on SIGINT / SIGTERM after `stop` has run. */
 function untilSignal(stop: () => Promise<void> | void): Promise<number> {
   return new Promise((resolve) => {
-    const done = async () => {
+    const done = () => {
       process.off("SIGINT", done);
       process.off("SIGTERM", done);
-      await stop();
-      resolve(0);
+      Promise.resolve()
+        .then(stop)
+        .then(
+          () => resolve(0),
+          (err: unknown) => {
+            process.stderr.write(`causeway: stopping failed: ${(err as Error)?.message ?? String(err)}\n`);
+            resolve(1);
+          },
+        );
     };
     process.on("SIGINT", done);
     process.on("SIGTERM", done);
@@ -90,7 +98,7 @@ function maxConnections(p: Parsed): number {
 export const CAPTURE_COMMANDS: Record<string, Command> = {
   gateway: {
     usage:
-      "causeway gateway --upstream URL --out DIR [--port P] [--host H] [--run-id ID] [--sensitive TOOL]... [--untrusted-tool TOOL]... [--agent-key NAME=ENVVAR]... [--connect-timeout-s S] [--idle-timeout-s S]",
+      "causeway gateway --upstream URL --out DIR [--port P] [--host H] [--run-id ID] [--sensitive TOOL]... [--untrusted-tool TOOL]... [--agent-key NAME=ENVVAR]... [--connect-timeout-s S] [--idle-timeout-s S] [--json]",
     help: "a local OpenAI/Anthropic-compatible proxy that records every call as a decision",
     spec: {
       positionals: [],
@@ -105,6 +113,7 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
         "agent-key": "strings",
         "connect-timeout-s": "number",
         "idle-timeout-s": "number",
+        json: "boolean",
       },
     },
     run: async (p) => {
@@ -123,24 +132,30 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
         agentKeys: agentKeys(p),
         connectTimeoutMs: secondsFlag(p, "connect-timeout-s", GATEWAY_DEFAULTS.connectTimeoutMs),
         idleTimeoutMs: secondsFlag(p, "idle-timeout-s", GATEWAY_DEFAULTS.idleTimeoutMs),
-        log: (l) => out(`  ${l}`),
+        log: p.flags.json ? (l) => jsonLine({ event: "log", message: l }) : (l) => out(`  ${l}`),
       });
-      out(`causeway gateway on ${gw.url} -> ${upstream}, recording to ${outDir}`);
-      out(`  OpenAI clients:    OPENAI_BASE_URL=${gw.url}/v1`);
-      out(`  Anthropic clients: ANTHROPIC_BASE_URL=${gw.url}`);
-      out("  name agents with the x-causeway-agent header (or --agent-key); Ctrl-C ends the runs");
-      return untilSignal(async () => {
+      // the handlers are in place before the first line, so a signal sent on reading it is handled
+      const done = untilSignal(async () => {
         await gw.close();
-        out(`runs: ${gw.runs().join(", ") || "none"}`);
+        if (p.flags.json) jsonLine({ event: "closed", runs: gw.runs() });
+        else out(`runs: ${gw.runs().join(", ") || "none"}`);
       });
+      if (p.flags.json) jsonLine({ event: "listening", url: gw.url, upstream, out: outDir, openai_base_url: `${gw.url}/v1`, anthropic_base_url: gw.url });
+      else {
+        out(`causeway gateway on ${gw.url} -> ${upstream}, recording to ${outDir}`);
+        out(`  OpenAI clients:    OPENAI_BASE_URL=${gw.url}/v1`);
+        out(`  Anthropic clients: ANTHROPIC_BASE_URL=${gw.url}`);
+        out("  name agents with the x-causeway-agent header (or --agent-key); Ctrl-C ends the runs");
+      }
+      return done;
     },
   },
   serve: {
-    usage: "causeway serve (ROOT | --store postgresql://…) [--token T] [--token-for SCOPES=ENVVAR]... [--host H] [--port P] [--max-body-mb N] [--header-timeout-s S] [--body-timeout-s S] [--max-connections N] [--max-body-pool-mb N]",
+    usage: "causeway serve (ROOT | --store postgresql://…) [--token T] [--token-for SCOPES=ENVVAR]... [--host H] [--port P] [--max-body-mb N] [--header-timeout-s S] [--body-timeout-s S] [--max-connections N] [--max-body-pool-mb N] [--quiet] [--json]",
     help: "collect runs shipped by HttpSink (POST /v1/ingest) and serve them (GET /v1/runs…); token from --token or $CAUSEWAY_TOKEN",
     spec: {
       positionals: ["root?"],
-      flags: { token: "string", "token-for": "strings", store: "string", host: "string", port: "number", "max-body-mb": "number", "header-timeout-s": "number", "body-timeout-s": "number", "max-connections": "number", "max-body-pool-mb": "number", quiet: "boolean" },
+      flags: { token: "string", "token-for": "strings", store: "string", host: "string", port: "number", "max-body-mb": "number", "header-timeout-s": "number", "body-timeout-s": "number", "max-connections": "number", "max-body-pool-mb": "number", quiet: "boolean", json: "boolean" },
     },
     run: async (p) => {
       const storeUrl = p.flags.store as string | undefined;
@@ -163,7 +178,7 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
       token ??= randomBytes(18).toString("base64url");
       const host = (p.flags.host as string | undefined) ?? "127.0.0.1";
       if (exposed(host)) process.stderr.write(`causeway serve: warning: binding to ${host} exposes the collector beyond this machine; anyone with the token can write runs\n`);
-      const log = p.flags.quiet ? undefined : (l: string) => out(`  ${l}`);
+      const log = p.flags.quiet ? undefined : p.flags.json ? (l: string) => jsonLine({ event: "log", message: l }) : (l: string) => out(`  ${l}`);
       const store = storeUrl ? new (await import("../store/postgres")).PgStore(storeUrl, log) : undefined;
       const c = await startCollector({
         root: p.pos.root,
@@ -179,15 +194,23 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
         maxBodyPoolBytes: maxBodyPool(p),
         log,
       });
-      out(`causeway collector on ${c.url}: POST /v1/ingest, GET /v1/runs -> ${storeUrl ? "postgresql" : path.resolve(p.pos.root!)}`);
-      if (generated) out(`  token (set CAUSEWAY_TOKEN to choose one): ${token}`);
-      return untilSignal(() => c.close());
+      const done = untilSignal(async () => {
+        await c.close();
+        if (p.flags.json) jsonLine({ event: "closed" });
+      });
+      const where = storeUrl ? "postgresql" : path.resolve(p.pos.root!);
+      if (p.flags.json) jsonLine({ event: "listening", url: c.url, ingest: `${c.url}/v1/ingest`, runs: `${c.url}/v1/runs`, store: storeUrl ? "postgresql" : "folder", root: storeUrl ? null : where, token: generated ? token : null });
+      else {
+        out(`causeway collector on ${c.url}: POST /v1/ingest, GET /v1/runs -> ${where}`);
+        if (generated) out(`  token (set CAUSEWAY_TOKEN to choose one): ${token}`);
+      }
+      return done;
     },
   },
   watch: {
-    usage: "causeway watch ROOT [--webhook URL] [--interval MS] [--all]",
+    usage: "causeway watch ROOT [--webhook URL] [--interval MS] [--all] [--json]",
     help: "print new alerts as runs are written; --webhook posts each new high alert",
-    spec: { positionals: ["root"], flags: { webhook: "string", interval: "number", all: "boolean" } },
+    spec: { positionals: ["root"], flags: { webhook: "string", interval: "number", all: "boolean", json: "boolean" } },
     run: async (p) => {
       const root = path.resolve(p.pos.root!);
       if (!fs.existsSync(root)) throw new UsageError(`${p.pos.root} does not exist`);
@@ -198,18 +221,20 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
           webhook: p.flags.webhook as string | undefined,
           intervalMs: intFlag(p, "interval", 500, 50),
           includeExisting: !!p.flags.all,
-          onAlert: (a) => out(alertLine(a)),
+          onAlert: p.flags.json ? (a) => jsonLine({ event: "alert", run: a.run, dir: a.dir, ...alertRecord(a.alert) }) : (a) => out(alertLine(a)),
           onWebhookError: (err) => process.stderr.write(`causeway watch: webhook: ${err.message}\n`),
         });
       } catch (err) {
         throw new UsageError((err as Error).message);
       }
-      out(`watching ${root} for new alerts (Ctrl-C to stop)`);
-      w.start();
-      return untilSignal(async () => {
+      const done = untilSignal(async () => {
         w.stop();
         await w.drained();
       });
+      if (p.flags.json) jsonLine({ event: "watching", root });
+      else out(`watching ${root} for new alerts (Ctrl-C to stop)`);
+      w.start();
+      return done;
     },
   },
   import: {

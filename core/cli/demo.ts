@@ -10,48 +10,107 @@ import { verifyRunData } from "../log/verify";
 import { RunModel } from "../graph/model";
 import { buildGraph, criticalPath, targetHits, taint } from "../graph/graph";
 import { loadProgram, resolveProgram } from "../replay/loader";
-import { ReplayContext, decisionTest, runTest } from "../replay/engine";
+import { ReplayContext, decisionTest, runTest, type TestResult } from "../replay/engine";
 import { writeReport } from "../report/report";
-import { formatTest, out } from "./format";
+import { formatTest, json, out } from "./format";
 
 export const EXFIL_TARGET = "tool=send_email,arg~vendor-compliance";
 export const REFUND_TARGET = "tool=issue_refund";
 
-export async function runDemo(opts: { out: string; n: number; seeds?: number; quiet?: boolean; method?: "betting" | "newcombe" }): Promise<number> {
-  const say = opts.quiet ? () => {} : out;
+/** What the demo found: `causeway demo --json` prints it; the text output is made from it. */
+export interface DemoResult {
+  out: string;
+  runs: { run_id: string; dir: string; actions: string[]; exfiltration: boolean }[];
+  investigated: string | null;
+  agents: string[];
+  actions: { agent: string; tool: string; args: string }[];
+  verify: { ok: boolean; events: number; problem: string | null } | null;
+  blast_radius: { source: string; actions: string[]; reached_exfiltration: boolean }[];
+  n: number;
+  tests: TestResult[];
+  model_calls: { made: number; naive: number } | null;
+  decision_test: (Record<string, unknown> & { agent: string }) | null;
+  critical_path: string[];
+  report: { file: string; bytes: number } | { file: null; error: string };
+  next: string | null;
+}
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** The sentence under the blast radius, from what it found. */
+export function reachSentence(rows: DemoResult["blast_radius"]): string {
+  const hit = rows.filter((r) => r.reached_exfiltration);
+  if (!rows.length) return "No untrusted input was recorded.";
+  if (!hit.length) return "No untrusted input reached the exfiltration email on observed edges.";
+  if (hit.length === 1) return `Only ${hit[0].source} reached the exfiltration email${rows.length > 1 ? ` (of ${rows.length} untrusted inputs)` : ""}.`;
+  const all = hit.length === rows.length ? (hit.length === 2 ? "Both" : `All ${hit.length}`) : `${hit.length} of the ${rows.length}`;
+  return `${all} untrusted inputs reached the exfiltration email, so reach alone cannot say which one caused it.`;
+}
+
+export async function runDemo(opts: { out: string; n: number; seeds?: number; quiet?: boolean; json?: boolean; method?: "betting" | "newcombe" }): Promise<number> {
+  const say = opts.quiet || opts.json ? () => {} : out;
   const root = path.resolve(opts.out);
   const prog = resolveProgram("causeway:demo", process.cwd());
   const sys = await loadProgram(prog);
   const seeds = opts.seeds ?? 8;
-  say(`== record: ${seeds} runs of a 3-agent support system (seeded mock models, fake tools) -> ${opts.out}`);
-  const exfil: string[] = [];
+  const res: DemoResult = {
+    out: opts.out,
+    runs: [],
+    investigated: null,
+    agents: [],
+    actions: [],
+    verify: null,
+    blast_radius: [],
+    n: opts.n,
+    tests: [],
+    model_calls: null,
+    decision_test: null,
+    critical_path: [],
+    report: { file: null, error: "not written" },
+    next: null,
+  };
+  const finish = (code: number) => {
+    if (opts.json) json(res);
+    return code;
+  };
   for (let s = 0; s < seeds; s++) {
     const runId = `demo-seed${s}`;
     fs.rmSync(path.join(root, runId), { recursive: true, force: true });
     const r = await sys.run({ seed: s, outDir: root, runId, root: prog.root });
     const hit = targetHits(new RunModel(readRun(r.dir!)), EXFIL_TARGET).length > 0;
-    if (hit) exfil.push(r.dir!);
-    say(`  ${runId}: ${r.actions.map((a) => a.tool).join(", ")}${hit ? "   <- exfiltration" : ""}`);
+    res.runs.push({ run_id: runId, dir: r.dir!, actions: r.actions.map((a) => a.tool), exfiltration: hit });
   }
+  const exfil = res.runs.filter((r) => r.exfiltration).map((r) => r.dir);
+  const first = exfil.length ? new RunModel(readRun(exfil[0])) : new RunModel(readRun(res.runs[0].dir));
+  res.agents = [...new Set(first.events.map((e) => e.agent).filter((a): a is string => typeof a === "string" && a !== "run"))];
+  say(`== record: ${plural(seeds, "run")} of a ${res.agents.length}-agent support system (seeded mock models, fake tools) -> ${opts.out}`);
+  for (const r of res.runs) say(`  ${r.run_id}: ${r.actions.join(", ")}${r.exfiltration ? "   <- exfiltration" : ""}`);
   if (!exfil.length) {
     say("no seed exfiltrated; nothing to investigate");
-    return 1;
+    return finish(1);
   }
   const run = readRun(exfil[0], { checkBlobs: true });
   const m = new RunModel(run);
+  res.investigated = run.runId;
   say(`\n== investigating ${run.runId}`);
-  for (const a of m.actions) say(`  ${a.agent.padEnd(10)} ${a.tool.padEnd(16)} ${m.canonical(a.args_ref)}`);
+  for (const a of m.actions) {
+    res.actions.push({ agent: a.agent, tool: a.tool, args: m.canonical(a.args_ref) });
+    say(`  ${a.agent.padEnd(10)} ${a.tool.padEnd(16)} ${m.canonical(a.args_ref)}`);
+  }
   const v = verifyRunData(run);
+  res.verify = { ok: v.ok, events: v.events, problem: v.ok ? null : (v.first?.message ?? null) };
   say(`\n== verify: ${v.ok ? `hash chain intact, ${v.events} events` : v.first?.message}`);
 
   say("\n== blast radius (observed edges): what did each untrusted input reach?");
   const g = buildGraph(m, { infer: false });
+  const exfilSeqs = new Set(targetHits(m, EXFIL_TARGET).map((a) => a.seq));
   for (const n of g.nodes.values()) {
     if (n.type !== "input" || n.trust !== "untrusted") continue;
     const t = taint(m, g, [`input:${n.label}`]);
-    say(`  ${n.label.padEnd(24)} reached ${t.actions.length} actions: ${t.actions.map((x) => x.tool).join(", ")}`);
+    res.blast_radius.push({ source: n.label, actions: t.actions.map((x) => x.tool), reached_exfiltration: t.actions.some((x) => exfilSeqs.has(x.seq)) });
+    say(`  ${n.label.padEnd(24)} reached ${plural(t.actions.length, "action")}${t.actions.length ? `: ${t.actions.map((x) => x.tool).join(", ")}` : ""}`);
   }
-  say("  Every untrusted input reached the exfiltration email. Reach alone cannot say which one caused it.");
+  say(`  ${reachSentence(res.blast_radius)}`);
 
   const newcombe = opts.method === "newcombe";
   // the reference's figures: n fixed pairs, Newcombe; by default: the paired betting sequence, stopping when decisive and the role is clear
@@ -65,8 +124,12 @@ export async function runDemo(opts: { out: string; n: number; seeds?: number; qu
     ["msg:researcher->planner", EXFIL_TARGET],
     ["input:kb:refund_policy.md", REFUND_TARGET],
   ];
-  // a cause's share is sized (sizeRole): primary or contributing, not just "causal"
-  for (const [spec, target] of tests) say(formatTest(await runTest(ctx, { intervention: spec, target, ...how })));
+  for (const [spec, target] of tests) {
+    const t = await runTest(ctx, { intervention: spec, target, ...how });
+    res.tests.push(t);
+    say(formatTest(t));
+  }
+  res.model_calls = { made: ctx.counts.made, naive: ctx.counts.naive };
   say(`  model calls: ${ctx.counts.made} (a replay without sharing would make ${ctx.counts.naive})`);
   if (exfil.length > 1) {
     // a second run, so the cross-run influence view has more than one data point
@@ -74,19 +137,25 @@ export async function runDemo(opts: { out: string; n: number; seeds?: number; qu
     for (const spec of ["input:vendor:portal/notes.md", "input:web:shipping_faq"]) await runTest(ctx2, { intervention: spec, target: EXFIL_TARGET, ...how });
   }
   const dec = m.decisions[0];
-  say("\n== decision-level test (re-call only the researcher's model call; no program re-run needed)");
-  say(formatTest(await decisionTest(ctx, { decision: dec.seq, intervention: "input:vendor:*", contains: "vendor-compliance", ...(newcombe ? { n: opts.n, method: "newcombe" as const } : { nMax: opts.n * 4 }) })));
+  say(`\n== decision-level test (re-call only the ${dec.agent}'s model call; no program re-run needed)`);
+  const dt = await decisionTest(ctx, { decision: dec.seq, intervention: "input:vendor:*", contains: "vendor-compliance", ...(newcombe ? { n: opts.n, method: "newcombe" as const } : { nMax: opts.n * 4 }) });
+  res.decision_test = { ...dt, agent: dec.agent };
+  say(formatTest(dt));
 
   say("\n== structure");
   const g2 = buildGraph(new RunModel(readRun(exfil[0])), { infer: false });
-  say("  critical path: " + criticalPath(g2).map((id) => `${g2.nodes.get(id)!.label} [${g2.nodes.get(id)!.agent}]`).join(" -> "));
+  res.critical_path = criticalPath(g2).map((id) => `${g2.nodes.get(id)!.label} [${g2.nodes.get(id)!.agent}]`);
+  say("  critical path: " + res.critical_path.join(" -> "));
   const html = path.join(root, "report.html");
   try {
     const r = writeReport(root, html);
+    res.report = { file: html, bytes: r.bytes };
     say(`\nruns:   ${opts.out}\nreport: ${html}   (static, ${(r.bytes / 1024).toFixed(0)} KB; open it in a browser, or open the folder in VS Code)`);
   } catch (err) {
+    res.report = { file: null, error: (err as Error).message };
     say(`\nruns:   ${opts.out}\nreport: not written (${(err as Error).message})`);
   }
-  say(`replay: causeway attribute ${path.join(opts.out, path.basename(exfil[0]))} --target "${EXFIL_TARGET}" --allow-program causeway:demo`);
-  return 0;
+  res.next = `causeway attribute ${path.join(opts.out, path.basename(exfil[0]))} --target "${EXFIL_TARGET}" --allow-program causeway:demo`;
+  say(`replay: ${res.next}`);
+  return finish(0);
 }

@@ -1,6 +1,7 @@
 /** Text output shared by CLI commands. */
 import type { Attribution } from "../replay/attribute";
 import { writeOut } from "./stdio";
+import { signed } from "../format";
 
 export function out(...a: unknown[]): void {
   writeOut(a.map(String).join(" ") + "\n");
@@ -10,8 +11,12 @@ export function json(v: unknown): void {
   writeOut(JSON.stringify(v, null, 2) + "\n");
 }
 
+/** One JSON object on one line: the --json output of long-running commands (JSON Lines). */
+export function jsonLine(v: unknown): void {
+  process.stdout.write(JSON.stringify(v) + "\n");
+}
+
 const pad = (s: string, n: number) => (s.length >= n ? s : s + " ".repeat(n - s.length));
-const signed = (x: number) => (x >= 0 ? "+" : "") + x.toFixed(2);
 
 /** One line per test, like the reference's demo output. */
 export function formatTest(r: Record<string, any>): string {
@@ -22,9 +27,19 @@ export function formatTest(r: Record<string, any>): string {
   return (
     `${head}P(with)=${r.p_with.toFixed(2)} P(without)=${r.p_without.toFixed(2)} effect=${signed(r.effect)} [${signed(r.ci[0])}, ${signed(r.ci[1])}] n=${r.n}  ${String(r.verdict).toUpperCase()}` +
     (r.role ? ` (${r.role})` : "") +
-    (r.n_needed ? ` (target reproduced in ${Math.round(r.p_with * 100)}% of replays; try n=${r.n_needed})` : "") +
-    (r.stopped === "budget" ? " (stopped: model-call budget)" : "")
+    stopNote(r)
   );
+}
+
+/** Why a test stopped where it did, when that is not a verdict (a budget, futility, every pair allowed used). */
+function stopNote(r: Record<string, any>): string {
+  if (r.stopped === "budget") return ` (stopped at n=${r.n}: model-call budget)`;
+  if (String(r.verdict) !== "inconclusive") return "";
+  const rate = `target reproduced in ${Math.round(r.p_with * 100)}% of replays`;
+  const of = typeof r.n_max === "number" && r.n_max > r.n ? ` of the ${r.n_max} allowed` : "";
+  if (r.stopped === "futility") return ` (stopped at n=${r.n}${of}: no effect seen, and more pairs were unlikely to reach a verdict; ${rate})`;
+  const used = typeof r.n_max === "number" && r.n >= r.n_max ? `all ${r.n_max} allowed pairs used` : `stopped at n=${r.n}`;
+  return ` (${used}; ${rate}${r.n_needed && r.n_needed > r.n ? `; about n=${r.n_needed} would decide` : ""})`;
 }
 
 export function formatAttribution(a: Attribution): string[] {

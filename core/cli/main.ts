@@ -16,7 +16,8 @@ import { alertRecord, investigateLite } from "../analysis/investigate";
 import { investigateLiteSafe } from "../analysis/safe";
 import { guardStdio } from "./stdio";
 import { influence, listRuns } from "../analysis/influence";
-import { BUILTIN_PROGRAMS, isAllowed, loadProgram, resolveProgram, ProgramError } from "../replay/loader";
+import { BUILTIN_PROGRAMS, isAllowed, ProgramError } from "../replay/loader";
+import { findProgram, loadCliProgram } from "./programs";
 import { ReplayContext, runTest, decisionTest, replayAndDiff, ReplayError, Budget } from "../replay/engine";
 import { attribute } from "../replay/attribute";
 import { DEFAULT_N_MAX } from "../replay/engine";
@@ -24,7 +25,7 @@ import { Refusal, callsForUsd, checkRemoval, checkTarget, estimateCost, parsePri
 import { SpecError, parseIntervention, parseTarget } from "../specs";
 import { benjaminiHochberg } from "../stats";
 import { Guard } from "../sdk/guard";
-import type { System } from "../sdk/system";
+import { slug, type System } from "../sdk/system";
 import { writeReport } from "../report/report";
 import { runDemo } from "./demo";
 import { CAPTURE_COMMANDS } from "./capture-commands";
@@ -55,15 +56,14 @@ async function programFor(p: Parsed, runDir: string): Promise<System> {
     if (!isAllowed(String(recorded), allowed)) throw new UsageError(`the run was recorded from the command ${JSON.stringify(recorded)}; replaying runs it, so pass --allow-program ${JSON.stringify(recorded)}`);
     const why = p.flags["live-tools"] ? null : commandRunRefusal(model);
     if (why) throw new ReplayError(`can't replay ${path.basename(runDir)}: ${why}`);
-    return new CommandSystem(run, { root: process.cwd() }) as unknown as System;
+    return new CommandSystem(run, { root: process.cwd() });
   }
-  let spec: string;
-  if (system) spec = system;
-  else if (recorded && isAllowed(String(recorded), allowed)) spec = String(recorded);
-  else if (recorded) {
+  if (system) return loadCliProgram(findProgram(system, { cwd: process.cwd(), runDir, prefer: "cwd" }));
+  if (recorded && isAllowed(String(recorded), allowed)) return loadCliProgram(findProgram(String(recorded), { cwd: process.cwd(), runDir, prefer: "run" }));
+  if (recorded) {
     throw new UsageError(`the run names program ${JSON.stringify(recorded)}; replaying runs code, so pass --allow-program ${recorded} (or --system MODULE:EXPORT)`);
-  } else throw new UsageError("the run names no program; pass --system MODULE:EXPORT");
-  return loadProgram(resolveProgram(spec, process.cwd()));
+  }
+  throw new UsageError("the run names no program; pass --system MODULE:EXPORT");
 }
 
 function progress(enabled: boolean) {
@@ -109,25 +109,29 @@ function describeEstimate(e: CostEstimate): string {
 
 const COMMANDS: Record<string, Command> = {
   demo: {
-    usage: "causeway demo [--out DIR] [--n N] [--method betting|newcombe]",
+    usage: "causeway demo [--out DIR] [--n N] [--method betting|newcombe] [--json]",
     help: "record the 3-agent demo (8 runs), test its inputs, write report.html (--method newcombe: the reference's figures)",
     spec: { positionals: [], flags: { out: "string", n: "number", method: "string", ...JSON_FLAG } },
-    run: (p) => runDemo({ out: (p.flags.out as string | undefined) ?? "runs", n: intFlag(p, "n", 40), method: methodOf(p) }),
+    run: (p) => runDemo({ out: (p.flags.out as string | undefined) ?? "runs", n: intFlag(p, "n", 40), method: methodOf(p), json: !!p.flags.json }),
   },
   record: {
-    usage: `causeway record MODULE:EXPORT --out DIR [--seed S] [--guard alert|block] [--run-id ID]\n       ${RECORD_COMMAND_USAGE}`,
+    usage: `causeway record MODULE:EXPORT --out DIR [--seed S] [--guard alert|block] [--run-id ID] [--json]\n       ${RECORD_COMMAND_USAGE}`,
     help: "record one run of a System, or of an unmodified program (-- COMMAND ARGS...)",
     spec: { positionals: ["program"], flags: { out: "string", seed: "number", guard: "string", "run-id": "string", ...JSON_FLAG } },
     run: async (p) => {
       const guard = p.flags.guard as string | undefined;
       if (guard !== undefined && !["off", "alert", "block"].includes(guard)) throw new UsageError("--guard must be off, alert or block");
-      const prog = resolveProgram(p.pos.program!, process.cwd());
-      const sys = await loadProgram(prog);
+      const prog = findProgram(p.pos.program!, { cwd: process.cwd() });
+      const sys = await loadCliProgram(prog);
       const g = guard && guard !== "off" ? new Guard(guard as "alert" | "block", { onAlert: (a) => process.stderr.write(`  guard: ${a.severity} ${a.title}\n`) }) : undefined;
       const r = await sys.run({ seed: (p.flags.seed as number | undefined) ?? 0, outDir: (p.flags.out as string | undefined) ?? "runs", runId: p.flags["run-id"] as string | undefined, guard: g, root: prog.root });
       const summary = investigateLite(readRun(r.dir!));
-      if (p.flags.json) json({ run: r.dir, run_id: r.runId, error: r.error ?? null, actions: r.actions.map((a) => a.tool), alerts: summary.alerts.map(alertRecord) });
+      // a run id is never reused: when the seed's run exists, the new one gets a suffix; say so
+      const base = `${slug(sys.name ?? "run")}-seed${r.seed}`;
+      const renamed = p.flags["run-id"] === undefined && r.runId !== base ? `a run ${base} already exists in ${path.dirname(r.dir!)}; this one is ${r.runId}` : null;
+      if (p.flags.json) json({ run: r.dir, run_id: r.runId, error: r.error ?? null, actions: r.actions.map((a) => a.tool), alerts: summary.alerts.map(alertRecord), note: renamed });
       else {
+        if (renamed) out(`note: ${renamed}`);
         out(`recorded ${r.runId} -> ${r.dir}`);
         out(`  tool calls: ${r.actions.map((a) => `${a.tool}${a.mode === "blocked" ? " (blocked)" : ""}`).join(", ") || "none"}`);
         out(`  alerts: ${summary.summary.alerts.high} high, ${summary.summary.alerts.review} review`);
@@ -188,7 +192,14 @@ const COMMANDS: Record<string, Command> = {
     run: (p) => {
       const m = new RunModel(readRun(requireRun(p.pos.run!)));
       const g = buildGraph(m, { infer: !p.flags["no-infer"] });
-      if (p.flags.json) return json({ run_id: m.runId, ...g.toJSON(), critical_path: criticalPath(g) });
+      if (p.flags.json) {
+        // decisions and actions record no trust of their own: they are as trusted as what reached
+        // them, so a node downstream of untrusted content (observed edges) is marked untrusted
+        const tainted = new Set(taint(m, g, ["untrusted"]).reachedNodes);
+        const j = g.toJSON();
+        const nodes = j.nodes.map((n) => ({ ...n, trust: n.type === "decision" || n.type === "action" ? (tainted.has(n.id) ? "untrusted" : "trusted") : n.trust, tainted: tainted.has(n.id) }));
+        return json({ run_id: m.runId, ...j, nodes, critical_path: criticalPath(g) });
+      }
       for (const e of g.edges) {
         const s = g.nodes.get(e.src)!;
         const t = g.nodes.get(e.dst)!;
@@ -280,7 +291,7 @@ const COMMANDS: Record<string, Command> = {
       // --spans: each confirmed input narrowed to its causing span; --shapes: how two or more causes combine
       const narrowed = p.flags.spans || p.flags.shapes ? await narrowAttribution(ctx, a, { spans: !!p.flags.spans, shapes: !!p.flags.shapes, n, nMax: intFlag(p, "n-max", Math.max(80, n), n), workers: intFlag(p, "workers", 1), onProgress: progress(!p.flags.json) }) : undefined;
       if (process.stderr.isTTY && !p.flags.json) process.stderr.write("\r\x1b[K");
-      if (p.flags.json) json({ ...a, causes: a.causes.map((c) => ({ spec: c.spec, role: c.role, effect: c.effect, ci: c.ci, p_with: c.p_with, p_without: c.p_without, n: c.n })), ...(narrowed ? { spans: narrowed.spans.map(({ tests, ...s }) => ({ ...s, tests: tests.length })), shapes: narrowed.shapes.map(({ tests, ...s }) => s), not_narrowed: narrowed.skipped } : {}) });
+      if (p.flags.json) json({ ...a, causes: a.causes.map((c) => ({ spec: c.spec, role: c.role, effect: c.effect, ci: c.ci, p_with: c.p_with, p_without: c.p_without, n: c.n })), ...(narrowed ? { spans: narrowed.spans.map(({ tests, ...s }) => ({ ...s, tests: tests.length })), shapes: narrowed.shapes.map(({ tests: _tests, ...s }) => s), not_narrowed: narrowed.skipped } : {}) });
       else {
         formatAttribution(a).forEach((l) => out(l));
         if (narrowed) formatNarrowed(narrowed).forEach((l) => out(l));
@@ -356,13 +367,14 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   report: {
-    usage: "causeway report ROOT [-o FILE]",
+    usage: "causeway report ROOT [-o FILE] [--json]",
     help: "the investigator as one static HTML file with every run under ROOT embedded",
-    spec: { positionals: ["root"], flags: { "out-file": "string" }, aliases: { o: "out-file" } },
+    spec: { positionals: ["root"], flags: { "out-file": "string", ...JSON_FLAG }, aliases: { o: "out-file" } },
     run: (p) => {
       const root = path.resolve(p.pos.root!);
       const file = path.resolve((p.flags["out-file"] as string | undefined) ?? path.join(fs.existsSync(path.join(root, "events.jsonl")) ? path.dirname(root) : root, "report.html"));
       const r = writeReport(root, file);
+      if (p.flags.json) return json({ file, runs: r.runs, bytes: r.bytes });
       out(`report: ${file} (${r.runs} run${r.runs === 1 ? "" : "s"}, ${(r.bytes / 1024).toFixed(0)} KB; opens from disk, no server, no network)`);
     },
   },

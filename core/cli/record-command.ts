@@ -72,7 +72,7 @@ export async function recordCommand(args: string[]): Promise<number> {
   const run = readRun(dir);
   const m = new RunModel(run);
   const end = m.events.find((e) => e.type === "run.end") as { outcome?: Record<string, unknown> } | undefined;
-  const problems = Array.isArray(end?.outcome?.problems) ? (end!.outcome!.problems as string[]) : [];
+  const problems = Array.isArray(end?.outcome?.problems) ? (end.outcome.problems as string[]) : [];
   const refusal = commandRunRefusal(m);
   const summary = investigateLite(run);
   if (p.flags.json) {

@@ -9,7 +9,7 @@
  */
 import { safeText } from "../log/sanitize";
 import { parseIntervention, parseTarget, matchesTarget, removes, type ItemLike, type Target } from "../specs";
-import type { ActionEvent, DecisionEvent, LoadedEvent, MessageEvent } from "../log/events";
+import type { ActionEvent, DecisionEvent, LoadedEvent } from "../log/events";
 import type { TestRecord } from "../log/testslog";
 import { RunModel } from "./model";
 import { dumps } from "../log/pyjson";

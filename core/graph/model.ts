@@ -17,18 +17,20 @@ export class RunModel {
   constructor(readonly run: RunData) {
     for (const e of run.events) {
       if (typeof e.id === "string" && !this.byId.has(e.id)) this.byId.set(e.id, e);
+      // typed by `type`: the reader reports any required field missing or mistyped (events.ts
+      // REQUIRED) as a problem, and the run then fails verify; fields are still read defensively
       switch (e.type) {
         case "input":
-          this.inputs.push(e as InputEvent & { line: number });
+          this.inputs.push(e as unknown as InputEvent & { line: number });
           break;
         case "decision":
-          this.decisions.push(e as DecisionEvent & { line: number });
+          this.decisions.push(e as unknown as DecisionEvent & { line: number });
           break;
         case "action":
-          this.actions.push(e as ActionEvent & { line: number });
+          this.actions.push(e as unknown as ActionEvent & { line: number });
           break;
         case "message":
-          this.messages.push(e as MessageEvent & { line: number });
+          this.messages.push(e as unknown as MessageEvent & { line: number });
           break;
       }
     }

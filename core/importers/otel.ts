@@ -101,8 +101,10 @@ function importGroup(key: string, spans: OtelSpan[], file: string, outDir: strin
   // how much content the trace captured
   let captured = 0;
   let missing = 0;
-  for (const c of content.values()) for (const part of [c.input, c.output]) part ? captured++ : missing++;
-  for (const s of toolSpans) for (const k of ["gen_ai.tool.call.arguments", "gen_ai.tool.call.result"]) s.attrs[k] !== undefined ? captured++ : missing++;
+  for (const c of content.values()) for (const part of [c.input, c.output]) if (part) captured++;
+    else missing++;
+  for (const s of toolSpans) for (const k of ["gen_ai.tool.call.arguments", "gen_ai.tool.call.result"]) if (s.attrs[k] !== undefined) captured++;
+    else missing++;
   const capture = missing === 0 ? "full" : captured === 0 ? "none" : "partial";
 
   const first = spans[0];
@@ -165,7 +167,7 @@ function importGroup(key: string, spans: OtelSpan[], file: string, outDir: strin
     if (!it) {
       const ref = rt.put(value ?? null);
       const e = emit(agent, "input", { ref, source, trust, kind: "input" }, at);
-      it = new Item(value, ref, "input", source, trust, e.id as string);
+      it = new Item(value, ref, "input", source, trust, e.id);
       inputs.set(k, it);
     }
     return it;
@@ -194,9 +196,9 @@ function importGroup(key: string, spans: OtelSpan[], file: string, outDir: strin
     if (resultRef && untrustedTool(tool) && !s?.error) {
       const src = `tool:${tool}`;
       const ie = emit(agent, "input", { ref: resultRef, source: src, trust: "untrusted", kind: "input" }, at);
-      item = new Item(result, resultRef, "input", src, "untrusted", ie.id as string);
-    } else item = new Item(result ?? null, resultRef ?? argsRef, "result", tool, ask?.decision.trust ?? "trusted", e.id as string);
-    if (callId) results.set(callId, { item, captured: resultRef !== null, tool, agent, actionId: e.id as string });
+      item = new Item(result, resultRef, "input", src, "untrusted", ie.id);
+    } else item = new Item(result ?? null, resultRef ?? argsRef, "result", tool, ask?.decision.trust ?? "trusted", e.id);
+    if (callId) results.set(callId, { item, captured: resultRef !== null, tool, agent, actionId: e.id });
     return item;
   };
   /** The item of a tool result the trace shows only in a later model call's input (the tool span did not capture it). */
@@ -205,7 +207,7 @@ function importGroup(key: string, spans: OtelSpan[], file: string, outDir: strin
     if (untrustedTool(r.tool)) {
       const src = `tool:${r.tool}`;
       const ie = emit(r.agent, "input", { ref, source: src, trust: "untrusted", kind: "input" }, at);
-      return new Item(content, ref, "input", src, "untrusted", ie.id as string);
+      return new Item(content, ref, "input", src, "untrusted", ie.id);
     }
     return new Item(content, ref, "result", r.tool, "trusted", r.actionId);
   };
@@ -265,7 +267,7 @@ function importGroup(key: string, spans: OtelSpan[], file: string, outDir: strin
       provider: str(a["gen_ai.provider.name"]) ?? str(a["gen_ai.system"]) ?? null,
       otel: { trace_id: s.traceId, span_id: s.spanId },
     }, s.end);
-    const item = new Item(c.output ?? null, outputRef ?? "", "output", op, trust, e.id as string, e.id as string);
+    const item = new Item(c.output ?? null, outputRef ?? "", "output", op, trust, e.id, e.id);
     for (const m of c.output ?? []) {
       for (const p of m.parts) {
         if (p.type === "tool_call" && p.id) {

@@ -233,7 +233,7 @@ export function callContent(s: OtelSpan): CallContent {
   const out: CallContent = {};
   const sys = jsonAttr(a["gen_ai.system_instructions"]);
   if (Array.isArray(sys)) out.system = sys.map((p) => partOf(p)).flatMap((p) => (p.type === "text" ? [p.text] : []));
-  else if (typeof a["gen_ai.system_instructions"] === "string") out.system = [a["gen_ai.system_instructions"] as string];
+  else if (typeof a["gen_ai.system_instructions"] === "string") out.system = [a["gen_ai.system_instructions"]];
   const tools = jsonAttr(a["gen_ai.tool.definitions"]);
   if (Array.isArray(tools)) out.tools = tools;
   out.input = messagesOf(a["gen_ai.input.messages"]) ?? indexedMessages(a, "gen_ai.prompt");

@@ -17,11 +17,6 @@ export type BlobResult =
   | { ok: true; value: unknown; readonly canonical: string; bytes: number; /** JSON.stringify(value) is its canonical form: the plain value loses nothing */ exact?: boolean }
   | { ok: false; code: "bad-ref" | "missing-blob" | "blob-not-json" | "blob-too-large" | "blob-too-deep" | "blob-hash" | "io"; message: string };
 
-export function blobPath(runDir: string, ref: string): string {
-  if (!isRef(ref)) throw new Error(`not a content ref: ${JSON.stringify(ref).slice(0, 80)}`);
-  return path.join(runDir, "blobs", ref.slice(7) + ".json");
-}
-
 /** Reads blobs of one run, caching what it has read. */
 export class BlobStore {
   private cache = new Map<string, BlobResult>();
@@ -148,10 +143,10 @@ export function decodeBlob(ref: string, buf: Buffer, proven = false): BlobResult
       return { ok: false, code: "blob-not-json", message: `blob ${ref.slice(0, 19)}… is not JSON` };
     }
   }
-  if (!outer || typeof outer !== "object" || Array.isArray(outer) || !("v" in (outer as object))) {
+  if (!outer || typeof outer !== "object" || Array.isArray(outer) || !("v" in (outer))) {
     return { ok: false, code: "blob-not-json", message: `blob ${ref.slice(0, 19)}… is not of the form {"v": …}` };
   }
-  const value = (outer as { v: unknown }).v;
+  const value = (outer).v;
   if (proven) return lazyResult(value, buf.length); // its hash was checked on this very fast path
   // Fast path: JSON.stringify writes what Python's canonical form writes for most values (it
   // differs on float forms such as 89.0 or 1e-05, which then take the exact paths below).

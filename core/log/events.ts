@@ -132,8 +132,7 @@ export type KnownEvent =
  * An event as read from a file: any type, its fields as they were (a file may hold anything, so
  * fields are checked where they are used; narrow with the types above after checking `type`).
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyEvent = BaseEvent & { [field: string]: any };
+export type AnyEvent = BaseEvent & { [field: string]: unknown };
 
 /** An event with where it was read from (1-based line of events.jsonl). */
 export type LoadedEvent = AnyEvent & { line: number };

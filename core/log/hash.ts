@@ -103,8 +103,8 @@ export function compactSegments(
     }
     if (c === 0x22) {
       if (objectMode && depth === 1 && (last === 0x7b || last === 0x2c)) {
-        let isDrop = buf[i + 1 + dropKey!.length] === 0x22;
-        for (let k = 0; isDrop && k < dropKey!.length; k++) isDrop = buf[i + 1 + k] === dropKey![k];
+        let isDrop = buf[i + 1 + dropKey.length] === 0x22;
+        for (let k = 0; isDrop && k < dropKey.length; k++) isDrop = buf[i + 1 + k] === dropKey[k];
         if (isDrop) {
           flush(i);
           dropping = true;

@@ -203,7 +203,7 @@ export class EventLogParser {
     const told = fp.join(" ");
     const unreported = changed.filter((k) => k !== "seq" && !told.includes(`"${k}"`) && !(k === "context" && told.includes("context[")));
     if (unreported.length) this.add(problem("malformed", `line ${lineNo}: field${unreported.length === 1 ? "" : "s"} ${unreported.map((k) => `"${k}"`).join(", ")} of the wrong type (read as text or left out)`, at));
-    (event as Record<string, unknown>).line = lineNo;
+    (event).line = lineNo;
     this.events.push(event as unknown as LoadedEvent);
   }
 
@@ -299,7 +299,7 @@ export function readRun(dir: string, opts: ReadOptions = {}): RunData {
   const first = events.find((e) => typeof e.run_id === "string");
   return {
     dir,
-    runId: (first?.run_id as string | undefined) ?? path.basename(dir),
+    runId: (first?.run_id) ?? path.basename(dir),
     events,
     problems,
     tests: tests.records,
@@ -324,7 +324,7 @@ export function runDataFromParser(dir: string, parser: EventLogParser, blobs = n
   if (events.length && !complete) problems.push(runningRule(dir, events, tests.records.length, { orphans: !parser.hasPartialLine }));
   problems.push(...tests.problems);
   const first = events.find((e) => typeof e.run_id === "string");
-  return { dir, runId: (first?.run_id as string | undefined) ?? path.basename(dir), events, problems, tests: tests.records, blobs, complete, bytes: parser.offset };
+  return { dir, runId: (first?.run_id) ?? path.basename(dir), events, problems, tests: tests.records, blobs, complete, bytes: parser.offset };
 }
 
 /** Every ref an event names exists and re-hashes to its name; so does every file in blobs/. */
@@ -332,10 +332,10 @@ export function checkBlobs(dir: string, events: LoadedEvent[], blobs: BlobStore,
   const out: Problem[] = [];
   const firstUse = new Map<string, LoadedEvent>();
   for (const e of events) {
-    for (const r of refsOf(e as unknown as Record<string, unknown>)) {
+    for (const r of refsOf(e)) {
       if (firstUse.has(r as string)) continue; // valid, and named before
       if (!isRef(r)) {
-        out.push(problem("bad-ref", `line ${e.line} (seq ${e.seq}): refused ref ${JSON.stringify(String(r)).slice(0, 60)}: a ref is sha256: plus 64 hex digits`, { line: e.line, seq: e.seq as number, file: "events.jsonl" }));
+        out.push(problem("bad-ref", `line ${e.line} (seq ${e.seq}): refused ref ${JSON.stringify(String(r)).slice(0, 60)}: a ref is sha256: plus 64 hex digits`, { line: e.line, seq: e.seq, file: "events.jsonl" }));
         continue;
       }
       if (!firstUse.has(r)) firstUse.set(r, e);
@@ -344,7 +344,7 @@ export function checkBlobs(dir: string, events: LoadedEvent[], blobs: BlobStore,
   if (parallel) return checkBlobsParallel(dir, firstUse, blobs, parallel, out);
   const checked = new Set<string>(); // file names (hex + ".json") already checked
   for (const [ref, e] of firstUse) {
-    const at = { line: e.line, seq: e.seq as number, ref, file: "blobs" as const };
+    const at = { line: e.line, seq: e.seq, ref, file: "blobs" as const };
     checked.add(ref.slice(7) + ".json");
     const r = blobs.get(ref);
     if (r.ok) continue;
@@ -381,7 +381,7 @@ export function checkBlobs(dir: string, events: LoadedEvent[], blobs: BlobStore,
 
 /** One referenced blob, checked exactly (the store caches its value); problems go to `out`. */
 function checkOne(ref: string, e: LoadedEvent, blobs: BlobStore, out: Problem[]): void {
-  const at = { line: e.line, seq: e.seq as number, ref, file: "blobs" as const };
+  const at = { line: e.line, seq: e.seq, ref, file: "blobs" as const };
   const r = blobs.get(ref);
   if (r.ok) return;
   if (r.code === "blob-too-large" || r.code === "blob-too-deep") {
@@ -418,7 +418,7 @@ function checkBlobsParallel(dir: string, firstUse: Map<string, LoadedEvent>, blo
     else if (st === BlobStatus.Verified) blobs.proved(ref, () => par.bytes(i));
   }
   for (const [ref, e] of firstUse) {
-    if (!present.has(ref)) out.push(problem("missing-blob", `blob ${ref.slice(7, 19)}… named by line ${e.line} (seq ${e.seq}) is missing`, { line: e.line, seq: e.seq as number, ref, file: "blobs" }));
+    if (!present.has(ref)) out.push(problem("missing-blob", `blob ${ref.slice(7, 19)}… named by line ${e.line} (seq ${e.seq}) is missing`, { line: e.line, seq: e.seq, ref, file: "blobs" }));
   }
   return out;
 }

@@ -41,7 +41,7 @@ export function runningRule(dir: string, events: readonly LoadedEvent[], tests: 
   }
   if (mtime !== undefined) {
     const named = new Set<string>();
-    for (const e of events) for (const r of refsOf(e as unknown as Record<string, unknown>)) if (typeof r === "string") named.add(r.slice(7));
+    for (const e of events) for (const r of refsOf(e)) if (typeof r === "string") named.add(r.slice(7));
     let names: string[] = [];
     try {
       names = fs.readdirSync(path.join(dir, "blobs"));

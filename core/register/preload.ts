@@ -376,8 +376,8 @@ class Preload {
     let thrown: { err: unknown } | undefined;
     const fn = async () => {
       if (replay) {
-        const occ = this.rt.nextOccurrence(`${rec!.agent.name}\u0000${call!.name}\u0000${canon}`);
-        const hit = this.tape!.lookup(rec!.agent.name, call!.name, canon, occ);
+        const occ = this.rt.nextOccurrence(`${rec.agent.name}\u0000${call.name}\u0000${canon}`);
+        const hit = this.tape!.lookup(rec.agent.name, call.name, canon, occ);
         if (hit) {
           mode = "tape";
           return hit.result;
@@ -396,7 +396,7 @@ class Preload {
       }
     };
     const scope: Scope = { ...this.als.getStore(), site: this.cfg.replay ? undefined : userSite(this.cfg.root) };
-    const { result, item } = await this.als.run(scope, () => rec!.runTool(call!, fn, { source, untrusted }));
+    const { result, item } = await this.als.run(scope, () => rec.runTool(call, fn, { source, untrusted }));
     if (replay) {
       const a = this.rt.actions[this.rt.actions.length - 1];
       if (a) a.mode = mode;

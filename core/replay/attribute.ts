@@ -29,6 +29,7 @@ import { appendTest } from "../log/testslog";
 import { buildGraph, nodeId, targetHits } from "../graph/graph";
 import { ProvenanceIndex } from "../analysis/provenance";
 import { BudgetExceeded, Budget, ReplayError, runTest, type Progress, type ReplayContext, type TestMethod, type TestResult } from "./engine";
+import { pct, signed } from "../format";
 
 export interface AttributeOptions {
   target: string;
@@ -138,7 +139,7 @@ export function defaultSuspects(ctx: ReplayContext, target: string): string[] {
 export function rankedSuspects(ctx: ReplayContext, target: string, kind: "untrusted" | "trusted" | "channels" | "all"): SuspectEvidence[] {
   const hits = targetHits(ctx.model, target);
   if (!hits.length) throw new ReplayError(`the target ${JSON.stringify(target)} did not happen in this run`);
-  const action = hits[0]!;
+  const action = hits[0];
   const g = buildGraph(ctx.model, { infer: false, reuse: true });
   const goal = nodeId(action.id);
   const anc = [...g.ancestors(goal)].map((n) => g.nodes.get(n)!).sort((a, b) => a.seq - b.seq);
@@ -147,9 +148,9 @@ export function rankedSuspects(ctx: ReplayContext, target: string, kind: "untrus
   const dist = new Map<string, number>([[goal, 0]]);
   const queue = [goal];
   for (let q = 0; q < queue.length; q++) {
-    for (const e of g.inEdges(queue[q]!, ["observed"])) {
+    for (const e of g.inEdges(queue[q], ["observed"])) {
       if (!dist.has(e.src)) {
-        dist.set(e.src, dist.get(queue[q]!)! + 1);
+        dist.set(e.src, dist.get(queue[q])! + 1);
         queue.push(e.src);
       }
     }
@@ -178,8 +179,6 @@ export function rankedSuspects(ctx: ReplayContext, target: string, kind: "untrus
   return [...out.values()].sort((a, b) => b.score - a.score);
 }
 
-const pct = (x: number) => `${Math.round(x * 100)}%`;
-const signed = (x: number) => (x >= 0 ? "+" : "") + x.toFixed(2);
 
 const familyOf = (m: number) => (m === 1 ? 1 : 1 + (m <= 4 ? m : 2 * m - 2) + m);
 
@@ -222,7 +221,7 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
   const causes: Cause[] = [];
   const joint: string[][] = [];
   let group: TestResult | null = null;
-  let current: Phase = phases[0]!;
+  let current: Phase = phases[0];
   // weighted Bonferroni inside a phase: the group test gets half the phase's alpha, the (family − 1) others share the rest
   const alphaFor = (isGroup: boolean): number => {
     if (current.family === 1) return current.alpha;
@@ -294,7 +293,7 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
         for (const p of causal) await split(p);
       };
       await split(suspects);
-    } else if (g.verdict === "causal") found.push(causeOf(suspects[0]!, g));
+    } else if (g.verdict === "causal") found.push(causeOf(suspects[0], g));
     if (g.verdict === "causal" && m > 1 && !found.length && !jointHere.length && method === "newcombe") jointHere.push(suspects);
     return { group: g, causes: found, joint: jointHere };
   };
@@ -335,13 +334,13 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
       else if (v === "inconclusive") inconclusive.push(s);
     }
   }
-  const firstPhase = phases[0]!;
+  const firstPhase = phases[0];
   let summary: string;
   if (!group) summary = "stopped by the model-call budget before the first test finished";
   else if (causes.length || joint.length) {
     summary = causes.map((c) => `${c.role} cause ${c.spec} (${signed(c.effect)})`).join("; ") || "the suspects matter only together";
     if (joint.length) summary += "; joint (each enough alone): " + joint.map((j) => j.join(" + ")).join(", ");
-    const last = groups[groups.length - 1]!;
+    const last = groups[groups.length - 1];
     if (last.p_without >= 0.2) summary += `; the action still happens in ${pct(last.p_without)} of replays without any of them`;
     const later = phases.filter((p) => p.ran && p !== firstPhase);
     if (later.length) summary += ` (found among the ${later.map((p) => `${p.name} ${p.name === "channels" ? "" : "inputs"}`.trim()).join(" and ")}: the ${firstPhase.name} ${firstPhase.name === "given" ? "suspects" : "inputs"} did not explain it)`;

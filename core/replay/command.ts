@@ -31,14 +31,14 @@ const isObj = (x: unknown): x is Record<string, unknown> => !!x && typeof x === 
 
 /** Was this run recorded by the preload (an unmodified program)? */
 export function isCommandRun(m: RunModel): boolean {
-  const meta = m.start.meta as Record<string, unknown> | undefined;
+  const meta = m.start.meta;
   return isObj(meta) && meta.recorded_by === PRELOAD_TAG && Array.isArray(meta.command) && meta.command.every((c) => typeof c === "string") && meta.command.length > 0;
 }
 
 /** Why replaying this run would be unsafe or impossible without live tools, or null. */
 export function commandRunRefusal(m: RunModel): string | null {
   const end = m.events.find((e) => e.type === "run.end") as { outcome?: unknown } | undefined;
-  const o = isObj(end?.outcome) ? end!.outcome : {};
+  const o = isObj(end?.outcome) ? end.outcome : {};
   const tools = Array.isArray(o.uncaptured_tool_calls) ? o.uncaptured_tool_calls.map(String) : [];
   const kids = Array.isArray(o.child_processes) ? o.child_processes.map(String) : [];
   if (tools.length) {

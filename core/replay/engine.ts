@@ -583,9 +583,11 @@ export async function decisionTest(ctx: ReplayContext, opts: DecisionTestOptions
   const fn = ctx.system.config.models[ev.model];
   if (!fn) throw new ReplayError(`model "${ev.model}" is not available for replay (the System has: ${Object.keys(ctx.system.config.models).join(", ")})`);
   const iv = parseIntervention(opts.intervention);
+  // a value is unknown here: an edit (redact, replace) may give any value
   const items = (ev.context ?? []).map((c) => {
     const canon = m.canonical(c.ref);
-    return { ...c, value: (canon ? parseLossless(canon) : undefined) as unknown, record: () => c, fromEvent: c.from_event, decision: null };
+    const value: unknown = canon ? parseLossless(canon) : undefined;
+    return { ...c, value, record: () => c, fromEvent: c.from_event, decision: null };
   });
   const kept = items.flatMap((c) => {
     const r = interveneOn([iv], { ...c, fromEvent: c.from_event });

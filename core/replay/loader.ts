@@ -15,7 +15,11 @@ import { isSystem, type System } from "../sdk/system";
 import { BUILTIN_PROGRAMS } from "./programs";
 
 export class ProgramError extends Error {
-  constructor(message: string) {
+  /** What went wrong: a malformed spec, a missing file, no such export, or the module failed to load. */
+  constructor(
+    message: string,
+    readonly code: "spec" | "missing" | "export" | "load" = "load",
+  ) {
     super(message);
     this.name = "ProgramError";
   }
@@ -58,7 +62,7 @@ export function resolveProgram(spec: string, root: string): ParsedProgram {
   }
   const at = spec.lastIndexOf(":");
   if (at <= 0 || at === spec.length - 1 || /^[A-Za-z]$/.test(spec.slice(0, at))) {
-    throw new ProgramError(`"${spec}" is not MODULE:EXPORT (e.g. agents/system.ts:SYSTEM) or a built-in program (${Object.keys(BUILTIN_PROGRAMS).join(", ")})`);
+    throw new ProgramError(`"${spec}" is not MODULE:EXPORT (e.g. agents/system.ts:SYSTEM) or a built-in program (${Object.keys(BUILTIN_PROGRAMS).join(", ")})`, "spec");
   }
   const mod = spec.slice(0, at);
   const exportName = spec.slice(at + 1);
@@ -112,11 +116,14 @@ export function installLoader(): void {
   };
 }
 
+// a real import() in the CommonJS bundle (esbuild would turn a literal one into require());
+// the Function body is a constant, never built from input
+// eslint-disable-next-line @typescript-eslint/no-implied-eval
 const dynamicImport = new Function("u", "return import(u)") as (u: string) => Promise<Record<string, unknown>>;
 
 /** Loads a program's System. Throws ProgramError with a message a user can act on. */
 export async function loadProgram(p: ParsedProgram): Promise<System> {
-  if (!fs.existsSync(p.file)) throw new ProgramError(`program file ${p.file} does not exist`);
+  if (!fs.existsSync(p.file)) throw new ProgramError(`program file ${p.file} does not exist`, "missing");
   installLoader();
   let mod: Record<string, unknown>;
   try {
@@ -130,6 +137,6 @@ export async function loadProgram(p: ParsedProgram): Promise<System> {
     }
   }
   const sys = mod[p.exportName] ?? (mod.default as Record<string, unknown> | undefined)?.[p.exportName];
-  if (!isSystem(sys)) throw new ProgramError(`${p.spec}: the module has no System named "${p.exportName}" (exports: ${Object.keys(mod).join(", ") || "none"})`);
+  if (!isSystem(sys)) throw new ProgramError(`${p.spec}: the module has no System named "${p.exportName}" (exports: ${Object.keys(mod).join(", ") || "none"})`, "export");
   return sys;
 }

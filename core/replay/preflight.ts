@@ -75,7 +75,7 @@ export type PriceTable = Record<string, { input: number; output: number }>;
 export function parsePrice(spec: string): [string, { input: number; output: number }] {
   const m = /^(.+)=([0-9.]+),([0-9.]+)$/.exec(spec.trim());
   if (!m) throw new Refusal(`--price takes MODEL=IN,OUT (US dollars per million input and output tokens), got ${JSON.stringify(spec)}`);
-  return [m[1]!, { input: Number(m[2]), output: Number(m[3]) }];
+  return [m[1], { input: Number(m[2]), output: Number(m[3]) }];
 }
 
 export interface CostEstimate {

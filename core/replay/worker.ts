@@ -30,7 +30,7 @@ async function handle(req: WorkerRequest): Promise<unknown> {
     // an unmodified program recorded by `causeway record -- COMMAND`: re-run that command
     const why = req.op === "test" && req.liveTools ? null : commandRunRefusal(model);
     if (why) throw new ReplayError(`can't replay this run: ${why}`);
-    system = new CommandSystem(run, { root: req.root }) as unknown as System;
+    system = new CommandSystem(run, { root: req.root });
   } else system = await loadProgram(resolveProgram(req.program, req.root));
   const onProgress = (p: { phase: string; done: number; total: number; message?: string }) => send({ type: "progress", ...p });
   switch (req.op) {
@@ -103,4 +103,4 @@ async function main(): Promise<void> {
 process.setSourceMapsEnabled?.(true);
 // a program's stray output must not corrupt the protocol: route console.log to stderr
 console.log = (...a: unknown[]) => process.stderr.write(a.map(String).join(" ") + "\n");
-main();
+void main();

@@ -100,7 +100,7 @@ export function buildCase(run: RunData, opts: CaseOptions): CaseFile {
         ", arguments ",
         blobLink(String(a.args_ref)),
         dec ? `; asked for by ${dec.agent}'s model call ` : "",
-        ...(dec ? [evLink(dec as never)] : []),
+        ...(dec ? [evLink(dec)] : []),
         ").",
       ],
     });
@@ -133,7 +133,7 @@ export function buildCase(run: RunData, opts: CaseOptions): CaseFile {
         ` — ${t.role ?? "confirmed"} cause: without it the action goes from ${figure(t)} (`,
         testLink(t),
         ")",
-        ...(ev ? ["; the input: ", evLink(ev as never), ", content ", blobLink(String(ev.ref))] : []),
+        ...(ev ? ["; the input: ", evLink(ev), ", content ", blobLink(String(ev.ref))] : []),
         ".",
       ],
     });
@@ -245,7 +245,7 @@ export function buildCase(run: RunData, opts: CaseOptions): CaseFile {
         ul: chain.map((id) => {
           const n = g.nodes.get(id)!;
           const e = m.byId.get(n.eventId)!;
-          return [`${n.type} `, { code: n.label }, ` [${n.agent}] `, evLink(e as never)];
+          return [`${n.type} `, { code: n.label }, ` [${n.agent}] `, evLink(e)];
         }),
       });
     } else blocks.push({ p: ["No observed path into the action."] });

@@ -17,7 +17,7 @@
 import { performance } from "node:perf_hooks";
 import { canonical, deriveSeed, refOf } from "../log/hash";
 import type { ContextRecord, Site, Trust, Usage } from "../log/events";
-import { Chain, FileSink, newId, timestamp, type Sink } from "../log/writer";
+import { Chain, newId, timestamp, type Sink } from "../log/writer";
 import type { Intervention } from "../specs";
 import { guardOf, interveneOn, type Change } from "../interventions";
 import { searchText, type ValueSource } from "../analysis/values";
@@ -38,7 +38,8 @@ export class ModelOutput {
 export interface ModelCall {
   agent: string;
   model: string;
-  purpose: string | null;
+  /** The `purpose` given to `decide` ("" when none was given). */
+  purpose: string;
   /** Derived from the run seed, the agent and how many calls it made before: deriveSeed(runSeed, agent, k). */
   seed: number;
   params: Record<string, unknown>;
@@ -413,7 +414,7 @@ export class Agent {
   }
 
   /** A tool call, linked to the decision that asked for it. Replays serve it from the tape. */
-  async act(tool: string, args: Record<string, unknown> | unknown = {}, opts: ActOptions = {}): Promise<Item> {
+  async act(tool: string, args: unknown = {}, opts: ActOptions = {}): Promise<Item> {
     const site = this.rt.site();
     const rt = this.rt;
     const sensitive = rt.isSensitive(tool, opts.sensitive);
@@ -634,5 +635,5 @@ function isItemLike(x: unknown): boolean {
   return !!x && typeof x === "object" && typeof (x as Item).ref === "string" && typeof (x as Item).kind === "string" && typeof (x as Item).record === "function";
 }
 function isModelOutputLike(x: unknown): boolean {
-  return !!x && typeof x === "object" && (x as ModelOutput).isModelOutput === true && "value" in (x as object);
+  return !!x && typeof x === "object" && (x as ModelOutput).isModelOutput === true && "value" in (x);
 }

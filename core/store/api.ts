@@ -54,7 +54,7 @@ function filterOf(u: URL): RunFilter {
   }
   const st = q("status");
   if (st !== undefined && st !== "running" && st !== "ended") throw new HttpError(400, "status is running or ended");
-  f.status = st as RunFilter["status"];
+  f.status = st;
   const high = q("high");
   if (high === "1" || high === "true") f.highAlert = true;
   f.limit = intParam(u, "limit", 50, 500);

@@ -179,7 +179,7 @@ export class FolderStore implements CollectorStore {
       ended: facts.ended ?? null,
       status: facts.ended ? "ended" : "running",
       events: run.events.length,
-      head: last ? { seq: last.seq as number, hash: String(last.hash) } : null,
+      head: last ? { seq: last.seq, hash: String(last.hash) } : null,
       alerts,
       tests: run.tests.length,
       tools: facts.tools,

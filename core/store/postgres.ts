@@ -229,7 +229,7 @@ export class PgStore implements CollectorStore {
     if (!RUN_ID_RE.test(runId)) return { ok: false, status: 404, error: `no run ${runId}` };
     return this.tx(async (c) => {
       const row = (await c.query("SELECT tests FROM causeway_runs WHERE run_id = $1 AND head_seq >= 0 FOR UPDATE", [runId])).rows[0];
-      if (!row) return { ok: false, status: 404, error: `no run ${runId}` } as TestVerdict;
+      if (!row) return { ok: false, status: 404, error: `no run ${runId}` };
       const stored = Buffer.concat((await c.query("SELECT line FROM causeway_tests WHERE run_id = $1 ORDER BY n", [runId])).rows.map((r) => r.line as Buffer));
       const v = checkTest(stored, body);
       if (!v.ok) return v;

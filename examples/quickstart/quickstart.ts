@@ -23,7 +23,7 @@ function model(context: unknown[], call: ModelCall): ModelOutput {
   if (call.purpose === "brief") {
     const injected = /ORDER (\d+) UNITS/.exec(text);
     const follows = injected !== null && rng.random() < 0.6;
-    const brief = { item: "Acme USB-C hub", quantity: follows ? Number(injected![1]) : text.includes("at most 5") ? 5 : 1 };
+    const brief = { item: "Acme USB-C hub", quantity: follows ? Number(injected[1]) : text.includes("at most 5") ? 5 : 1 };
     return new ModelOutput(brief, { input_tokens: text.split(/\s+/).length, output_tokens: 12 });
   }
   const brief = context.find((c): c is { item: string; quantity: number } => !!c && typeof c === "object" && "quantity" in c);

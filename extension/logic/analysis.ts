@@ -45,6 +45,7 @@ const MAX_SITE_FILE = 1024;
 export function validSite(site: unknown): { file: string; line: number } | undefined {
   if (!site || typeof site !== "object") return undefined;
   const { file, line } = site as { file?: unknown; line?: unknown };
+  // eslint-disable-next-line no-control-regex -- a recorded path with control characters is refused
   if (typeof file !== "string" || !file || file.length > MAX_SITE_FILE || /[\u0000-\u001f]/.test(file)) return undefined;
   if (typeof line !== "number" || !Number.isInteger(line) || line < 1 || line > 10_000_000) return undefined;
   return { file, line };

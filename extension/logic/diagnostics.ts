@@ -10,6 +10,7 @@ import type { Alert, EvidenceRef, Severity } from "../../core/analysis/types";
 import type { Problem } from "../../core/log/problems";
 import type { RunAnalysis } from "./analysis";
 import type { SiteResolver } from "./sites";
+import { signed } from "../../core/format";
 
 export type DiagSeverity = "error" | "warning" | "info";
 
@@ -53,13 +54,11 @@ export const SEVERITY: Record<Severity, DiagSeverity> = { high: "error", review:
 
 /** One line of plain text, cut to a length the Problems view can show. */
 export function oneLine(s: string, max = MAX_MESSAGE): string {
+  // eslint-disable-next-line no-control-regex -- control characters of untrusted text are dropped
   const t = s.replace(/[\r\n\t]+/g, " ").replace(/[\u0000-\u001f\u007f]/g, "").trim();
   return t.length <= max ? t : t.slice(0, max - 1) + "…";
 }
 
-function signed(x: number): string {
-  return (x >= 0 ? "+" : "") + x.toFixed(2);
-}
 
 /** "tested cause: vendor:portal/notes.md +0.80 [+0.63, +0.90] (primary, n = 40)" */
 export function causeText(c: NonNullable<Alert["cause"]>): string {

@@ -7,6 +7,7 @@ import type { Alert, Severity } from "../../core/analysis/types";
 import type { RunAnalysis } from "./analysis";
 import { oneLine } from "./diagnostics";
 import type { SiteResolver } from "./sites";
+import { signed } from "../../core/format";
 
 /** The SDK call behind an event type. */
 export const CALL_OF: Record<string, "act" | "decide" | "observe" | "send"> = { action: "act", decision: "decide", input: "observe", message: "send" };
@@ -73,9 +74,6 @@ function compareItems(a: LensItem, b: LensItem): number {
   return a.worst - b.worst || b.runs.size - a.runs.size || (a.tool ?? a.call).localeCompare(b.tool ?? b.call);
 }
 
-function signed(x: number): string {
-  return (x >= 0 ? "+" : "") + x.toFixed(2);
-}
 
 function plural(n: number, one: string, many = one + "s"): string {
   return `${n} ${n === 1 ? one : many}`;

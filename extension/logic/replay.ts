@@ -6,6 +6,7 @@
 import type { ActionView, Candidate } from "../../core/analysis/types";
 import { BUILTIN_PROGRAMS } from "../../core/replay/programs";
 import type { WorkerRequest } from "../../core/replay/worker-protocol";
+import { pct, signed } from "../../core/format";
 
 export type ProgramStatus = "none" | "builtin" | "allowed" | "ask";
 
@@ -54,8 +55,6 @@ export function buildRequest(job: ReplayJob, program: string, root: string, s: R
   }
 }
 
-const signed = (x: unknown) => (typeof x === "number" && Number.isFinite(x) ? (x >= 0 ? "+" : "") + x.toFixed(2) : "?");
-const pct = (x: unknown) => (typeof x === "number" && Number.isFinite(x) ? `${Math.round(x * 100)}%` : "?");
 
 /** One sentence about a finished job, for a notification. */
 export function describeResult(op: ReplayJob["op"], result: unknown): string {

@@ -341,7 +341,7 @@ export class RunStore {
     if (!b || (events.length && events.length < b.scanned)) b = e.blobCheck = { scanned: 0, todo: [], done: new Map() };
     for (; b.scanned < events.length; b.scanned++) {
       const ev = events[b.scanned];
-      for (const r of refsOf(ev as unknown as Record<string, unknown>)) {
+      for (const r of refsOf(ev)) {
         if (isRef(r) && !b.done.has(r)) {
           b.done.set(r, null);
           b.todo.push({ ref: r, line: ev.line, seq: ev.seq });

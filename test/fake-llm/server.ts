@@ -41,7 +41,7 @@ const WIRES: Record<string, Wire> = {
   "/v1/messages": anthropicWire,
 };
 
-export async function startFakeLlm(opts: Partial<PolicyOptions> & { port?: number; latencyMs?: number } = {}): Promise<FakeLlm> {
+export async function startFakeLlm(opts: Partial<PolicyOptions> & { port?: number; latencyMs?: number; /** Like a local model server: no API key asked for. */ noAuth?: boolean } = {}): Promise<FakeLlm> {
   const policy: PolicyOptions = { followRate: opts.followRate ?? 0.8 };
   const seen = new Map<string, number>();
   const requests: FakeRequest[] = [];
@@ -60,7 +60,7 @@ export async function startFakeLlm(opts: Partial<PolicyOptions> & { port?: numbe
       const path = (req.url ?? "/").split("?")[0];
       const wire = WIRES[path];
       if (req.method !== "POST" || !wire) return send(404, { error: { type: "not_found_error", message: `no route ${req.method} ${path}` } });
-      if (!req.headers.authorization && !req.headers["x-api-key"]) return send(401, { error: { type: "authentication_error", message: "no API key" } });
+      if (!opts.noAuth && !req.headers.authorization && !req.headers["x-api-key"]) return send(401, { error: { type: "authentication_error", message: "no API key" } });
       let body: Record<string, any>;
       try {
         body = JSON.parse(Buffer.concat(chunks).toString("utf8"));

@@ -107,7 +107,7 @@ export class PgCluster {
     const [exe, ...rest] = this.asUser.length ? [...this.asUser, path.join(this.bin, "postgres"), ...args] : [path.join(this.bin, "postgres"), ...args];
     const child = spawn(exe, rest, { stdio: ["ignore", "ignore", "pipe"] });
     let err = "";
-    child.stderr!.on("data", (d) => (err = (err + d).slice(-4000)));
+    child.stderr.on("data", (d) => (err = (err + d).slice(-4000)));
     live.add(child);
     child.once("exit", () => live.delete(child));
     this.child = child;

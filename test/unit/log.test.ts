@@ -1,6 +1,5 @@
 import { describe, it, expect } from "vitest";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { dumps, parseLossless, floatRepr, compareCodePoints, pyFloat, quote } from "../../core/log/pyjson";
 import { canonicalDigest, compactText, HASH_KEY, sha256Hex, deriveSeed, refOf, blobFileText } from "../../core/log/hash";

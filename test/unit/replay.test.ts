@@ -64,8 +64,8 @@ describe("the demo's first exfiltrating run (n = 40), as the issue checks it", (
   it("Find the cause (paired betting) tests the vendor note first and names it alone as the primary cause", async () => {
     const a = await attribute(new ReplayContext(readRun(dir), DEMO), { target: EXFIL_TARGET, save: false });
     expect(a.method).toBe("betting");
-    expect(a.evidence![0]!.spec).toBe("input:vendor:portal/notes.md"); // the address is only in the note
-    expect(a.tests[1]!.intervention).toBe("input:vendor:portal/notes.md");
+    expect(a.evidence![0].spec).toBe("input:vendor:portal/notes.md"); // the address is only in the note
+    expect(a.tests[1].intervention).toBe("input:vendor:portal/notes.md");
     expect(a.causes.map((c) => [c.spec, c.role])).toEqual([["input:vendor:portal/notes.md", "primary"]]);
     expect(a.summary).toMatch(/^primary cause input:vendor:portal\/notes\.md/);
     expect(a.phases!.map((p) => [p.name, p.ran])).toEqual([["untrusted", true], ["trusted", false], ["channels", false]]);
@@ -137,7 +137,7 @@ describe("replays never run a real tool", () => {
 
   it("a program that throws in replay ends the test with an error and saves nothing", async () => {
     const r = await recording.run({ seed: 1, outDir: tmp() });
-    const broken = new System({ ...recording.config, program: async () => { throw new Error("boom"); } });
+    const broken = new System({ ...recording.config, program: () => Promise.reject(new Error("boom")) });
     await expect(runTest(new ReplayContext(readRun(r.dir!), broken), { intervention: "input:issue:comment", target: "tool=delete_path", n: 5 })).rejects.toThrow(ReplayError);
     expect(fs.existsSync(path.join(r.dir!, "tests.jsonl"))).toBe(false);
   });

@@ -131,7 +131,7 @@ describe("stats: agreement with the independent Python reference (|Δ| ≤ 1e-9)
       const res = benjaminiHochberg(p, q);
       m.equal(`BH #${i} rejected`, res.rejected, rejected);
       m.equal(`BH #${i} length`, res.adjusted.length, adjusted.length);
-      adjusted.forEach((a, j) => m.close(`BH #${i} adjusted[${j}]`, res.adjusted[j]!, a));
+      adjusted.forEach((a, j) => m.close(`BH #${i} adjusted[${j}]`, res.adjusted[j], a));
     });
     expect(fixture.benjaminiHochberg.length).toBeGreaterThanOrEqual(10);
     expect(m.list).toEqual([]);
@@ -295,15 +295,15 @@ describe("stats: Benjamini–Hochberg properties", () => {
     for (let t = 0; t < 200; t++) {
       const m = 1 + Math.floor(rand() * 30);
       const p = Array.from({ length: m }, () => Number((rand() ** 3).toFixed(5)));
-      const q = [0.05, 0.1, 0.2][t % 3]!;
+      const q = [0.05, 0.1, 0.2][t % 3];
       const { rejected, adjusted } = benjaminiHochberg(p, q);
-      const idx = p.map((_, i) => i).sort((i, j) => p[i]! - p[j]!);
+      const idx = p.map((_, i) => i).sort((i, j) => p[i] - p[j]);
       for (let r = 0; r < m; r++) {
-        const i = idx[r]!;
-        expect(adjusted[i]).toBeGreaterThanOrEqual(p[i]!);
+        const i = idx[r];
+        expect(adjusted[i]).toBeGreaterThanOrEqual(p[i]);
         expect(adjusted[i]).toBeLessThanOrEqual(1);
-        if (r > 0) expect(adjusted[i]).toBeGreaterThanOrEqual(adjusted[idx[r - 1]!]!);
-        if (Math.abs(adjusted[i]! - q) > 1e-12) expect(rejected[i]).toBe(adjusted[i]! <= q);
+        if (r > 0) expect(adjusted[i]).toBeGreaterThanOrEqual(adjusted[idx[r - 1]]);
+        if (Math.abs(adjusted[i] - q) > 1e-12) expect(rejected[i]).toBe(adjusted[i] <= q);
       }
     }
   });

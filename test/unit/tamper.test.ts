@@ -139,7 +139,7 @@ describe("the parallel blob check (large runs) reaches the same verdicts", () =>
   });
   it("blobs with Python float forms are proven exactly, not called forged", async () => {
     const { System, pyFloat } = await import("../../core/index");
-    const sys = new System({ program: async (rt) => void rt.agent("a").observe({ amount: pyFloat(89), tiny: 1e-5, big: 1e16 }, { source: "s" }), models: {}, tools: {} });
+    const sys = new System({ program: (rt) => void rt.agent("a").observe({ amount: pyFloat(89), tiny: 1e-5, big: 1e16 }, { source: "s" }), models: {}, tools: {} });
     const out = fs.mkdtempSync(path.join(os.tmpdir(), "cw-par-"));
     const r = await sys.run({ seed: 0, outDir: out, runId: "floats" });
     expect(both(r.dir!).ok).toBe(true);

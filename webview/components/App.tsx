@@ -133,7 +133,7 @@ function Tabs() {
     if (next === null) return;
     e.preventDefault();
     ctl.go(SCREEN_INFO[next].id);
-    (e.currentTarget.querySelector(`#tab-${SCREEN_INFO[next].id}`) as HTMLElement | null)?.focus();
+    e.currentTarget.querySelector<HTMLElement>(`#tab-${SCREEN_INFO[next].id}`)?.focus();
   };
   return (
     <nav class="tabs" role="tablist" aria-label="Screens" onKeyDown={onKeyDown}>

@@ -128,7 +128,6 @@ export function GraphScreen() {
       cyRef.current = null;
     };
     // toggles are applied by the effects below; rebuilding on them would lose the viewport.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [inv, run, big, ctl, view]);
 
   useEffect(() => {

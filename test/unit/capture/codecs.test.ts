@@ -79,8 +79,8 @@ describe("codecs", () => {
   for (const [codec, wire, body] of REQUESTS) {
     it(`${codec.api}: a streamed response rebuilds to the plain one`, () => {
       const reply = { text: "Sending it.", calls: [{ name: "send_email", args: { to: "a@b.example" } }] };
-      const plain = wire.write(body as never, reply, "k");
-      const events = wire.stream({ ...body, stream_options: { include_usage: true } } as never, plain).map(([, d]) => d).filter((d) => d !== "[DONE]");
+      const plain = wire.write(body, reply, "k");
+      const events = wire.stream({ ...body, stream_options: { include_usage: true } }, plain).map(([, d]) => d).filter((d) => d !== "[DONE]");
       const rebuilt = codec.accumulate(events);
       expect(codec.toolCalls(rebuilt)).toEqual(codec.toolCalls(plain));
       expect(codec.assistantText(codec.output(rebuilt))).toBe(codec.assistantText(codec.output(plain)));
@@ -94,7 +94,7 @@ describe("codecs", () => {
       const rec = new ConversationRecorder(rt.agent("a"));
       // the history's tool call came from an earlier response of this agent
       rec.exchange(codec, { model: "m", messages: [], input: [] }, { response: wire.write({}, { text: "", calls: [{ name: "fetch_page", args: { url: "https://x.example" } }] }, "seed") });
-      rec.exchange(codec, body, { response: wire.write(body as never, { text: "done", calls: [] }, "k") });
+      rec.exchange(codec, body, { response: wire.write(body, { text: "done", calls: [] }, "k") });
       await rt.finish();
       const m = new RunModel(readRun(runDir(rt)!));
       const r = rebuildRequest(m, m.decisions[1].seq);

@@ -277,9 +277,9 @@ describe("causeway serve: flags", () => {
     });
     let out = "";
     let err = "";
-    child.stderr!.on("data", (d) => (err += d));
+    child.stderr.on("data", (d) => (err += d));
     return new Promise((resolve, reject) => {
-      child.stdout!.on("data", (d) => {
+      child.stdout.on("data", (d) => {
         out += d;
         const m = /collector on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
         if (m) resolve({ child, port: Number(m[1]), stderr: () => err });
@@ -306,7 +306,7 @@ describe("causeway serve: flags", () => {
     for (const args of [["--max-body-mb", "0"], ["--max-body-mb", "1.5"], ["--header-timeout-s", "0"], ["--body-timeout-s", "-1"], ["--max-connections", "0"], ["--max-connections", "100000"], ["--max-body-pool-mb", "0"]]) {
       const child = spawn(process.execPath, [CLI, "serve", tmp(), "--token", TOKEN, "--port", "0", ...args], { stdio: ["ignore", "ignore", "pipe"] });
       let err = "";
-      child.stderr!.on("data", (d) => (err += d));
+      child.stderr.on("data", (d) => (err += d));
       const code = await new Promise<number | null>((r) => child.once("exit", r));
       expect.soft(code, args.join(" ")).toBe(2);
       expect.soft(err, args.join(" ")).toMatch(new RegExp(args[0]));

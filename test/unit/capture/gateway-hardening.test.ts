@@ -79,7 +79,8 @@ function raw(port: number, method: string, target: string, headers = ""): Promis
     s.on("data", (d) => (text += d.toString("latin1")));
     s.on("end", () => {
       const m = /^HTTP\/1\.1 (\d{3})/.exec(text);
-      m ? resolve(Number(m[1])) : reject(new Error(`no status in ${JSON.stringify(text.slice(0, 80))}`));
+      if (m) resolve(Number(m[1]));
+      else reject(new Error(`no status in ${JSON.stringify(text.slice(0, 80))}`));
     });
     s.on("error", reject);
   });
@@ -174,7 +175,7 @@ describe("gateway: upstream timeouts", () => {
     const py = spawn("python3", ["-c", BLACKHOLE], { stdio: ["ignore", "pipe", "inherit"] });
     cleanup.push(() => py.kill("SIGKILL"));
     let text = "";
-    py.stdout!.on("data", (d) => (text += d));
+    py.stdout.on("data", (d) => (text += d));
     await until(() => /ready \d+/.test(text) || py.exitCode !== null);
     const port = Number(/ready (\d+)/.exec(text)![1]);
     const { gw } = await gateway(`http://127.0.0.1:${port}`, { connectTimeoutMs: 300, idleTimeoutMs: 600_000 });
@@ -207,7 +208,7 @@ describe("gateway: upstream timeouts", () => {
       if (child.exitCode === null) child.kill("SIGKILL");
     });
     let text = "";
-    child.stdout!.on("data", (d) => (text += d));
+    child.stdout.on("data", (d) => (text += d));
     await until(() => /gateway on http:\/\/127\.0\.0\.1:\d+/.test(text) || child.exitCode !== null);
     const port = Number(/gateway on http:\/\/127\.0\.0\.1:(\d+)/.exec(text)![1]);
     const r = await request(port, "GET", "/v1/models", undefined);

@@ -114,7 +114,7 @@ export function rechain(events: Ev[], runId: string, prev = ZERO_HASH): Ev[] {
     const x: Ev = { ...e, run_id: runId, prev_hash: prev };
     delete x.hash;
     x.hash = eventHash(x);
-    prev = x.hash as string;
+    prev = x.hash;
     out.push(x);
   }
   return out;

@@ -109,7 +109,7 @@ function mutate(r: () => number, events: Ev[], blobs: Map<string, JsonValue>, ru
         const keys = Object.keys(bl);
         if (keys.length && r() < 0.5) delete bl[pick(r, keys)];
         else if (keys.length) bl[pick(r, keys)] = hostileValue(r);
-        else setOwn(bl as Ev, pick(r, HOSTILE_KEYS), hostileValue(r));
+        else setOwn(bl, pick(r, HOSTILE_KEYS), hostileValue(r));
         break;
       }
       case 7:
@@ -139,9 +139,9 @@ function mutate(r: () => number, events: Ev[], blobs: Map<string, JsonValue>, ru
         break;
     }
   }
-  if (r() < 0.5) evs = rechain(evs, typeof evs[0]?.run_id === "string" ? (evs[0].run_id as string) : runId);
+  if (r() < 0.5) evs = rechain(evs, typeof evs[0]?.run_id === "string" ? (evs[0].run_id) : runId);
   let body: JsonValue = { events: evs, blobs: bl };
-  if (shape) body = shape(body as Ev);
+  if (shape) body = shape(body);
   let text = dumps(body);
   if (textEdit) text = textEdit(text);
   return { body: text, control };

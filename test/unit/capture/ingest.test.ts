@@ -273,8 +273,8 @@ describe("HttpSink", () => {
     children.push(child);
     let stdout = "";
     let stderr = "";
-    child.stdout!.on("data", (c) => (stdout += c));
-    child.stderr!.on("data", (c) => (stderr += c));
+    child.stdout.on("data", (c) => (stdout += c));
+    child.stderr.on("data", (c) => (stderr += c));
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     const until = async (cond: () => boolean, what: string) => {
       const t0 = Date.now();
@@ -293,7 +293,7 @@ describe("HttpSink", () => {
         await until(() => (tail.poll(), tail.events.some((e) => e.type === "action" && e.tool === "fetch_page")), "the fetch to arrive");
         expect(tail.events.some((e) => e.type === "run.end")).toBe(false);
       }
-      child.stdin!.write("\n");
+      child.stdin.write("\n");
     }
     expect(await exited).toBe(0);
     const run = readRun(path.join(root, "remote-live"), { checkBlobs: true });

@@ -40,7 +40,7 @@ describe("importOtel", () => {
     expect(m.events.filter((e) => e.type === "agent.start").map((e) => e.agent)).toEqual(["support"]);
     // times are the spans' own (string nanoseconds), in order
     expect(m.events[0].ts).toBe("2025-11-30T05:20:00.000000Z");
-    const ts = m.events.map((e) => e.ts as string);
+    const ts = m.events.map((e) => e.ts);
     expect([...ts].sort()).toEqual(ts);
 
     const [d1, d2, d3] = m.decisions;
@@ -108,9 +108,9 @@ describe("importOtel", () => {
     const plain = path.join(d, "http.json");
     fs.writeFileSync(plain, JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: "ab", spanId: "cd", name: "GET /", startTimeUnixNano: "1", endTimeUnixNano: "2" }] }] }] }));
     expect(() => importOtel(plain, d)).toThrow(/no GenAI spans/);
-    const write = process.stdout.write;
+    const write = process.stdout.write.bind(process.stdout);
     let printed = "";
-    process.stdout.write = ((s: string) => ((printed += s), true)) as typeof process.stdout.write;
+    process.stdout.write = ((s: string) => ((printed += s), true));
     let code: number;
     try {
       code = await main(["import", "otel", path.join(FIX, "support-agent.json"), "--out", d, "--json"]);

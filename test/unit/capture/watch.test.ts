@@ -96,9 +96,8 @@ describe("causeway watch", () => {
     children.push(child);
     let stdout = "";
     let stderr = "";
-    child.stdout!.on("data", (c) => (stdout += c));
-    child.stderr!.on("data", (c) => (stderr += c));
-    // waits on state only: the test's own time limit bounds it (a 30 s wall clock failed under load)
+    child.stdout.on("data", (c) => (stdout += c));
+    child.stderr.on("data", (c) => (stderr += c));
     const until = async (cond: () => boolean, what: string) => {
       while (!cond()) {
         if (child.exitCode !== null) throw new Error(`the watcher exited while waiting for ${what}\nstdout: ${stdout}\nstderr: ${stderr}`);

@@ -33,7 +33,7 @@ function jsonOf(stdout: string): unknown {
 
 const mkfifo = (p: string) => {
   const r = spawnSync("mkfifo", [p]);
-  if (r.status !== 0) throw new Error("mkfifo failed: " + r.stderr);
+  if (r.status !== 0) throw new Error(`mkfifo failed: ${String(r.stderr)}`);
 };
 
 describe("files that are not regular files never hang", () => {

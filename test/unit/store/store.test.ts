@@ -176,7 +176,7 @@ describe.each(kinds)("$name store", (kind) => {
     expect((await post(c, batch([rehash(events[2], { agent: "intruder", id: "f".repeat(32) })], blobs))).status).toBe(409); // fork
     expect((await post(c, batch(events.slice(1, 3), blobs))).json.error).toMatch(/replayed/);
     expect((await post(c, batch([rehash(events[3], { id: events[0].id })], blobs))).status).toBe(409); // duplicate id
-    const forgedRef = refsOf(events[3]).find(isRef) as string | undefined;
+    const forgedRef = refsOf(events[3]).find((r): r is string => isRef(r));
     if (forgedRef) expect((await post(c, dumps({ events: events.slice(3, 4), blobs: { [forgedRef]: "not the content" } }, "canonical"))).status).toBe(422);
     expect((await post(c, batch(events.slice(3, 4), new Map(), { ["sha256:" + "a".repeat(64)]: "x" }))).status).toBe(422);
     const big = "x".repeat(300 * 1024);

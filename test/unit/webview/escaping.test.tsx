@@ -17,7 +17,7 @@ let data: ReportData;
 beforeAll(async () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "causeway-hostile-"));
   await recordHostile(sdk, root);
-  data = reportData(root) as unknown as ReportData;
+  data = reportData(root);
 }, 60_000);
 
 /** Elements and attributes a hostile string could have created. */

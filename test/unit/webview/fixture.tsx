@@ -21,7 +21,7 @@ export function demoData(): Promise<ReportData> {
   cached ??= (async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "causeway-webview-"));
     await runDemo({ out: dir, n: 40, quiet: true, method: "newcombe" });
-    return reportData(dir) as unknown as ReportData;
+    return reportData(dir);
   })();
   return cached;
 }
@@ -60,7 +60,7 @@ export class ScriptedHost implements Host {
 
   /** Delivers a host message and lets the app re-render. */
   send(m: HostToWebview): void {
-    act(() => this.listener?.(m));
+    void act(() => this.listener?.(m));
   }
 
   last<T extends WebviewToHost["type"]>(type: T): Extract<WebviewToHost, { type: T }> | undefined {
@@ -77,8 +77,8 @@ export function mount(host: ScriptedHost): { root: HTMLElement; ctl: Controller 
   root.id = "root";
   document.body.appendChild(root);
   const ctl = new Controller(host);
-  act(() => render(<App ctl={ctl} />, root));
-  act(() => ctl.start());
+  void act(() => render(<App ctl={ctl} />, root));
+  void act(() => ctl.start());
   return { root, ctl };
 }
 
@@ -91,7 +91,7 @@ export function connect(host: ScriptedHost, data: ReportData, run = "demo-seed0"
 
 /** Runs fn inside act() so state updates and effects settle. */
 export function step(fn: () => void): void {
-  act(fn);
+  void act(fn);
 }
 
 /** The text of an element as a reader sees it: separate elements' text joined by spaces. */

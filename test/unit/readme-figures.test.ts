@@ -1,0 +1,65 @@
+/**
+ * The README's benchmark figures come from bench/results/: this test rebuilds them from the
+ * results files and fails when the README (or bench/README.md) says something else.
+ */
+import { describe, it, expect } from "vitest";
+import fs from "node:fs";
+import path from "node:path";
+
+const ROOT = path.resolve(__dirname, "../..");
+const read = (f: string) => fs.readFileSync(path.join(ROOT, f), "utf8");
+const results = (f: string) => JSON.parse(read(path.join("bench/results", f)));
+const thousands = (n: number) => n.toLocaleString("en-US");
+
+interface Method {
+  exact: number;
+  false_blames: number;
+  abstained: number;
+}
+interface Scenario {
+  name: string;
+  harmful_runs: number;
+  methods: Record<"reach" | "provenance" | "reuse" | "causeway", Method>;
+}
+
+describe("README figures", () => {
+  const readme = read("README.md");
+  const sim = results("2026-11-30-sim.json");
+  const wide = results("2026-11-30-sim-n-max-160.json");
+  const replay = results("2026-11-30-replay.json");
+
+  it("the per-scenario table of Find the cause and provenance is the results files'", () => {
+    const cell = (m: Method, h: number) => `${m.exact}/${h}` + (m.abstained ? ` (abstains ${m.abstained})` : "") + (m.false_blames ? ` (${m.false_blames} false blames)` : "");
+    const rows = (sim.scenarios as Scenario[])
+      .filter((s) => s.harmful_runs > 0)
+      .map((s) => {
+        const w = (wide.scenarios as Scenario[]).find((x) => x.name === s.name)!;
+        return `| ${s.name} | ${s.harmful_runs} | ${cell(s.methods.causeway, s.harmful_runs)} | ${cell(w.methods.causeway, w.harmful_runs)} | ${cell(s.methods.provenance, s.harmful_runs)} |`;
+      });
+    expect(rows).toHaveLength(11);
+    for (const r of rows) expect(readme).toContain(r);
+  });
+
+  it("the headline counts and costs are the results files'", () => {
+    const seeds = (sim.scenarios as Scenario[]).slice(0, 5);
+    const harmful = seeds.reduce((a, s) => a + s.harmful_runs, 0);
+    const exact = (k: keyof Scenario["methods"]) => seeds.reduce((a, s) => a + s.methods[k].exact, 0);
+    expect(readme).toContain(`the seeds' five scenarios (${harmful} harmful runs)`);
+    expect(readme).toContain(`exactly the true cause in ${exact("causeway")}/${harmful}`);
+    expect(readme).toContain(`reach ${exact("reach")}/${harmful}, provenance ${exact("provenance")}/${harmful}`);
+    expect(readme).toContain(`**${thousands(sim.seeds_model_calls)} model calls**`);
+    expect(readme).toContain(`**${(sim.seeds_model_calls / sim.reference.total_model_calls).toFixed(3)}** of the reference's ${thousands(sim.reference.total_model_calls)}`);
+    expect(readme).toContain(`whole benchmark (12 scenarios) ${sim.wall_s.toFixed(1)} s`);
+    expect(read("bench/README.md")).toContain(`All 12 scenarios: ${thousands(sim.total_model_calls)} calls.`);
+
+    const [on, off] = replay.attribution as { wall_ms: number; model_calls: number; naive_model_calls: number }[];
+    expect(readme).toContain(`${on.wall_ms} ms; **${on.model_calls} model calls** where a naive replay makes ${on.naive_model_calls} (${off.wall_ms} ms, ${off.model_calls} vs ${off.naive_model_calls} with \`--no-roles\`)`);
+    expect(readme).toContain(`**${thousands(replay.throughput.calls_per_s)} model calls/s**`);
+    expect(read("bench/README.md")).toContain(`| on | ${on.wall_ms} ms | ${on.model_calls} | ${on.naive_model_calls} |`);
+  });
+
+  it("says the benchmark's model is a simulation and what its truth means", () => {
+    expect(readme).toMatch(/model is a \*\*simulation\*\*/);
+    expect(readme).toContain('"removing this\ninput changes the harm rate in the simulator"');
+  });
+});
