@@ -4,7 +4,7 @@
  * program named after a prototype member is not allowed, one bad run does not fail the report,
  * and a closed stdout ends a command quietly with its own exit code.
  */
-import { describe, it, expect, afterAll } from "vitest";
+import { describe, it, expect, afterAll, vi } from "vitest";
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -12,6 +12,9 @@ import path from "node:path";
 import { argsBlob, copyRun, deepLine, events, indexOf, nested, putBlobText, readLines, reseal, writeLines } from "./hostile";
 
 const CLI = path.resolve(__dirname, "../../../dist/cli.js");
+// dozens of CLI processes: on a loaded machine each may wait seconds for a CPU. The limits below
+// only catch a hang; nothing here is timed.
+vi.setConfig({ testTimeout: 1_200_000 });
 const made: string[] = [];
 const fresh = (parent?: string) => {
   const d = copyRun(undefined, parent);
@@ -22,7 +25,7 @@ afterAll(() => made.forEach((d) => fs.rmSync(d, { recursive: true, force: true }
 
 /** Runs the CLI; a hang shows as a kill by the (generous) guard, reported as such. */
 function cli(args: string[], opts: { env?: Record<string, string> } = {}) {
-  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", timeout: 60_000, maxBuffer: 64 << 20, env: { ...process.env, ...opts.env } });
+  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", timeout: 300_000, maxBuffer: 64 << 20, env: { ...process.env, ...opts.env } });
   if (r.signal) throw new Error(`causeway ${args.join(" ")} did not finish (killed by ${r.signal})`);
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }

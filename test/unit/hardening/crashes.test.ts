@@ -3,13 +3,15 @@
  * investigated (full and lite), graphed and tainted without a throw, and the damage is reported as
  * a problem where there is damage.
  */
-import { describe, it, expect, afterAll } from "vitest";
+import { describe, it, expect, afterAll, vi } from "vitest";
 import fs from "node:fs";
 import path from "node:path";
 import { copyRun, deepLine, events, indexOf, nested, putBlobText, reseal } from "./hostile";
 import { analyseEverything } from "./analyse";
 import { readRun } from "../../../core/log/reader";
 import { investigateLite } from "../../../core/analysis/investigate";
+
+vi.setConfig({ testTimeout: 600_000 }); // many runs analysed: no timing, only a hang guard
 
 const made: string[] = [];
 const fresh = () => {

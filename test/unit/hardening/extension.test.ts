@@ -4,13 +4,16 @@
  * without a Verify by hand; a clean run stays intact; the check runs in slices (many blobs, a 1 ms
  * slice) and reaches the damaged blob wherever it is.
  */
-import { describe, it, expect, afterEach } from "vitest";
+import { describe, it, expect, afterEach, vi } from "vitest";
 import fs from "node:fs";
 import path from "node:path";
 import { RunStore } from "../../../extension/logic/runStore";
 import { runDiagnostics } from "../../../extension/logic/diagnostics";
 import { argsBlob, copyRun, events, putBlobText, reseal } from "./hostile";
 import { until } from "../extension/helpers";
+
+// state waits, not timings: generous limits for a loaded machine
+vi.setConfig({ testTimeout: 600_000 });
 
 const stores: RunStore[] = [];
 const made: string[] = [];
@@ -70,7 +73,7 @@ describe("the background analysis checks blobs", () => {
     fs.rmSync(path.join(dir, "tests.jsonl"));
     const s = store({ sliceMs: 1 });
     s.add(dir, path.dirname(dir));
-    await until(() => s.get(dir)?.analysis?.summary.status === "failed", 30_000, "the forged blob found");
+    await until(() => s.get(dir)?.analysis?.summary.status === "failed", 300_000, "the forged blob found");
     expect(s.get(dir)!.analysis!.problems.filter((p) => p.severity === "error").map((p) => p.code)).toEqual(["blob-hash"]);
     expect(s.stats.slices).toBeGreaterThan(1);
   });
@@ -86,6 +89,6 @@ describe("the background analysis checks blobs", () => {
     expect(s.get(dir)!.analysis!.summary.status).toBe("failed");
     fs.writeFileSync(b.file, good);
     expect(s.verify(dir)!.ok).toBe(true);
-    await until(() => s.get(dir)!.analysis!.summary.status === "intact", 10_000, "the repaired run intact");
+    await until(() => s.get(dir)!.analysis!.summary.status === "intact", 300_000, "the repaired run intact");
   });
 });
