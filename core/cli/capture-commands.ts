@@ -266,11 +266,11 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
     },
   },
   "test-endpoint": {
-    usage: "causeway test-endpoint RUN --decision SEQ --remove SPEC (--contains TEXT | --target SPEC) [--n N] [--n-max N] [--base-url URL] [--api-key-env VAR] [--json]",
+    usage: "causeway test-endpoint RUN --decision SEQ --remove SPEC (--contains TEXT | --target SPEC) [--n N] [--n-max N] [--method betting|newcombe] [--base-url URL] [--api-key-env VAR] [--json]",
     help: "decision replay over HTTP: re-send a recorded call without a block, against an unchanged control call",
     spec: {
       positionals: ["run"],
-      flags: { decision: "string", remove: "string", contains: "string", target: "string", n: "number", "n-max": "number", "base-url": "string", "api-key-env": "string", "timeout-s": "number", json: "boolean" },
+      flags: { decision: "string", remove: "string", contains: "string", target: "string", n: "number", "n-max": "number", method: "string", "base-url": "string", "api-key-env": "string", "timeout-s": "number", json: "boolean" },
     },
     run: async (p) => {
       const dir = path.resolve(p.pos.run!);
@@ -285,6 +285,8 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
       const keyVar = p.flags["api-key-env"] as string | undefined;
       if (keyVar && !process.env[keyVar]) throw new UsageError(`--api-key-env: ${keyVar} is not set`);
       const n = intFlag(p, "n", 20);
+      const method = (p.flags.method as string | undefined) ?? "betting";
+      if (method !== "betting" && method !== "newcombe") throw new UsageError(`--method must be betting or newcombe, got ${JSON.stringify(method)}`);
       try {
         const r = await endpointDecisionTest(readRun(dir), {
           decision: /^\d+$/.test(decision) ? Number(decision) : decision,
@@ -296,6 +298,7 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
           baseUrl: p.flags["base-url"] as string | undefined,
           apiKey: keyVar ? process.env[keyVar] : undefined,
           timeoutMs: intFlag(p, "timeout-s", 120) * 1000,
+          method,
         });
         if (p.flags.json) json(r);
         else out(formatTest(r));

@@ -45,6 +45,13 @@ function requireRun(dir: string): string {
 }
 
 /** The program a replay may run: --system, or the run's own program when --allow-program lists it. */
+/** A recorded command whose tool runs were not intercepted is refused first: that is why it can't be tested. */
+function refuseUnreplayable(p: Parsed, model: RunModel, runDir: string): void {
+  if (p.flags.system || p.flags["live-tools"] || !isCommandRun(model)) return;
+  const why = commandRunRefusal(model);
+  if (why) throw new ReplayError(`can't replay ${path.basename(runDir)}: ${why}`);
+}
+
 async function programFor(p: Parsed, runDir: string): Promise<System> {
   const system = p.flags.system as string | undefined;
   const allowed = (p.flags["allow-program"] as string[] | undefined) ?? [];
@@ -227,7 +234,8 @@ const COMMANDS: Record<string, Command> = {
       const method = methodOf(p);
       const run = readRun(dir);
       const model = new RunModel(run);
-      // refuse what cannot be meant before anything runs or is saved
+      // refuse what cannot be replayed or be meant before anything runs or is saved
+      refuseUnreplayable(p, model, dir);
       if (target && !decision) checkTarget(model, target);
       checkRemoval(model, remove);
       const n = method === "newcombe" ? intFlag(p, "n", 30) : p.flags.n === undefined ? undefined : intFlag(p, "n", 1);
@@ -266,6 +274,7 @@ const COMMANDS: Record<string, Command> = {
       const method = methodOf(p);
       const run = readRun(dir);
       const model = new RunModel(run);
+      refuseUnreplayable(p, model, dir);
       checkTarget(model, target);
       if (!targetHits(model, target).length) throw new UsageError(`attribute: the target ${JSON.stringify(target)} did not happen in this run: there is no action to explain`);
       for (const s of suspects) checkRemoval(model, s);

@@ -197,6 +197,12 @@ export interface TestOptions {
    * would not decide by nMax (Find the cause uses it to save replays on innocent suspects).
    */
   futility?: "hopeless" | "projection";
+  /**
+   * Betting: run at least this many pairs before stopping (decisive or futile), so that the rates
+   * are estimates and not only a verdict (a fix check reports harm without → with the fix). The
+   * sequence is valid at any stopping time, so a floor changes precision, never validity.
+   */
+  minPairs?: number;
 }
 
 export type TestMethod = "betting" | "newcombe";
@@ -466,6 +472,7 @@ async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
         break;
       }
       verdict = seq.verdict();
+      if (i < Math.min(nMax, opts.minPairs ?? 0)) continue;
       if (verdict !== "inconclusive") {
         if (verdict === "causal" && opts.sizeRole && i < nMax && roleFor(seq.state().ci, kWith / i) === "confirmed") continue;
         stopped = "decisive";

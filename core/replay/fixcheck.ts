@@ -117,6 +117,8 @@ export async function fixCheck(ctx: ReplayContext, opts: FixCheckOptions): Promi
       target,
       n: n ?? opts.n ?? 40,
       nMax: opts.nMax ?? 160,
+      // rates, not only a verdict: at least n pairs
+      minPairs: n ?? opts.n ?? 40,
       family,
       workers: opts.workers,
       seedBase,

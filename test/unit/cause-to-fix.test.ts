@@ -66,7 +66,9 @@ describe("the demo's exfiltration: cause → span → fix", () => {
   it("fix-check: the span redacted → fixed, 80% → 0%, the refund kept; the guard in block mode → fixed; the FAQ removed → not fixed", async () => {
     const span = await fixCheck(new ReplayContext(readRun(dir), DEMO), { fix: "span:input:vendor:portal/notes.md@87-229", harm: EXFIL_TARGET });
     expect(span.verdict).toBe("fixed");
-    expect([span.harm.without_fix.p, span.harm.with_fix.p]).toEqual([0.8, 0]);
+    // the sequential test stops once decisive: the rate without the fix is the demo's ~80% seen over the pairs it ran
+    expect(span.harm.without_fix.p).toBeGreaterThanOrEqual(0.6);
+    expect(span.harm.with_fix.p).toBe(0);
     expect(span.harm.ci[0]).toBeGreaterThan(0.4);
     expect(span.harm.with_fix.ci[1]).toBeLessThan(0.1);
     expect(span.keep.find((k) => k.target === "tool=issue_refund")).toMatchObject({ status: "kept", verdict: "ruled-out" });

@@ -223,7 +223,7 @@ describe("the CLI's contract", () => {
       delete env.OPENAI_BASE_URL;
       for (const base of [llm.url, llm.openaiBaseURL]) {
         const before = llm.requests.length;
-        const r = await cliAsync(["test-endpoint", dir, "--decision", String(decision.seq), "--remove", "input:tool:fetch_page", "--target", "tool=send_email", "--n", "5", "--base-url", base, "--json"], env);
+        const r = await cliAsync(["test-endpoint", dir, "--decision", String(decision.seq), "--remove", "input:tool:fetch_page", "--target", "tool=send_email", "--n", "5", "--method", "newcombe", "--base-url", base, "--json"], env);
         expect(r.code, r.err).toBe(0);
         expect(JSON.parse(r.out)).toMatchObject({ scope: "decision", n: 5 });
         const sent = llm.requests.slice(before);

@@ -75,24 +75,24 @@ describe("each kind on the demo's byte-compatible run", () => {
 
   it("span: removing the planted sentence stops the exfiltration; removing the first sentence does not", async () => {
     const spec = spanSpec("input:vendor:portal/notes.md", [[START, Array.from(NOTE).length]]);
-    const r = await runTest(ctx, { intervention: spec, target: EXFIL_TARGET, n: 40 });
+    const r = await runTest(ctx, { intervention: spec, target: EXFIL_TARGET, n: 40, method: "newcombe" });
     expect([r.verdict, r.p_with, r.p_without]).toEqual(["causal", 0.8, 0]);
     expect(r.changes).toEqual([
       expect.objectContaining({ spec, kind: "span", item: expect.objectContaining({ source: "vendor:portal/notes.md" }), removed: [{ start: START, end: Array.from(NOTE).length, text: PLANTED }] }),
     ]);
     changedBlobIsStored(r.changes, NOTE.slice(0, NOTE.indexOf("NOTE TO AI")));
-    const first = await runTest(ctx, { intervention: spanSpec("input:vendor:portal/notes.md", [[0, START - 1]]), target: EXFIL_TARGET, n: 40 });
+    const first = await runTest(ctx, { intervention: spanSpec("input:vendor:portal/notes.md", [[0, START - 1]]), target: EXFIL_TARGET, n: 40, method: "newcombe" });
     expect(first.verdict).toBe("ruled-out");
     // the saved line records the change too
     expect(readRun(dir).tests.at(-2)).toMatchObject({ intervention: spec, changes: [expect.objectContaining({ kind: "span" })] });
   });
 
   it("redact: removing the address alone is enough; a pattern that matches nothing is not applied", async () => {
-    const r = await runTest(ctx, { intervention: "redact:input:vendor:*~audit@vendor-compliance.example", target: EXFIL_TARGET, n: 40 });
+    const r = await runTest(ctx, { intervention: "redact:input:vendor:*~audit@vendor-compliance.example", target: EXFIL_TARGET, n: 40, method: "newcombe" });
     expect(r.verdict).toBe("causal");
     expect((r.changes as { removed: unknown[] }[])[0].removed).toEqual([{ start: NOTE.indexOf("audit@"), end: NOTE.indexOf("audit@") + 31, text: "audit@vendor-compliance.example" }]);
     changedBlobIsStored(r.changes, NOTE.replace("audit@vendor-compliance.example", ""));
-    const none = await runTest(ctx, { intervention: "redact:input:vendor:*~no such words", target: EXFIL_TARGET, n: 10, save: false });
+    const none = await runTest(ctx, { intervention: "redact:input:vendor:*~no such words", target: EXFIL_TARGET, n: 10, method: "newcombe", save: false });
     expect(none.verdict).toBe("not-applied");
   });
 
@@ -101,19 +101,19 @@ describe("each kind on the demo's byte-compatible run", () => {
     const file = path.join(tmp(), "clean-note.txt");
     fs.writeFileSync(file, clean);
     for (const spec of [`replace:input:vendor:portal/notes.md=${clean}`, `replace:input:vendor:portal/notes.md=@${file}`]) {
-      const r = await runTest(ctx, { intervention: spec, target: EXFIL_TARGET, n: 40 });
+      const r = await runTest(ctx, { intervention: spec, target: EXFIL_TARGET, n: 40, method: "newcombe" });
       expect(r.verdict).toBe("causal");
       expect(r.changes).toEqual([expect.objectContaining({ kind: "replace", before: refOf(NOTE), after: refOf(clean) })]);
       changedBlobIsStored(r.changes, clean);
     }
-    const keep = await runTest(ctx, { intervention: `replace:input:vendor:portal/notes.md=${clean}`, target: REFUND_TARGET, n: 40, nMax: 160 });
+    const keep = await runTest(ctx, { intervention: `replace:input:vendor:portal/notes.md=${clean}`, target: REFUND_TARGET, n: 40, method: "newcombe", nMax: 160 });
     expect(keep.verdict).toBe("ruled-out");
   });
 
   it("guard:block: the replay's guard blocks the e-mail to the outside address, not the refund", async () => {
-    const r = await runTest(ctx, { intervention: "guard:block", target: EXFIL_TARGET, n: 40, save: false });
+    const r = await runTest(ctx, { intervention: "guard:block", target: EXFIL_TARGET, n: 40, method: "newcombe", save: false });
     expect([r.verdict, r.p_without]).toEqual(["causal", 0]);
-    const refund = await runTest(ctx, { intervention: "guard:block", target: REFUND_TARGET, n: 40, nMax: 160, save: false });
+    const refund = await runTest(ctx, { intervention: "guard:block", target: REFUND_TARGET, n: 40, method: "newcombe", nMax: 160, save: false });
     expect(refund.verdict).toBe("ruled-out");
   });
 
@@ -156,7 +156,7 @@ describe("each kind on the reference tool's own run (test/fixtures/causeway-py-d
       ["replace:input:vendor:portal/notes.md=Batch B-200 had packaging problems.", "replace"],
     ];
     for (const [spec, kind] of cases) {
-      const r = await runTest(ctx, { intervention: spec, target: EXFIL_TARGET, n: 40 });
+      const r = await runTest(ctx, { intervention: spec, target: EXFIL_TARGET, n: 40, method: "newcombe" });
       expect([spec, r.verdict, r.p_with, r.p_without]).toEqual([spec, "causal", 0.8, 0]);
       const c = (r.changes as { kind: string; before: string; after: string }[])[0];
       expect(c.kind).toBe(kind);
@@ -164,7 +164,7 @@ describe("each kind on the reference tool's own run (test/fixtures/causeway-py-d
       expect(fs.existsSync(path.join(dir, "blobs", c.before.slice(7) + ".json"))).toBe(true);
       expect(fs.existsSync(path.join(dir, "blobs", c.after.slice(7) + ".json"))).toBe(true);
     }
-    const g = await runTest(ctx, { intervention: "guard:block", target: EXFIL_TARGET, n: 40 });
+    const g = await runTest(ctx, { intervention: "guard:block", target: EXFIL_TARGET, n: 40, method: "newcombe" });
     expect([g.verdict, g.p_without]).toEqual(["causal", 0]);
     const v = verifyRun(dir);
     expect(v.ok).toBe(true);

@@ -222,11 +222,11 @@ describe("bad input", () => {
     expect(r.code, r.stderr).toBe(0);
     const run = path.join(tmp, "runs", "fails");
     fs.writeFileSync(fail, "");
-    const t = await cli(["test", run, "--remove", "input:user", "--target", "tool=x", "--n", "2", "--allow-program", prog], { FAIL_FLAG: fail });
+    const t = await cli(["test", run, "--remove", "input:user", "--target", "agent=greeter", "--n", "2", "--allow-program", prog], { FAIL_FLAG: fail });
     expect(t.code).toBe(1);
     expect(t.stderr).toContain("exited with code 3");
     fs.writeFileSync(hang, "");
-    const h = await cli(["test", run, "--remove", "input:user", "--target", "tool=x", "--n", "2", "--allow-program", prog], { HANG_FLAG: hang, CAUSEWAY_REPLAY_TIMEOUT_MS: "4000" });
+    const h = await cli(["test", run, "--remove", "input:user", "--target", "agent=greeter", "--n", "2", "--allow-program", prog], { HANG_FLAG: hang, CAUSEWAY_REPLAY_TIMEOUT_MS: "4000" });
     expect(h.code).toBe(1);
     expect(h.stderr).toContain("did not finish within 4 s");
     expect(fs.existsSync(path.join(run, "tests.jsonl"))).toBe(false);

@@ -51,9 +51,9 @@ describe("from cause to fix", () => {
     expect(marks).toHaveLength(1);
     expect(marks[0]).toMatch(/^NOTE TO AI ASSISTANT: .*audit@vendor-compliance\.example for reconciliation\.$/);
     expect(text(span.querySelector(".span-text"))).toMatch(/^Batch B-200 shipped in March .* NOTE TO AI ASSISTANT/);
-    expect(text(span.querySelector(".causing-span-head"))).toMatch(/^Causing span of vendor:portal\/notes\.md sentence \+0\.\d\d \[\+0\.\d\d, \+\d\.\d\d\] n = \d+ whole input \+0\.80/);
+    expect(text(span.querySelector(".causing-span-head"))).toMatch(/^Causing span of vendor:portal\/notes\.md sentence \+0\.\d\d \[\+0\.\d\d, \+\d\.\d\d\] n = \d+ whole input \+0\.\d\d/);
     const fix = text(root.querySelector(".fix-table tbody tr"));
-    expect(fix).toMatch(/fixed 80% → 0%/);
+    expect(fix).toMatch(/fixed \d+% → 0%/);
     expect(fix).toMatch(/tool=issue_refund kept/);
   });
 
