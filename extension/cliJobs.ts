@@ -145,10 +145,10 @@ export async function exportCase(s: Services, run: string, target: string): Prom
     const c = buildCase(readRun(run, { checkBlobs: true }), { target, from: path.dirname(file.fsPath) });
     await vscode.workspace.fs.writeFile(file, Buffer.from(caseMarkdown(c), "utf8"));
     s.log.info(`case file of ${target} in ${run} written to ${file.fsPath} (${c.evidence.length} links)`);
-    const pick = await vscode.window.showInformationMessage(`Causeway: case written to ${path.basename(file.fsPath)} — ${c.headline}.`, "Open");
+    const pick = await vscode.window.showInformationMessage(vscode.l10n.t("Causeway: case written to {0} — {1}.", path.basename(file.fsPath), c.headline), vscode.l10n.t("Open"));
     if (pick === "Open") await vscode.commands.executeCommand("markdown.showPreview", file);
   } catch (err) {
     s.log.error(`writing the case file failed: ${(err as Error)?.stack ?? err}`);
-    void vscode.window.showErrorMessage(`Causeway: could not write the case file: ${(err as Error)?.message ?? err}`);
+    void vscode.window.showErrorMessage(vscode.l10n.t("Causeway: could not write the case file: {0}", String((err as Error)?.message ?? err)));
   }
 }

@@ -84,7 +84,7 @@ export class CollectorConnection implements vscode.Disposable {
     try {
       await client.listRuns({ limit: 1 });
     } catch (err) {
-      const msg = `Causeway: cannot connect to ${url}: ${(err as Error).message}`;
+      const msg = vscode.l10n.t("Causeway: cannot connect to {0}: {1}", url, (err as Error).message);
       this.s.log.error(msg);
       if (interactive) void vscode.window.showErrorMessage(msg);
       return;
@@ -97,7 +97,7 @@ export class CollectorConnection implements vscode.Disposable {
     this.clearRuns();
     await this.loadPage(undefined);
     this.timer ??= setInterval(() => void this.poll(), POLL_MS);
-    if (interactive) void vscode.window.showInformationMessage(`Causeway: connected to ${url} (${this.cached.size} run${this.cached.size === 1 ? "" : "s"})`);
+    if (interactive) void vscode.window.showInformationMessage(this.cached.size === 1 ? vscode.l10n.t("Causeway: connected to {0} (1 run)", url) : vscode.l10n.t("Causeway: connected to {0} ({1} runs)", url, this.cached.size));
   }
 
   async disconnect(): Promise<void> {
@@ -142,13 +142,13 @@ export class CollectorConnection implements vscode.Disposable {
   }
 
   async loadMore(): Promise<void> {
-    if (!this.client) return void vscode.window.showInformationMessage("Causeway: connect to a collector first");
-    if (!this.next) return void vscode.window.showInformationMessage("Causeway: every run of the collector that matches the filter is listed");
+    if (!this.client) return void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: connect to a collector first"));
+    if (!this.next) return void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: every run of the collector that matches the filter is listed"));
     await this.loadPage(this.next);
   }
 
   async filterInteractive(): Promise<void> {
-    if (!this.client) return void vscode.window.showInformationMessage("Causeway: connect to a collector first");
+    if (!this.client) return void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: connect to a collector first"));
     const text = await vscode.window.showInputBox({
       title: "Filter collector runs",
       prompt: "program=TEXT tool=NAME source=NAME status=running|ended high since=ISO until=ISO (empty: all)",
@@ -163,7 +163,7 @@ export class CollectorConnection implements vscode.Disposable {
       if (k === "high") f.highAlert = true;
       else if (k === "status" && (v === "running" || v === "ended")) f.status = v;
       else if (k === "program" || k === "tool" || k === "source" || k === "since" || k === "until") f[k] = v;
-      else return void vscode.window.showErrorMessage(`Causeway: unknown filter ${part}`);
+      else return void vscode.window.showErrorMessage(vscode.l10n.t("Causeway: unknown filter {0}", part));
     }
     this.filter = f;
     this.clearRuns();

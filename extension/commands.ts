@@ -97,7 +97,7 @@ export function registerCommands(d: CommandDeps): void {
     }
     const q = costQuestion(est, cfg.confirmAboveUsd, what);
     if (!q) return true;
-    return (await vscode.window.showWarningMessage(`Causeway: ${q}`, { modal: true }, "Run")) === "Run";
+    return (await vscode.window.showWarningMessage(vscode.l10n.t("Causeway: {0}", q), { modal: true }, vscode.l10n.t("Run"))) === vscode.l10n.t("Run");
   };
 
   reg("causeway.findCause", async (arg) => {

@@ -27,6 +27,7 @@ describe("README figures", () => {
   const sim = results("2026-11-30-sim.json");
   const wide = results("2026-11-30-sim-n-max-160.json");
   const replay = results("2026-11-30-replay.json");
+  const betting = results("2026-12-01-sim-betting.json");
 
   it("the per-scenario table of Find the cause and provenance is the results files'", () => {
     const cell = (m: Method, h: number) => `${m.exact}/${h}` + (m.abstained ? ` (abstains ${m.abstained})` : "") + (m.false_blames ? ` (${m.false_blames} false blames)` : "");
@@ -47,13 +48,14 @@ describe("README figures", () => {
     expect(readme).toContain(`the seeds' five scenarios (${harmful} harmful runs)`);
     expect(readme).toContain(`exactly the true cause in ${exact("causeway")}/${harmful}`);
     expect(readme).toContain(`reach ${exact("reach")}/${harmful}, provenance ${exact("provenance")}/${harmful}`);
-    expect(readme).toContain(`**${thousands(sim.seeds_model_calls)} model calls**`);
-    expect(readme).toContain(`**${(sim.seeds_model_calls / sim.reference.total_model_calls).toFixed(3)}** of the reference's ${thousands(sim.reference.total_model_calls)}`);
+    // the cost row: the default (betting) against newcombe and the reference, each from its results file
+    expect(readme).toContain(`**${thousands(betting.seeds_model_calls)} model calls** with the paired betting sequence, against ${thousands(sim.seeds_model_calls)} with \`--method newcombe\``);
+    expect(readme).toContain(`the reference's ${thousands(sim.reference.total_model_calls)}`);
     expect(readme).toContain(`whole benchmark (12 scenarios) ${sim.wall_s.toFixed(1)} s`);
     expect(read("bench/README.md")).toContain(`All 12 scenarios: ${thousands(sim.total_model_calls)} calls.`);
 
-    const [on, off] = replay.attribution as { wall_ms: number; model_calls: number; naive_model_calls: number }[];
-    expect(readme).toContain(`${on.wall_ms} ms; **${on.model_calls} model calls** where a naive replay makes ${on.naive_model_calls} (${off.wall_ms} ms, ${off.model_calls} vs ${off.naive_model_calls} with \`--no-roles\`)`);
+    const [on] = replay.attribution as { wall_ms: number; model_calls: number; naive_model_calls: number }[];
+    expect(readme).toContain(`(${on.model_calls} with \`--method newcombe\``); // the demo's Find the cause, the reference's method
     expect(readme).toContain(`**${thousands(replay.throughput.calls_per_s)} model calls/s**`);
     expect(read("bench/README.md")).toContain(`| on | ${on.wall_ms} ms | ${on.model_calls} | ${on.naive_model_calls} |`);
   });

@@ -57,7 +57,7 @@ describe("settings per workspace folder", () => {
   });
 
   it("parses values with bounds and defaults", () => {
-    expect(settingsFrom(() => undefined)).toEqual({ runsGlob: "**/runs/**", codeLens: true, n: 20, nMax: 160, allowed: [], workers: 1, timeoutMs: 600_000 });
+    expect(settingsFrom(() => undefined)).toEqual({ runsGlob: "**/runs/**", codeLens: true, n: 20, nMax: 160, allowed: [], workers: 1, timeoutMs: 600_000, spans: true, confirmAboveUsd: null, prices: {} });
     expect(settingsFrom((k) => ({ "test.n": 50, "test.nMax": 10, allowedPrograms: ["a.ts:S", 3, ""], "replay.workers": 0 })[k])).toMatchObject({ n: 50, nMax: 50, allowed: ["a.ts:S"], workers: 1 });
   });
 
