@@ -30,7 +30,7 @@ export function cli(...args) {
 /** Records the demo's 8 runs (with its tests) under dir and writes dir/report.html. */
 export function demoReport(dir) {
   build();
-  cli("demo", "--out", dir);
+  cli("demo", "--out", dir, "--method", "newcombe"); // the report is checked against the reference's figures
   const file = path.join(dir, "report.html");
   cli("report", dir, "-o", file);
   return file;
