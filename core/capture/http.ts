@@ -5,6 +5,7 @@
  */
 import type http from "node:http";
 import type { Socket } from "node:net";
+import { parseLossless, type JsonValue } from "../log/pyjson";
 
 /** A run id that is a safe folder name: letters, digits, `._-`, at most 128, not starting with a dot. */
 export const RUN_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -274,4 +275,16 @@ export function guardConnections(server: http.Server, limits: ConnectionLimits):
   });
   server.headersTimeout = limits.headerTimeoutMs;
   server.requestTimeout = limits.headerTimeoutMs + limits.bodyTimeoutMs;
+}
+
+/** Reads a JSON body within the size limit, the shared pool and the parse budget (413/422/503), then parses it (400 if not JSON). */
+export async function readJsonBody(req: http.IncomingMessage, limit: number, budget: JsonBudget, pool?: BodyPool): Promise<JsonValue> {
+  const buf = await readBody(req, limit, pool);
+  const over = scanJson(buf, budget);
+  if (over) throw new HttpError(over.status, over.message);
+  try {
+    return parseLossless(buf.toString("utf8"));
+  } catch (err) {
+    throw new HttpError(400, `the body is not JSON (${(err as Error).message})`);
+  }
 }

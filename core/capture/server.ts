@@ -20,8 +20,8 @@
 import http from "node:http";
 import path from "node:path";
 import type { AddressInfo } from "node:net";
-import { parseLossless, type JsonValue } from "../log/pyjson";
-import { DEFAULT_JSON_BUDGET, guardConnections, HttpError, hostAllowed, isLoopbackHost, readBody, scanJson, sendJson } from "./http";
+import type { JsonValue } from "../log/pyjson";
+import { DEFAULT_JSON_BUDGET, guardConnections, HttpError, hostAllowed, isLoopbackHost, readJsonBody, sendJson } from "./http";
 import { batchRunId, DEFAULT_LIMITS, validateBatch, type IngestLimits, type RunHead } from "./ingest";
 import type { CollectorStore } from "../store/types";
 import { FolderStore } from "../store/folder";
@@ -129,15 +129,7 @@ export async function startCollector(opts: CollectorOptions): Promise<Collector>
     if (url !== "/v1/ingest") throw new HttpError(404, "not found");
     if (req.method !== "POST") throw new HttpError(405, "use POST");
     if (!tokens.allows(req.headers.authorization, "ingest")) throw new HttpError(401, "unauthorized: send Authorization: Bearer <token>");
-    const buf = await readBody(req, maxBody, pool);
-    const over = scanJson(buf, budget);
-    if (over) throw new HttpError(over.status, over.message);
-    let body: JsonValue;
-    try {
-      body = parseLossless(buf.toString("utf8"));
-    } catch (err) {
-      throw new HttpError(400, `the body is not JSON (${(err as Error).message})`);
-    }
+    const body = await readJsonBody(req, maxBody, budget, pool);
     const r = await ingest(body);
     log(`ingest ${r.runId}: +${r.accepted} events (head seq ${r.head.seq})`);
     sendJson(res, 200, { run_id: r.runId, accepted: r.accepted, head: r.head });

@@ -13,8 +13,7 @@
  */
 import type http from "node:http";
 import { URL } from "node:url";
-import { parseLossless, type JsonValue } from "../log/pyjson";
-import { HttpError, RUN_ID_RE, readBody, scanJson, sendJson, type BodyPool, type JsonBudget } from "../capture/http";
+import { HttpError, RUN_ID_RE, readJsonBody, sendJson, type BodyPool, type JsonBudget } from "../capture/http";
 import type { CollectorStore, RunFilter } from "./types";
 import type { Scope } from "./tokens";
 
@@ -144,15 +143,7 @@ export async function handleApi(ctx: ApiContext, req: http.IncomingMessage, res:
     }
     if (req.method === "POST") {
       need(ctx, req, "ingest");
-      const buf = await readBody(req, ctx.maxBody, ctx.pool);
-      const over = scanJson(buf, ctx.budget);
-      if (over) throw new HttpError(over.status, over.message);
-      let body: JsonValue;
-      try {
-        body = parseLossless(buf.toString("utf8"));
-      } catch (err) {
-        throw new HttpError(400, `the body is not JSON (${(err as Error).message})`);
-      }
+      const body = await readJsonBody(req, ctx.maxBody, ctx.budget, ctx.pool);
       const v = await store.appendTest(runId, body);
       if (!v.ok) throw new HttpError(v.status, v.error, v.status === 409 ? { head: v.head ?? null } : {});
       ctx.log?.(`test ${runId}: line ${v.line}`);
