@@ -87,6 +87,10 @@ describe("the npm package", () => {
     for (const f of ["dist/lib/index.js", "dist/types/core/index.d.ts", "dist/types/core/sdk/runtime.d.ts", "dist/cli.js", "dist/webview/webview.js", "examples/demo/system.ts", "LICENSE", "README.md", "CHANGELOG.md"]) {
       expect(files, f).toContain(f);
     }
+    // every entry point package.json promises (exports, bin) is in the tarball
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { exports: Record<string, string | Record<string, string>>; bin: Record<string, string> };
+    const targets = [...Object.values(pkg.exports).flatMap((t) => (typeof t === "string" ? [t] : Object.values(t))), ...Object.values(pkg.bin)];
+    for (const t of targets) expect(files, `entry point ${t}`).toContain(t.replace(/^\.\//, ""));
     const stray = files.filter((f) => /^(test|bench|webview|extension|core|docs|media)\//.test(f) || f.endsWith(".map") || f.startsWith("dist/extension") || f.startsWith("dist/bench"));
     expect(stray).toEqual([]);
     expect(size).toBeLessThan(1.5 * 1024 * 1024);

