@@ -133,12 +133,19 @@ scenario('the runs tree lists every run with its status, alerts and program', as
 });
 
 scenario('a cut-off run shows as failed verify and still lists its intact events', async () => {
-  await expandTreeRow(page, VIEW, ['cut-off']);
-  await expandTreeRow(page, VIEW, ['cut-off', 'verify failed']);
-  await expandTreeRow(page, VIEW, ['cut-off', 'executor']);
-  const rows = await treeRows(page, VIEW);
-  const i = rows.findIndex((r) => r.label === 'cut-off');
-  const kids = rows.slice(i + 1).filter((r) => r.level > rows[i].level);
+  // The run's children are rebuilt when its background blob check ends, which may collapse
+  // what was just expanded: expand again until both the problem and the tool calls show.
+  const kids = await waitUntil(page, async () => {
+    await expandTreeRow(page, VIEW, ['cut-off']);
+    await expandTreeRow(page, VIEW, ['cut-off', 'verify failed']);
+    await expandTreeRow(page, VIEW, ['cut-off', 'executor']);
+    const rows = await treeRows(page, VIEW);
+    const i = rows.findIndex((r) => r.label === 'cut-off');
+    const under = rows.slice(i + 1);
+    const end = under.findIndex((r) => r.level <= rows[i].level);
+    const k = end < 0 ? under : under.slice(0, end);
+    return k.some((r) => /cut off/.test(r.label)) && k.some((r) => r.label === 'send_email') && k;
+  }, { timeout: 60_000, what: 'the cut-off run lists its problem and its intact tool calls' });
   assert.ok(kids.some((r) => /cut off/.test(r.label)), 'the cut-off problem is listed');
   assert.ok(kids.some((r) => r.label === 'send_email'), 'intact tool calls are listed');
   await screenshot(page, '21-cut-off-run');
