@@ -3,8 +3,9 @@
 // `causeway attribute RUN --target tool=send_email,arg~vendor-compliance --workers W --json` is
 // timed. Reports model calls, program runs, wall time and the causes found.
 //
-//   node esbuild.mjs && node bench/unmodified.mjs [--latency 300] [--workers 8]
-// Results: bench/results/<date>-unmodified.{json,md}
+//   node esbuild.mjs && node bench/unmodified.mjs [--latency 300] [--workers 8] [--only NAME,…]
+// Results: bench/results/<date>-unmodified.{json,md}; with --only, the other examples' rows of
+// that day's file are kept (each row says how it was measured).
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -22,7 +23,9 @@ const TARGET = "tool=send_email,arg~vendor-compliance";
 const EXAMPLES = [
   { name: "openai", command: ["node", "examples/support-agents/openai-agent.mjs"], seed: "2" },
   { name: "anthropic", command: ["node", "examples/support-agents/anthropic-agent.cjs"] },
+  { name: "ai-sdk", command: ["node", "examples/ai-sdk/support-agents.mjs"], seed: "2" },
 ];
+const ONLY = arg("--only", "")?.split(",").filter(Boolean) ?? [];
 
 const fake = spawn(process.execPath, [path.join(ROOT, "test/fake-llm/run-example.cjs"), path.join(ROOT, "test/fake-llm/server.ts"), "0", "0.8", String(LATENCY)], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
 const url = await new Promise((resolve, reject) => {
@@ -50,7 +53,7 @@ function run(args) {
 
 const rows = [];
 try {
-  for (const ex of EXAMPLES) {
+  for (const ex of EXAMPLES.filter((e) => !ONLY.length || ONLY.includes(e.name))) {
     const rec = await run(["record", "--out", tmp, "--sensitive", "send_email", "--trusted-tool", "send_email", "--trusted-tool", "issue_refund", "--run-id", ex.name, ...(ex.seed ? ["--seed", ex.seed] : []), "--", ...ex.command]);
     if (rec.code !== 0) throw new Error(`recording ${ex.name} failed: ${rec.stderr}`);
     const dir = path.join(tmp, ex.name);
@@ -67,6 +70,8 @@ try {
       causes: a.causes.map((c) => `${c.spec} ${c.role} ${c.effect >= 0 ? "+" : ""}${c.effect.toFixed(2)} [${c.ci.map((x) => x.toFixed(2)).join(", ")}]`),
       ruled_out: a.ruled_out,
       inconclusive: a.inconclusive,
+      latency_ms: LATENCY,
+      workers: WORKERS,
     });
     console.log(JSON.stringify(rows.at(-1)));
   }
@@ -76,12 +81,20 @@ try {
 }
 
 const date = new Date().toISOString().slice(0, 10);
+const jsonFile = path.join(ROOT, `bench/results/${date}-unmodified.json`);
+if (ONLY.length && fs.existsSync(jsonFile)) {
+  const before = JSON.parse(fs.readFileSync(jsonFile, "utf8"));
+  const kept = (before.rows ?? []).filter((r) => !rows.some((x) => x.example === r.example)).map((r) => ({ latency_ms: before.latency_ms, workers: before.workers, ...r }));
+  const order = (r) => EXAMPLES.findIndex((e) => e.command.join(" ") === r.example);
+  rows.splice(0, rows.length, ...[...kept, ...rows].sort((a, b) => order(a) - order(b)));
+}
+if (rows.some((r) => r.latency_ms !== LATENCY || r.workers !== WORKERS)) throw new Error("the day's results were measured with other settings: run every example again");
 const result = { date, latency_ms: LATENCY, workers: WORKERS, cpus: os.cpus().length, node: process.version, target: TARGET, rows };
 const md = [
   `# Find the cause on unmodified programs (${date})`,
   "",
   `Fake model server answering after ${LATENCY} ms, \`--workers ${WORKERS}\`, ${os.cpus().length} CPUs (shared), Node ${process.version}.`,
-  `Command: \`node bench/unmodified.mjs --latency ${LATENCY} --workers ${WORKERS}\``,
+  `Command: \`node bench/unmodified.mjs --latency ${LATENCY} --workers ${WORKERS}\`${ONLY.length ? ` (rows re-measured with \`--only ${ONLY.join(",")}\`; the others kept from the day's earlier run)` : ""}`,
   "",
   "| example | model calls | program runs | wall time | causes |",
   "|---|---|---|---|---|",
@@ -89,6 +102,6 @@ const md = [
   "",
 ].join("\n");
 fs.mkdirSync(path.join(ROOT, "bench/results"), { recursive: true });
-fs.writeFileSync(path.join(ROOT, `bench/results/${date}-unmodified.json`), JSON.stringify(result, null, 1) + "\n");
+fs.writeFileSync(jsonFile, JSON.stringify(result, null, 1) + "\n");
 fs.writeFileSync(path.join(ROOT, `bench/results/${date}-unmodified.md`), md);
 console.log(md);
