@@ -14,9 +14,12 @@
  *   asked for it and served from the tape in a replay (never run there without --live-tools).
  * - the call's agent is the `x-causeway-agent` header or `experimental_telemetry.functionId` of the
  *   call, else (in the preload) CAUSEWAY_AGENT or the system prompt; its site is the user's call.
+ * - an agent object (`ToolLoopAgent`, ai 5's `Experimental_Agent`) gets the same model view and
+ *   tools in its settings when it first generates or streams; its `id` names the agent.
  */
 import { aiSdkModel, type Codec } from "../adapters/codecs";
 import { canonical } from "../log/hash";
+import { AI_SDK_AGENTS } from "./hooks";
 
 type Obj = Record<string, unknown>;
 type Fn = (...a: unknown[]) => unknown;
@@ -48,13 +51,20 @@ const NOT_RECORDED = new Set(["abortSignal", "headers", "includeRawChunks"]);
 
 export class AiSdkHooks {
   private readonly models = new WeakMap<object, Obj>();
+  private readonly agentProtos = new WeakSet<object>();
+  /** Agent settings already holding the recorded model and tools. */
+  private readonly adopted = new WeakSet<object>();
   /** Tool calls of a streamed step whose decision is recorded when the step's stream finishes. */
   private readonly awaiting = new Map<string, Promise<void>>();
 
   constructor(private readonly host: AiSdkHost) {}
 
-  /** An entry function of the `ai` module, wrapped. */
-  entry(fn: Fn): Fn {
+  /** An export of the `ai` module: a model-calling function wrapped, or an agent class patched. */
+  entry(name: string, fn: Fn): Fn {
+    if (AI_SDK_AGENTS.includes(name)) {
+      this.agentClass(fn);
+      return fn;
+    }
     const self = this;
     const wrapped = function (this: unknown, opts: unknown, ...rest: unknown[]) {
       if (!isObj(opts)) return fn.call(this, opts, ...rest);
@@ -67,6 +77,31 @@ export class AiSdkHooks {
     };
     Object.defineProperty(wrapped, "name", { value: fn.name });
     return wrapped;
+  }
+
+  /** An agent class: generate and stream record the agent's calls (its settings adopted on first use). */
+  private agentClass(cls: Fn): void {
+    const proto = cls.prototype as Obj | undefined;
+    if (!proto || this.agentProtos.has(proto)) return;
+    this.agentProtos.add(proto);
+    const self = this;
+    for (const method of ["generate", "stream"]) {
+      const orig = proto[method];
+      if (typeof orig !== "function") continue;
+      proto[method] = function (this: { settings?: unknown }, ...args: unknown[]) {
+        const s = this?.settings;
+        if (!isObj(s)) return (orig as Fn).apply(this, args);
+        if (!self.adopted.has(s)) {
+          const given: Obj = { ...s };
+          if (isObj(s.model)) given.model = self.model(s.model);
+          if (isObj(s.tools)) given.tools = self.toolSet(s.tools);
+          self.adopted.add(given);
+          this.settings = given;
+        }
+        const id = typeof s.id === "string" && s.id ? s.id : typeof s.name === "string" && s.name ? s.name : undefined;
+        return self.host.enter(id, s.headers, () => (orig as Fn).apply(this, args));
+      };
+    }
   }
 
   /** A view of a provider's language model whose calls are recorded. */

@@ -17,8 +17,10 @@ export function clientKind(file: string): "openai" | "anthropic" | "mcp" | undef
   return undefined;
 }
 
-/** The AI SDK's functions that call a model, wrapped by the preload (core/register/ai-sdk.ts). */
+/** The AI SDK's functions that call a model, replaced by the preload's (core/register/ai-sdk.ts). */
 export const AI_SDK_ENTRIES = ["generateText", "streamText", "generateObject", "streamObject"];
+/** The AI SDK's agent classes (ai 5: Experimental_Agent; 6 and 7: ToolLoopAgent), patched in place. */
+export const AI_SDK_AGENTS = ["ToolLoopAgent", "Experimental_Agent"];
 
 /**
  * Whether a file (URL or path) is the entry module of the AI SDK: `<package>/dist/index.{js,mjs}`
@@ -48,6 +50,7 @@ import { readFileSync } from "node:fs";
 const kindOf = ${clientKind.toString()};
 const isAiSdk = ${aiSdkEntry.toString()};
 const AI_SDK_ENTRIES = ${JSON.stringify(AI_SDK_ENTRIES)};
+const AI_SDK_AGENTS = ${JSON.stringify(AI_SDK_AGENTS)};
 const aiSdk = new Map();
 let tools = {};
 export function initialize(data) {
@@ -78,6 +81,9 @@ export async function load(url, context, nextLoad) {
     const lines = ["import * as __m from " + orig + ";", "export * from " + orig + ";"];
     for (const name of AI_SDK_ENTRIES) {
       lines.push("export const " + name + " = globalThis.__causewayAi && typeof __m." + name + " === 'function' ? globalThis.__causewayAi(" + JSON.stringify(name) + ", __m." + name + ", " + orig + ") : __m." + name + ";");
+    }
+    for (const name of AI_SDK_AGENTS) {
+      lines.push("if (typeof __m[" + JSON.stringify(name) + "] === 'function') globalThis.__causewayAi?.(" + JSON.stringify(name) + ", __m[" + JSON.stringify(name) + "], " + orig + ");");
     }
     return { format: "module", source: lines.join("\\n"), shortCircuit: true };
   }

@@ -39,7 +39,7 @@ import { RunModel } from "../graph/model";
 import { parseIntervention, removes } from "../specs";
 import { RunTape } from "../replay/engine";
 import { Runtime, type Agent, type Item } from "../sdk/runtime";
-import { AI_SDK_ENTRIES, HOOKS_SOURCE, aiSdkEntry, clientKind } from "./hooks";
+import { AI_SDK_AGENTS, AI_SDK_ENTRIES, HOOKS_SOURCE, aiSdkEntry, clientKind } from "./hooks";
 import { AiSdkHooks, type AiSdkHost, type ModelCallHandle } from "./ai-sdk";
 import { agentFromPrompt, loadConfig, PRELOAD_TAG, SUPPORTED, versionOk, type PreloadConfig, type ReplaySummary } from "./config";
 
@@ -123,8 +123,8 @@ class Preload implements AiSdkHost {
     } as typeof fetch;
     (globalThis as Obj).__causewayPatch = (kind: string, ns: Obj, url: string) => this.patch(kind, ns, url.startsWith("file:") ? fileURLToPath(url) : url);
     (globalThis as Obj).__causewayTool = (name: string, fn: unknown) => (typeof fn === "function" ? this.wrapTool(name, fn as (...a: unknown[]) => unknown) : fn);
-    (globalThis as Obj).__causewayAi = (_name: string, fn: unknown, url?: string) =>
-      typeof fn === "function" && this.aiSdkSupported(url?.startsWith("file:") ? fileURLToPath(url.split("?")[0]) : undefined) ? this.aiSdk.entry(fn as (...a: unknown[]) => unknown) : fn;
+    (globalThis as Obj).__causewayAi = (name: string, fn: unknown, url?: string) =>
+      typeof fn === "function" && this.aiSdkSupported(url?.startsWith("file:") ? fileURLToPath(url.split("?")[0]) : undefined) ? this.aiSdk.entry(name, fn as (...a: unknown[]) => unknown) : fn;
     this.hookRequire();
     try {
       const tools: Record<string, string[]> = {};
@@ -157,7 +157,7 @@ class Preload implements AiSdkHost {
       if (typeof request === "string" && /(^|[/@-])ai($|[/@-])/.test(request)) {
         try {
           const file = M._resolveFilename(request, parent, isMain);
-          if (aiSdkEntry(file, (p) => fs.readFileSync(p, "utf8")) && self.aiSdkSupported(file)) return self.wrapExports(file, exp as Obj, AI_SDK_ENTRIES, (_name, fn) => self.aiSdk.entry(fn));
+          if (aiSdkEntry(file, (p) => fs.readFileSync(p, "utf8")) && self.aiSdkSupported(file)) return self.wrapExports(file, exp as Obj, [...AI_SDK_ENTRIES, ...AI_SDK_AGENTS], (name, fn) => self.aiSdk.entry(name, fn));
         } catch {
           /* not the AI SDK */
         }
