@@ -10,7 +10,7 @@ import path from "node:path";
 import { canonical } from "../../../core/log/hash";
 import { readRun } from "../../../core/log/reader";
 import { RunModel } from "../../../core/graph/model";
-import { CODECS, anthropicMessages, openaiChat, openaiResponses, type Codec } from "../../../core/adapters/codecs";
+import { CODECS, PLACEHOLDER, aiSdkModel, anthropicMessages, openaiChat, openaiResponses, type Codec } from "../../../core/adapters/codecs";
 import { ConversationRecorder, openRun, runDir } from "../../../core/adapters/shared";
 import { rebuildRequest } from "../../../core/adapters/endpoint-replay";
 import { anthropicWire, chatWire, responsesWire, type Wire } from "../../fake-llm/wire";
@@ -123,5 +123,52 @@ describe("codecs", () => {
     rec.closePending();
     await rt.finish();
     expect(readRun(runDir(rt)!, { checkBlobs: true }).problems).toEqual([]);
+  });
+
+  it("ai-sdk.model: the AI SDK's language-model prompt (the same in ai 5, 6 and 7) and its stream parts", async () => {
+    const body = {
+      model: "m",
+      provider: "openai.chat",
+      prompt: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: [{ type: "text", text: "Read https://x.example" }] },
+        { role: "assistant", content: [{ type: "text", text: "Reading." }, { type: "tool-call", toolCallId: "c1", toolName: "fetch_page", input: { url: "https://x.example" } }] },
+        { role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "fetch_page", output: { type: "text", value: "page text" } }] },
+      ],
+      tools: [{ type: "function", name: "fetch_page", inputSchema: {} }],
+      seed: 7,
+    };
+    const roles = aiSdkModel.blocks(body).map((b) => `${b.role}@${b.path.join(".")}${b.toolCallId ? `#${b.toolCallId}` : ""}`);
+    expect(roles).toEqual(["system@prompt.0.content", "user@prompt.1.content.0.text", "assistant@prompt.2", "tool@prompt.3.content.0.output.value#c1", "tools@tools"]);
+    expect(aiSdkModel.callsInRequest(body)).toEqual([{ id: "c1", name: "fetch_page", args: { url: "https://x.example" } }]);
+    expect(aiSdkModel.placeholder("page text")).toBe(PLACEHOLDER);
+    // a streamed step (v3 usage) rebuilds to the step's result
+    const parts = [
+      { type: "stream-start", warnings: [] },
+      { type: "text-start", id: "0" },
+      { type: "text-delta", id: "0", delta: "Send" },
+      { type: "text-delta", id: "0", delta: "ing." },
+      { type: "tool-call", toolCallId: "c2", toolName: "send_email", input: '{"to":"a@b.example"}' },
+      { type: "finish", finishReason: { unified: "tool-calls" }, usage: { inputTokens: { total: 9 }, outputTokens: { total: 4 } } },
+    ];
+    const rebuilt = aiSdkModel.accumulate(parts);
+    expect(aiSdkModel.assistantText(aiSdkModel.output(rebuilt))).toBe("Sending.");
+    expect(aiSdkModel.toolCalls(rebuilt)).toEqual([{ id: "c2", name: "send_email", args: { to: "a@b.example" } }]);
+    expect(aiSdkModel.usage(rebuilt)).toEqual({ input_tokens: 9, output_tokens: 4 });
+    expect(aiSdkModel.usage({ usage: { inputTokens: 3, outputTokens: 2 } })).toEqual({ input_tokens: 3, output_tokens: 2 }); // v2
+    // recorded: the tool result is the untrusted input, the request rebuilds, but a decision replay is refused
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), "cw-codecs-"));
+    dirs.push(out);
+    const rt = openRun({ out, runId: "ai", untrustedTools: ["fetch_page"] });
+    const rec = new ConversationRecorder(rt.agent("a"));
+    rec.exchange(aiSdkModel, { model: "m", prompt: [] }, { response: { content: [{ type: "text", text: "Reading." }, { type: "tool-call", toolCallId: "c1", toolName: "fetch_page", input: '{"url":"https://x.example"}' }] } });
+    rec.exchange(aiSdkModel, body, { response: { content: [{ type: "text", text: "done" }] } });
+    await rt.finish();
+    const m = new RunModel(readRun(runDir(rt)!));
+    const d = m.decisions[1];
+    expect(d.seed).toBe(7);
+    const r = rebuildRequest(m, d.seq);
+    expect(canonical(r.body)).toBe(canonical(body));
+    expect(r.codec.notReplayable(r.body, null)).toMatch(/AI SDK/);
   });
 });
