@@ -37,6 +37,7 @@ import { parseIntervention, removes } from "../specs";
 import { RunTape } from "../replay/engine";
 import { Runtime, type Agent, type Item } from "../sdk/runtime";
 import { HOOKS_SOURCE, clientKind } from "./hooks";
+import { patchAgentsSdk } from "./openai-agents";
 import { agentFromPrompt, loadConfig, PRELOAD_TAG, SUPPORTED, versionOk, type PreloadConfig, type ReplaySummary } from "./config";
 
 type Obj = Record<string, unknown>;
@@ -46,8 +47,10 @@ interface Scope {
   agent?: string;
 }
 
-class Preload {
+export class Preload {
   readonly rt: Runtime;
+  /** Frameworks that know which of their agents is making the current model call (the OpenAI Agents SDK). */
+  readonly agentHints: (() => string | undefined)[] = [];
   private readonly als = new AsyncLocalStorage<Scope>();
   private readonly recorders = new Map<string, ConversationRecorder>();
   private readonly calls = new Map<string, number>();
@@ -149,6 +152,11 @@ class Preload {
       this.problems.push(`unsupported ${SUPPORTED[kind].name} version ${version} (supported: ${SUPPORTED[kind].range})`);
       return;
     }
+    if (kind === "openai-agents") {
+      if (!this.patched.has(ns)) patchAgentsSdk(this, ns);
+      this.patched.add(ns);
+      return;
+    }
     for (const v of new Set(Object.values(ns ?? {}))) {
       if (typeof v !== "function" || !v.prototype || this.patched.has(v.prototype)) continue;
       const proto = v.prototype as Obj;
@@ -202,10 +210,10 @@ class Preload {
     return this.modelCall(codec, url, body, input, init);
   }
 
-  private recorderFor(name: string): ConversationRecorder {
+  recorderFor(name: string): ConversationRecorder {
     let r = this.recorders.get(name);
     if (!r) {
-      r = new ConversationRecorder(this.rt.agent(name), { link: (v, a) => this.link(v, a) });
+      r = new ConversationRecorder(this.rt.agent(name), { link: (v, a) => this.link(v, a), linkCall: (id, part, a) => this.linkCall(id, part, a) });
       this.recorders.set(name, r);
     }
     return r;
@@ -213,7 +221,7 @@ class Preload {
 
   private async modelCall(codec: Codec, url: string, body: Obj, input: any, init: any): Promise<Response> {
     const scope = this.als.getStore();
-    const name = scope?.agent ?? headerOf(init?.headers, "x-causeway-agent") ?? this.cfg.agent ?? agentFromPrompt(codec.blocks(body));
+    const name = scope?.agent ?? headerOf(init?.headers, "x-causeway-agent") ?? this.hintedAgent() ?? this.cfg.agent ?? agentFromPrompt(codec.blocks(body));
     this.lastAgent = name;
     const rec = this.recorderFor(name);
     const k = this.calls.get(name) ?? 0;
@@ -226,7 +234,7 @@ class Preload {
     if (baseSeed !== undefined && codec.api === "openai.chat") sent = { ...sent, seed: deriveSeed(baseSeed, name, k) };
     // tool results the program produced without an intercepted execution
     const asked = new Map(codec.callsInRequest(body).map((c) => [c.id, c.name]));
-    for (const b of codec.blocks(body)) if (b.role === "tool" && b.toolCallId && !rec.hasResult(b.toolCallId)) this.uncaptured.add(asked.get(b.toolCallId) ?? "?");
+    for (const b of codec.blocks(body)) if (b.role === "tool" && b.toolCallId && !this.answered(b.toolCallId)) this.uncaptured.add(asked.get(b.toolCallId) ?? "?");
     if (replay && this.interventions.length) {
       const { body: without, removed } = this.without(rec, codec, sent);
       sent = without as Obj;
@@ -290,20 +298,68 @@ class Preload {
     return { body: copy, removed };
   }
 
+  private hintedAgent(): string | undefined {
+    for (const hint of this.agentHints) {
+      const name = hint();
+      if (name) return name;
+    }
+    return undefined;
+  }
+
+  /** Some agent's recorder holds a result for this tool call. */
+  private answered(id: string): boolean {
+    for (const r of this.recorders.values()) if (r.hasResult(id)) return true;
+    return false;
+  }
+
   /** A prompt block made of content seen before: another agent's output (a message) or a fetched document. */
   private link(value: unknown, agent: Agent): Item | undefined {
     if (typeof value !== "string" || !value) return undefined;
     const hit = this.texts.get(value);
     if (!hit) return undefined;
     if (!hit.output) return hit.item;
-    if (hit.agent === agent) return undefined;
-    const key = `${hit.agent.name}\u0000${agent.name}\u0000${hit.item.fromEvent}`;
+    return hit.agent === agent ? undefined : this.messageFor(hit.agent, hit.item, agent.name);
+  }
+
+  /**
+   * A tool call of another agent's conversation in this agent's request (a handed-over history):
+   * its result is the same item (a fetched document stays that document), the decision that asked
+   * for it reaches this agent as a message from that agent.
+   */
+  private linkCall(id: string, part: "result" | "decision", agent: Agent): Item | undefined {
+    for (const r of this.recorders.values()) {
+      if (r.agent === agent) continue;
+      if (part === "result") {
+        const item = r.resultOf(id);
+        if (item) return item;
+      } else {
+        const d = r.decisionOf(id);
+        if (d) return this.messageFor(r.agent, d, agent.name);
+      }
+    }
+    return undefined;
+  }
+
+  /** The message carrying one decision's output from one agent to another (recorded once). */
+  messageFor(from: Agent, output: Item, to: string): Item {
+    const key = `${from.name}\u0000${to}\u0000${output.fromEvent}`;
     let msg = this.messages.get(key);
     if (!msg) {
-      msg = hit.agent.send(agent.name, hit.item);
+      msg = from.send(to, output);
       this.messages.set(key, msg);
     }
     return msg;
+  }
+
+  /** The agent output this text is, if any. */
+  outputOf(text: string): { agent: Agent; item: Item } | undefined {
+    const hit = this.texts.get(text);
+    return hit?.output ? hit : undefined;
+  }
+
+  /** Notes content an agent produced, so that a prompt made of it reads as a message from that agent. */
+  noteOutput(text: string, agent: Agent, item: Item): void {
+    if (text && !this.texts.has(text)) this.texts.set(text, { agent, item, output: true });
   }
 
   // ------------------------------------------------------------------------- tools (own code, MCP)
@@ -396,11 +452,8 @@ class Preload {
       }
     };
     const scope: Scope = { ...this.als.getStore(), site: this.cfg.replay ? undefined : userSite(this.cfg.root) };
-    const { result, item } = await this.als.run(scope, () => rec.runTool(call, fn, { source, untrusted }));
-    if (replay) {
-      const a = this.rt.actions[this.rt.actions.length - 1];
-      if (a) a.mode = mode;
-    }
+    // the mode is read when the call is recorded: calls run side by side finish in any order
+    const { result, item } = await this.als.run(scope, () => rec.runTool(call, fn, { source, untrusted, mode: () => mode }));
     if (thrown) throw thrown.err;
     for (const t of resultTexts(result)) if (!this.texts.has(t)) this.texts.set(t, { agent: rec.agent, item, output: false });
     return result;
