@@ -52,7 +52,7 @@ function argsOf(input: unknown): Obj {
 
 function classOf(ns: Obj, name: string): { prototype: Obj } | undefined {
   const c = ns[name] as { prototype?: unknown } | undefined;
-  return typeof c === "function" && isObj(c.prototype) ? (c as { prototype: Obj }) : undefined;
+  return typeof c === "function" && isObj(c.prototype) ? c : undefined;
 }
 
 /** Patches the SDK's core module (its exports `ns`) once. */
