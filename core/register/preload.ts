@@ -416,13 +416,20 @@ export class Preload {
     let rec: ConversationRecorder | undefined;
     let call: { id: string; name: string; args: unknown } | undefined;
     if (link) {
-      for (const r of this.recorders.values()) {
-        const p = r.pendingCalls().find((c) => c.name === name && canonical(c.args ?? {}) === canon) ?? r.pendingCalls().find((c) => canonical(c.args ?? {}) === canon);
-        if (p) {
-          rec = r;
-          call = p;
-          break;
+      // the call asked for by this name and these arguments (the current agent's first), else by the arguments alone
+      const current = this.hintedAgent() ?? this.als.getStore()?.agent;
+      const recs = [...this.recorders.values()].sort((a, b) => Number(b.agent.name === current) - Number(a.agent.name === current));
+      const same = (c: { args?: unknown }) => canonical(c.args ?? {}) === canon;
+      for (const match of [(c: { name: string; args?: unknown }) => c.name === name && same(c), same]) {
+        for (const r of recs) {
+          const p = r.pendingCalls().find(match);
+          if (p) {
+            rec = r;
+            call = p;
+            break;
+          }
         }
+        if (call) break;
       }
     }
     rec ??= this.recorderFor(this.als.getStore()?.agent ?? this.cfg.agent ?? this.lastAgent ?? "mcp");
