@@ -86,6 +86,7 @@ const md = [
   `# Find the cause on unmodified programs (${date})`,
   "",
   `Fake model server answering after ${LATENCY} ms, \`--workers ${WORKERS}\`, ${os.cpus().length} CPUs (shared), Node ${process.version}.`,
+  ...(EXAMPLES.some((ex) => ex.command[0] === NODE22) ? [`The CLI runs on Node ${process.version}; \`${NODE22}\` runs the program under Node 22 (the OpenAI Agents SDK needs it), its own tracing on.`] : []),
   `Command: \`node bench/unmodified.mjs --latency ${LATENCY} --workers ${WORKERS}${ONLY ? ` --only ${ONLY}` : ""}\``,
   "",
   "| example | model calls | program runs | wall time | causes |",
