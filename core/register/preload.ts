@@ -41,6 +41,7 @@ import { RunTape } from "../replay/engine";
 import { Runtime, type Agent, type Item } from "../sdk/runtime";
 import { AI_SDK_AGENTS, AI_SDK_ENTRIES, HOOKS_SOURCE, aiSdkEntry, clientKind } from "./hooks";
 import { AiSdkHooks, type AiSdkHost, type ModelCallHandle } from "./ai-sdk";
+import { patchAgentsSdk } from "./openai-agents";
 import { agentFromPrompt, loadConfig, PRELOAD_TAG, SUPPORTED, versionOk, type PreloadConfig, type ReplaySummary } from "./config";
 
 type Obj = Record<string, unknown>;
@@ -65,8 +66,10 @@ interface ModelCall extends ModelCallHandle {
 /** APIs whose requests take a seed (derived per agent and call from the run's or the pair's seed). */
 const SEEDED = new Set<ApiName>(["openai.chat", "ai-sdk.model"]);
 
-class Preload implements AiSdkHost {
+export class Preload implements AiSdkHost {
   readonly rt: Runtime;
+  /** Frameworks that know which of their agents is making the current model call (the OpenAI Agents SDK). */
+  readonly agentHints: (() => string | undefined)[] = [];
   private readonly als = new AsyncLocalStorage<Scope>();
   private readonly recorders = new Map<string, ConversationRecorder>();
   private readonly calls = new Map<string, number>();
@@ -181,6 +184,11 @@ class Preload implements AiSdkHost {
       this.problems.push(`unsupported ${SUPPORTED[kind].name} version ${version} (supported: ${SUPPORTED[kind].range})`);
       return;
     }
+    if (kind === "openai-agents") {
+      if (!this.patched.has(ns)) patchAgentsSdk(this, ns);
+      this.patched.add(ns);
+      return;
+    }
     for (const v of new Set(Object.values(ns ?? {}))) {
       if (typeof v !== "function" || !v.prototype || this.patched.has(v.prototype)) continue;
       const proto = v.prototype as Obj;
@@ -265,10 +273,10 @@ class Preload implements AiSdkHost {
     return this.modelCall(codec, url, body, input, init);
   }
 
-  private recorderFor(name: string): ConversationRecorder {
+  recorderFor(name: string): ConversationRecorder {
     let r = this.recorders.get(name);
     if (!r) {
-      r = new ConversationRecorder(this.rt.agent(name), { link: (v, a) => this.link(v, a) });
+      r = new ConversationRecorder(this.rt.agent(name), { link: (v, a) => this.link(v, a), linkCall: (id, part, a) => this.linkCall(id, part, a) });
       this.recorders.set(name, r);
     }
     return r;
@@ -281,7 +289,7 @@ class Preload implements AiSdkHost {
    */
   beginCall(codec: Codec, body: Obj, header?: string): ModelCall {
     const scope = this.als.getStore();
-    const name = scope?.agent ?? header ?? this.cfg.agent ?? agentFromPrompt(codec.blocks(body));
+    const name = scope?.agent ?? header ?? this.hintedAgent() ?? this.cfg.agent ?? agentFromPrompt(codec.blocks(body));
     this.lastAgent = name;
     const rec = this.recorderFor(name);
     const k = this.calls.get(name) ?? 0;
@@ -292,7 +300,7 @@ class Preload implements AiSdkHost {
     if (baseSeed !== undefined && SEEDED.has(codec.api)) sent = { ...sent, seed: deriveSeed(baseSeed, name, k) };
     // tool results the program produced without an intercepted execution
     const asked = new Map(codec.callsInRequest(body).map((c) => [c.id, c.name]));
-    for (const b of codec.blocks(body)) if (b.role === "tool" && b.toolCallId && !rec.hasResult(b.toolCallId)) this.uncaptured.add(asked.get(b.toolCallId) ?? "?");
+    for (const b of codec.blocks(body)) if (b.role === "tool" && b.toolCallId && !this.answered(b.toolCallId)) this.uncaptured.add(asked.get(b.toolCallId) ?? "?");
     if (replay && this.interventions.length) {
       const { body: without, removed } = this.without(rec, codec, sent);
       sent = without as Obj;
@@ -371,20 +379,68 @@ class Preload implements AiSdkHost {
     return { body: copy, removed };
   }
 
+  private hintedAgent(): string | undefined {
+    for (const hint of this.agentHints) {
+      const name = hint();
+      if (name) return name;
+    }
+    return undefined;
+  }
+
+  /** Some agent's recorder holds a result for this tool call. */
+  private answered(id: string): boolean {
+    for (const r of this.recorders.values()) if (r.hasResult(id)) return true;
+    return false;
+  }
+
   /** A prompt block made of content seen before: another agent's output (a message) or a fetched document. */
   private link(value: unknown, agent: Agent): Item | undefined {
     if (typeof value !== "string" || !value) return undefined;
     const hit = this.texts.get(value);
     if (!hit) return undefined;
     if (!hit.output) return hit.item;
-    if (hit.agent === agent) return undefined;
-    const key = `${hit.agent.name}\u0000${agent.name}\u0000${hit.item.fromEvent}`;
+    return hit.agent === agent ? undefined : this.messageFor(hit.agent, hit.item, agent.name);
+  }
+
+  /**
+   * A tool call of another agent's conversation in this agent's request (a handed-over history):
+   * its result is the same item (a fetched document stays that document), the decision that asked
+   * for it reaches this agent as a message from that agent.
+   */
+  private linkCall(id: string, part: "result" | "decision", agent: Agent): Item | undefined {
+    for (const r of this.recorders.values()) {
+      if (r.agent === agent) continue;
+      if (part === "result") {
+        const item = r.resultOf(id);
+        if (item) return item;
+      } else {
+        const d = r.decisionOf(id);
+        if (d) return this.messageFor(r.agent, d, agent.name);
+      }
+    }
+    return undefined;
+  }
+
+  /** The message carrying one decision's output from one agent to another (recorded once). */
+  messageFor(from: Agent, output: Item, to: string): Item {
+    const key = `${from.name}\u0000${to}\u0000${output.fromEvent}`;
     let msg = this.messages.get(key);
     if (!msg) {
-      msg = hit.agent.send(agent.name, hit.item);
+      msg = from.send(to, output);
       this.messages.set(key, msg);
     }
     return msg;
+  }
+
+  /** The agent output this text is, if any. */
+  outputOf(text: string): { agent: Agent; item: Item } | undefined {
+    const hit = this.texts.get(text);
+    return hit?.output ? hit : undefined;
+  }
+
+  /** Notes content an agent produced, so that a prompt made of it reads as a message from that agent. */
+  noteOutput(text: string, agent: Agent, item: Item): void {
+    if (text && !this.texts.has(text)) this.texts.set(text, { agent, item, output: true });
   }
 
   // ------------------------------------------------------------------------- tools (own code, MCP)
@@ -450,13 +506,20 @@ class Preload implements AiSdkHost {
       }
     }
     if (link && !call) {
-      for (const r of this.recorders.values()) {
-        const p = r.pendingCalls().find((c) => c.name === name && canonical(c.args ?? {}) === canon) ?? r.pendingCalls().find((c) => canonical(c.args ?? {}) === canon);
-        if (p) {
-          rec = r;
-          call = p;
-          break;
+      // the call asked for by this name and these arguments (the current agent's first), else by the arguments alone
+      const current = this.hintedAgent() ?? this.als.getStore()?.agent;
+      const recs = [...this.recorders.values()].sort((a, b) => Number(b.agent.name === current) - Number(a.agent.name === current));
+      const same = (c: { args?: unknown }) => canonical(c.args ?? {}) === canon;
+      for (const match of [(c: { name: string; args?: unknown }) => c.name === name && same(c), same]) {
+        for (const r of recs) {
+          const p = r.pendingCalls().find(match);
+          if (p) {
+            rec = r;
+            call = p;
+            break;
+          }
         }
+        if (call) break;
       }
     }
     rec ??= this.recorderFor(this.als.getStore()?.agent ?? this.cfg.agent ?? this.lastAgent ?? "mcp");
@@ -487,11 +550,8 @@ class Preload implements AiSdkHost {
     };
     const cur = this.als.getStore();
     const scope: Scope = { ...cur, site: this.cfg.replay ? undefined : (userSite(this.cfg.root) ?? cur?.site) };
-    const { result, item } = await this.als.run(scope, () => rec.runTool(call, fn, { source, untrusted }));
-    if (replay) {
-      const a = this.rt.actions[this.rt.actions.length - 1];
-      if (a) a.mode = mode;
-    }
+    // the mode is read when the call is recorded: calls run side by side finish in any order
+    const { result, item } = await this.als.run(scope, () => rec.runTool(call, fn, { source, untrusted, mode: () => mode }));
     if (thrown) throw thrown.err;
     for (const t of resultTexts(result)) if (!this.texts.has(t)) this.texts.set(t, { agent: rec.agent, item, output: false });
     return result;

@@ -78,6 +78,10 @@ export function respond(conv: Conversation, draw: Draw, opts: PolicyOptions): Re
   // "Documents: a, b, c": read each of them (one call per document, in one turn)
   const named = DOCS_RE.exec(userText)?.[1].split(",").map((s) => s.trim()).filter(Boolean);
   if (!fetched && fetchTool && named?.length) return { text: "Reading the documents.", calls: named.map((name) => ({ name: fetchTool, args: { name } })) };
+  // an agent that can hand the conversation over (an OpenAI Agents SDK handoff) does so once it has read
+  const handoffTool = conv.tools.find((t) => /^transfer_to_/.test(t));
+  const handedOff = conv.turns.some((t) => t.role === "assistant" && t.calls.some((c) => c.name === handoffTool));
+  if (handoffTool && results.length && !handedOff) return { text: "Handing the case over.", calls: [{ name: handoffTool, args: {} }] };
   // an agent that reports (a researcher after reading, a planner handed findings)
   if (!sendTool && (results.length || /\bKey points:/.test(userText))) return relay(conv, userText, results, draw, opts);
 

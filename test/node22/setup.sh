@@ -13,3 +13,6 @@ for dir in test/node22 "$@"; do
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2)
   cp "$lock" "$stamp"
 done
+# the Agents SDK example resolves its packages from here (a user runs `npm install` in its folder)
+link=examples/openai-agents-sdk/node_modules
+[ -e "$link" ] || ln -s ../../test/node22/node_modules "$link"

@@ -53,8 +53,14 @@ describe("supported packages", () => {
     expect(clientKind("/p/node_modules/@anthropic-ai/sdk/client.js")).toBe("anthropic");
     expect(clientKind("/p/node_modules/@modelcontextprotocol/sdk/dist/cjs/client/index.js")).toBe("mcp");
     expect(clientKind("/p/node_modules/openai/resources/chat.mjs")).toBeUndefined();
+    expect(clientKind("file:///p/node_modules/@openai/agents-core/dist/index.mjs")).toBe("openai-agents");
+    expect(clientKind("/p/node_modules/@openai/agents-core/dist/index.js")).toBe("openai-agents");
+    expect(clientKind("/p/node_modules/@openai/agents-core/dist/agent.mjs")).toBeUndefined();
     expect(versionOk("openai", "6.49.0")).toBe(true);
     expect(versionOk("openai", "3.3.0")).toBe(false);
+    expect(versionOk("openai", "7.59.0")).toBe(true);
+    expect(versionOk("openai-agents", "0.20.0")).toBe(true);
+    expect(versionOk("openai-agents", "1.0.0")).toBe(false);
     expect(versionOk("anthropic", "0.39.0")).toBe(true);
     expect(versionOk("mcp", "2.0.0")).toBe(false);
   });
