@@ -123,6 +123,13 @@ export class PgStore implements CollectorStore {
       throw new StoreError(503, `the database is unavailable (${(err as Error).message})`);
     }
     let broken = false;
+    // the server going away while this client is checked out: the query fails (below); without a
+    // listener the client's 'error' event would end the collector
+    const onError = (err: Error) => {
+      broken = true;
+      this.log(`postgresql: ${err.message}`);
+    };
+    c.on("error", onError);
     try {
       return await fn(c);
     } catch (err) {
@@ -133,6 +140,7 @@ export class PgStore implements CollectorStore {
       }
       throw err;
     } finally {
+      c.removeListener("error", onError);
       c.release(broken);
     }
   }

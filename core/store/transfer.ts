@@ -36,15 +36,21 @@ export class CollectorClient {
 
   /** One request; a `timeoutMs` of 0 and a `signal` for a request that lasts, such as the live tail. */
   async request(method: string, p: string, body?: string, timeoutMs = 60_000, signal?: AbortSignal): Promise<Response> {
-    try {
-      return await fetch(this.base + p, {
-        method,
-        headers: { authorization: `Bearer ${this.token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
-        body,
-        signal: timeoutMs > 0 ? (signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs)) : signal,
-      });
-    } catch (err) {
-      throw new TransferError(`cannot reach the collector at ${this.base} (${(err as Error).message})`);
+    for (let attempt = 1; ; attempt++) {
+      const sig = timeoutMs > 0 ? (signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs)) : signal;
+      try {
+        return await fetch(this.base + p, {
+          method,
+          headers: { authorization: `Bearer ${this.token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+          body,
+          signal: sig,
+        });
+      } catch (err) {
+        // a GET whose connection failed (a kept-alive connection the server closed as it was
+        // reused) is asked again, twice at most; a timeout or an abort is not
+        if (method === "GET" && attempt < 3 && !sig?.aborted) continue;
+        throw new TransferError(`cannot reach the collector at ${this.base} (${(err as Error).message})`);
+      }
     }
   }
 
