@@ -37,8 +37,9 @@ function freePort(): Promise<number> {
   });
 }
 
-async function startCollector(store: string, port: number): Promise<ChildProcess> {
+async function startCollector(store: string, port: number, log: (s: string) => void): Promise<ChildProcess> {
   const child = spawn(process.execPath, [CLI, "serve", "--store", store, "--port", String(port), "--quiet"], { env: { ...process.env, CAUSEWAY_TOKEN: TOKEN }, stdio: ["ignore", "pipe", "inherit"] });
+  child.once("exit", (code, signal) => log(`collector on port ${port} exited (${signal ?? code})`));
   await new Promise<void>((resolve, reject) => {
     let out = "";
     child.stdout.on("data", (d) => {
@@ -74,27 +75,45 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
 
-/** Pulls every run and compares it with the agent's own copy. */
-async function check(url: string, runs: AgentResult[], localDir: string, work: string): Promise<{ runs: number; identical: number; verified: number; events_expected: number; events_stored: number; errors: string[] }> {
+/**
+ * Pulls every run (four at a time: events by range, blobs 500 per request, then verified) and
+ * compares it with the agent's own copy: events.jsonl byte for byte, the same blob files.
+ */
+async function check(url: string, runs: AgentResult[], localDir: string, work: string): Promise<{ runs: number; identical: number; verified: number; events_expected: number; events_stored: number; blobs_expected: number; blobs_stored: number; pull_s: number; errors: string[] }> {
   const client = new CollectorClient(url, TOKEN);
   const out = fs.mkdtempSync(path.join(work, "pulled-"));
   let identical = 0;
   let verified = 0;
   let stored = 0;
+  let blobsExpected = 0;
+  let blobsStored = 0;
   const errors: string[] = [];
-  for (const r of runs) {
-    try {
-      const p = await pullRun(client, r.run_id, out);
-      stored += p.events;
-      if (p.ok) verified++;
-      else errors.push(`${r.run_id}: ${p.problems[0]}`);
-      if (fs.readFileSync(path.join(p.dir, "events.jsonl")).equals(fs.readFileSync(path.join(localDir, r.run_id, "events.jsonl")))) identical++;
-    } catch (err) {
-      errors.push(`${r.run_id}: ${(err as Error).message}`);
-      process.stderr.write(`  check ${r.run_id}: ${(err as Error).message}\n`);
+  const t0 = performance.now();
+  const todo = runs.slice();
+  const blobNames = (d: string) => (fs.existsSync(path.join(d, "blobs")) ? fs.readdirSync(path.join(d, "blobs")).sort() : []);
+  const worker = async () => {
+    for (let r = todo.shift(); r; r = todo.shift()) {
+      try {
+        const p = await pullRun(client, r.run_id, out);
+        stored += p.events;
+        if (p.ok) verified++;
+        else errors.push(`${r.run_id}: ${p.problems[0]}`);
+        const mine = path.join(localDir, r.run_id);
+        const [have, want] = [blobNames(p.dir), blobNames(mine)];
+        blobsStored += have.length;
+        blobsExpected += want.length;
+        if (fs.readFileSync(path.join(p.dir, "events.jsonl")).equals(fs.readFileSync(path.join(mine, "events.jsonl"))) && have.join() === want.join()) identical++;
+        else errors.push(`${r.run_id}: differs from the agent's copy`);
+        fs.rmSync(p.dir, { recursive: true, force: true });
+      } catch (err) {
+        errors.push(`${r.run_id}: ${(err as Error).message}`);
+        process.stderr.write(`  check ${r.run_id}: ${(err as Error).message}\n`);
+      }
     }
-  }
-  return { runs: runs.length, identical, verified, events_expected: runs.reduce((s, r) => s + r.events, 0), events_stored: stored, errors };
+  };
+  await Promise.all(Array.from({ length: 4 }, worker));
+  const pull_s = Math.round((performance.now() - t0) / 100) / 10;
+  return { runs: runs.length, identical, verified, events_expected: runs.reduce((s, r) => s + r.events, 0), events_stored: stored, blobs_expected: blobsExpected, blobs_stored: blobsStored, pull_s, errors };
 }
 
 async function phase(name: string, n: number, events: number, urls: string[], work: string, fault?: () => Promise<Record<string, unknown>>) {
@@ -142,13 +161,24 @@ async function main(argv: string[]): Promise<number> {
   const FAULT_EVENTS = arg("fault-events", EVENTS);
   const LIST = arg("list-runs", 10_000);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "causeway-store-bench-"));
+  const log = (s: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${s}\n`);
   const cluster = await PgCluster.start();
   const collectors: ChildProcess[] = [];
-  const log = (s: string) => process.stderr.write(`${s}\n`);
+  // say why the bench ends, whatever ends it (a signal: the collectors and the cluster are stopped
+  // by their exit handlers, and the cause is in the log)
+  for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+    process.once(sig, () => {
+      log(`bench:store: got ${sig}; stopping the collectors and the cluster`);
+      for (const c of collectors) if (c.exitCode === null) c.kill("SIGTERM");
+      process.exit(3);
+    });
+  }
+  const loadAvg: number[][] = [os.loadavg()];
+  const sampler = setInterval(() => loadAvg.push(os.loadavg()), 10_000);
   try {
     const store = await cluster.createDatabase("bench");
     const ports = [await freePort(), await freePort()];
-    for (const p of ports) collectors.push(await startCollector(store, p));
+    for (const p of ports) collectors.push(await startCollector(store, p, log));
     const urls = ports.map((p) => `http://127.0.0.1:${p}`);
 
     log(`load: ${AGENTS} agents × ${EVENTS} events`);
@@ -164,7 +194,7 @@ async function main(argv: string[]): Promise<number> {
     });
     const killCheck = await check(urls[1], kill.results, kill.local, work);
     log(`  ${JSON.stringify(killCheck)} statuses ${JSON.stringify(kill.final_statuses)}`);
-    collectors[0] = await startCollector(store, ports[0]);
+    collectors[0] = await startCollector(store, ports[0], log);
 
     log(`restart: ${FAULT} agents × ${FAULT_EVENTS} events, PostgreSQL stopped and started under load`);
     const restart = await phase("restart", FAULT, FAULT_EVENTS, urls, work, async () => {
@@ -226,26 +256,32 @@ async function main(argv: string[]): Promise<number> {
       return rest;
     };
     const result = {
-      machine: { cpus: os.cpus().length, load_avg_at_end: os.loadavg().map((x) => Math.round(x * 10) / 10), node: process.version },
+      machine: {
+        cpus: os.cpus().length,
+        load_avg_at_end: os.loadavg().map((x) => Math.round(x * 10) / 10),
+        // the 1-minute load average, sampled every 10 s through the whole bench
+        load_avg_1m: { min: Math.round(Math.min(...loadAvg.map((l) => l[0])) * 10) / 10, mean: Math.round((loadAvg.reduce((a, l) => a + l[0], 0) / loadAvg.length) * 10) / 10, max: Math.round(Math.max(...loadAvg.map((l) => l[0])) * 10) / 10 },
+        node: process.version,
+      },
       settings: { agents: AGENTS, events: EVENTS, fault_agents: FAULT, fault_events: FAULT_EVENTS, list_runs: count, collectors: 2, postgres: "15, fsync=off (throwaway cluster)" },
       load: { ...strip(load), check: loadCheck },
       kill: { ...strip(kill), check: killCheck },
       restart: { ...strip(restart), check: restartCheck },
       listing: { runs_in_table: count, page_size: 50, timings },
     };
-    const ok = [load, kill, restart].every((p) => p.failed_agents === 0) && [loadCheck, killCheck, restartCheck].every((c) => c.runs > 0 && c.identical === c.runs && c.verified === c.runs && c.events_stored === c.events_expected);
+    const ok = [load, kill, restart].every((p) => p.failed_agents === 0) && [loadCheck, killCheck, restartCheck].every((c) => c.runs > 0 && c.identical === c.runs && c.verified === c.runs && c.events_stored === c.events_expected && c.blobs_stored === c.blobs_expected);
     const md = [
       `# Store benchmark (${tag})`,
       "",
-      `\`npm run bench:store\` — ${AGENTS} agent processes × ${EVENTS} events through HttpSink into 2 collector processes on one PostgreSQL 15 (throwaway cluster, fsync off), ${result.machine.cpus} CPUs shared with other jobs (load average at the end ${result.machine.load_avg_at_end.join(" ")}).`,
+      `\`npm run bench:store\` — ${AGENTS} agent processes × ${EVENTS} events through HttpSink into 2 collector processes on one PostgreSQL 15 (throwaway cluster, fsync off), ${result.machine.cpus} CPUs shared with other jobs (1-minute load average through the bench: min ${result.machine.load_avg_1m.min}, mean ${result.machine.load_avg_1m.mean}, max ${result.machine.load_avg_1m.max}).`,
       "",
-      "| phase | agents | events | wall s | events/s | batch p50 ms | batch p99 ms | final statuses | runs identical / verified | events stored / sent |",
-      "|---|---|---|---|---|---|---|---|---|---|",
+      "| phase | agents | events | wall s | events/s | batch p50 ms | batch p99 ms | final statuses | runs identical / verified | events stored / sent | blobs stored / sent | pull-back s |",
+      "|---|---|---|---|---|---|---|---|---|---|---|---|",
       ...[["load", load, loadCheck], ["kill -9 one collector", kill, killCheck], ["restart PostgreSQL", restart, restartCheck]].map(
         ([n, p, c]) => {
           const ph = p as Awaited<ReturnType<typeof phase>>;
           const ck = c as typeof loadCheck;
-          return `| ${n} | ${ph.agents} | ${ph.events_total} | ${ph.wall_s} | ${ph.events_per_s} | ${ph.batch_ms_p50} | ${ph.batch_ms_p99} | ${Object.entries(ph.final_statuses).map(([k, v]) => `${k}×${v}`).join(" ")} | ${ck.identical}/${ck.runs} · ${ck.verified}/${ck.runs} | ${ck.events_stored}/${ck.events_expected} |`;
+          return `| ${n} | ${ph.agents} | ${ph.events_total} | ${ph.wall_s} | ${ph.events_per_s} | ${ph.batch_ms_p50} | ${ph.batch_ms_p99} | ${Object.entries(ph.final_statuses).map(([k, v]) => `${k}×${v}`).join(" ")} | ${ck.identical}/${ck.runs} · ${ck.verified}/${ck.runs} | ${ck.events_stored}/${ck.events_expected} | ${ck.blobs_stored}/${ck.blobs_expected} | ${ck.pull_s} |`;
         },
       ),
       "",
@@ -263,6 +299,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(md);
     return ok ? 0 : 1;
   } finally {
+    clearInterval(sampler);
     for (const c of collectors) if (c.exitCode === null) c.kill("SIGTERM");
     await cluster.stop();
     // the agents' copies are many small files: removed in the background

@@ -1,13 +1,16 @@
 /**
  * The extension on a shared collector: "Causeway: Connect to a collector…" asks for the URL and a
- * token (kept in VS Code's secret storage, never in settings), lists the collector's runs — a page
- * at a time, with the filters of "Causeway: Filter collector runs…" — and adds them to the Runs
- * tree beside the workspace's. Each listed run is pulled into a cache folder in the extension's
- * global storage and verified, so alerts, diagnostics (on agent files that exist in the
- * workspace), lenses and the investigator work on it as on a local run; a running run is tailed
- * (new events appended in place, blobs first); test results written locally into a cached run's
- * tests.jsonl (Run test, Find the cause) are appended to the collector's copy, with the
- * collector's chain checks.
+ * token (kept in VS Code's secret storage, never in settings) and lists the collector's runs — a
+ * page at a time from its runs table, with the filters of "Causeway: Filter collector runs…" — in
+ * the Runs tree beside the workspace's. Listing pulls nothing: a run is opened when it is expanded
+ * or clicked, then pulled into a cache folder in the extension's global storage (events by range,
+ * blobs 500 per request) and verified — or, when the cache already holds it whole, verified there
+ * — so alerts, diagnostics (on agent files that exist in the workspace), lenses and the
+ * investigator work on it as on a local run. An open running run follows the read API's live tail
+ * (server-sent events, reconnected from the last seq) and grows in place, blobs first. Test
+ * results written into a cached run's tests.jsonl (Run test, Find the cause) are appended to the
+ * collector's copy; when someone else's landed first (409), ours is re-chained onto the collector's
+ * head and the cache takes the collector's chain.
  */
 import * as vscode from "vscode";
 import fs from "node:fs";
@@ -16,41 +19,77 @@ import { createHash } from "node:crypto";
 import { refsOf } from "../core/log/events";
 import { isRef } from "../core/log/hash";
 import { parseJsonObject } from "../core/log/pyjson";
-import { CollectorClient, TransferError, pullRun } from "../core/store/transfer";
+import { verifyRun } from "../core/log/verify";
+import { CollectorClient, appendTestLine, followRun, pullRun } from "../core/store/transfer";
 import type { RunFilter, RunRow } from "../core/store/types";
+import type { RemoteRuns } from "./logic/tree";
 import type { Services } from "./services";
 
 const STATE_KEY = "causeway.collector.url";
 const secretKey = (url: string) => `causeway.collector.token:${url}`;
-const POLL_MS = 1000;
 
-interface Cached {
+/** A collector's run opened into the cache. */
+interface Opened {
   runId: string;
   dir: string;
   /** Events in the cached events.jsonl. */
   events: number;
   ended: boolean;
-  /** tests.jsonl lines the collector holds. */
+  /** Lines of the cached tests.jsonl the collector holds. */
   testsSynced: number;
-  busy: boolean;
+  /** Sending test results (one at a time per run); `again` when more were written meanwhile. */
+  syncing?: Promise<void>;
+  again: boolean;
+  follow?: AbortController;
 }
 
-export class CollectorConnection implements vscode.Disposable {
+const nonEmptyLines = (buf: Buffer): string[] =>
+  buf
+    .toString("utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "");
+
+export class CollectorConnection implements vscode.Disposable, RemoteRuns {
   private client: CollectorClient | undefined;
   private url: string | undefined;
   private filter: RunFilter = { limit: 50 };
   private next: string | null = null;
-  private readonly cached = new Map<string, Cached>();
-  private timer: ReturnType<typeof setInterval> | undefined;
+  /** Listed runs not opened yet, by the folder each opens into. */
+  private readonly rows = new Map<string, RunRow>();
+  private readonly opened = new Map<string, Opened>();
+  private readonly opening = new Map<string, Promise<boolean>>();
+  private readonly emitter = new vscode.EventEmitter<void>();
+  /** The listing changed (connected, a page added, filtered, a run opened). */
+  readonly onDidChange = this.emitter.event;
+  private readonly storeSub: vscode.Disposable;
   readonly cacheRoot: string;
 
   constructor(private readonly s: Services) {
     this.cacheRoot = path.join(s.context.globalStorageUri.fsPath, "collectors");
+    // a cached run changed (a test result written by a replay, say): send what the collector lacks
+    this.storeSub = s.store.onDidChange((c) => {
+      for (const d of c.changed) {
+        const o = this.opened.get(d);
+        if (o) this.syncTests(o);
+      }
+    });
   }
 
   /** Cache folders are runs of the connection, not of the workspace (discovery keeps them). */
   owns(dir: string): boolean {
     return dir.startsWith(this.cacheRoot + path.sep);
+  }
+
+  folder(): string | undefined {
+    return this.url ? this.cacheDir() : undefined;
+  }
+
+  label(): string {
+    return vscode.l10n.t("collector {0}", this.url ?? "");
+  }
+
+  listed(): ReadonlyMap<string, RunRow> {
+    return this.rows;
   }
 
   private root(): string {
@@ -89,28 +128,32 @@ export class CollectorConnection implements vscode.Disposable {
       if (interactive) void vscode.window.showErrorMessage(msg);
       return;
     }
+    this.clearRuns();
     this.client = client;
     this.url = url;
     await this.s.context.secrets.store(secretKey(url), token);
     await this.s.context.globalState.update(STATE_KEY, url);
     this.s.log.info(`connected to the collector at ${url}`);
-    this.clearRuns();
     await this.loadPage(undefined);
-    this.timer ??= setInterval(() => void this.poll(), POLL_MS);
-    if (interactive) void vscode.window.showInformationMessage(this.cached.size === 1 ? vscode.l10n.t("Causeway: connected to {0} (1 run)", url) : vscode.l10n.t("Causeway: connected to {0} ({1} runs)", url, this.cached.size));
+    if (interactive) void vscode.window.showInformationMessage(this.rows.size === 1 ? vscode.l10n.t("Causeway: connected to {0} (1 run)", url) : vscode.l10n.t("Causeway: connected to {0} ({1} runs)", url, this.rows.size));
   }
 
   async disconnect(): Promise<void> {
     if (this.url) await this.s.context.secrets.delete(secretKey(this.url));
     await this.s.context.globalState.update(STATE_KEY, undefined);
+    this.clearRuns();
     this.client = undefined;
     this.url = undefined;
-    this.clearRuns();
+    this.emitter.fire();
   }
 
   private clearRuns(): void {
-    for (const c of this.cached.values()) this.s.store.remove(c.dir);
-    this.cached.clear();
+    for (const o of this.opened.values()) {
+      o.follow?.abort();
+      this.s.store.remove(o.dir);
+    }
+    this.opened.clear();
+    this.rows.clear();
     this.next = null;
   }
 
@@ -118,27 +161,120 @@ export class CollectorConnection implements vscode.Disposable {
     return path.join(this.cacheRoot, createHash("sha256").update(this.url ?? "").digest("hex").slice(0, 16));
   }
 
-  /** Lists a page (the first with no cursor) and opens its runs. */
+  /** Lists a page (the first with no cursor): rows of the runs table only, nothing pulled. */
   private async loadPage(cursor: string | undefined): Promise<void> {
     if (!this.client) return;
     const page = await this.client.listRuns({ ...this.filter, cursor });
     this.next = page.next;
-    for (const row of page.runs) await this.open(row);
+    const dir = this.cacheDir();
+    for (const row of page.runs) {
+      const d = path.join(dir, row.run_id);
+      if (!this.opened.has(d)) this.rows.set(d, row);
+    }
+    this.emitter.fire();
   }
 
-  /** Pulls a run into the cache (verified) and adds it to the tree. */
-  private async open(row: RunRow): Promise<void> {
-    if (!this.client || this.cached.has(row.run_id)) return;
-    try {
-      const r = await pullRun(this.client, row.run_id, this.cacheDir());
-      if (!r.ok) {
-        this.s.log.warn(`collector run ${row.run_id} fails verify after pulling: ${r.problems[0]}`);
-      }
-      this.cached.set(row.run_id, { runId: row.run_id, dir: r.dir, events: r.events, ended: row.status === "ended", testsSynced: r.tests, busy: false });
-      this.s.store.add(r.dir, this.root(), true);
-    } catch (err) {
-      this.s.log.error(`cannot open collector run ${row.run_id}: ${(err as Error).message}`);
+  /** Opens a listed run (expanded or clicked in the tree): once, however often it is asked. */
+  open(dir: string): Promise<boolean> {
+    if (this.opened.has(dir)) return Promise.resolve(true);
+    let p = this.opening.get(dir);
+    if (!p) {
+      p = this.doOpen(dir).finally(() => this.opening.delete(dir));
+      this.opening.set(dir, p);
     }
+    return p;
+  }
+
+  private async doOpen(dir: string): Promise<boolean> {
+    const listed = this.rows.get(dir);
+    const client = this.client;
+    if (!listed || !client) return false;
+    const t0 = performance.now();
+    try {
+      const row = (await client.getRun(listed.run_id)) ?? listed;
+      let events: number;
+      let tests: number;
+      const cached = this.cachedWhole(dir, row);
+      if (cached) {
+        ({ events, tests } = cached);
+        this.s.log.info(`opened collector run ${row.run_id} from the cache (verified) in ${(performance.now() - t0).toFixed(0)} ms`);
+      } else {
+        const r = await pullRun(client, row.run_id, path.dirname(dir));
+        if (!r.ok) this.s.log.warn(`collector run ${row.run_id} fails verify after pulling: ${r.problems[0]}`);
+        ({ events, tests } = r);
+        this.s.log.info(`opened collector run ${row.run_id}: pulled ${r.events} events and ${r.blobs} blobs, verified, in ${(performance.now() - t0).toFixed(0)} ms`);
+      }
+      if (client !== this.client) return false; // disconnected meanwhile
+      const o: Opened = { runId: row.run_id, dir, events, ended: row.status === "ended", testsSynced: tests, again: false };
+      this.rows.delete(dir);
+      this.opened.set(dir, o);
+      this.s.store.add(dir, this.root(), true);
+      this.emitter.fire();
+      if (!o.ended) this.follow(o, client);
+      return true;
+    } catch (err) {
+      const msg = vscode.l10n.t("Causeway: cannot open collector run {0}: {1}", listed.run_id, (err as Error).message);
+      this.s.log.error(msg);
+      void vscode.window.showErrorMessage(msg);
+      return false;
+    }
+  }
+
+  /**
+   * The cache's copy, when it already holds the whole of an ended run as the collector has it (the
+   * same last event, as many test lines) and verifies; undefined otherwise (then it is pulled).
+   */
+  private cachedWhole(dir: string, row: RunRow): { events: number; tests: number } | undefined {
+    if (row.status !== "ended" || !row.head) return undefined;
+    try {
+      const lines = nonEmptyLines(fs.readFileSync(path.join(dir, "events.jsonl")));
+      const last = parseJsonObject(lines[lines.length - 1] ?? "");
+      if (lines.length !== row.head.seq + 1 || last?.seq !== row.head.seq || last.hash !== row.head.hash) return undefined;
+      const testsFile = path.join(dir, "tests.jsonl");
+      const tests = fs.existsSync(testsFile) ? nonEmptyLines(fs.readFileSync(testsFile)).length : 0;
+      if (tests !== row.tests || !verifyRun(dir).ok) return undefined;
+      return { events: lines.length, tests };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Grows an open running run in place from the collector's live tail, until run.end. */
+  private follow(o: Opened, client: CollectorClient): void {
+    const ac = new AbortController();
+    o.follow = ac;
+    void followRun(client, o.runId, o.events, {
+      signal: ac.signal,
+      onRetry: (err, ms) => this.s.log.warn(`following collector run ${o.runId}: ${err.message}; reconnecting in ${ms} ms`),
+      onEvents: async (r) => {
+        await this.fetchBlobs(client, o, r.bytes); // blobs first: the tree never sees a ref without its blob
+        fs.appendFileSync(path.join(o.dir, "events.jsonl"), r.bytes);
+        o.events += r.count;
+        this.s.store.refresh(o.dir);
+      },
+    }).then(
+      ({ ended }) => {
+        if (!ended) return;
+        o.ended = true;
+        this.s.log.info(`collector run ${o.runId} ended (${o.events} events)`);
+        this.s.store.refresh(o.dir);
+      },
+      (err) => this.s.log.error(`following collector run ${o.runId}: ${(err as Error).message}`),
+    );
+  }
+
+  private async fetchBlobs(client: CollectorClient, o: Opened, bytes: Buffer): Promise<void> {
+    const want = new Set<string>();
+    for (const line of bytes.toString("utf8").split("\n")) {
+      const e = line ? parseJsonObject(line) : undefined;
+      if (!e) continue;
+      for (const ref of refsOf(e)) if (isRef(ref) && !fs.existsSync(path.join(o.dir, "blobs", ref.slice(7) + ".json"))) want.add(ref);
+    }
+    const todo = [...want];
+    const worker = async () => {
+      for (let ref = todo.shift(); ref; ref = todo.shift()) fs.writeFileSync(path.join(o.dir, "blobs", ref.slice(7) + ".json"), await client.blob(o.runId, ref));
+    };
+    await Promise.all(Array.from({ length: Math.min(8, todo.length) }, worker));
   }
 
   async loadMore(): Promise<void> {
@@ -170,69 +306,53 @@ export class CollectorConnection implements vscode.Disposable {
     await this.loadPage(undefined);
   }
 
-  /** Tails running runs and sends local test results to the collector. */
-  private async poll(): Promise<void> {
-    if (!this.client) return;
-    for (const c of this.cached.values()) {
-      if (c.busy) continue;
-      c.busy = true;
-      try {
-        if (!c.ended) await this.tail(c);
-        await this.syncTests(c);
-      } catch (err) {
-        this.s.log.warn(`collector run ${c.runId}: ${(err as Error).message}`);
-      } finally {
-        c.busy = false;
-      }
-    }
-  }
-
-  private async tail(c: Cached): Promise<void> {
-    const r = await this.client!.events(c.runId, c.events);
-    if (!r.count) {
-      c.ended = r.ended;
+  /** Sends the cached run's new test results to the collector, one run at a time. */
+  private syncTests(o: Opened): void {
+    if (o.syncing) {
+      o.again = true;
       return;
     }
-    // blobs first, so the tree never sees a ref without its blob
-    const text = r.bytes.toString("utf8");
-    for (const line of text.split("\n")) {
-      const e = line ? parseJsonObject(line) : undefined;
-      if (!e) continue;
-      for (const ref of refsOf(e)) {
-        if (!isRef(ref)) continue;
-        const file = path.join(c.dir, "blobs", ref.slice(7) + ".json");
-        if (!fs.existsSync(file)) fs.writeFileSync(file, await this.client!.blob(c.runId, ref));
-      }
-    }
-    fs.appendFileSync(path.join(c.dir, "events.jsonl"), r.bytes);
-    c.events += r.count;
-    c.ended = r.ended && c.events > r.headSeq;
+    o.syncing = (async () => {
+      do {
+        o.again = false;
+        await this.syncOnce(o);
+      } while (o.again && this.opened.get(o.dir) === o);
+    })()
+      .catch((err) => this.s.log.error(`collector run ${o.runId}: test results not sent: ${(err as Error).message}`))
+      .finally(() => (o.syncing = undefined));
   }
 
-  private async syncTests(c: Cached): Promise<void> {
-    let buf: Buffer;
+  private async syncOnce(o: Opened): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    const file = path.join(o.dir, "tests.jsonl");
+    let lines: string[];
     try {
-      buf = fs.readFileSync(path.join(c.dir, "tests.jsonl"));
+      lines = nonEmptyLines(fs.readFileSync(file));
     } catch {
       return;
     }
-    const lines = buf.toString("utf8").split("\n").filter((l) => l.trim() !== "");
-    while (c.testsSynced < lines.length) {
-      try {
-        await this.client!.appendTest(c.runId, lines[c.testsSynced]);
-        this.s.log.info(`appended test ${c.testsSynced + 1} of ${c.runId} to the collector`);
-      } catch (err) {
-        if (err instanceof TransferError && err.status === 409) {
-          // the collector's chain moved on (another user's test): skip this line; re-pull to see theirs
-          this.s.log.warn(`${err.message}`);
-        } else throw err;
-      }
-      c.testsSynced++;
+    let rechained = false;
+    while (o.testsSynced < lines.length) {
+      const r = await appendTestLine(client, o.runId, lines[o.testsSynced]);
+      o.testsSynced++;
+      rechained ||= r.rechained;
+      this.s.log.info(`appended test ${r.line} of ${o.runId} to the collector${r.rechained ? " (re-chained onto the collector's head: another result landed there first)" : ""}`);
+    }
+    if (rechained) {
+      // the cache takes the collector's chain (theirs and ours), then any line written meanwhile
+      const remote = await client.tests(o.runId);
+      const meanwhile = nonEmptyLines(fs.readFileSync(file)).slice(o.testsSynced);
+      fs.writeFileSync(file, Buffer.concat([remote, Buffer.from(meanwhile.map((l) => l + "\n").join(""), "utf8")]));
+      o.testsSynced = nonEmptyLines(remote).length;
+      this.s.store.refresh(o.dir);
     }
   }
 
   dispose(): void {
-    if (this.timer) clearInterval(this.timer);
+    for (const o of this.opened.values()) o.follow?.abort();
+    this.storeSub.dispose();
+    this.emitter.dispose();
   }
 }
 
@@ -244,6 +364,10 @@ export function registerCollector(s: Services): CollectorConnection {
     vscode.commands.registerCommand("causeway.disconnectCollector", () => conn.disconnect()),
     vscode.commands.registerCommand("causeway.filterCollector", () => conn.filterInteractive()),
     vscode.commands.registerCommand("causeway.moreCollectorRuns", () => conn.loadMore()),
+    // a listed run clicked in the Runs view: open it, then show it in the investigator
+    vscode.commands.registerCommand("causeway.openCollectorRun", async (dir: unknown) => {
+      if (typeof dir === "string" && (await conn.open(dir))) await vscode.commands.executeCommand("causeway.reveal", { run: dir });
+    }),
   );
   return conn;
 }

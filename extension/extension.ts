@@ -54,6 +54,7 @@ export function activate(context: vscode.ExtensionContext): void {
   registerStatusBar(s);
   registerCommands({ s, tree, panel, replay, discovery });
   const collector = registerCollector(s);
+  tree.setRemote(collector, collector.onDidChange);
 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {

@@ -19,9 +19,11 @@ import {
   parentOf,
   problemItem,
   problemsItem,
+  remoteRunItem,
   runChildren,
   runItem,
   type ItemSpec,
+  type RemoteRuns,
   type TreeNode,
 } from "./logic/tree";
 import type { EventRef, Services } from "./services";
@@ -55,13 +57,22 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
   private listedOnce = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private disposables: vscode.Disposable[] = [];
+  /** A collector's listed runs (extension/collector.ts), shown beside the store's until opened. */
+  private remote: RemoteRuns | undefined;
 
   constructor(private s: Services) {
     this.view = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this, showCollapseAll: true });
     this.disposables.push(this.view, this.emitter, s.store.onDidChange((c) => this.onStoreChange(c)));
   }
 
-  private onStoreChange(c: StoreChange): void {
+  /** Shows a collector's listed runs; `onDidChange` fires when the listing changes. */
+  setRemote(remote: RemoteRuns, onDidChange: vscode.Event<void>): void {
+    this.remote = remote;
+    this.disposables.push(onDidChange(() => this.onStoreChange({ added: [], removed: [], changed: [], listing: true })));
+  }
+
+  private onStoreChange(c: StoreChange & { listing?: boolean }): void {
+    if (c.listing) this.pendingRoot = true;
     if (c.added.length || c.removed.length) this.pendingRoot = true;
     for (const d of c.removed) {
       this.cache.delete(d);
@@ -114,19 +125,22 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
     return n;
   }
 
-  /** The folders holding runs, each with its runs. */
-  private folders(): Map<string, RunEntry[]> {
-    const m = new Map<string, RunEntry[]>();
-    for (const e of this.s.store.list()) {
-      const d = path.dirname(e.dir);
+  /** The folders holding runs, each with its runs' folders (a collector's listed runs too). */
+  private folders(): Map<string, string[]> {
+    const m = new Map<string, string[]>();
+    const put = (dir: string) => {
+      const d = path.dirname(dir);
       const list = m.get(d);
-      if (list) list.push(e);
-      else m.set(d, [e]);
-    }
+      if (list) list.push(dir);
+      else m.set(d, [dir]);
+    };
+    for (const e of this.s.store.list()) put(e.dir);
+    for (const dir of this.remote?.listed().keys() ?? []) if (!this.s.store.has(dir)) put(dir);
     return m;
   }
 
   private folderLabel(dir: string): string {
+    if (this.remote && dir === this.remote.folder()) return this.remote.label();
     const root = this.s.sites.folderOf(dir);
     const multi = (vscode.workspace.workspaceFolders?.length ?? 0) > 1;
     if (!root) return dir;
@@ -134,8 +148,8 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
     return multi ? path.join(path.basename(root), rel) : rel;
   }
 
-  private runsIn(entries: RunEntry[]): TreeNode[] {
-    return entries.sort((a, b) => compareRuns(path.basename(a.dir), path.basename(b.dir))).map((e) => this.node({ kind: "run", dir: e.dir }));
+  private runsIn(dirs: string[]): TreeNode[] {
+    return dirs.sort((a, b) => compareRuns(path.basename(a), path.basename(b))).map((dir) => this.node({ kind: "run", dir }));
   }
 
   private runCache(dir: string): RunCache | undefined {
@@ -162,7 +176,7 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
     return e?.analysis && e.analysedVersion === e.version ? e.analysis.problems : run.problems;
   }
 
-  getChildren(el?: TreeNode): TreeNode[] {
+  getChildren(el?: TreeNode): TreeNode[] | Thenable<TreeNode[]> {
     try {
       if (!el) {
         const folders = this.folders();
@@ -175,6 +189,8 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
         return this.runsIn([...folders.values()][0] ?? []);
       }
       if (el.kind === "folder") return this.runsIn(this.folders().get(el.dir) ?? []);
+      // a collector's run not opened yet: expanding it opens it (pulled, verified, cached)
+      if (el.kind === "run" && !this.s.store.has(el.dir) && this.remote?.listed().has(el.dir)) return this.remote.open(el.dir).then((ok) => (ok ? this.getChildren(el) : []));
       const c = this.runCache(el.dir);
       if (!c) return [];
       switch (el.kind) {
@@ -203,11 +219,16 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
 
   private spec(el: TreeNode): ItemSpec | undefined {
     if (el.kind === "folder") {
-      const entries = this.folders().get(el.dir);
-      return entries ? folderItem(el.dir, this.folderLabel(el.dir), entries) : undefined;
+      const dirs = this.folders().get(el.dir);
+      if (!dirs) return undefined;
+      const entries = dirs.map((d) => this.s.store.get(d)).filter((e): e is RunEntry => e !== undefined);
+      return folderItem(el.dir, this.folderLabel(el.dir), entries, dirs.length - entries.length);
     }
     const entry = this.s.store.get(el.dir);
-    if (!entry) return undefined;
+    if (!entry) {
+      const row = el.kind === "run" ? this.remote?.listed().get(el.dir) : undefined;
+      return row ? remoteRunItem(el.dir, row) : undefined;
+    }
     if (el.kind === "run") {
       const multi = (vscode.workspace.workspaceFolders?.length ?? 0) > 1;
       return runItem(entry, { where: multi && !this.grouped ? path.basename(entry.root) : undefined });
@@ -279,6 +300,8 @@ function toItem(spec: ItemSpec): vscode.TreeItem {
   item.contextValue = spec.contextValue;
   if (spec.open?.kind === "reveal") {
     item.command = { command: "causeway.reveal", title: vscode.l10n.t("Open in investigator"), arguments: [{ run: spec.open.run, seq: spec.open.seq, node: spec.open.node, action: spec.open.action }] };
+  } else if (spec.open?.kind === "remote") {
+    item.command = { command: "causeway.openCollectorRun", title: vscode.l10n.t("Open"), arguments: [spec.open.run] };
   } else if (spec.open?.kind === "line") {
     item.command = { command: "causeway.openLine", title: vscode.l10n.t("Open"), arguments: [spec.open.file, spec.open.line] };
   }

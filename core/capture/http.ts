@@ -275,6 +275,10 @@ export function guardConnections(server: http.Server, limits: ConnectionLimits):
   });
   server.headersTimeout = limits.headerTimeoutMs;
   server.requestTimeout = limits.headerTimeoutMs + limits.bodyTimeoutMs;
+  // an idle keep-alive connection is closed by the header timer above: say so in Keep-Alive, so a
+  // client stops reusing it first (with Node's default of 5 s, fetch reused connections the timer
+  // had just closed, and a pull under load failed with "fetch failed")
+  server.keepAliveTimeout = limits.headerTimeoutMs;
 }
 
 /** Reads a JSON body within the size limit, the shared pool and the parse budget (413/422/503), then parses it (400 if not JSON). */

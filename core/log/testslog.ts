@@ -101,6 +101,14 @@ function readable(rec: Record<string, unknown>, line: number, chained: boolean, 
   return { ...record, line, chained };
 }
 
+/** A result linked to `head` (the last chained line's hash, or "" for none): prev_hash and hash set anew. */
+export function chainTest(result: Record<string, unknown>, head: string): Record<string, unknown> {
+  const { hash: _h, prev_hash: _p, line: _l, chained: _c, ...clean } = result;
+  const rec: Record<string, unknown> = { ...clean, prev_hash: head || ZERO_HASH };
+  rec.hash = eventHash(rec);
+  return rec;
+}
+
 /**
  * Appends one result, chained to the last chained line. Returns the line as written (with
  * prev_hash and hash). Refuses to extend a chain that does not verify.
@@ -109,9 +117,7 @@ export function appendTest(dir: string, result: Record<string, unknown>): Record
   const { problems, head } = readTestsLog(dir);
   const broken = problems.find((p) => p.code === "tests-hash" || p.code === "tests-chain" || p.code === "tests-not-json" || p.code === "io");
   if (broken) throw new Error(`tests.jsonl fails its check (${broken.message}); not appending to it`);
-  const { hash: _h, prev_hash: _p, line: _l, chained: _c, ...clean } = result;
-  const rec: Record<string, unknown> = { ...clean, prev_hash: head || ZERO_HASH };
-  rec.hash = eventHash(rec);
+  const rec = chainTest(result, head);
   const file = path.join(dir, "tests.jsonl");
   let prefix = "";
   try {

@@ -10,6 +10,7 @@ import { refsOf } from "../log/events";
 import { isRef } from "../log/hash";
 import { dumps, parseJsonObject, parseLossless } from "../log/pyjson";
 import { verifyRun } from "../log/verify";
+import { chainTest, parseTestsLog } from "../log/testslog";
 import { RUN_ID_RE } from "../capture/http";
 import type { RunFilter, RunPage, RunRow } from "./types";
 
@@ -33,20 +34,27 @@ export class CollectorClient {
     if (!/^https?:\/\//i.test(this.base)) throw new TransferError(`the collector's URL must be http(s): ${url}`);
   }
 
-  async request(method: string, p: string, body?: string, timeoutMs = 60_000): Promise<Response> {
-    try {
-      return await fetch(this.base + p, {
-        method,
-        headers: { authorization: `Bearer ${this.token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
-        body,
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    } catch (err) {
-      throw new TransferError(`cannot reach the collector at ${this.base} (${(err as Error).message})`);
+  /** One request; a `timeoutMs` of 0 and a `signal` for a request that lasts, such as the live tail. */
+  async request(method: string, p: string, body?: string, timeoutMs = 60_000, signal?: AbortSignal): Promise<Response> {
+    for (let attempt = 1; ; attempt++) {
+      const sig = timeoutMs > 0 ? (signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs)) : signal;
+      try {
+        return await fetch(this.base + p, {
+          method,
+          headers: { authorization: `Bearer ${this.token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+          body,
+          signal: sig,
+        });
+      } catch (err) {
+        // a GET whose connection failed (a kept-alive connection the server closed as it was
+        // reused) is asked again, twice at most; a timeout or an abort is not
+        if (method === "GET" && attempt < 3 && !sig?.aborted) continue;
+        throw new TransferError(`cannot reach the collector at ${this.base} (${(err as Error).message})`);
+      }
     }
   }
 
-  private async fail(res: Response, what: string): Promise<never> {
+  async fail(res: Response, what: string): Promise<never> {
     let reason = res.statusText;
     try {
       const j = (await res.json()) as { error?: string };
@@ -117,6 +125,105 @@ export class CollectorClient {
     const res = await this.request("POST", "/v1/ingest", body);
     if (!res.ok) await this.fail(res, "the collector refused the run");
     return (await res.json()) as { head: { seq: number; hash: string } };
+  }
+}
+
+export interface FollowOptions {
+  /** Ends the following (the promise then resolves with what was received). */
+  signal?: AbortSignal;
+  /** Each new range of events, in seq order, as the exact bytes of their lines; awaited before the next. */
+  onEvents(range: { from: number; count: number; bytes: Buffer }): Promise<void> | void;
+  /** A dropped connection (or refused reconnect), and when the next attempt is. */
+  onRetry?(err: Error, inMs: number): void;
+  /** First pause before reconnecting (ms; doubled up to 10 s while nothing arrives). */
+  retryMs?: number;
+}
+
+/**
+ * Follows a running run over the read API's live tail (server-sent events, GET …/tail?from=N) from
+ * seq `from`: every new event is handed to `onEvents` once, in order. A dropped connection (a
+ * collector restarting, a load balancer moving to another collector) is reconnected from the last
+ * seq received, with back-off; a range that does not start where the last one ended is refused and
+ * read again. Resolves at run.end (`ended`) or when `signal` aborts; an unknown run (404) or a
+ * refused token (401/403) throws.
+ */
+export async function followRun(client: CollectorClient, runId: string, from: number, opts: FollowOptions): Promise<{ next: number; ended: boolean }> {
+  let next = from;
+  const first = opts.retryMs ?? 250;
+  let pause = first;
+  const aborted = () => opts.signal?.aborted === true;
+  while (!aborted()) {
+    let err: Error | undefined;
+    try {
+      const res = await client.request("GET", `/v1/runs/${encodeURIComponent(runId)}/tail?from=${next}`, undefined, 0, opts.signal);
+      if (res.status === 404 || res.status === 401 || res.status === 403) await client.fail(res, `following ${runId}`);
+      if (!res.ok || !res.body) throw new TransferError(`following ${runId}: HTTP ${res.status}`, res.status);
+      const decoder = new TextDecoder();
+      let buf = "";
+      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+        buf += decoder.decode(chunk, { stream: true });
+        let i: number;
+        while ((i = buf.indexOf("\n\n")) >= 0) {
+          const msg = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          let event = "message";
+          const data: string[] = [];
+          for (const line of msg.split("\n")) {
+            if (line.startsWith("event:")) event = line.slice(6).trim();
+            else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+          }
+          if (event === "end") return { next, ended: true };
+          if (event !== "events") continue;
+          const r = JSON.parse(data.join("\n")) as { from?: unknown; count?: unknown; text?: unknown };
+          if (typeof r.from !== "number" || typeof r.count !== "number" || typeof r.text !== "string") throw new TransferError(`following ${runId}: a malformed range`);
+          if (r.from !== next) throw new TransferError(`following ${runId}: a range from seq ${r.from}, expected ${next}`);
+          await opts.onEvents({ from: r.from, count: r.count, bytes: Buffer.from(r.text, "utf8") });
+          next += r.count;
+          pause = first;
+        }
+      }
+      err = new TransferError(`following ${runId}: the collector closed the stream before run.end`);
+    } catch (e) {
+      if (aborted()) break;
+      if (e instanceof TransferError && (e.status === 404 || e.status === 401 || e.status === 403)) throw e;
+      err = e as Error;
+    }
+    opts.onRetry?.(err, pause);
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, pause);
+      opts.signal?.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+    });
+    pause = Math.min(pause * 2, 10_000);
+  }
+  return { next, ended: false };
+}
+
+/**
+ * Appends one local tests.jsonl line to the collector's copy of the run. When the collector's chain
+ * has moved on (409: someone else's result landed first), the collector's tests are read again and
+ * the result is re-chained onto their head (prev_hash and hash anew) and sent again: a result is
+ * never dropped. Returns the line as the collector holds it.
+ */
+export async function appendTestLine(client: CollectorClient, runId: string, lineText: string, maxTries = 8): Promise<{ line: number; head: string; text: string; rechained: boolean }> {
+  let text = lineText;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const r = await client.appendTest(runId, text);
+      return { line: r.line, head: r.head, text, rechained: text !== lineText };
+    } catch (err) {
+      if (!(err instanceof TransferError) || err.status !== 409 || attempt >= maxTries) throw err;
+    }
+    const remote = parseTestsLog(await client.tests(runId));
+    const broken = remote.problems.find((p) => p.code === "tests-hash" || p.code === "tests-chain" || p.code === "tests-not-json");
+    if (broken) throw new TransferError(`the collector's tests of ${runId} fail their check (${broken.message}); not appending to them`, 409);
+    let rec: unknown;
+    try {
+      rec = parseLossless(lineText);
+    } catch {
+      rec = undefined;
+    }
+    if (!rec || typeof rec !== "object" || Array.isArray(rec)) throw new TransferError(`a local test result of ${runId} is not a JSON object`, 422);
+    text = dumps(chainTest(rec as Record<string, unknown>, remote.head), "file");
   }
 }
 

@@ -8,6 +8,7 @@ import path from "node:path";
 import type { Alert, RunSummary, Severity } from "../../core/analysis/types";
 import type { LoadedEvent } from "../../core/log/events";
 import type { RunData } from "../../core/log/reader";
+import type { RunRow } from "../../core/store/types";
 import type { RunEntry } from "./runStore";
 import { oneLine } from "./diagnostics";
 
@@ -28,13 +29,29 @@ export interface ItemSpec {
   icon: { id: string; color?: string };
   contextValue: string;
   collapsible: "none" | "collapsed" | "expanded";
-  /** What a click does: reveal in the investigator, or open events.jsonl at a line. */
-  open?: { kind: "reveal"; run: string; seq?: number; node?: string; action: boolean } | { kind: "line"; file: string; line: number };
+  /** What a click does: reveal in the investigator, open events.jsonl at a line, or open a collector's run. */
+  open?: { kind: "reveal"; run: string; seq?: number; node?: string; action: boolean } | { kind: "line"; file: string; line: number } | { kind: "remote"; run: string };
+}
+
+/**
+ * Runs a collector listed that are not opened yet (extension/collector.ts): shown from the
+ * collector's runs table, opened (pulled, verified, cached) when expanded or clicked.
+ */
+export interface RemoteRuns {
+  /** The folder listed runs open into (their folder in the tree), or undefined when not connected. */
+  folder(): string | undefined;
+  /** What the tree calls that folder. */
+  label(): string;
+  /** The listed runs not opened yet, by the folder each opens into. */
+  listed(): ReadonlyMap<string, RunRow>;
+  /** Opens a listed run into the run store; false when it could not (the reason is logged). */
+  open(dir: string): Promise<boolean>;
 }
 
 export const CONTEXT = {
   folder: "causeway.folder",
   run: "causeway.run",
+  remoteRun: "causeway.run.remote",
   runReplayable: "causeway.run.replayable",
   agent: "causeway.agent",
   action: "causeway.action",
@@ -99,14 +116,15 @@ export function alertCounts(s: RunSummary["alerts"]): string {
 const STATUS_TEXT: Record<RunSummary["status"], string> = { intact: "intact", failed: "failed verify", running: "running" };
 
 /** A runs folder's row: where it is, how many runs it holds and their high alerts. */
-export function folderItem(dir: string, label: string, entries: readonly RunEntry[]): ItemSpec {
+export function folderItem(dir: string, label: string, entries: readonly RunEntry[], listedOnly = 0): ItemSpec {
   let high = 0;
   let failed = 0;
   for (const e of entries) {
     high += e.analysis?.summary.alerts.high ?? 0;
     if (e.analysis?.summary.status === "failed") failed++;
   }
-  const parts = [plural(entries.length, "run")];
+  const parts = [plural(entries.length + listedOnly, "run")];
+  if (listedOnly) parts.push(`${listedOnly} not opened`);
   if (high) parts.push(`${high} high`);
   if (failed) parts.push(`${failed} failed verify`);
   return {
@@ -159,6 +177,30 @@ export function runItem(entry: RunEntry, opts: { where?: string } = {}): ItemSpe
     icon,
     contextValue: s.program ? CONTEXT.runReplayable : CONTEXT.run,
     open: { kind: "reveal", run: entry.dir, action: false },
+  };
+}
+
+/** A collector's run not opened yet: what its runs-table row says; expanding or clicking opens it. */
+export function remoteRunItem(dir: string, row: RunRow): ItemSpec {
+  const alerts = alertCounts(row.alerts);
+  const desc = ["on the collector", row.status, alerts, row.program ? oneLine(row.program, 60) : "no program"].filter(Boolean);
+  return {
+    id: nodeKey({ kind: "run", dir }),
+    label: path.basename(dir),
+    description: desc.join(" · "),
+    tooltip: [
+      `${row.run_id}  (on the collector; expand or click to open it)`,
+      `Status: ${row.status}`,
+      `Program: ${row.program || "none recorded"}`,
+      `Started: ${row.started || "?"}`,
+      `${plural(row.events, "event")}, ${plural(row.tests, "test")}`,
+      `Alerts: ${alerts || "none"}`,
+      `Last update: ${row.updated}`,
+    ].join("\n"),
+    icon: { id: "cloud", color: row.alerts.high ? COLOR.error : undefined },
+    contextValue: CONTEXT.remoteRun,
+    collapsible: "collapsed",
+    open: { kind: "remote", run: dir },
   };
 }
 

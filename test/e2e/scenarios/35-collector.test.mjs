@@ -1,8 +1,10 @@
 // The extension on a shared collector (issue 17): a collector (`causeway serve`) holds the demo's
 // exfiltration run, pushed with `causeway push`; the workspace has the demo's agent sources but no
 // runs. "Causeway: Connect to a collector…" (URL, then the token, kept in secret storage) lists the
-// collector's runs in the Runs view; the run opens (pulled, cached, verified) with its high alert;
-// Find the cause on its email runs locally, and the result is appended to the collector's copy.
+// collector's runs in the Runs view from its runs table (nothing pulled yet: the row says "on the
+// collector" with the table's alert counts); expanding the run opens it (pulled, cached, verified)
+// with its high alert; Find the cause on its email runs locally, and the result is appended to the
+// collector's copy.
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
@@ -73,14 +75,16 @@ vs.scenario('connect to a collector, open its run, see the high alert, Find the 
   await tokenBox.fill(TOKEN);
   await page.keyboard.press('Enter');
 
-  // listed, opened (pulled and verified) and analysed: intact, with the high alert the CLI finds
+  // listed from the runs table, not opened: the collector's own alert counts, with the CLI's figures
   const counts = cw.cliAlertCounts(path.join(cw.demoRuns(), RUN));
   assert.match(counts, /^1 high/);
   const row = vs.viewPane(page, VIEW).locator('.monaco-list-row').filter({ has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${RUN}\\s*$`) }) }).first();
-  await row.locator('.label-description').filter({ hasText: new RegExp(`intact · ${counts}`) }).waitFor({ timeout: 60_000 });
+  await row.locator('.label-description').filter({ hasText: new RegExp(`^\\s*on the collector · ended · ${counts}`) }).waitFor({ timeout: 60_000 });
   await vs.screenshot(page, '35-collector-listed');
 
+  // expanding it opens it: pulled, verified and analysed like a local run
   await vs.expandTreeRow(page, VIEW, [RUN]);
+  await row.locator('.label-description').filter({ hasText: new RegExp(`^\\s*intact · ${counts}`) }).waitFor({ timeout: 60_000 });
   await vs.expandTreeRow(page, VIEW, [RUN, 'executor']);
   const email = vs.viewPane(page, VIEW).locator('.monaco-list-row')
     .filter({ has: page.locator('.monaco-icon-label .label-name', { hasText: /^\s*send_email\s*$/ }) })

@@ -5,7 +5,7 @@ import { nodeId } from "../../../core/graph/graph";
 import { readRun, type RunData } from "../../../core/log/reader";
 import { analyseRun } from "../../../extension/logic/analysis";
 import type { RunEntry } from "../../../extension/logic/runStore";
-import { CONTEXT, agentChildren, agentItem, compareRuns, eventItem, parentOf, runChildren, runItem } from "../../../extension/logic/tree";
+import { CONTEXT, agentChildren, agentItem, compareRuns, eventItem, folderItem, parentOf, remoteRunItem, runChildren, runItem } from "../../../extension/logic/tree";
 import { REFERENCE_RUNS, copyDir, demoWorkspace, tmpDir } from "./helpers";
 
 function entry(dir: string, run = readRun(dir)): RunEntry {
@@ -83,6 +83,19 @@ describe("the runs tree", () => {
     expect(item.label).toBe(evil);
     expect(typeof item.tooltip).toBe("string");
     expect(item.tooltip).toContain(`by **bold** ${evil}`);
+  });
+
+  it("shows a collector's run not opened yet from its runs-table row; clicking it opens it", () => {
+    const dir = path.join(tmpDir(), "collectors", "abc", "run-7");
+    const row = { run_id: "run-7", program: "agents/support.ts:SYSTEM", started: "2026-12-01T10:00:00Z", ended: null, status: "running" as const, events: 40, head: { seq: 39, hash: "a".repeat(64) }, alerts: { high: 2, review: 1, info: 0 }, tests: 0, tools: [], sources: [], updated: "2026-12-01T10:00:05Z" };
+    const item = remoteRunItem(dir, row);
+    expect(item.label).toBe("run-7");
+    expect(item.description).toBe("on the collector · running · 2 high · 1 review · agents/support.ts:SYSTEM");
+    expect(item.collapsible).toBe("collapsed");
+    expect(item.contextValue).toBe(CONTEXT.remoteRun);
+    expect(item.open).toEqual({ kind: "remote", run: dir });
+    expect(item.id).toBe(runItem(entry(seed0)).id.replace(seed0, dir)); // the same tree id once opened: it stays expanded
+    expect(folderItem(path.dirname(dir), "collector x", [entry(seed0)], 3).description).toBe("4 runs · 3 not opened · 1 high");
   });
 
   it("orders runs with numbers as numbers", () => {

@@ -23,7 +23,8 @@ import { HttpSink } from "../../../core/sdk/httpsink";
 import { startCollector, type Collector } from "../../../core/capture/server";
 import { FolderStore } from "../../../core/store/folder";
 import { MIGRATIONS, PgStore } from "../../../core/store/postgres";
-import { CollectorClient, pullRun, pushRun } from "../../../core/store/transfer";
+import { CollectorClient, appendTestLine, followRun, pullRun, pushRun } from "../../../core/store/transfer";
+import { appendTest, parseTestsLog } from "../../../core/log/testslog";
 import type { CollectorStore } from "../../../core/store/types";
 import { PgCluster, pgAvailable } from "../../pg/cluster";
 
@@ -247,6 +248,56 @@ describe.each(kinds)("$name store", (kind) => {
     expect(r.tests).toBe(2);
   });
 
+  it("a test result whose chain head moved is re-chained onto the collector's head, never skipped", async () => {
+    const id = `rechain-${kind.name}`;
+    const { events, blobs } = await recordRun(id);
+    await post(c, batch(events, blobs));
+    const client = new CollectorClient(c.url, TOKEN);
+    // two users hold copies of the run and each records a result locally, both on the empty chain
+    const [a, b] = [fs.mkdtempSync(path.join(tmp, "user-a-")), fs.mkdtempSync(path.join(tmp, "user-b-"))].map((d) => pullRun(client, id, d));
+    const dirA = (await a).dir;
+    const dirB = (await b).dir;
+    appendTest(dirA, { intervention: "remove input:web:notes", effect: pyFloat(0.8) });
+    appendTest(dirB, { intervention: "redact input:web:notes", effect: pyFloat(0.25) });
+    const lineOf = (d: string) => fs.readFileSync(path.join(d, "tests.jsonl"), "utf8").trimEnd();
+    const first = await appendTestLine(client, id, lineOf(dirA));
+    expect(first).toMatchObject({ line: 1, rechained: false, text: lineOf(dirA) });
+    // B's line links to the empty chain: the collector says 409, B re-reads the head and re-chains
+    const stale = await req(c, "POST", `/v1/runs/${id}/tests`, JSON.stringify({ line: lineOf(dirB) }));
+    expect(stale.status).toBe(409);
+    const second = await appendTestLine(client, id, lineOf(dirB));
+    expect(second.rechained).toBe(true);
+    expect(second.line).toBe(2);
+    const stored = await client.tests(id);
+    const log = parseTestsLog(stored);
+    expect(log.problems).toEqual([]);
+    expect(log.records.map((r) => r.intervention)).toEqual(["remove input:web:notes", "redact input:web:notes"]);
+    expect(log.records[1].prev_hash).toBe(first.head);
+    expect(stored.toString("utf8")).toBe(`${first.text}\n${second.text}\n`);
+    expect(second.text).toContain('"effect": 0.25'); // the result itself is unchanged, only its link
+    // an edited line is still refused (422), not re-chained
+    const edited = lineOf(dirA).replace('"effect": 0.8', '"effect": 0.9');
+    await expect(appendTestLine(client, id, edited)).rejects.toThrow(/HTTP 422/);
+  });
+
+  it("a running run's alert counts are there before run.end", async () => {
+    const id = `alerts-live-${kind.name}`;
+    const { events, blobs } = await recordRun(id);
+    const end = events.findIndex((e) => e.type === "run.end");
+    expect(end).toBeGreaterThan(0);
+    for (let i = 0; i < end; i += 2) expect((await post(c, batch(events.slice(i, Math.min(i + 2, end)), blobs))).status).toBe(200);
+    // recomputed in the background after ingest: wait on the row, not on a clock
+    let row = (await req(c, "GET", `/v1/runs/${id}`, undefined, READ)).json;
+    for (let i = 0; i < 600 && !(row.alerts.high > 0); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      row = (await req(c, "GET", `/v1/runs/${id}`, undefined, READ)).json;
+    }
+    expect(row.status).toBe("running");
+    expect(row.alerts.high).toBeGreaterThan(0);
+    const high = (await req(c, "GET", "/v1/runs?high=1&status=running&limit=500", undefined, READ)).json.runs.map((r: any) => r.run_id);
+    expect(high).toContain(id);
+  });
+
   it("streams a live run over server-sent events until run.end", async () => {
     const id = `tail-${kind.name}`;
     const { events, blobs } = await recordRun(id);
@@ -354,6 +405,59 @@ describe.each(kinds)("$name store", (kind) => {
       const r = await pullRun(new CollectorClient(c2.url, TOKEN), id, out);
       expect(r.ok).toBe(true);
       expect(r.events).toBe(events.length);
+    });
+
+    it("followRun follows a live run and reconnects from the last seq when its collector goes", async () => {
+      const c2 = await startCollector({ store: newStore(), token: TOKEN, port: 0 });
+      const port = c2.port;
+      const id = "follow-pg";
+      const { events, blobs } = await recordRun(id);
+      expect((await post(c, batch(events.slice(0, 2), blobs))).status).toBe(200);
+      const got: Buffer[] = [];
+      const ranges: number[] = [];
+      let retries = 0;
+      let restarted: Collector | undefined;
+      const done = followRun(new CollectorClient(c2.url, TOKEN), id, 0, {
+        retryMs: 50,
+        onRetry: () => void retries++,
+        onEvents: async (r) => {
+          got.push(r.bytes);
+          ranges.push(r.from);
+          if (r.from === 0) {
+            // the collector followed goes away; the run grows through the other; one comes back on the port
+            await c2.close();
+            expect((await post(c, batch(events.slice(2, 4), blobs))).status).toBe(200);
+            restarted = await startCollector({ store: newStore(), token: TOKEN, port });
+            extra.push(restarted);
+            expect((await post(c, batch(events.slice(4), blobs))).status).toBe(200);
+          }
+        },
+      });
+      const r = await done;
+      expect(r).toEqual({ next: events.length, ended: true });
+      expect(retries).toBeGreaterThan(0);
+      expect(ranges[1]).toBe(2); // resumed from the last seq received: nothing twice, nothing skipped
+      expect(Buffer.concat(got).toString("utf8")).toBe(events.map((e) => eventLine(e)).join(""));
+      await expect(followRun(new CollectorClient(c.url, READ), "no-such-run", 0, { onEvents: () => undefined })).rejects.toThrow(/404/);
+    });
+
+    it("the schema is migrated from version 1: the alert counts of ended runs stay", async () => {
+      const url = await cluster!.createDatabase(`cw_mig1_${process.pid}`);
+      const cl = new Client({ connectionString: url });
+      await cl.connect();
+      try {
+        await cl.query("CREATE TABLE causeway_meta (key text PRIMARY KEY, value text NOT NULL)");
+        await cl.query(MIGRATIONS[0]);
+        await cl.query("INSERT INTO causeway_meta VALUES ('schema_version', '1')");
+        await cl.query("INSERT INTO causeway_runs (run_id, status, head_seq, head_hash, alerts_high) VALUES ('old-ended', 'ended', 4, $1, 2)", ["a".repeat(64)]);
+        const store = new PgStore(url);
+        await store.init();
+        await store.close();
+        expect((await cl.query("SELECT value FROM causeway_meta WHERE key = 'schema_version'")).rows[0].value).toBe(String(MIGRATIONS.length));
+        expect((await cl.query("SELECT alerts_seq, alerts_high FROM causeway_runs WHERE run_id = 'old-ended'")).rows[0]).toEqual({ alerts_seq: 4, alerts_high: 2 });
+      } finally {
+        await cl.end();
+      }
     });
 
     it("the schema is versioned: migrated once, and a newer database is refused", async () => {
