@@ -130,11 +130,11 @@ export const CANDIDATES_MAX = 20;
  */
 class Upstream {
   private readonly order: GNode[];
-  private readonly cache = new Map<string, { anc: Set<string>; items: GNode[] }>();
+  private readonly cache = new Map<string, { anc: Set<string>; items: GNode[]; untested?: Candidate[] }>();
   constructor(private g: Graph) {
     this.order = [...g.nodes.values()].filter((n) => n.type === "input" || n.type === "message").sort((x, y) => x.seq - y.seq);
   }
-  of(a: ActionEvent): { anc: Set<string>; items: GNode[] } {
+  of(a: ActionEvent): { anc: Set<string>; items: GNode[]; untested?: Candidate[] } {
     const key = typeof a.decision === "string" && this.g.nodes.has(nodeId(a.decision)) ? nodeId(a.decision) : nodeId(a.id);
     let hit = this.cache.get(key);
     if (!hit) {
@@ -157,10 +157,21 @@ class Upstream {
  * `total` counts them all.
  */
 function candidates(m: RunModel, g: Graph, idx: TestIndex, up: Upstream, a: ActionEvent): { rows: Candidate[]; total: number } {
-  const { anc, items } = up.of(a);
+  const hit = up.of(a);
+  const mine = idx.runTests.filter((x) => x.hits.has(a.id));
+  // no test names this call: its rows are those of every call of the same model call
+  const rows = mine.length ? candidateRows(m, g, idx, hit, mine) : (hit.untested ??= candidateRows(m, g, idx, hit, mine));
+  let untested = 0;
+  const kept = rows.filter((r) => r.status !== "untested" || ++untested <= CANDIDATES_MAX).map((r) => ({ ...r }));
+  const callValues = specificValues(m.value(a.args_ref));
+  for (const r of kept) r.copied = copiedFrom(m.value(m.byId.get(g.nodes.get(r.node)!.eventId)!.ref), callValues);
+  return { rows: kept, total: rows.length };
+}
+
+/** Every candidate row of a call's upstream, best first (copied values are filled in per call). */
+function candidateRows(m: RunModel, g: Graph, idx: TestIndex, { anc, items }: { anc: Set<string>; items: GNode[] }, mine: TestIndex["runTests"]): Candidate[] {
   const rows: Candidate[] = [];
   const seen = new Set<string>();
-  const mine = idx.runTests.filter((x) => x.hits.has(a.id));
   for (const n of items) {
     const nid = n.id;
     const ev = m.byId.get(n.eventId)!;
@@ -212,11 +223,7 @@ function candidates(m: RunModel, g: Graph, idx: TestIndex, up: Upstream, a: Acti
       Number(x.trust !== "untrusted") - Number(y.trust !== "untrusted") ||
       y.reuse - x.reuse,
   );
-  let untested = 0;
-  const kept = rows.filter((r) => r.status !== "untested" || ++untested <= CANDIDATES_MAX);
-  const callValues = specificValues(m.value(a.args_ref));
-  for (const r of kept) r.copied = copiedFrom(m.value(m.byId.get(g.nodes.get(r.node)!.eventId)!.ref), callValues);
-  return { rows: kept, total: rows.length };
+  return rows;
 }
 
 function intersect(a: Set<string>, b: Set<string>): Set<string> {
@@ -572,9 +579,10 @@ function blobPreviews(m: RunModel, limit: number, max: number): Record<string, B
   for (const e of m.events) {
     for (const k of ["ref", "output", "args_ref", "result_ref"]) if (typeof e[k] === "string") refs.push(e[k]);
   }
+  let n = 0;
   for (const ref of refs) {
     if (ref in out) continue;
-    if (Object.keys(out).length >= max) break;
+    if (n++ >= max) break;
     const r = m.run.blobs.get(ref);
     if (!r.ok) {
       out[ref] = { text: "", bytes: 0, truncated: false, problem: r.message };
