@@ -56,6 +56,11 @@ describe("README figures", () => {
 
     const [on] = replay.attribution as { wall_ms: number; model_calls: number; naive_model_calls: number }[];
     expect(readme).toContain(`(${on.model_calls} with \`--method newcombe\``); // the demo's Find the cause, the reference's method
+    // the demo's Find the cause as the README runs it, through the CLI (npm run bench:replay -- --demo-find-cause)
+    const demo = results("2026-12-01-demo-find-cause.json") as { methods: { method: string; model_calls: number; causes: { spec: string; role: string }[] }[] };
+    const by = Object.fromEntries(demo.methods.map((m) => [m.method, m]));
+    expect(by.betting.causes).toEqual([expect.objectContaining({ spec: "input:vendor:portal/notes.md", role: "primary" })]);
+    expect(readme).toContain(`vendor note alone, primary; **${by.betting.model_calls} model calls** with the paired betting sequence (${by.newcombe.model_calls} with \`--method newcombe\``);
     expect(readme).toContain(`**${thousands(replay.throughput.calls_per_s)} model calls/s**`);
     expect(read("bench/README.md")).toContain(`| on | ${on.wall_ms} ms | ${on.model_calls} | ${on.naive_model_calls} |`);
   });
