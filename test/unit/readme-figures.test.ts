@@ -65,6 +65,15 @@ describe("README figures", () => {
     expect(read("bench/README.md")).toContain(`| on | ${on.wall_ms} ms | ${on.model_calls} | ${on.naive_model_calls} |`);
   });
 
+  it("the big graph's figures are its results file's", () => {
+    const md = read("bench/results/2026-12-01-webview-graph-team-1473.md");
+    const medians = [...md.matchAll(/\*\*(\d+) ms\*\*/g)].map((m) => thousands(Number(m[1])));
+    const [loaded, before, after] = medians;
+    const sizes = [...md.matchAll(/\| (\d+\.\d) MB \|/g)].map((m) => m[1]);
+    expect(readme).toContain(`report **${sizes[1]} MB → ${sizes[2]} MB**`);
+    expect(readme).toContain(`interactive after **${before} ms → ${after} ms** (median of 2); at load average 40–90, ${loaded} ms (median of 3)`);
+  });
+
   it("says the benchmark's model is a simulation and what its truth means", () => {
     expect(readme).toMatch(/model is a \*\*simulation\*\*/);
     expect(readme).toContain('"removing this\ninput changes the harm rate in the simulator"');
