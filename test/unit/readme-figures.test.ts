@@ -72,6 +72,9 @@ describe("README figures", () => {
     const sizes = [...md.matchAll(/\| (\d+\.\d) MB \|/g)].map((m) => m[1]);
     expect(readme).toContain(`report **${sizes[1]} MB → ${sizes[2]} MB**`);
     expect(readme).toContain(`interactive after **${before} ms → ${after} ms** (median of 2); at load average 40–90, ${loaded} ms (median of 3)`);
+    const big = read("bench/results/2026-12-01-webview-graph-team-20000.md");
+    const row = /\| team \| ([\d,]+) \| .*? \| ([\d.]+) MB \| \d+ ms \/ \*\*(\d+) ms\*\* \/ \d+ ms \| (\d+) ms \|/.exec(big)!;
+    expect(readme).toContain(`${row[1]} events under the same load: ${thousands(Number(row[3]))} ms (one load; report ${row[2]} MB; layout + Cytoscape + first frame ${row[4]} ms`);
   });
 
   it("says the benchmark's model is a simulation and what its truth means", () => {
