@@ -11,6 +11,10 @@
  *               a naive replay's.
  *  per test     the demo's five tests at n = 40 in one replay context (as `causeway demo` runs
  *               them): model_calls made vs naive_model_calls.
+ *  --demo-find-cause  only this: the README's Find the cause on the demo, as a user runs it
+ *               (`causeway demo --out DIR`, then `causeway attribute DIR/demo-seed0 --target … --json`
+ *               with the default method and with --method newcombe): model calls, program runs and the
+ *               named cause, written to <date>-demo-find-cause.json/.md.
  *  reference    with --reference DIR (the reference's checkout): its replay throughput on its own
  *               demo (the same test, counterfactual with n = --pairs, timed in-process, median of
  *               3) and its benchmark (python3 -m bench.run: model calls / seconds), in this session.
@@ -28,6 +32,7 @@ import { readRun, type RunData } from "causeway-vscode";
 import { attribute } from "../core/replay/attribute";
 import { ReplayContext, runTest } from "../core/replay/engine";
 import { EXFIL_TARGET, REFUND_TARGET, SYSTEM } from "../examples/demo/system";
+import { signed } from "../core/format";
 
 const VENDOR = "input:vendor:portal/notes.md";
 
@@ -174,7 +179,48 @@ export function replayMarkdown(res: ReplayReport): string {
   return L.join("\n") + "\n";
 }
 
+const DEMO_TARGET = "tool=send_email,arg~vendor-compliance";
+
+interface DemoFindCause {
+  date: string;
+  command: string;
+  cli: string[];
+  methods: { method: string; model_calls: number; naive_model_calls: number; program_runs: number; causes: { spec: string; role: string; effect: number }[]; summary: string }[];
+}
+
+/** The README's Find the cause on the demo, through the CLI exactly as the README shows it. */
+function demoFindCause(argv: string[]): DemoFindCause {
+  const cli = path.resolve(__dirname, "../cli.js");
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "causeway-demo-find-cause-"));
+  try {
+    execFileSync(process.execPath, [cli, "demo", "--out", path.join(work, "runs"), "--json"], { stdio: ["ignore", "ignore", "inherit"] });
+    const args = ["attribute", "runs/demo-seed0", "--target", DEMO_TARGET, "--allow-program", "causeway:demo", "--json"];
+    const methods = ["betting", "newcombe"].map((method) => {
+      const out = execFileSync(process.execPath, [cli, ...args, ...(method === "betting" ? [] : ["--method", method])], { cwd: work, encoding: "utf8", maxBuffer: 64 << 20 });
+      const r = JSON.parse(out) as { method: string; model_calls: number; naive_model_calls: number; program_runs: number; causes: { spec: string; role: string; effect: number }[]; summary: string };
+      return { method: r.method, model_calls: r.model_calls, naive_model_calls: r.naive_model_calls, program_runs: r.program_runs, causes: r.causes.map((c) => ({ spec: c.spec, role: c.role, effect: c.effect })), summary: r.summary };
+    });
+    return { date: new Date().toISOString().slice(0, 10), command: `npm run bench:replay -- ${argv.join(" ")}`, cli: ["causeway", ...args.slice(0, -1)], methods };
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+function demoFindCauseMarkdown(r: DemoFindCause): string {
+  const L = [`# Find the cause on the demo's exfiltration, ${r.date}`, "", `Command: \`${r.command}\`: records the demo (\`causeway demo\`), then runs \`${r.cli.join(" ")}\` with the default method and with \`--method newcombe\`.`, ""];
+  L.push("| method | model calls | naive replay | program runs | causes |", "|---|---|---|---|---|");
+  for (const m of r.methods) L.push(`| ${m.method} | ${m.model_calls} | ${m.naive_model_calls} | ${m.program_runs} | ${m.causes.map((c) => `${c.spec} (${c.role}, ${signed(c.effect)})`).join(", ")} |`);
+  return L.join("\n") + "\n";
+}
+
 export async function main(argv: string[]): Promise<number> {
+  if (argv.includes("--demo-find-cause")) {
+    const i = argv.indexOf("--out");
+    const r = demoFindCause(argv);
+    for (const m of r.methods) process.stdout.write(`${m.method}: ${m.model_calls} model calls, ${m.program_runs} program runs: ${m.summary}\n`);
+    if (i >= 0) process.stdout.write(`wrote ${writeResult(argv[i + 1], `${r.date}-demo-find-cause`, r, demoFindCauseMarkdown(r))} and .md\n`);
+    return 0;
+  }
   const o = { pairs: 2000, reps: 5, json: false, out: "", reference: "" };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];

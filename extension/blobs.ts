@@ -28,7 +28,7 @@ export function parseBlobUri(uri: vscode.Uri): { run: string; ref: string } | un
 /** The blob's text: the string itself, or its value as indented JSON. */
 export function blobText(run: string, ref: string): { text: string; json: boolean } {
   const r = new BlobStore(run).get(ref);
-  if (!r.ok) return { text: `Causeway cannot show this blob: ${r.message}\n\nref: ${ref}\nrun: ${run}\n`, json: false };
+  if (!r.ok) return { text: vscode.l10n.t("Causeway cannot show this blob: {0}", r.message) + `\n\nref: ${ref}\nrun: ${run}\n`, json: false };
   let text: string;
   let json = false;
   if (typeof r.value === "string") text = r.value;
@@ -48,8 +48,8 @@ export function registerBlobs(s: Services): void {
   const provider: vscode.TextDocumentContentProvider = {
     provideTextDocumentContent(uri) {
       const p = parseBlobUri(uri);
-      if (!p) return "Not a Causeway blob address.";
-      if (!s.store.has(p.run)) return `The run ${p.run} is not one of this workspace's runs.`;
+      if (!p) return vscode.l10n.t("Not a Causeway blob address.");
+      if (!s.store.has(p.run)) return vscode.l10n.t("The run {0} is not one of this workspace's runs.", p.run);
       return blobText(p.run, p.ref).text;
     },
   };

@@ -63,7 +63,7 @@ async function failed(s: Services, what: string, code: number | null): Promise<v
 /** Records the built-in demo into <folder>/runs. Runs code (the demo and its replays): trusted workspaces only. */
 export async function recordDemo(s: Services, replay: ReplayService, discovery: RunDiscovery, panel: InvestigatorPanel): Promise<void> {
   if (!replay.canReplay) return replay.explainRestricted();
-  const folder = await pickFolder("Record the demo into which folder?");
+  const folder = await pickFolder(vscode.l10n.t("Record the demo into which folder?"));
   if (!folder) return;
   const out = path.join(folder.uri.fsPath, "runs");
   const code = await runCli(s, ["demo", "--out", out], { title: vscode.l10n.t("recording the demo (8 runs, then tests by paired replay)"), cwd: folder.uri.fsPath, progressFrom: /^==\s*/ });
@@ -82,7 +82,7 @@ export async function exportReport(s: Services, run: string | undefined): Promis
   let root: string | undefined;
   if (run || folders.length > 1) {
     const scope = await vscode.window.showQuickPick(
-      [...(run ? [{ label: `This run: ${path.basename(run)}`, value: run }] : []), ...folders.map((f) => ({ label: `Every run in ${f.name}`, value: f.uri.fsPath }))],
+      [...(run ? [{ label: vscode.l10n.t("This run: {0}", path.basename(run)), value: run }] : []), ...folders.map((f) => ({ label: vscode.l10n.t("Every run in {0}", f.name), value: f.uri.fsPath }))],
       { title: vscode.l10n.t("Export report"), placeHolder: vscode.l10n.t("What goes into the report?") },
     );
     root = scope?.value;
@@ -96,20 +96,22 @@ export async function exportReport(s: Services, run: string | undefined): Promis
   if (!target) return;
   const code = await runCli(s, ["report", root, "-o", target.fsPath], { title: vscode.l10n.t("writing the report"), cwd: path.dirname(target.fsPath) });
   if (code !== 0) return failed(s, "writing the report", code);
-  const pick = await vscode.window.showInformationMessage(vscode.l10n.t("Causeway: report written to {0} (a static page: opens from disk, no network).", path.basename(target.fsPath)), "Open in Browser", "Reveal");
-  if (pick === "Open in Browser") await vscode.env.openExternal(target);
-  else if (pick === "Reveal") await vscode.commands.executeCommand("revealFileInOS", target);
+  const openInBrowser = vscode.l10n.t("Open in Browser");
+  const reveal = vscode.l10n.t("Reveal");
+  const pick = await vscode.window.showInformationMessage(vscode.l10n.t("Causeway: report written to {0} (a static page: opens from disk, no network).", path.basename(target.fsPath)), openInBrowser, reveal);
+  if (pick === openInBrowser) await vscode.env.openExternal(target);
+  else if (pick === reveal) await vscode.commands.executeCommand("revealFileInOS", target);
 }
 
 /** Imports an OTLP/JSON file of OpenTelemetry GenAI traces as runs under <folder>/runs. Runs no code. */
 export async function importOtelTraces(s: Services, discovery: RunDiscovery, panel: InvestigatorPanel): Promise<void> {
-  const folder = await pickFolder("Import the traces as runs into which folder?");
+  const folder = await pickFolder(vscode.l10n.t("Import the traces as runs into which folder?"));
   if (!folder) return;
   const picked = await vscode.window.showOpenDialog({
     title: vscode.l10n.t("Import OpenTelemetry traces (OTLP/JSON with GenAI spans)"),
     canSelectMany: false,
     defaultUri: folder.uri,
-    filters: { "OTLP JSON": ["json", "jsonl"], "All files": ["*"] },
+    filters: { [vscode.l10n.t("OTLP JSON")]: ["json", "jsonl"], [vscode.l10n.t("All files")]: ["*"] },
     openLabel: "Import",
   });
   const file = picked?.[0];
@@ -137,7 +139,7 @@ export async function importOtelTraces(s: Services, discovery: RunDiscovery, pan
 /** Writes the case file of one action (markdown, every figure linked to the log) where the user says. Runs no code. */
 export async function exportCase(s: Services, run: string, target: string): Promise<void> {
   const base = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(run))?.uri ?? vscode.Uri.file(path.dirname(run));
-  const file = await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.joinPath(base, `case-${path.basename(run)}.md`), filters: { Markdown: ["md"] }, title: "Export case" });
+  const file = await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.joinPath(base, `case-${path.basename(run)}.md`), filters: { Markdown: ["md"] }, title: vscode.l10n.t("Export case") });
   if (!file) return;
   try {
     const { readRun } = await import("../core/log/reader");

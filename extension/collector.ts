@@ -106,14 +106,14 @@ export class CollectorConnection implements vscode.Disposable, RemoteRuns {
 
   async connectInteractive(): Promise<void> {
     const url = await vscode.window.showInputBox({
-      title: "Connect to a collector (1/2): URL",
-      prompt: "The collector's URL (causeway serve)",
+      title: vscode.l10n.t("Connect to a collector (1/2): URL"),
+      prompt: vscode.l10n.t("The collector's URL (causeway serve)"),
       value: this.url ?? this.s.context.globalState.get<string>(STATE_KEY) ?? "http://127.0.0.1:7788",
       ignoreFocusOut: true,
       validateInput: (v) => (/^https?:\/\/\S+$/i.test(v.trim()) ? undefined : "an http(s) URL"),
     });
     if (!url) return;
-    const token = await vscode.window.showInputBox({ title: "Connect to a collector (2/2): token", prompt: "A token with the read scope (and ingest, to append test results); kept in VS Code's secret storage", password: true, ignoreFocusOut: true });
+    const token = await vscode.window.showInputBox({ title: vscode.l10n.t("Connect to a collector (2/2): token"), prompt: vscode.l10n.t("A token with the read scope (and ingest, to append test results); kept in VS Code's secret storage"), password: true, ignoreFocusOut: true });
     if (!token) return;
     await this.connect(url.trim().replace(/\/+$/, ""), token, true);
   }
@@ -286,8 +286,8 @@ export class CollectorConnection implements vscode.Disposable, RemoteRuns {
   async filterInteractive(): Promise<void> {
     if (!this.client) return void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: connect to a collector first"));
     const text = await vscode.window.showInputBox({
-      title: "Filter collector runs",
-      prompt: "program=TEXT tool=NAME source=NAME status=running|ended high since=ISO until=ISO (empty: all)",
+      title: vscode.l10n.t("Filter collector runs"),
+      prompt: vscode.l10n.t("{0} (empty: all)", "program=TEXT tool=NAME source=NAME status=running|ended high since=ISO until=ISO"),
       value: Object.entries(this.filter).filter(([k, v]) => k !== "limit" && k !== "cursor" && v !== undefined).map(([k, v]) => (k === "highAlert" ? "high" : `${k}=${v}`)).join(" "),
       ignoreFocusOut: true,
     });

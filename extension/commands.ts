@@ -102,12 +102,12 @@ export function registerCommands(d: CommandDeps): void {
 
   reg("causeway.findCause", async (arg) => {
     if (!replay.canReplay) return replay.explainRestricted();
-    const hit = await actionFor(arg, "Find the cause");
+    const hit = await actionFor(arg, vscode.l10n.t("Find the cause"));
     if (!hit) return;
     const { run, action } = hit;
-    const title = `Find the cause of ${oneLine(action.tool, 60)} (#${action.seq}, ${path.basename(run)})`;
+    const title = vscode.l10n.t("Find the cause of {0} (#{1}, {2})", oneLine(action.tool, 60), action.seq, path.basename(run));
     // an attribution runs a few tests (group, singles): estimate with four at n-max 80 each
-    if (!(await confirmCost(run, 80, "Find the cause", 4))) return;
+    if (!(await confirmCost(run, 80, vscode.l10n.t("Find the cause"), 4))) return;
     const out = await replay.run({ op: "attribute", run, target: action.target }, { title });
     if (!out.ok) return;
     panel.show(run, { seq: action.seq, node: action.node, action: true });
@@ -116,13 +116,13 @@ export function registerCommands(d: CommandDeps): void {
 
   reg("causeway.runTest", async (arg) => {
     if (!replay.canReplay) return replay.explainRestricted();
-    const hit = await actionFor(arg, "Run test (1/5): the tool call");
+    const hit = await actionFor(arg, vscode.l10n.t("Run test (1/5): the tool call"));
     if (!hit) return;
     const { run, action } = hit;
     const intervention = await pickSpec(interventionSuggestions(action), {
       title: vscode.l10n.t("Run test (2/5): what to remove"),
-      placeHolder: `Remove which input from ${action.tool}'s context? (candidate causes of #${action.seq})`,
-      otherPrompt: "An intervention: input:SOURCE (globs allowed, e.g. input:vendor:*) or msg:FROM->TO",
+      placeHolder: vscode.l10n.t("Remove which input from {0}'s context? (candidate causes of #{1})", action.tool, action.seq),
+      otherPrompt: vscode.l10n.t("An intervention: input:SOURCE (globs allowed, e.g. input:vendor:*) or msg:FROM->TO"),
     });
     if (!intervention) return;
     const target = await pickSpec(targetSuggestions(action), {
@@ -132,12 +132,12 @@ export function registerCommands(d: CommandDeps): void {
     });
     if (!target) return;
     const cfg = s.settings();
-    const n = await askInt("Run test (4/5): n", "Paired replays to run before the first look", cfg.n, 1);
+    const n = await askInt(vscode.l10n.t("Run test (4/5): n"), vscode.l10n.t("Paired replays to run before the first look"), cfg.n, 1);
     if (n === undefined) return;
-    const nMax = await askInt("Run test (5/5): n-max", "Most paired replays when the result is not yet decisive", Math.max(cfg.nMax, n), n);
+    const nMax = await askInt(vscode.l10n.t("Run test (5/5): n-max"), vscode.l10n.t("Most paired replays when the result is not yet decisive"), Math.max(cfg.nMax, n), n);
     if (nMax === undefined) return;
-    const title = `Run test on ${path.basename(run)}`;
-    if (!(await confirmCost(run, nMax, "This test"))) return;
+    const title = vscode.l10n.t("Run test on {0}", path.basename(run));
+    if (!(await confirmCost(run, nMax, vscode.l10n.t("This test")))) return;
     const out = await replay.run({ op: "test", run, intervention, target, n, nMax }, { title });
     if (!out.ok) return;
     panel.show(run, { seq: action.seq, node: action.node, action: true });
@@ -157,8 +157,8 @@ export function registerCommands(d: CommandDeps): void {
     s.log.warn(`verify ${run}: FAILED, ${r.problems.length} problem(s)`);
     for (const p of r.problems) s.log.warn(`  ${p.severity} ${p.code}${p.line ? ` (line ${p.line})` : ""}: ${p.message}`);
     const first = r.first!;
-    const open = first.line ? "Open the first bad line" : undefined;
-    const pick = await vscode.window.showErrorMessage(vscode.l10n.t("Causeway: {0} fails verify: {1}", name, oneLine(first.message, 300)), ...(open ? [open] : []), "Show all problems");
+    const open = first.line ? vscode.l10n.t("Open the first bad line") : undefined;
+    const pick = await vscode.window.showErrorMessage(vscode.l10n.t("Causeway: {0} fails verify: {1}", name, oneLine(first.message, 300)), ...(open ? [open] : []), vscode.l10n.t("Show all problems"));
     if (pick === open && first.line) await openLine(path.join(run, first.file === "tests.jsonl" ? "tests.jsonl" : "events.jsonl"), first.line);
     else if (pick) s.log.show(true);
   });
@@ -178,7 +178,7 @@ export function registerCommands(d: CommandDeps): void {
       { title: vscode.l10n.t("Replay {0}", path.basename(run)), placeHolder: vscode.l10n.t("Remove inputs from every model call's context (pick none to replay as recorded)"), canPickMany: true },
     );
     if (!picks) return;
-    const out = await replay.run({ op: "replay", run, remove: picks.map((p) => p.spec) }, { title: `Replay ${path.basename(run)}${picks.length ? ` without ${picks.map((p) => p.spec).join(", ")}` : ""}` });
+    const out = await replay.run({ op: "replay", run, remove: picks.map((p) => p.spec) }, { title: picks.length ? vscode.l10n.t("Replay {0} without {1}", path.basename(run), picks.map((p) => p.spec).join(", ")) : vscode.l10n.t("Replay {0}", path.basename(run)) });
     if (!out.ok) return;
     const pick = await vscode.window.showInformationMessage(vscode.l10n.t("Causeway: Replay {0} — {1}", path.basename(run), oneLine(out.message, 400)), "Show details");
     if (pick) s.log.show(true);

@@ -127,12 +127,12 @@ export class DiagnosticsController implements vscode.Disposable {
         if (seen.has(k)) continue;
         seen.add(k);
         const many = targets.length > 1 || seen.size > 1;
-        const a = new vscode.CodeAction(many ? `Find the cause of ${t.tool} in ${t.runId} (#${t.seq})` : `Find the cause of ${t.tool}`, vscode.CodeActionKind.QuickFix);
+        const a = new vscode.CodeAction(many ? vscode.l10n.t("Find the cause of {0} in {1} (#{2})", t.tool, t.runId, t.seq) : vscode.l10n.t("Find the cause of {0}", t.tool), vscode.CodeActionKind.QuickFix);
         a.command = { command: "causeway.findCause", title: vscode.l10n.t("Find the cause"), arguments: [{ run: t.run, seq: t.seq }] };
         a.diagnostics = [diag];
         a.isPreferred = seen.size === 1;
         out.push(a);
-        const o = new vscode.CodeAction(`Open ${t.tool} (${t.runId} #${t.seq}) in the investigator`, vscode.CodeActionKind.QuickFix);
+        const o = new vscode.CodeAction(vscode.l10n.t("Open {0} ({1} #{2}) in the investigator", t.tool, t.runId, t.seq), vscode.CodeActionKind.QuickFix);
         o.command = { command: "causeway.reveal", title: vscode.l10n.t("Open in investigator"), arguments: [{ run: t.run, seq: t.seq, action: true }] };
         o.diagnostics = [diag];
         out.push(o);

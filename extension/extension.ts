@@ -21,9 +21,11 @@ import { RunsTree } from "./runsTree";
 import type { Services } from "./services";
 import { registerStatusBar } from "./statusBar";
 import { exportCase } from "./cliJobs";
+import { setTranslator } from "./logic/l10n";
 
 export function activate(context: vscode.ExtensionContext): void {
   const t0 = performance.now();
+  setTranslator((message, ...args) => vscode.l10n.t(message, ...args));
   const log = vscode.window.createOutputChannel("Causeway", { log: true });
   context.subscriptions.push(log);
   const folders = () => (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath);

@@ -288,10 +288,10 @@ export class InvestigatorPanel implements vscode.Disposable {
     try {
       const out =
         m.type === "runTest"
-          ? await this.replay.run({ op: "test", run: m.run, intervention: m.intervention, target: m.target, n: m.n, nMax: m.nMax }, { title: `Run test on ${path.basename(m.run)}`, signal: ac.signal, onProgress })
+          ? await this.replay.run({ op: "test", run: m.run, intervention: m.intervention, target: m.target, n: m.n, nMax: m.nMax }, { title: vscode.l10n.t("Run test on {0}", path.basename(m.run)), signal: ac.signal, onProgress })
           : m.type === "checkFix"
-            ? await this.replay.run({ op: "fixCheck", run: m.run, fix: m.fix, harm: m.harm, keep: m.keep }, { title: `Check a fix in ${path.basename(m.run)}`, signal: ac.signal, onProgress })
-            : await this.replay.run({ op: "attribute", run: m.run, target: m.target, suspects: m.suspects }, { title: `Find the cause of ${m.target} in ${path.basename(m.run)}`, signal: ac.signal, onProgress });
+            ? await this.replay.run({ op: "fixCheck", run: m.run, fix: m.fix, harm: m.harm, keep: m.keep }, { title: vscode.l10n.t("Check a fix in {0}", path.basename(m.run)), signal: ac.signal, onProgress })
+            : await this.replay.run({ op: "attribute", run: m.run, target: m.target, suspects: m.suspects }, { title: vscode.l10n.t("Find the cause of {0} in {1}", m.target, path.basename(m.run)), signal: ac.signal, onProgress });
       if (out.ok) this.post({ type: "result", requestId: m.requestId, ok: true, kind: m.type === "runTest" ? "test" : m.type === "checkFix" ? "fixCheck" : "attribution", result: out.result });
       else this.post({ type: "result", requestId: m.requestId, ok: false, error: out.error, cancelled: out.cancelled });
     } finally {

@@ -35,7 +35,7 @@ export async function pickRun(s: Services, o: PickOptions): Promise<string | und
         value: e.dir,
       };
     });
-  const pick = await vscode.window.showQuickPick(items, { title: o.title, placeHolder: o.placeHolder ?? "Pick a run", matchOnDescription: true, matchOnDetail: true });
+  const pick = await vscode.window.showQuickPick(items, { title: o.title, placeHolder: o.placeHolder ?? vscode.l10n.t("Pick a run"), matchOnDescription: true, matchOnDetail: true });
   return pick?.value;
 }
 

@@ -113,7 +113,7 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
     this.pending.clear();
     this.pendingRoot = false;
     const left = this.s.store.pending;
-    this.view.message = left > 0 ? `Reading runs… ${left} left` : undefined;
+    this.view.message = left > 0 ? vscode.l10n.t("Reading runs… {0} left", left) : undefined;
   }
 
   /** The one instance of a node (tree views track elements by identity). */
@@ -214,7 +214,7 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
   getTreeItem(el: TreeNode): vscode.TreeItem {
     const spec = this.spec(el);
     if (el.kind === "folder") this.folderText.set(el.dir, spec?.description);
-    return spec ? toItem(spec) : new vscode.TreeItem("(gone)");
+    return spec ? toItem(spec) : new vscode.TreeItem(vscode.l10n.t("(gone)"));
   }
 
   private spec(el: TreeNode): ItemSpec | undefined {

@@ -7,6 +7,7 @@ import type { ActionView, Alert, EventView, Influence, InfluenceSource, Investig
 import type { GEdge, GNode } from "../core/graph/graph";
 import type { TimelineFilters } from "./host";
 import { SEVERITY_RANK } from "./format";
+import { lineageChains } from "../core/graph/lineage";
 
 /** Lookups built once per investigation (memoised on the object). */
 export interface Index {
@@ -82,6 +83,23 @@ export function timelineFacets(rows: readonly TimelineRow[]): { agents: string[]
     types.add(r.type);
   }
   return { agents: [...agents].sort(), types: [...types].sort() };
+}
+
+const observedParents = new WeakMap<Investigation, Map<string, string[]>>();
+
+/**
+ * The observed chains from each untrusted root (or, when none, each input) to a node, as the
+ * host's case files name them: computed here from the graph, on demand, for the node on screen.
+ */
+export function nodeLineage(inv: Investigation, node: string): string[][] {
+  let parents = observedParents.get(inv);
+  if (!parents) {
+    parents = new Map();
+    for (const e of inv.graph.edges) if (e.evidence === "observed") (parents.get(e.dst) ?? parents.set(e.dst, []).get(e.dst)!).push(e.src);
+    observedParents.set(inv, parents);
+  }
+  const nodes = indexOf(inv).nodes;
+  return lineageChains(node, (id) => parents.get(id) ?? [], (id) => nodes.get(id));
 }
 
 /**

@@ -8,7 +8,7 @@ import { safeText } from "../log/sanitize";
 import type { ActionEvent, LoadedEvent } from "../log/events";
 import type { RunData } from "../log/reader";
 import type { TestRecord } from "../log/testslog";
-import { buildGraph, criticalPath, lineage, nodeId, nodesMatching, targetHits, textOf, type Graph, type GraphOptions } from "../graph/graph";
+import { buildGraph, criticalPath, nodeId, nodesMatching, targetHits, textOf, type GNode, type Graph, type GraphOptions } from "../graph/graph";
 import { RunModel } from "../graph/model";
 import { copiedFrom, specificValues } from "../graph/copied";
 import { roleFor } from "../stats";
@@ -120,24 +120,69 @@ class TestIndex {
   }
 }
 
-function candidates(m: RunModel, g: Graph, idx: TestIndex, a: ActionEvent): Candidate[] {
-  const node = nodeId(a.id);
-  const anc = g.ancestors(node);
+/** Untested candidates listed per call beyond the tested ones (a call deep in a big run has thousands upstream). */
+export const CANDIDATES_MAX = 20;
+
+/**
+ * Upstream inputs and message nodes of each call, in seq order, shared by the calls of one model
+ * call (they have the same upstream): one search per decision instead of one per call, and a scan
+ * of the run's inputs and messages in order instead of a sort per call.
+ */
+class Upstream {
+  private readonly order: GNode[];
+  private readonly cache = new Map<string, { anc: Set<string>; items: GNode[]; untested?: Candidate[] }>();
+  constructor(private g: Graph) {
+    this.order = [...g.nodes.values()].filter((n) => n.type === "input" || n.type === "message").sort((x, y) => x.seq - y.seq);
+  }
+  of(a: ActionEvent): { anc: Set<string>; items: GNode[]; untested?: Candidate[] } {
+    const key = typeof a.decision === "string" && this.g.nodes.has(nodeId(a.decision)) ? nodeId(a.decision) : nodeId(a.id);
+    let hit = this.cache.get(key);
+    if (!hit) {
+      const anc = this.g.ancestors(key);
+      if (key !== nodeId(a.id)) anc.add(key);
+      const items =
+        anc.size * 16 < this.order.length
+          ? [...anc].map((id) => this.g.nodes.get(id)!).filter((n) => n.type === "input" || n.type === "message").sort((x, y) => x.seq - y.seq)
+          : this.order.filter((n) => anc.has(n.id));
+      hit = { anc, items };
+      this.cache.set(key, hit);
+    }
+    return hit;
+  }
+}
+
+/**
+ * The candidate causes of a call: every upstream input and message channel with its test status,
+ * best first. Untested ones past {@link CANDIDATES_MAX} are left off (tested ones never are);
+ * `total` counts them all.
+ */
+function candidates(m: RunModel, g: Graph, idx: TestIndex, up: Upstream, a: ActionEvent): { rows: Candidate[]; total: number } {
+  const hit = up.of(a);
+  const mine = idx.runTests.filter((x) => x.hits.has(a.id));
+  // no test names this call: its rows are those of every call of the same model call
+  const rows = mine.length ? candidateRows(m, g, idx, hit, mine) : (hit.untested ??= candidateRows(m, g, idx, hit, mine));
+  let untested = 0;
+  const kept = rows.filter((r) => r.status !== "untested" || ++untested <= CANDIDATES_MAX).map((r) => ({ ...r }));
+  const callValues = specificValues(m.value(a.args_ref));
+  for (const r of kept) r.copied = copiedFrom(m.value(m.byId.get(g.nodes.get(r.node)!.eventId)!.ref), callValues);
+  return { rows: kept, total: rows.length };
+}
+
+/** Every candidate row of a call's upstream, best first (copied values are filled in per call). */
+function candidateRows(m: RunModel, g: Graph, idx: TestIndex, { anc, items }: { anc: Set<string>; items: GNode[] }, mine: TestIndex["runTests"]): Candidate[] {
   const rows: Candidate[] = [];
   const seen = new Set<string>();
-  const mine = idx.runTests.filter((x) => x.hits.has(a.id));
-  const callValues = specificValues(m.value(a.args_ref));
-  for (const nid of [...anc].sort((x, y) => g.nodes.get(x)!.seq - g.nodes.get(y)!.seq)) {
-    const n = g.nodes.get(nid)!;
+  for (const n of items) {
+    const nid = n.id;
     const ev = m.byId.get(n.eventId)!;
     let spec: string | null = null;
     if (n.type === "input" && ev.kind !== "task") spec = `input:${ev.source}`;
     else if (n.type === "message") spec = `msg:${ev.agent}->${ev.to}`;
     if (!spec || seen.has(spec)) continue;
     seen.add(spec);
-    const tests = mine
-      .map((x) => x.t)
-      .filter((t) => !t.group && (t.intervention === spec || setEquals(intersect(idx.nodesOf(t.intervention), anc), nid)));
+    const tests = mine.length
+      ? mine.map((x) => x.t).filter((t) => !t.group && (t.intervention === spec || setEquals(intersect(idx.nodesOf(t.intervention), anc), nid)))
+      : [];
     // the latest test that applied (tests.jsonl order): a new Run test or Find the cause
     // supersedes earlier ones, so the verdict here and the job's notification name the same
     // result (choosing the test with the most replays showed an older +0.63 beside a new +0.70)
@@ -153,8 +198,8 @@ function candidates(m: RunModel, g: Graph, idx: TestIndex, a: ActionEvent): Cand
       const joint = mine.some((x) => x.t.group && x.t.verdict === "causal" && x.t.group.includes(spec) && x.t.group.every((member) => !mine.some((y) => y.t.intervention === member && y.t.verdict === "causal")) && x.t.group.some((member) => mine.some((y) => y.t.intervention === member)));
       if (joint) status = "joint";
     }
-    const reuse = Math.max(0, ...g.outEdges(nid, ["observed"]).map((e) => e.reuse ?? 0));
-    const copied = copiedFrom(m.value(ev.ref), callValues);
+    let reuse = 0;
+    for (const e of g.outEdges(nid, ["observed"])) reuse = Math.max(reuse, e.reuse ?? 0);
     rows.push({
       node: nid,
       label: n.label,
@@ -166,7 +211,6 @@ function candidates(m: RunModel, g: Graph, idx: TestIndex, a: ActionEvent): Cand
       role: status === "primary" || status === "contributing" || status === "confirmed" ? status : null,
       test: best,
       reuse,
-      copied,
     });
   }
   const order: Record<CandidateStatus, number> = { primary: 0, confirmed: 1, contributing: 2, joint: 3, suppressive: 4, inconclusive: 5, untested: 6, "no-effect-seen": 7, "ruled-out": 8 };
@@ -192,8 +236,8 @@ function setEquals(s: Set<string>, one: string): boolean {
 }
 
 
-/** One sentence of verdict for a tool call. */
-function verdictSentence(v: ActionView): string {
+/** One sentence of verdict for a tool call; `reached` counts the untrusted inputs upstream of it. */
+function verdictSentence(v: ActionView, reached: number): string {
   const causes = v.candidates.filter((c) => c.status === "primary" || c.status === "confirmed" || c.status === "contributing");
   if (causes.length) {
     const c = causes[0];
@@ -204,7 +248,6 @@ function verdictSentence(v: ActionView): string {
   const joint = v.candidates.filter((c) => c.status === "joint");
   if (joint.length) return `${joint.map((c) => c.intervention).join(" + ")} matter only together: each is enough on its own.`;
   const untrustedOnly = v.provenance.find((p) => p.status === "untrusted-only");
-  const roots = new Set(v.lineage.map((ch) => ch[0]));
   const tested = v.candidates.filter((c) => c.test);
   if (tested.length && tested.every((c) => c.status === "ruled-out" || c.status === "no-effect-seen")) {
     return `Every tested input was ruled out (${tested.length} tested): ${v.tool} does not depend on them.`;
@@ -212,7 +255,7 @@ function verdictSentence(v: ActionView): string {
   if (untrustedOnly) {
     return `${v.tool} used ${short(untrustedOnly.value, 120)}, which only ${untrustedOnly.sources.map((s) => s.label).join(", ")} supplied. Not tested yet: run Find the cause to confirm.`;
   }
-  if (roots.size) return `${roots.size} untrusted input${roots.size === 1 ? "" : "s"} reached ${v.tool}. Reach is not cause: run Find the cause to test them.`;
+  if (reached) return `${reached} untrusted input${reached === 1 ? "" : "s"} reached ${v.tool}. Reach is not cause: run Find the cause to test them.`;
   return `No untrusted input reached ${v.tool}.`;
 }
 
@@ -536,9 +579,10 @@ function blobPreviews(m: RunModel, limit: number, max: number): Record<string, B
   for (const e of m.events) {
     for (const k of ["ref", "output", "args_ref", "result_ref"]) if (typeof e[k] === "string") refs.push(e[k]);
   }
+  let n = 0;
   for (const ref of refs) {
     if (ref in out) continue;
-    if (Object.keys(out).length >= max) break;
+    if (n++ >= max) break;
     const r = m.run.blobs.get(ref);
     if (!r.ok) {
       out[ref] = { text: "", bytes: 0, truncated: false, problem: r.message };
@@ -568,9 +612,11 @@ export function investigate(run: RunData, opts: InvestigateOptions = {}): Invest
   const g = buildGraph(m, opts);
   const prov = new ProvenanceIndex(m);
   const idx = new TestIndex(m, g);
+  const reach = new UntrustedReach(m);
+  const up = new Upstream(g);
   const views = new Map<string, ActionView>();
-  for (const a of m.actions) views.set(nodeId(a.id), actionView(m, g, prov, idx, a));
-  const al = alertsOf(m, new UntrustedReach(m), views);
+  for (const a of m.actions) views.set(nodeId(a.id), actionView(m, g, prov, idx, up, reach, a));
+  const al = alertsOf(m, reach, views);
   const bySeq = new Map<number, Severity[]>();
   for (const x of al) if (x.seq !== null) bySeq.set(x.seq, [...(bySeq.get(x.seq) ?? []), x.severity]);
   for (const v of views.values()) v.alerts = bySeq.get(v.seq) ?? [];
@@ -598,14 +644,15 @@ export function investigate(run: RunData, opts: InvestigateOptions = {}): Invest
   };
 }
 
-function actionView(m: RunModel, g: Graph, prov: ProvenanceIndex, idx: TestIndex, a: ActionEvent & { line?: number }): ActionView {
+function actionView(m: RunModel, g: Graph, prov: ProvenanceIndex, idx: TestIndex, up: Upstream, reach: UntrustedReach, a: ActionEvent & { line?: number }): ActionView {
   const v = viewOf(m, prov, a);
   v.target = suggestTargetFor(a.tool, m.lossless(a.args_ref), v.provenance);
   v.args = m.canonical(a.args_ref);
   v.result = m.canonical(a.result_ref);
-  v.candidates = candidates(m, g, idx, a);
-  v.lineage = lineage(g, v.node);
-  v.verdict = verdictSentence(v);
+  const c = candidates(m, g, idx, up, a);
+  v.candidates = c.rows;
+  if (c.total > c.rows.length) v.candidatesTotal = c.total;
+  v.verdict = verdictSentence(v, reach.of(a.id).length);
   return v;
 }
 
@@ -628,7 +675,6 @@ function viewOf(m: RunModel, prov: ProvenanceIndex, a: ActionEvent & { line?: nu
     decision: a.decision ? nodeId(a.decision) : null,
     provenance,
     candidates: [],
-    lineage: [],
     target: `tool=${a.tool}`,
     verdict: "",
     alerts: [],
@@ -651,17 +697,18 @@ export function investigateLite(run: RunData): { summary: RunSummary; alerts: Al
   const tested = run.tests.some((t) => (t.scope ?? "run") === "run");
   const g = tested ? buildGraph(m, { infer: false, reuse: false }) : null;
   const idx = g ? new TestIndex(m, g) : null;
+  const up = g ? new Upstream(g) : null;
   const views = new Map<string, ActionView>();
-  for (const a of m.actions) views.set(nodeId(a.id), liteView(m, g, prov, idx, a));
+  for (const a of m.actions) views.set(nodeId(a.id), liteView(m, g, prov, idx, up, a));
   const al = alertsOf(m, new UntrustedReach(m), views);
   return { summary: summaryOf(m, al), alerts: al };
 }
 
 /** What the alerts need of a call: provenance, sensitivity, a target, and (with tests) its candidates. */
-function liteView(m: RunModel, g: Graph | null, prov: ProvenanceIndex, idx: TestIndex | null, a: ActionEvent & { line?: number }): ActionView {
+function liteView(m: RunModel, g: Graph | null, prov: ProvenanceIndex, idx: TestIndex | null, up: Upstream | null, a: ActionEvent & { line?: number }): ActionView {
   const v = viewOf(m, prov, a);
   if (v.sensitive) v.target = suggestTargetFor(a.tool, m.lossless(a.args_ref), v.provenance);
-  if (g && idx && v.sensitive) v.candidates = candidates(m, g, idx, a);
+  if (g && idx && up && v.sensitive) v.candidates = candidates(m, g, idx, up, a).rows;
   return v;
 }
 

@@ -123,9 +123,10 @@ export interface ActionView {
   blocked: boolean;
   decision: string | null;
   provenance: ProvenanceRow[];
+  /** Candidate causes, best first: every tested one, and untested ones up to a cap (core/analysis/investigate.ts CANDIDATES_MAX). */
   candidates: Candidate[];
-  /** Chains of node ids from each untrusted root to this call. */
-  lineage: string[][];
+  /** How many candidates there are in all, when untested ones were left off. */
+  candidatesTotal?: number;
   /** Suggested target spec for tests of this call. */
   target: string;
   /** One sentence: what is known about why this call happened. */

@@ -13,6 +13,7 @@ import type { ActionEvent, DecisionEvent, LoadedEvent } from "../log/events";
 import type { TestRecord } from "../log/testslog";
 import { RunModel } from "./model";
 import { dumps } from "../log/pyjson";
+import { lineageChains } from "./lineage";
 
 export type Evidence = "observed" | "inferred" | "tested";
 export type NodeType = "input" | "decision" | "action" | "message";
@@ -425,30 +426,9 @@ export function taint(m: RunModel, g: Graph, sources: readonly string[] = ["untr
   };
 }
 
-/**
- * The observed chains from each untrusted input (or, when none, each input) to the node: one
- * shortest path per root, the first `max` roots by seq. One backward search serves every root.
- */
+/** The observed chains from each untrusted input (or, when none, each input) to the node (see lineageChains). */
 export function lineage(g: Graph, target: string, max = 12): string[][] {
-  // backward breadth-first search: next[x] is the step from x toward the target
-  const next = new Map<string, string | null>([[target, null]]);
-  const q = [target];
-  for (let i = 0; i < q.length; i++) {
-    for (const e of g.inEdges(q[i], OBSERVED)) {
-      if (next.has(e.src)) continue;
-      next.set(e.src, q[i]);
-      q.push(e.src);
-    }
-  }
-  const inputs = [...next.keys()].filter((n) => n !== target && g.nodes.get(n)!.type === "input");
-  let roots = inputs.filter((n) => g.nodes.get(n)!.trust === "untrusted");
-  if (!roots.length) roots = inputs;
-  roots.sort((a, b) => g.nodes.get(a)!.seq - g.nodes.get(b)!.seq);
-  return roots.slice(0, max).map((r) => {
-    const chain: string[] = [];
-    for (let x: string | null | undefined = r; x; x = next.get(x)) chain.push(x);
-    return chain;
-  });
+  return lineageChains(target, (id) => g.inEdges(id, OBSERVED).map((e) => e.src), (id) => g.nodes.get(id), max);
 }
 
 /** The longest observed chain (by hops) ending at an action: the run's critical path. */

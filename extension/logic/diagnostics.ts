@@ -11,6 +11,7 @@ import type { Problem } from "../../core/log/problems";
 import type { RunAnalysis } from "./analysis";
 import type { SiteResolver } from "./sites";
 import { signed } from "../../core/format";
+import { count, t } from "./l10n";
 
 export type DiagSeverity = "error" | "warning" | "info";
 
@@ -101,7 +102,7 @@ export function runDiagnostics(run: RunForDiagnostics, resolver?: SiteResolver):
       file,
       line: p.line ?? 1,
       severity: "error",
-      message: oneLine(`Verify failed: ${p.message}${errors.length > 1 ? ` (and ${errors.length - 1} more problem${errors.length === 2 ? "" : "s"})` : ""}`),
+      message: oneLine(errors.length > 1 ? t("Verify failed: {0} (and {1})", p.message, count(errors.length - 1, "{0} more problem", "{0} more problems")) : t("Verify failed: {0}", p.message)),
       code: p.code,
       related: errors.slice(1, MAX_RELATED).filter((q) => q.line).map((q) => ({ kind: "file" as const, file: q.file === "tests.jsonl" ? path.join(dir, "tests.jsonl") : events, line: q.line!, message: oneLine(q.message, 200) })),
       fixes: [],

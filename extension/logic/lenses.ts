@@ -8,6 +8,7 @@ import type { RunAnalysis } from "./analysis";
 import { oneLine } from "./diagnostics";
 import type { SiteResolver } from "./sites";
 import { signed } from "../../core/format";
+import { count, t } from "./l10n";
 
 /** The SDK call behind an event type. */
 export const CALL_OF: Record<string, "act" | "decide" | "observe" | "send"> = { action: "act", decision: "decide", input: "observe", message: "send" };
@@ -75,9 +76,7 @@ function compareItems(a: LensItem, b: LensItem): number {
 }
 
 
-function plural(n: number, one: string, many = one + "s"): string {
-  return `${n} ${n === 1 ? one : many}`;
-}
+const runs = (n: number) => count(n, "{0} run", "{0} runs");
 
 function list(labels: string[], max = 2): string {
   return labels.slice(0, max).join(", ") + (labels.length > max ? ` +${labels.length - max}` : "");
@@ -91,25 +90,25 @@ export function lensTitle(item: LensItem): string {
       head = item.tool ?? "act";
       break;
     case "decide":
-      head = `decide (${list(item.labels) || "model"})`;
+      head = t("decide ({0})", list(item.labels) || t("model"));
       break;
     case "observe":
-      head = item.labels.length > 1 ? `observe · ${plural(item.labels.length, "source")}` : `observe ${item.labels[0] ?? ""}`.trim();
+      head = item.labels.length > 1 ? t("observe · {0}", count(item.labels.length, "{0} source", "{0} sources")) : t("observe {0}", item.labels[0] ?? "").trim();
       break;
     case "send":
-      head = `send → ${list(item.labels) || "?"}`;
+      head = t("send → {0}", list(item.labels) || "?");
       break;
   }
-  const parts = [oneLine(head, 80), plural(item.runs.size, "run")];
-  for (const s of ["high", "review", "info"] as const) if (item.alerts[s]) parts.push(`${item.alerts[s]} ${s}`);
-  if (item.cause) parts.push(`cause: ${oneLine(item.cause.intervention.replace(/^input:/, ""), 60)} ${signed(item.cause.effect)}`);
+  const parts = [oneLine(head, 80), runs(item.runs.size)];
+  for (const s of ["high", "review", "info"] as const) if (item.alerts[s]) parts.push(s === "high" ? t("{0} high", item.alerts[s]) : s === "review" ? t("{0} review", item.alerts[s]) : t("{0} info", item.alerts[s]));
+  if (item.cause) parts.push(t("cause: {0} {1}", oneLine(item.cause.intervention.replace(/^input:/, ""), 60), signed(item.cause.effect)));
   return parts.join(" · ");
 }
 
 /** The hover text of a lens: plain text. */
 export function lensTooltip(item: LensItem): string {
-  const lines = [`${item.events} event${item.events === 1 ? "" : "s"} recorded here by ${item.call}() in ${plural(item.runs.size, "run")}.`];
-  if (item.cause) lines.push(`Tested cause: ${item.cause.intervention} ${signed(item.cause.effect)} [${signed(item.cause.ci[0])}, ${signed(item.cause.ci[1])}], n = ${item.cause.n}.`);
-  lines.push("Click to open it in the investigator.");
+  const lines = [t("{0} recorded here by {1}() in {2}.", count(item.events, "{0} event", "{0} events"), item.call, runs(item.runs.size))];
+  if (item.cause) lines.push(t("Tested cause: {0} {1} [{2}, {3}], n = {4}.", item.cause.intervention, signed(item.cause.effect), signed(item.cause.ci[0]), signed(item.cause.ci[1]), item.cause.n));
+  lines.push(t("Click to open it in the investigator."));
   return oneLine(lines.join(" "), 500);
 }

@@ -7,6 +7,7 @@ import type { ActionView, Candidate } from "../../core/analysis/types";
 import { BUILTIN_PROGRAMS } from "../../core/replay/programs";
 import type { WorkerRequest } from "../../core/replay/worker-protocol";
 import { pct, signed } from "../../core/format";
+import { count, t } from "./l10n";
 
 export type ProgramStatus = "none" | "builtin" | "allowed" | "ask";
 
@@ -17,11 +18,9 @@ export function programStatus(program: string, allowed: readonly string[]): Prog
   return allowed.includes(program) ? "allowed" : "ask";
 }
 
-export const RESTRICTED_REASON = "Replays run the agent program's code, so they are off in Restricted Mode. Trust this workspace to run Find the cause, Run test and Replay; everything else works.";
-
 /** Why replays are unavailable, or undefined when they are available. */
 export function replayUnavailableReason(trusted: boolean): string | undefined {
-  return trusted ? undefined : RESTRICTED_REASON;
+  return trusted ? undefined : t("Replays run the agent program's code, so they are off in Restricted Mode. Trust this workspace to run Find the cause, Run test and Replay; everything else works.");
 }
 
 export interface ReplaySettings {
@@ -62,17 +61,18 @@ export function describeResult(op: ReplayJob["op"], result: unknown): string {
   if (op === "attribute") {
     if (typeof r.summary === "string" && r.summary) return r.summary;
     const causes = Array.isArray(r.causes) ? (r.causes as { spec: string; effect: number; role: string }[]) : [];
-    return causes.length ? `Cause: ${causes.map((c) => `${c.spec} ${signed(c.effect)} (${c.role})`).join(", ")}` : "No single cause found.";
+    return causes.length ? t("Cause: {0}", causes.map((c) => `${c.spec} ${signed(c.effect)} (${c.role})`).join(", ")) : t("No single cause found.");
   }
-  if (op === "fixCheck") return typeof r.summary === "string" ? `Fix check: ${r.summary}` : "Fix check finished.";
+  if (op === "fixCheck") return typeof r.summary === "string" ? t("Fix check: {0}", r.summary) : t("Fix check finished.");
   if (op === "test") {
     const ci = Array.isArray(r.ci) ? r.ci : [];
     const verdict = String(r.verdict ?? "inconclusive").toUpperCase();
-    return `Removing ${String(r.intervention)}: ${String(r.target)} happens in ${pct(r.p_without)} of replays instead of ${pct(r.p_with)} — effect ${signed(r.effect)} [${signed(ci[0])}, ${signed(ci[1])}], n = ${String(r.n)}: ${verdict}${r.role ? ` (${String(r.role)})` : ""}.`;
+    return t("Removing {0}: {1} happens in {2} of replays instead of {3} — effect {4} [{5}, {6}], n = {7}: {8}.", String(r.intervention), String(r.target), pct(r.p_without), pct(r.p_with), signed(r.effect), signed(ci[0]), signed(ci[1]), String(r.n), verdict + (r.role ? ` (${String(r.role)})` : ""));
   }
   const diffs = Array.isArray(r.diffs) ? r.diffs.length : 0;
   const actions = Array.isArray(r.actions) ? r.actions.length : 0;
-  return diffs ? `The replay differs from the recording in ${diffs} place${diffs === 1 ? "" : "s"} (${actions} tool calls).` : `The replay matches the recording (${actions} tool calls).`;
+  const calls = count(actions, "{0} tool call", "{0} tool calls");
+  return diffs ? t("The replay differs from the recording in {0} ({1}).", count(diffs, "{0} place", "{0} places"), calls) : t("The replay matches the recording ({0}).", calls);
 }
 
 /** Multi-line text of a replay-and-diff result, for the output channel. */

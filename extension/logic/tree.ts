@@ -11,6 +11,7 @@ import type { RunData } from "../../core/log/reader";
 import type { RunRow } from "../../core/store/types";
 import type { RunEntry } from "./runStore";
 import { oneLine } from "./diagnostics";
+import { count, t } from "./l10n";
 
 export type TreeNode =
   /** A folder holding runs (shown when runs live in more than one folder). */
@@ -102,18 +103,38 @@ export function parentOf(n: TreeNode): TreeNode | undefined {
   }
 }
 
-function plural(n: number, one: string): string {
-  return `${n} ${one}${n === 1 ? "" : "s"}`;
+const COUNTS = {
+  run: ["{0} run", "{0} runs"],
+  event: ["{0} event", "{0} events"],
+  decision: ["{0} decision", "{0} decisions"],
+  toolCall: ["{0} tool call", "{0} tool calls"],
+  message: ["{0} message", "{0} messages"],
+  input: ["{0} input", "{0} inputs"],
+  error: ["{0} error", "{0} errors"],
+  warning: ["{0} warning", "{0} warnings"],
+  test: ["{0} test", "{0} tests"],
+} as const;
+
+function plural(n: number, what: keyof typeof COUNTS): string {
+  return count(n, COUNTS[what][0], COUNTS[what][1]);
 }
+
+const SEVERITY_COUNT: Record<Severity, (n: number) => string> = {
+  high: (n) => t("{0} high", n),
+  review: (n) => t("{0} review", n),
+  info: (n) => t("{0} info", n),
+};
 
 export function alertCounts(s: RunSummary["alerts"]): string {
   return (["high", "review", "info"] as const)
     .filter((k) => s[k])
-    .map((k) => `${s[k]} ${k}`)
+    .map((k) => SEVERITY_COUNT[k](s[k]))
     .join(" · ");
 }
 
-const STATUS_TEXT: Record<RunSummary["status"], string> = { intact: "intact", failed: "failed verify", running: "running" };
+function statusText(s: RunSummary["status"]): string {
+  return s === "intact" ? t("intact") : s === "failed" ? t("failed verify") : t("running");
+}
 
 /** A runs folder's row: where it is, how many runs it holds and their high alerts. */
 export function folderItem(dir: string, label: string, entries: readonly RunEntry[], listedOnly = 0): ItemSpec {
@@ -124,9 +145,9 @@ export function folderItem(dir: string, label: string, entries: readonly RunEntr
     if (e.analysis?.summary.status === "failed") failed++;
   }
   const parts = [plural(entries.length + listedOnly, "run")];
-  if (listedOnly) parts.push(`${listedOnly} not opened`);
-  if (high) parts.push(`${high} high`);
-  if (failed) parts.push(`${failed} failed verify`);
+  if (listedOnly) parts.push(t("{0} not opened", listedOnly));
+  if (high) parts.push(t("{0} high", high));
+  if (failed) parts.push(t("{0} failed verify", failed));
   return {
     id: nodeKey({ kind: "folder", dir }),
     label,
@@ -146,8 +167,8 @@ export function runItem(entry: RunEntry, opts: { where?: string } = {}): ItemSpe
   if (!a) {
     return {
       ...base,
-      description: [entry.error ? "could not be read" : "reading…", opts.where].filter(Boolean).join(" · "),
-      tooltip: `${entry.dir}\n${entry.error ? "The run could not be analysed; see the Causeway output." : "Reading and checking the run…"}`,
+      description: [entry.error ? t("could not be read") : t("reading…"), opts.where].filter(Boolean).join(" · "),
+      tooltip: `${entry.dir}\n${entry.error ? t("The run could not be analysed; see the Causeway output.") : t("Reading and checking the run…")}`,
       icon: entry.error ? { id: "error", color: COLOR.error } : { id: "loading~spin" },
       contextValue: CONTEXT.run,
     };
@@ -156,20 +177,20 @@ export function runItem(entry: RunEntry, opts: { where?: string } = {}): ItemSpe
   const verifiedFailed = entry.verified && entry.verified.version === entry.version && !entry.verified.result.ok;
   const status = verifiedFailed ? "failed" : s.status;
   const icon = status === "failed" ? { id: "error", color: COLOR.error } : status === "running" ? { id: "sync~spin", color: COLOR.running } : { id: "verified", color: COLOR.passed };
-  const desc = [STATUS_TEXT[status], alertCounts(s.alerts), s.program ? oneLine(s.program, 60) : "no program"].filter(Boolean);
+  const desc = [statusText(status), alertCounts(s.alerts), s.program ? oneLine(s.program, 60) : t("no program")].filter(Boolean);
   if (opts.where) desc.push(opts.where);
   const tip = [
     `${s.run_id}  (${entry.dir})`,
-    `Status: ${STATUS_TEXT[status]}${status === "failed" && (entry.verified?.result.first ?? s.first_problem) ? ` — ${oneLine((entry.verified?.result.first ?? s.first_problem)!.message, 300)}` : ""}`,
-    `Program: ${s.program || "none recorded (not replayable)"}`,
-    `Started: ${s.started || "?"}`,
-    `Agents: ${s.agents.join(", ") || "none"}`,
-    `${plural(s.events, "event")}: ${plural(s.decisions, "decision")}, ${plural(s.actions, "tool call")}, ${plural(s.messages, "message")}, ${plural(s.inputs, "input")} (${s.untrusted_inputs} untrusted)`,
-    `Alerts: ${alertCounts(s.alerts) || "none"}`,
-    `Tests: ${s.tests}${s.confirmed_causes ? ` (${s.confirmed_causes} confirmed cause${s.confirmed_causes === 1 ? "" : "s"})` : ""}`,
+    t("Status: {0}", statusText(status)) + (status === "failed" && (entry.verified?.result.first ?? s.first_problem) ? ` — ${oneLine((entry.verified?.result.first ?? s.first_problem)!.message, 300)}` : ""),
+    s.program ? t("Program: {0}", s.program) : t("Program: none recorded (not replayable)"),
+    t("Started: {0}", s.started || "?"),
+    s.agents.length ? t("Agents: {0}", s.agents.join(", ")) : t("Agents: none"),
+    t("{0}: {1}, {2}, {3}, {4} ({5} untrusted)", plural(s.events, "event"), plural(s.decisions, "decision"), plural(s.actions, "toolCall"), plural(s.messages, "message"), plural(s.inputs, "input"), s.untrusted_inputs),
+    t("Alerts: {0}", alertCounts(s.alerts) || t("none")),
+    s.confirmed_causes ? t("Tests: {0} ({1})", s.tests, count(s.confirmed_causes, "{0} confirmed cause", "{0} confirmed causes")) : t("Tests: {0}", s.tests),
   ];
-  if (s.task) tip.push(`Task: ${oneLine(s.task, 300)}`);
-  if (s.top_alert) tip.push(`Top alert: ${oneLine(s.top_alert.title, 300)}`);
+  if (s.task) tip.push(t("Task: {0}", oneLine(s.task, 300)));
+  if (s.top_alert) tip.push(t("Top alert: {0}", oneLine(s.top_alert.title, 300)));
   return {
     ...base,
     description: desc.join(" · "),
@@ -183,19 +204,19 @@ export function runItem(entry: RunEntry, opts: { where?: string } = {}): ItemSpe
 /** A collector's run not opened yet: what its runs-table row says; expanding or clicking opens it. */
 export function remoteRunItem(dir: string, row: RunRow): ItemSpec {
   const alerts = alertCounts(row.alerts);
-  const desc = ["on the collector", row.status, alerts, row.program ? oneLine(row.program, 60) : "no program"].filter(Boolean);
+  const desc = [t("on the collector"), row.status, alerts, row.program ? oneLine(row.program, 60) : t("no program")].filter(Boolean);
   return {
     id: nodeKey({ kind: "run", dir }),
     label: path.basename(dir),
     description: desc.join(" · "),
     tooltip: [
-      `${row.run_id}  (on the collector; expand or click to open it)`,
-      `Status: ${row.status}`,
-      `Program: ${row.program || "none recorded"}`,
-      `Started: ${row.started || "?"}`,
+      t("{0}  (on the collector; expand or click to open it)", row.run_id),
+      t("Status: {0}", row.status),
+      t("Program: {0}", row.program || t("none recorded")),
+      t("Started: {0}", row.started || "?"),
       `${plural(row.events, "event")}, ${plural(row.tests, "test")}`,
-      `Alerts: ${alerts || "none"}`,
-      `Last update: ${row.updated}`,
+      t("Alerts: {0}", alerts || t("none")),
+      t("Last update: {0}", row.updated),
     ].join("\n"),
     icon: { id: "cloud", color: row.alerts.high ? COLOR.error : undefined },
     contextValue: CONTEXT.remoteRun,
@@ -224,10 +245,10 @@ export function agentChildren(dir: string, run: RunData, agent: string): TreeNod
 export function agentItem(dir: string, run: RunData, agent: string, alerts: readonly Alert[]): ItemSpec {
   const evs = run.events.filter((e) => safeText(e.agent) === agent);
   const start = evs.find((e) => e.type === "agent.start");
-  const count = (t: string) => evs.filter((e) => e.type === t).length;
+  const typed = (type: string) => evs.filter((e) => e.type === type).length;
   const mine = alerts.filter((a) => a.agent === agent);
   const worst = worstOf(mine.map((a) => a.severity));
-  const parts = agent === "run" ? [plural(evs.length, "event")] : [plural(count("decision"), "decision"), plural(count("action"), "tool call")];
+  const parts = agent === "run" ? [plural(evs.length, "event")] : [plural(typed("decision"), "decision"), plural(typed("action"), "toolCall")];
   const counts = countSeverities(mine.map((a) => a.severity));
   if (counts) parts.push(counts);
   return {
@@ -235,10 +256,10 @@ export function agentItem(dir: string, run: RunData, agent: string, alerts: read
     label: oneLine(agent, 80),
     description: parts.join(" · "),
     tooltip: [
-      `Agent ${oneLine(agent, 120)}`,
-      start?.role ? `Role: ${oneLine(safeText(start.role), 200)}` : "",
-      start?.parent ? `Spawned by ${oneLine(safeText(start.parent), 120)}` : "",
-      `${plural(count("input"), "input")}, ${plural(count("decision"), "decision")}, ${plural(count("action"), "tool call")}, ${plural(count("message"), "message")} sent`,
+      t("Agent {0}", oneLine(agent, 120)),
+      start?.role ? t("Role: {0}", oneLine(safeText(start.role), 200)) : "",
+      start?.parent ? t("Spawned by {0}", oneLine(safeText(start.parent), 120)) : "",
+      t("{0}, {1}, {2}, {3} sent", plural(typed("input"), "input"), plural(typed("decision"), "decision"), plural(typed("action"), "toolCall"), plural(typed("message"), "message")),
     ]
       .filter(Boolean)
       .join("\n"),
@@ -265,7 +286,7 @@ function severityIcon(s: Severity): { id: string; color: string } {
 function preview(run: RunData, ref: unknown, n = 80): string {
   if (typeof ref !== "string") return "";
   const r = run.blobs.get(ref);
-  if (!r.ok) return "(content unavailable)";
+  if (!r.ok) return t("(content unavailable)");
   return oneLine(typeof r.value === "string" ? r.value : r.canonical, n);
 }
 
@@ -279,38 +300,38 @@ export function eventItem(dir: string, run: RunData, e: LoadedEvent, alerts: rea
   let detail = "";
   switch (e.type) {
     case "run.start":
-      label = "run started";
+      label = t("run started");
       icon = { id: "debug-start" };
-      tags.push(e.program ? oneLine(safeText(e.program), 60) : "no program");
+      tags.push(e.program ? oneLine(safeText(e.program), 60) : t("no program"));
       break;
     case "run.end":
-      label = "run finished";
+      label = t("run finished");
       icon = { id: "debug-stop" };
       break;
     case "agent.start":
-      label = "joined";
+      label = t("joined");
       icon = { id: "person-add" };
       if (e.role) tags.push(oneLine(safeText(e.role), 60));
       break;
     case "input":
-      label = e.kind === "task" ? "task" : oneLine(safeText(e.source ?? "input"), 80);
+      label = e.kind === "task" ? t("task") : oneLine(safeText(e.source ?? "input"), 80);
       icon = e.trust === "untrusted" ? { id: "globe", color: COLOR.untrusted } : { id: "file-text" };
-      tags.push(e.trust === "untrusted" ? "untrusted" : "trusted");
+      tags.push(e.trust === "untrusted" ? t("untrusted") : t("trusted"));
       detail = preview(run, e.ref, 300);
       break;
     case "decision":
-      label = `decide${e.purpose ? ` · ${oneLine(safeText(e.purpose), 40)}` : ""}`;
+      label = e.purpose ? t("decide · {0}", oneLine(safeText(e.purpose), 40)) : t("decide");
       icon = e.status === "error" ? { id: "error", color: COLOR.warning } : { id: "lightbulb" };
-      tags.push(`${oneLine(safeText(e.model ?? "?"), 40)}, ${Array.isArray(e.context) ? e.context.length : 0} inputs`);
+      tags.push(`${oneLine(safeText(e.model ?? "?"), 40)}, ${plural(Array.isArray(e.context) ? e.context.length : 0, "input")}`);
       detail = preview(run, e.output, 300);
       break;
     case "action": {
       label = oneLine(safeText(e.tool ?? "tool"), 60);
       const blocked = e.status === "blocked";
-      if (blocked) tags.push("blocked");
-      if (e.sensitive === true) tags.push("sensitive");
-      if (e.status === "error") tags.push("failed");
-      if (e.mode === "stub") tags.push("stubbed");
+      if (blocked) tags.push(t("blocked"));
+      if (e.sensitive === true) tags.push(t("sensitive"));
+      if (e.status === "error") tags.push(t("failed"));
+      if (e.mode === "stub") tags.push(t("stubbed"));
       icon = worst ? severityIcon(worst) : blocked ? { id: "circle-slash", color: COLOR.error } : e.sensitive === true ? { id: "shield", color: COLOR.warning } : { id: "tools" };
       if (blocked && worst) icon = { id: "circle-slash", color: COLOR.error };
       tags.push(preview(run, e.args_ref, 70));
@@ -328,16 +349,16 @@ export function eventItem(dir: string, run: RunData, e: LoadedEvent, alerts: rea
   }
   if (problemsOnLine.length) {
     icon = { id: "error", color: COLOR.error };
-    tags.unshift("integrity problem");
+    tags.unshift(t("integrity problem"));
   }
   const counts = countSeverities(mine.filter((a) => a.rule !== "integrity").map((a) => a.severity));
   const description = [`#${e.seq}`, counts, ...tags].filter(Boolean).join(" · ");
   const tooltip = [
-    `${safeText(e.type)} #${e.seq} by ${oneLine(safeText(e.agent), 80)} (events.jsonl line ${e.line})`,
+    t("{0} #{1} by {2} (events.jsonl line {3})", safeText(e.type), e.seq, oneLine(safeText(e.agent), 80), e.line),
     ...mine.map((a) => `[${a.severity}] ${oneLine(a.title, 200)}${a.detail ? ` — ${oneLine(a.detail, 300)}` : ""}`),
     ...problemsOnLine.map((p) => `[integrity] ${oneLine(p, 300)}`),
-    detail ? `Content: ${detail}` : "",
-    e.site && typeof e.site === "object" ? `Recorded at ${oneLine(safeText((e.site as { file?: unknown }).file), 200)}:${Number((e.site as { line?: unknown }).line)}` : "",
+    detail ? t("Content: {0}", detail) : "",
+    e.site && typeof e.site === "object" ? t("Recorded at {0}:{1}", oneLine(safeText((e.site as { file?: unknown }).file), 200), Number((e.site as { line?: unknown }).line)) : "",
   ]
     .filter(Boolean)
     .join("\n");
@@ -357,9 +378,9 @@ export function eventItem(dir: string, run: RunData, e: LoadedEvent, alerts: rea
 export function problemsItem(dir: string, errors: number, warnings: number): ItemSpec {
   return {
     id: nodeKey({ kind: "problems", dir }),
-    label: "verify failed",
+    label: t("verify failed"),
     description: [errors ? plural(errors, "error") : "", warnings ? plural(warnings, "warning") : ""].filter(Boolean).join(", "),
-    tooltip: "The log does not verify: events were edited, removed, re-ordered or cut off, or blobs are missing or forged. The intact events are still listed.",
+    tooltip: t("The log does not verify: events were edited, removed, re-ordered or cut off, or blobs are missing or forged. The intact events are still listed."),
     icon: { id: "error", color: COLOR.error },
     contextValue: CONTEXT.problems,
     collapsible: "collapsed",

@@ -56,6 +56,11 @@ describe("README figures", () => {
 
     const [on] = replay.attribution as { wall_ms: number; model_calls: number; naive_model_calls: number }[];
     expect(readme).toContain(`(${on.model_calls} with \`--method newcombe\``); // the demo's Find the cause, the reference's method
+    // the demo's Find the cause as the README runs it, through the CLI (npm run bench:replay -- --demo-find-cause)
+    const demo = results("2026-12-01-demo-find-cause.json") as { methods: { method: string; model_calls: number; causes: { spec: string; role: string }[] }[] };
+    const by = Object.fromEntries(demo.methods.map((m) => [m.method, m]));
+    expect(by.betting.causes).toEqual([expect.objectContaining({ spec: "input:vendor:portal/notes.md", role: "primary" })]);
+    expect(readme).toContain(`vendor note alone, primary; **${by.betting.model_calls} model calls** with the paired betting sequence (${by.newcombe.model_calls} with \`--method newcombe\``);
     expect(readme).toContain(`**${thousands(replay.throughput.calls_per_s)} model calls/s**`);
     expect(read("bench/README.md")).toContain(`| on | ${on.wall_ms} ms | ${on.model_calls} | ${on.naive_model_calls} |`);
   });
@@ -86,6 +91,18 @@ describe("README figures", () => {
     for (const [name, p] of [["load", store.load], ["kill", store.kill], ["restart", store.restart]] as const) {
       expect(scale).toContain(`| ${name} | ${p.agents} × ${thousands(p.events_per_agent)} | ${thousands(p.events_total)} | ${thousands(p.events_per_s)} | ${Math.round(p.batch_ms_p50)} ms | ${Math.round(p.batch_ms_p99)} ms | ${p.check.identical} / ${p.check.runs} | 0 / 0 |`);
     }
+  });
+
+  it("the big graph's figures are its results file's", () => {
+    const md = read("bench/results/2026-12-01-webview-graph-team-1473.md");
+    const medians = [...md.matchAll(/\*\*(\d+) ms\*\*/g)].map((m) => thousands(Number(m[1])));
+    const [loaded, before, after] = medians;
+    const sizes = [...md.matchAll(/\| (\d+\.\d) MB \|/g)].map((m) => m[1]);
+    expect(readme).toContain(`report **${sizes[1]} MB → ${sizes[2]} MB**`);
+    expect(readme).toContain(`interactive after **${before} ms → ${after} ms** (median of 2); at load average 40–90, ${loaded} ms (median of 3)`);
+    const big = read("bench/results/2026-12-01-webview-graph-team-20000.md");
+    const row = /\| team \| ([\d,]+) \| .*? \| ([\d.]+) MB \| \d+ ms \/ \*\*(\d+) ms\*\* \/ \d+ ms \| (\d+) ms \|/.exec(big)!;
+    expect(readme).toContain(`${row[1]} events under the same load: ${thousands(Number(row[3]))} ms (one load; report ${row[2]} MB; layout + Cytoscape + first frame ${row[4]} ms`);
   });
 
   it("says the benchmark's model is a simulation and what its truth means", () => {

@@ -75,6 +75,11 @@ export function Candidates({ a }: { inv: Investigation; a: ActionView }) {
           </Button>
         </div>
       )}
+      {a.candidatesTotal !== undefined && a.candidatesTotal > a.candidates.length && (
+        <p class="note candidates-left-off" role="note">
+          {`${a.candidatesTotal - a.candidates.length} more untested upstream inputs and channels are not listed (${a.candidatesTotal} in all). Find the cause picks its suspects from the run, not from this list.`}
+        </p>
+      )}
       <p class="footnote">
         Effect: how much less often the call happens when the candidate is removed, over paired replays, with its 95% interval. Ruled out: any effect is below 0.20. Inconclusive: more replays are needed to decide.
       </p>

@@ -13,7 +13,7 @@ import { applyFocus, applyToggles, applyTrace, createGraph, createGraphOf, fitte
 import { BIG_GRAPH, LABEL_ZOOM, buildViewElements, graphStyle } from "../graph/elements";
 import { groupedView, lineage } from "../graph/groups";
 import type { GraphToggles } from "../host";
-import { layeredLayout } from "../graph/layout";
+import { forceLayout, layeredLayout } from "../graph/layout";
 import { readColors } from "../graph/theme";
 import { useApp } from "./context";
 import { Legend, NodePanel, NodeSearch } from "./GraphParts";
@@ -59,20 +59,26 @@ export function GraphScreen() {
   useEffect(() => {
     if (!box.current || !inv.graph.nodes.length) return;
     performance.mark("causeway:graph-start");
+    const viewEdges = view?.edges.filter((e) => e.evidence !== "inferred");
     const layout = view
-      ? layeredLayout(view.nodes, view.edges.filter((e) => e.evidence !== "inferred"), { dx: 220, dy: 120 })
+      ? layeredLayout(view.nodes, viewEdges!, { dx: 220, dy: 120 })
       : layeredLayout(
           inv.graph.nodes,
           inv.graph.edges.filter((e) => e.evidence === "observed"),
         );
+    // the groups alone (nothing traced): a few dozen nodes, placed by forces (a chain of layers
+    // would be too wide to read), started from the layered positions so it is repeatable
+    const positions = view && !focus.length ? forceLayout(view.nodes.map((n) => n.id), viewEdges!, layout.positions) : layout.positions;
+    performance.mark("causeway:graph-layout");
     let cy: cytoscape.Core;
     try {
-      cy = view ? createGraphOf(box.current, buildViewElements(inv, view, layout.positions), false) : createGraph(box.current, inv, layout.positions, big, (e) => edgeVisible(e, toggles));
+      cy = view ? createGraphOf(box.current, buildViewElements(inv, view, positions), false) : createGraph(box.current, inv, layout.positions, big, (e) => edgeVisible(e, toggles));
     } catch (err) {
       // No canvas (an unusual browser, a test DOM): say so instead of breaking the app.
       setFailure(err instanceof Error ? err.message : String(err));
       return;
     }
+    performance.mark("causeway:graph-cy");
     setFailure(null);
     cyRef.current = cy;
     applied.current = { inferred: toggles.inferred, ruledOut: toggles.ruledOut, node: null };
@@ -80,12 +86,7 @@ export function GraphScreen() {
       applyFocus(cy, toggles.node, focus);
       const traced = cy.elements(".traced");
       if (traced.nonempty()) cy.fit(traced, 50);
-      else {
-        // the groups alone: a few dozen nodes, placed by a force layout (a chain of layers
-        // would be too wide to read), started from the layered positions so it is repeatable
-        cy.layout({ name: "cose", animate: false, randomize: false, fit: false, nodeDimensionsIncludeLabels: true, idealEdgeLength: () => 110, nodeRepulsion: () => 120_000, numIter: 500 }).run();
-        cy.fit(undefined, 50);
-      }
+      else cy.fit(undefined, 50);
     } else {
       if (toggles.node) applyTrace(cy, inv, toggles, applied.current);
       cy.viewport(viewports.get(run) ?? fitted(layout.positions, cy.width(), cy.height()));

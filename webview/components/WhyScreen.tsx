@@ -3,10 +3,10 @@
  * the recorded path through the agents with every untrusted root, and the candidate causes with
  * Run test and Find the cause.
  */
-import { useState } from "preact/hooks";
+import { useMemo, useState } from "preact/hooks";
 import type { ActionView, Investigation } from "../../core/analysis/types";
 import { PROVENANCE_LABEL, PROVENANCE_TONE, clip } from "../format";
-import { actionSeverity, defaultAction, indexOf, lineageGroups, nodeName } from "../logic";
+import { actionSeverity, defaultAction, indexOf, lineageGroups, nodeLineage, nodeName } from "../logic";
 import { Candidates } from "./Candidates";
 import { CauseDetails } from "./CauseDetails";
 import { useApp } from "./context";
@@ -184,7 +184,7 @@ const TYPE_ICON: Record<string, string> = { input: "file", decision: "hubot", ac
 function Lineage({ inv, a }: { inv: Investigation; a: ActionView }) {
   const { ctl } = useApp();
   const ix = indexOf(inv);
-  const groups = lineageGroups(a.lineage);
+  const groups = useMemo(() => lineageGroups(nodeLineage(inv, a.node)), [inv, a.node]);
   const [all, setAll] = useState(false);
   const shown = all ? groups : groups.slice(0, PATHS);
   const step = (id: string, root = false) => {

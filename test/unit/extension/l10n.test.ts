@@ -6,7 +6,12 @@
 import { describe, it, expect } from "vitest";
 import fs from "node:fs";
 import path from "node:path";
-import { ROOT } from "./helpers";
+import { REFERENCE_RUNS, ROOT } from "./helpers";
+import { readRun } from "../../../core/log/reader";
+import { nodeId } from "../../../core/graph/graph";
+import { analyseRun } from "../../../extension/logic/analysis";
+import { agentItem, eventItem, problemsItem, runItem } from "../../../extension/logic/tree";
+import { setTranslator, untranslated } from "../../../extension/logic/l10n";
 
 describe("localisation", () => {
   const pkgText = fs.readFileSync(path.join(ROOT, "package.json"), "utf8");
@@ -39,5 +44,34 @@ describe("localisation", () => {
       }
     }
     expect(raw).toEqual([]);
+  });
+
+  it("the runs tree's labels, descriptions and tooltips go through the translator installed at activation", () => {
+    const dir = path.join(REFERENCE_RUNS, "demo-seed0");
+    const run = readRun(dir);
+    const entry = { dir, root: path.dirname(dir), version: 1, analysedVersion: 1, analysis: analyseRun(run) };
+    const english = { run: runItem(entry), reading: runItem({ ...entry, analysis: undefined }) };
+    // a translator that marks what it was given: every sentence of a tooltip must carry the mark
+    setTranslator((message, ...args) => `«${untranslated(message, ...args)}»`);
+    try {
+      const r = runItem(entry);
+      const tip = r.tooltip.split("\n").slice(1); // the first line is the run's id and folder
+      expect(tip.length).toBeGreaterThan(5);
+      for (const line of tip) expect(line, line).toMatch(/^«.*»/);
+      expect(r.description).toMatch(/^«intact» · «1 high»/);
+      expect(runItem({ ...entry, analysis: undefined }).description).toBe("«reading…»");
+      const a = agentItem(dir, run, "researcher", entry.analysis.alerts);
+      for (const line of a.tooltip.split("\n")) expect(line, line).toMatch(/^«.*»$/);
+      const email = run.events.find((e) => e.type === "action" && e.tool === "send_email")!;
+      const ev = eventItem(dir, run, email, entry.analysis.alerts, [], nodeId);
+      expect(ev.tooltip.split("\n")[0]).toMatch(/^«action #\d+ by .* \(events\.jsonl line \d+\)»$/);
+      expect(problemsItem(dir, 2, 0).label).toBe("«verify failed»");
+      expect(problemsItem(dir, 2, 0).description).toBe("«2 errors»");
+    } finally {
+      setTranslator(untranslated);
+    }
+    // the default fills placeholders as vscode.l10n.t does without a bundle
+    expect(runItem(entry)).toEqual(english.run);
+    expect(english.reading.description).toBe("reading…");
   });
 });

@@ -7,6 +7,7 @@ import { edgeVisible } from "../../../webview/logic";
 import { groupKey, groupedView, lineage } from "../../../webview/graph/groups";
 import { fitted } from "../../../webview/graph/cy";
 import { LABEL_MARGIN } from "../../../webview/graph/elements";
+import { forceLayout, layeredLayout } from "../../../webview/graph/layout";
 import { demoData } from "./fixture";
 
 let inv: Investigation;
@@ -68,5 +69,23 @@ describe("fitted viewport", () => {
     // a label centred under the leftmost node reaches LABEL_MARGIN to its left: still on screen
     expect(pan.x + (0 - LABEL_MARGIN) * zoom).toBeGreaterThanOrEqual(0);
     expect(pan.x + (1000 + LABEL_MARGIN) * zoom).toBeLessThanOrEqual(800);
+  });
+});
+
+describe("the groups' placement", () => {
+  test("is the same every time and keeps every two nodes apart", () => {
+    const v = groupedView(inv, visible, new Set());
+    const ids = v.nodes.map((n) => n.id);
+    const start = layeredLayout(v.nodes, v.edges, { dx: 220, dy: 120 }).positions;
+    const a = forceLayout(ids, v.edges, start);
+    expect(forceLayout(ids, v.edges, start)).toEqual(a);
+    expect([...a.keys()].sort()).toEqual([...ids].sort());
+    for (let i = 0; i < ids.length; i++) {
+      for (let j = i + 1; j < ids.length; j++) {
+        const p = a.get(ids[i])!;
+        const q = a.get(ids[j])!;
+        expect(Math.hypot(p.x - q.x, p.y - q.y)).toBeGreaterThan(40);
+      }
+    }
   });
 });
