@@ -18,8 +18,7 @@ import { RunModel } from "../graph/model";
 import { concerns, matchesTarget, parseIntervention, parseTarget, removes } from "../specs";
 import { applyEdit, recordChanges } from "../interventions";
 import { newcombe, sequentialLooks, verdictFor, zFor, type Verdict } from "../stats";
-import { DEFAULT_N_MAX, decisionRecord, roundInterval, roundP, stopReason } from "../replay/engine";
-import { PairedSequence } from "../betting";
+import { bettingNMax, decisionRecord, sequentialBetting } from "../replay/engine";
 import { CODECS, getAt, resultText, setAt, type ApiName, type Codec } from "./codecs";
 import type { RecordedBlock, RecordedRequest } from "./shared";
 import { cloneJson } from "./shared";
@@ -193,30 +192,20 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
   const r4b = (x: number) => Math.round(x * 10000) / 10000;
   if ((opts.method ?? "betting") === "betting") {
     const alpha = opts.alpha ?? 0.05 / (opts.family ?? 1);
-    const nMax = Math.max(1, opts.nMax && opts.nMax > (opts.n ?? 0) ? opts.nMax : (opts.n ?? DEFAULT_N_MAX));
-    const seq = new PairedSequence({ alpha, minEffect });
-    let stopped: "decisive" | "n_max" | "futility" | "budget" = removed ? "n_max" : "decisive";
-    verdict = removed ? "inconclusive" : "not-applied";
-    while (removed && i < nMax) {
-      const [a, b] = await Promise.all([hit(control), hit(treated)]);
-      kWith += +a;
-      kWithout += +b;
-      seq.push(+a - +b);
-      i++;
-      opts.onProgress?.({ phase: "decision", done: i, total: nMax });
-      verdict = seq.verdict();
-      if (verdict !== "inconclusive") {
-        stopped = "decisive";
-        break;
-      }
-      if (i < nMax && !seq.canDecideBy(nMax)) {
-        stopped = "futility";
-        break;
-      }
-    }
-    const st = seq.state();
-    const needed = verdict === "inconclusive" ? seq.pairsNeeded() : null;
-    ci = verdict === "not-applied" || i === 0 ? [-1, 1] : roundInterval(st.ci, verdict, minEffect);
+    const nMax = bettingNMax(opts.n, opts.nMax);
+    const o = await sequentialBetting(
+      { alpha, minEffect, nMax, applied: removed > 0, onLook: (n) => opts.onProgress?.({ phase: "decision", done: n, total: nMax }) },
+      () => Promise.all([hit(control), hit(treated)]),
+      ([a, b]) => {
+        kWith += +a;
+        kWithout += +b;
+        return +a - +b;
+      },
+    );
+    i = o.n;
+    verdict = o.verdict;
+    ci = verdict === "not-applied" || i === 0 ? [-1, 1] : o.ci;
+    const { stopped, p_value, e_value, stop_reason, n_needed: needed } = o;
     const q = Math.max(1, i);
     const result = decisionRecord(ev, { n: i, plan: [nMax], ci, verdict, minEffect }, {
       intervention: opts.intervention,
@@ -230,11 +219,11 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
       kept_blocks: kept,
       ...(edited ? { edited_blocks: edited, changes: recordChanges(opts.save !== false ? run.dir : undefined, [opts.intervention], (ev.context ?? []).map((c) => ({ ...c, value: m.value(c.ref), fromEvent: c.from_event }))) } : {}),
       endpoint: { api: codec.api, url },
-      p_value: roundP(st.p_value, verdict),
-      e_value: Math.round(st.e_value * 1000) / 1000,
+      p_value,
+      e_value,
       alpha,
       stopped,
-      stop_reason: stopReason(stopped, verdict, i, nMax, needed),
+      stop_reason,
       method: `re-send the recorded request with the item's blocks replaced by a placeholder, against the unchanged request (control call); betting confidence sequence on the paired differences (anytime-valid, alpha ${Number(alpha.toPrecision(3))})`,
     });
     result.looks = i;

@@ -410,6 +410,108 @@ export function stopReason(stopped: TestResult["stopped"], verdict: Verdict, n: 
   return `n_max: reached ${nMax} pairs without a decisive verdict${more}`;
 }
 
+/** How a sequential betting test is run: its error rate, its budget in pairs and its stopping rules. */
+export interface SequentialOptions {
+  alpha: number;
+  minEffect: number;
+  nMax: number;
+  /** Pairs run together before each look (concurrently; default 1). */
+  batch?: number;
+  /** Run at least this many pairs before stopping (decisive or futile). */
+  minPairs?: number;
+  signal?: AbortSignal;
+  /** False when the intervention is known to remove nothing: no pair is run, the verdict is not-applied. */
+  applied?: boolean;
+  /** Checked after each look: true when no replay so far applied the intervention (then not-applied). */
+  notApplied?: () => boolean;
+  /** Keep going past a decisive verdict (e.g. until a cause's role is clear). */
+  more?: (verdict: Verdict, seq: PairedSequence, n: number) => boolean;
+  /** A futility rule besides "no verdict is reachable by n_max whatever happens". */
+  futile?: (seq: PairedSequence, n: number) => boolean;
+  /** Called after each look with the pairs so far. */
+  onLook?: (n: number) => void;
+}
+
+/** What a sequential betting test found, with the fields every betting test reports. */
+export interface SequentialOutcome {
+  n: number;
+  verdict: Verdict;
+  stopped: TestResult["stopped"];
+  ci: [number, number];
+  p_value: number;
+  e_value: number;
+  alpha: number;
+  n_needed: number | null;
+  stop_reason: string;
+}
+
+/**
+ * The one sequential driver of every betting test (run, decision, endpoint): runs pair j (any
+ * async work that yields a result), scores it as a paired difference d ∈ [−1, 1] in the order of
+ * j, pushes it into the confidence sequence and looks after every batch, until decisive, futile,
+ * n_max or the budget. Returns the verdict and the interval, p- and e-value read off the same sequence.
+ */
+export async function sequentialBetting<T>(o: SequentialOptions, pair: (j: number) => Promise<T>, score: (t: T) => number): Promise<SequentialOutcome> {
+  const seq = new PairedSequence({ alpha: o.alpha, minEffect: o.minEffect });
+  const batch = Math.max(1, o.batch ?? 1);
+  let i = 0;
+  let stopped: TestResult["stopped"] = "n_max";
+  let verdict: Verdict = o.applied === false ? "not-applied" : "inconclusive";
+  if (o.applied === false) stopped = "decisive";
+  try {
+    while (verdict !== "not-applied" && i < o.nMax) {
+      checkAbort(o.signal);
+      const jobs = [];
+      for (let k = i; k < Math.min(o.nMax, i + batch); k++) jobs.push(pair(k));
+      for (const t of await Promise.all(jobs)) {
+        seq.push(score(t));
+        i++;
+      }
+      o.onLook?.(i);
+      if (o.notApplied?.()) {
+        verdict = "not-applied";
+        stopped = "decisive";
+        break;
+      }
+      verdict = seq.verdict();
+      if (i < Math.min(o.nMax, o.minPairs ?? 0)) continue;
+      if (verdict !== "inconclusive") {
+        if (i < o.nMax && o.more?.(verdict, seq, i)) continue;
+        stopped = "decisive";
+        break;
+      }
+      // futility (stopping without a verdict never adds a false one)
+      if (i < o.nMax && (!seq.canDecideBy(o.nMax) || o.futile?.(seq, i))) {
+        stopped = "futility";
+        break;
+      }
+    }
+  } catch (err) {
+    if (!(err instanceof BudgetExceeded) || i === 0) throw err;
+    stopped = "budget";
+    verdict = o.notApplied?.() ? "not-applied" : seq.verdict();
+  }
+  const st = seq.state();
+  const needed = verdict === "inconclusive" ? seq.pairsNeeded() : null;
+  return {
+    n: i,
+    verdict,
+    stopped,
+    ci: verdict === "not-applied" ? [r4(st.ci[0]), r4(st.ci[1])] : roundInterval(st.ci, verdict, o.minEffect),
+    // rounded towards the verdict, so p ≤ alpha exactly when the verdict is causal or suppressive
+    p_value: roundP(st.p_value, verdict),
+    e_value: verdict === "not-applied" ? 1 : Math.round(st.e_value * 1000) / 1000,
+    alpha: o.alpha,
+    n_needed: needed,
+    stop_reason: stopReason(stopped, verdict, i, o.nMax, needed),
+  };
+}
+
+/** The n_max of a betting test: nMax when it is above n, else n, else {@link DEFAULT_N_MAX}. */
+export function bettingNMax(n: number | undefined, nMax: number | undefined): number {
+  return Math.max(1, nMax && nMax > (n ?? 0) ? nMax : (n ?? DEFAULT_N_MAX));
+}
+
 /** runTest with the paired betting confidence sequence (the default method). */
 async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<TestResult> {
   const specs = Array.isArray(opts.intervention) ? opts.intervention : [opts.intervention];
@@ -421,9 +523,7 @@ async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
   const minEffect = opts.minEffect ?? MIN_EFFECT;
   const alpha = opts.alpha ?? 0.05 / family;
   const seedBase = opts.seedBase ?? "cf";
-  const nMax = Math.max(1, opts.nMax && opts.nMax > (opts.n ?? 0) ? opts.nMax : (opts.n ?? DEFAULT_N_MAX));
-  const workers = Math.max(1, opts.workers ?? 1);
-  const seq = new PairedSequence({ alpha, minEffect });
+  const nMax = bettingNMax(opts.n, opts.nMax);
   const before = { ...ctx.counts };
   let kWith = 0;
   let kWithout = 0;
@@ -431,9 +531,6 @@ async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
   const off = { with: 0, without: 0 };
   const flips = { removed: 0, added: 0 };
   let baseRuns = 0;
-  let i = 0;
-  let stopped: TestResult["stopped"] = "n_max";
-  let verdict: Verdict = "inconclusive";
   const pair = async (j: number) => {
     const seed = deriveSeed(seedBase, ctx.runId, j);
     const key = `${seedBase}|${baseKey}|${j}`;
@@ -449,54 +546,37 @@ async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
     const treat = await ctx.arm(seed, interventions, target, `t${j}`);
     return { base, treat };
   };
-  try {
-    while (i < nMax) {
-      checkAbort(opts.signal);
-      const batch = [];
-      for (let k = i; k < Math.min(nMax, i + workers); k++) batch.push(pair(k));
-      for (const { base, treat } of await Promise.all(batch)) {
-        kWith += +base.hit;
-        kWithout += +treat.hit;
-        if (base.hit && !treat.hit) flips.removed++;
-        if (treat.hit && !base.hit) flips.added++;
-        applied += +treat.applied;
-        off.with += base.offTape;
-        off.without += treat.offTape;
-        seq.push(+base.hit - +treat.hit);
-        i++;
-      }
-      opts.onProgress?.({ phase: "test", done: i, total: nMax, message: `${specs.join(" | ")}: ${i} pairs, ${ctx.counts.made - before.made} model calls` });
-      if (applied === 0) {
-        verdict = "not-applied";
-        stopped = "decisive";
-        break;
-      }
-      verdict = seq.verdict();
-      if (i < Math.min(nMax, opts.minPairs ?? 0)) continue;
-      if (verdict !== "inconclusive") {
-        if (verdict === "causal" && opts.sizeRole && i < nMax && roleFor(seq.state().ci, kWith / i) === "confirmed") continue;
-        stopped = "decisive";
-        break;
-      }
-      // futility (stopping without a verdict never adds a false one): no verdict is reachable by
-      // n_max even if every remaining pair went the most favourable way; or, after FUTILITY_AFTER
-      // pairs, little effect is seen (|effect| < min_effect/2) and the pattern so far would not
-      // decide it by n_max
-      if (i < nMax && (!seq.canDecideBy(nMax) || (opts.futility === "projection" && i >= FUTILITY_AFTER && Math.abs(kWith - kWithout) / i < minEffect / 2 && (seq.pairsNeeded(nMax - i) ?? Infinity) > nMax))) {
-        stopped = "futility";
-        break;
-      }
-    }
-  } catch (err) {
-    if (!(err instanceof BudgetExceeded) || i === 0) throw err;
-    stopped = "budget";
-    verdict = applied === 0 ? "not-applied" : seq.verdict();
-  }
-  const st = seq.state();
+  const score = ({ base, treat }: { base: ArmOutcome; treat: ArmOutcome }): number => {
+    kWith += +base.hit;
+    kWithout += +treat.hit;
+    if (base.hit && !treat.hit) flips.removed++;
+    if (treat.hit && !base.hit) flips.added++;
+    applied += +treat.applied;
+    off.with += base.offTape;
+    off.without += treat.offTape;
+    return +base.hit - +treat.hit;
+  };
+  const o = await sequentialBetting(
+    {
+      alpha,
+      minEffect,
+      nMax,
+      batch: opts.workers,
+      minPairs: opts.minPairs,
+      signal: opts.signal,
+      notApplied: () => applied === 0,
+      onLook: (i) => opts.onProgress?.({ phase: "test", done: i, total: nMax, message: `${specs.join(" | ")}: ${i} pairs, ${ctx.counts.made - before.made} model calls` }),
+      more: (verdict, seq, i) => verdict === "causal" && !!opts.sizeRole && roleFor(seq.state().ci, kWith / i) === "confirmed",
+      // the projection rule: after FUTILITY_AFTER pairs, little effect is seen (|effect| < min_effect/2)
+      // and the pattern so far would not decide it by n_max
+      futile: (seq, i) => opts.futility === "projection" && i >= FUTILITY_AFTER && Math.abs(kWith - kWithout) / i < minEffect / 2 && (seq.pairsNeeded(nMax - i) ?? Infinity) > nMax,
+    },
+    pair,
+    score,
+  );
+  const i = o.n;
   const pWith = kWith / i;
   const pWithout = kWithout / i;
-  const ci = verdict === "not-applied" ? ([r4(st.ci[0]), r4(st.ci[1])] as [number, number]) : roundInterval(st.ci, verdict, minEffect);
-  const needed = verdict === "inconclusive" ? seq.pairsNeeded() : null;
   const result: TestResult = {
     intervention: specs.join(" | "),
     target: opts.target,
@@ -504,33 +584,32 @@ async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
     looks: i,
     n_max: nMax,
     family,
-    stopped,
+    stopped: o.stopped,
     p_with: r4(pWith),
     p_without: r4(pWithout),
     effect: r4(pWith - pWithout),
-    ci,
-    verdict,
+    ci: o.ci,
+    verdict: o.verdict,
     pair_flips: flips,
-    // rounded towards the verdict, so p ≤ alpha exactly when the verdict is causal or suppressive
-    p_value: roundP(st.p_value, verdict),
-    e_value: verdict === "not-applied" ? 1 : Math.round(st.e_value * 1000) / 1000,
+    p_value: o.p_value,
+    e_value: o.e_value,
     alpha,
     intervention_applied_in: applied,
     off_tape_actions: off.without,
     off_tape_by_arm: off,
     min_effect: minEffect,
-    n_needed: verdict === "inconclusive" ? needed : null,
+    n_needed: o.verdict === "inconclusive" ? o.n_needed : null,
     program_runs: i + baseRuns,
     model_calls: ctx.counts.made - before.made,
     naive_model_calls: ctx.counts.naive - before.naive,
     method: `paired re-execution, tool results from tape, betting confidence sequence on the paired differences (anytime-valid, alpha ${Number(alpha.toPrecision(3))}${family > 1 ? `, family of ${family}` : ""})`,
     scope: "run",
   };
-  result.stop_reason = stopReason(stopped, verdict, i, nMax, needed);
-  if (stopped === "budget") result.note = `stopped by the budget after ${i} pairs`;
+  result.stop_reason = o.stop_reason;
+  if (o.stopped === "budget") result.note = `stopped by the budget after ${i} pairs`;
   if (baseline.length) result.baseline = baseKey;
   if (specs.length > 1) result.group = specs;
-  if (verdict === "causal") result.role = roleFor(ci, pWith);
+  if (o.verdict === "causal") result.role = roleFor(o.ci, pWith);
   if (interventions.some((iv) => iv.edit)) result.changes = recordChanges(opts.save !== false ? ctx.run.dir : undefined, interventions, recordedItems(ctx.model));
   if (opts.save !== false) appendTest(ctx.run.dir, result);
   return result;
@@ -619,63 +698,41 @@ export async function decisionTest(ctx: ReplayContext, opts: DecisionTestOptions
   if ((opts.method ?? "betting") === "betting") {
     const minEffect = opts.minEffect ?? MIN_EFFECT;
     const alpha = opts.alpha ?? 0.05 / (opts.family ?? 1);
-    const nMax = Math.max(1, opts.nMax && opts.nMax > (opts.n ?? 0) ? opts.nMax : (opts.n ?? DEFAULT_N_MAX));
-    const seq = new PairedSequence({ alpha, minEffect });
+    const nMax = bettingNMax(opts.n, opts.nMax);
     let k0 = 0;
     let k1 = 0;
-    let i = 0;
-    let stopped: TestResult["stopped"] = "n_max";
-    let verdict: Verdict = applied ? "inconclusive" : "not-applied";
-    try {
-      while (applied && i < nMax) {
-        checkAbort(opts.signal);
-        const s = deriveSeed("dt", ctx.runId, ev.seq, i);
-        i++;
-        const a = await call(items, s);
-        const b = await call(kept, s);
-        let d: number;
-        if (opts.contains !== undefined) {
-          const x = +a.includes(opts.contains);
-          const y = +b.includes(opts.contains);
-          k0 += x;
-          k1 += y;
-          d = x - y;
-        } else {
-          const changed = +(a !== b);
-          const noise = +(a !== (await call(items, s)));
-          k1 += changed;
-          k0 += noise;
-          d = changed - noise;
-        }
-        seq.push(d);
-        opts.onProgress?.({ phase: "decision", done: i, total: nMax });
-        verdict = seq.verdict();
-        if (verdict !== "inconclusive") {
-          stopped = "decisive";
-          break;
-        }
-        if (i < nMax && !seq.canDecideBy(nMax)) {
-          stopped = "futility";
-          break;
-        }
+    // pair j: the recorded context and the intervened one (and, without --contains, the recorded one again: noise)
+    const pair = async (j: number) => {
+      const s = deriveSeed("dt", ctx.runId, ev.seq, j);
+      const a = await call(items, s);
+      const b = await call(kept, s);
+      return { a, b, again: opts.contains === undefined ? await call(items, s) : "" };
+    };
+    const score = ({ a, b, again }: { a: string; b: string; again: string }): number => {
+      if (opts.contains !== undefined) {
+        const x = +a.includes(opts.contains);
+        const y = +b.includes(opts.contains);
+        k0 += x;
+        k1 += y;
+        return x - y;
       }
-    } catch (err) {
-      if (!(err instanceof BudgetExceeded) || i === 0) throw err;
-      stopped = "budget";
-    }
-    if (!applied) stopped = "decisive";
-    const st = seq.state();
-    const needed = verdict === "inconclusive" ? seq.pairsNeeded() : null;
-    const ci = verdict === "not-applied" || i === 0 ? ([-1, 1] as [number, number]) : roundInterval(st.ci, verdict, minEffect);
-    const base = { n: i, plan: [nMax], ci, verdict, minEffect };
-    const extra = { p_value: roundP(st.p_value, verdict), e_value: Math.round(st.e_value * 1000) / 1000, alpha, stopped, stop_reason: stopReason(stopped, verdict, i, nMax, needed) };
+      const changed = +(a !== b);
+      const noise = +(a !== again);
+      k1 += changed;
+      k0 += noise;
+      return changed - noise;
+    };
+    const o = await sequentialBetting({ alpha, minEffect, nMax, signal: opts.signal, applied, onLook: (i) => opts.onProgress?.({ phase: "decision", done: i, total: nMax }) }, pair, score);
+    const i = o.n;
+    const base = { n: i, plan: [nMax], ci: i === 0 ? ([-1, 1] as [number, number]) : o.ci, verdict: o.verdict, minEffect };
+    const extra = { p_value: o.p_value, e_value: o.e_value, alpha, stopped: o.stopped, stop_reason: o.stop_reason };
     const q = Math.max(1, i);
     const result =
       opts.contains !== undefined
         ? decisionRecord(ev, base, { intervention: opts.intervention, target: `decision#${ev.seq} output~${opts.contains}`, p_with: r4(k0 / q), p_without: r4(k1 / q), effect: r4((k0 - k1) / q), noise: null, model_calls: 2 * i, ...extra })
         : decisionRecord(ev, base, { intervention: opts.intervention, target: `decision#${ev.seq} output changed`, p_with: null, p_without: null, effect: r4((k1 - k0) / q), noise: r4(k0 / q), model_calls: 3 * i, ...extra });
     result.looks = i;
-    result.n_needed = verdict === "inconclusive" ? needed : null;
+    result.n_needed = o.verdict === "inconclusive" ? o.n_needed : null;
     result.method = `re-call one recorded model call with and without the item, paired seeds; betting confidence sequence on the paired differences (anytime-valid, alpha ${Number(alpha.toPrecision(3))})`;
     if (changes.length) result.changes = changes;
     if (opts.save !== false) appendTest(ctx.run.dir, result);
