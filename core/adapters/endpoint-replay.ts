@@ -188,8 +188,26 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
   let i = 0;
   let ci: [number, number] = [-1, 1];
   let verdict: Verdict = "inconclusive";
-  const what0 = target ? `tool call ${opts.target}` : `output~${opts.contains}`;
-  const r4b = (x: number) => Math.round(x * 10000) / 10000;
+  const what = target ? `tool call ${opts.target}` : `output~${opts.contains}`;
+  const r4 = (x: number) => Math.round(x * 10000) / 10000;
+  /** The tests.jsonl record, either method: the rates so far and the method's own fields. */
+  const record = (plan: number[], fields: Record<string, unknown>) => {
+    const q = Math.max(1, i);
+    return decisionRecord(ev, { n: i, plan, ci, verdict, minEffect }, {
+      intervention: opts.intervention,
+      target: `decision#${ev.seq} ${what}`,
+      p_with: r4(kWith / q),
+      p_without: r4(kWithout / q),
+      effect: r4((kWith - kWithout) / q),
+      noise: null,
+      model_calls: calls,
+      removed_blocks: dropped,
+      kept_blocks: kept,
+      ...(edited ? { edited_blocks: edited, changes: recordChanges(opts.save !== false ? run.dir : undefined, [opts.intervention], (ev.context ?? []).map((c) => ({ ...c, value: m.value(c.ref), fromEvent: c.from_event }))) } : {}),
+      endpoint: { api: codec.api, url },
+      ...fields,
+    });
+  };
   if ((opts.method ?? "betting") === "betting") {
     const alpha = opts.alpha ?? 0.05 / (opts.family ?? 1);
     const nMax = bettingNMax(opts.n, opts.nMax);
@@ -206,19 +224,7 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
     verdict = o.verdict;
     ci = verdict === "not-applied" || i === 0 ? [-1, 1] : o.ci;
     const { stopped, p_value, e_value, stop_reason, n_needed: needed } = o;
-    const q = Math.max(1, i);
-    const result = decisionRecord(ev, { n: i, plan: [nMax], ci, verdict, minEffect }, {
-      intervention: opts.intervention,
-      target: `decision#${ev.seq} ${what0}`,
-      p_with: r4b(kWith / q),
-      p_without: r4b(kWithout / q),
-      effect: r4b((kWith - kWithout) / q),
-      noise: null,
-      model_calls: calls,
-      removed_blocks: dropped,
-      kept_blocks: kept,
-      ...(edited ? { edited_blocks: edited, changes: recordChanges(opts.save !== false ? run.dir : undefined, [opts.intervention], (ev.context ?? []).map((c) => ({ ...c, value: m.value(c.ref), fromEvent: c.from_event }))) } : {}),
-      endpoint: { api: codec.api, url },
+    const result = record([nMax], {
       p_value,
       e_value,
       alpha,
@@ -246,22 +252,7 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
     verdict = verdictFor(ci, removed > 0, minEffect);
     if (verdict !== "inconclusive" || (plan.length > 1 && i >= 2 * n && Math.abs((kWith - kWithout) / i) <= 0.05)) break;
   }
-  const r4 = (x: number) => Math.round(x * 10000) / 10000;
-  const what = target ? `tool call ${opts.target}` : `output~${opts.contains}`;
-  const result = decisionRecord(ev, { n: i, plan, ci, verdict, minEffect }, {
-    intervention: opts.intervention,
-    target: `decision#${ev.seq} ${what}`,
-    p_with: r4(kWith / i),
-    p_without: r4(kWithout / i),
-    effect: r4((kWith - kWithout) / i),
-    noise: null,
-    model_calls: calls,
-    removed_blocks: dropped,
-    kept_blocks: kept,
-    ...(edited ? { edited_blocks: edited, changes: recordChanges(opts.save !== false ? run.dir : undefined, [opts.intervention], (ev.context ?? []).map((c) => ({ ...c, value: m.value(c.ref), fromEvent: c.from_event }))) } : {}),
-    endpoint: { api: codec.api, url },
-    method: "re-send the recorded request with the item's blocks replaced by a placeholder, against the unchanged request (control call); Newcombe 95% CI",
-  });
+  const result = record(plan, { method: "re-send the recorded request with the item's blocks replaced by a placeholder, against the unchanged request (control call); Newcombe 95% CI" });
   if (opts.save !== false) appendTest(run.dir, result);
   return result;
 }

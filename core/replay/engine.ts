@@ -130,6 +130,27 @@ export class ReplayContext {
     return this.run.runId;
   }
 
+  /**
+   * Pair j of a test: the "with" arm (only the baseline removed), run once per seed base, baseline
+   * and j and then shared by every test of the run (scored against each test's own target), and the
+   * arm with the interventions. Both use the seed deriveSeed(seedBase, runId, j).
+   */
+  async pair(seedBase: string, j: number, baseline: Intervention[], interventions: Intervention[], target: Target): Promise<{ base: ArmOutcome; treat: ArmOutcome; baseRan: boolean }> {
+    const seed = deriveSeed(seedBase, this.runId, j);
+    const key = `${seedBase}|${baseline.map((b) => b.spec).join(" | ")}|${j}`;
+    let base = this.baseArms.get(key);
+    const baseRan = !base;
+    if (!base) {
+      base = await this.arm(seed, baseline, target, `b${j}`);
+      this.baseArms.set(key, base);
+    } else {
+      this.counts.naive += base.calls; // a naive replay would have run it again
+      base = { ...base, hit: base.actions.some((a) => a.mode !== "blocked" && matchesTarget(target, a)) };
+    }
+    const treat = await this.arm(seed, interventions, target, `t${j}`);
+    return { base, treat, baseRan };
+  }
+
   /** Runs the program once with a seed and interventions; scores the target. */
   async arm(seed: number, interventions: Intervention[], target: Target, label: string): Promise<ArmOutcome> {
     if (this.budget.left <= 0) throw new BudgetExceeded();
@@ -157,6 +178,36 @@ export class ReplayContext {
       calls: calls + r.stats.modelCallsCached,
       actions: r.actions,
     };
+  }
+}
+
+/** The counts of a run test's pairs so far (both methods). */
+class PairTally {
+  kWith = 0;
+  kWithout = 0;
+  /** Pairs whose intervened arm removed something. */
+  applied = 0;
+  /** "With" arms this test ran itself (the others were shared). */
+  baseRuns = 0;
+  readonly off = { with: 0, without: 0 };
+  readonly flips = { removed: 0, added: 0 };
+
+  async pair(ctx: ReplayContext, seedBase: string, j: number, baseline: Intervention[], interventions: Intervention[], target: Target): Promise<{ base: ArmOutcome; treat: ArmOutcome }> {
+    const r = await ctx.pair(seedBase, j, baseline, interventions, target);
+    this.baseRuns += +r.baseRan;
+    return r;
+  }
+
+  /** Counts one pair; returns its difference d = Y_with − Y_without. */
+  add({ base, treat }: { base: ArmOutcome; treat: ArmOutcome }): number {
+    this.kWith += +base.hit;
+    this.kWithout += +treat.hit;
+    if (base.hit && !treat.hit) this.flips.removed++;
+    if (treat.hit && !base.hit) this.flips.added++;
+    this.applied += +treat.applied;
+    this.off.with += base.offTape;
+    this.off.without += treat.offTape;
+    return +base.hit - +treat.hit;
   }
 }
 
@@ -206,6 +257,27 @@ export interface TestOptions {
 }
 
 export type TestMethod = "betting" | "newcombe";
+
+/** Options of the tests that follow up a confirmed cause (failure shapes, causing spans). */
+export interface FollowUpOptions {
+  target: string;
+  n?: number;
+  nMax?: number;
+  /** The attribution's family: the follow-up tests' correction adds to it. */
+  family?: number;
+  workers?: number;
+  seedBase?: string;
+  /** Append the tests to tests.jsonl (default true), tagged with this attribution id. */
+  save?: boolean;
+  attribution?: string;
+  signal?: AbortSignal;
+  onProgress?: (p: Progress) => void;
+}
+
+/** One follow-up test of a confirmed cause: n 10 and n_max 80 unless given, corrected for `family`, not saved (the caller saves). */
+export function followUpTest(ctx: ReplayContext, o: FollowUpOptions, family: number, intervention: string | string[], baseline?: string[], onProgress = o.onProgress): Promise<TestResult> {
+  return runTest(ctx, { intervention, baseline, target: o.target, n: o.n ?? 10, nMax: o.nMax ?? 80, family, workers: o.workers, seedBase: o.seedBase, signal: o.signal, onProgress, save: false });
+}
 
 export interface TestResult {
   intervention: string;
@@ -269,73 +341,47 @@ export async function runTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
   const z = zFor(plan.length * family);
   const workers = Math.max(1, opts.workers ?? 1);
   const before = { ...ctx.counts };
-  let kWith = 0;
-  let kWithout = 0;
-  let applied = 0;
-  const off = { with: 0, without: 0 };
-  const flips = { removed: 0, added: 0 };
-  let baseRuns = 0;
+  const t = new PairTally();
   let i = 0;
   let stopped: TestResult["stopped"] = "n_max";
   let ci: [number, number] = [-1, 1];
   let verdict: Verdict = "inconclusive";
-  const pair = async (j: number) => {
-    const seed = deriveSeed(seedBase, ctx.runId, j);
-    const key = `${seedBase}|${baseKey}|${j}`;
-    let base = ctx.baseArms.get(key);
-    if (!base) {
-      base = await ctx.arm(seed, baseline, target, `b${j}`);
-      ctx.baseArms.set(key, base);
-      baseRuns++;
-    } else {
-      ctx.counts.naive += base.calls; // a naive replay would have run it again
-      // the shared arm is scored against this test's target
-      base = { ...base, hit: base.actions.some((a) => a.mode !== "blocked" && matchesTarget(target, a)) };
-    }
-    const treat = await ctx.arm(seed, interventions, target, `t${j}`);
-    return { base, treat };
-  };
+  const pair = (j: number) => t.pair(ctx, seedBase, j, baseline, interventions, target);
   try {
     for (const size of plan) {
       for (let j = i; j < size; j += workers) {
         checkAbort(opts.signal);
         const batch = [];
         for (let k = j; k < Math.min(size, j + workers); k++) batch.push(pair(k));
-        for (const { base, treat } of await Promise.all(batch)) {
-          kWith += +base.hit;
-          kWithout += +treat.hit;
-          if (base.hit && !treat.hit) flips.removed++;
-          if (treat.hit && !base.hit) flips.added++;
-          applied += +treat.applied;
-          off.with += base.offTape;
-          off.without += treat.offTape;
+        for (const p of await Promise.all(batch)) {
+          t.add(p);
           i++;
         }
         opts.onProgress?.({ phase: "test", done: i, total: plan[plan.length - 1], message: `${specs.join(" | ")}: ${i} pairs` });
       }
-      ci = newcombe(kWith, i, kWithout, i, z);
-      verdict = verdictFor(ci, applied > 0, minEffect);
-      if (verdict === "causal" && opts.sizeRole && roleFor(ci, kWith / i) === "confirmed" && size !== plan[plan.length - 1]) continue;
+      ci = newcombe(t.kWith, i, t.kWithout, i, z);
+      verdict = verdictFor(ci, t.applied > 0, minEffect);
+      if (verdict === "causal" && opts.sizeRole && roleFor(ci, t.kWith / i) === "confirmed" && size !== plan[plan.length - 1]) continue;
       if (DECISIVE.has(verdict) || verdict === "not-applied") {
         stopped = "decisive";
         break;
       }
       // futility needs the target to have reproduced often enough (in min_effect of the pairs, in
       // either arm) for an effect of min_effect to show; one that barely reproduces says nothing yet
-      if (plan.length > 1 && i >= 2 * n && Math.abs((kWith - kWithout) / i) <= 0.05 && Math.max(kWith, kWithout) >= minEffect * i && size !== plan[plan.length - 1]) {
+      if (plan.length > 1 && i >= 2 * n && Math.abs((t.kWith - t.kWithout) / i) <= 0.05 && Math.max(t.kWith, t.kWithout) >= minEffect * i && size !== plan[plan.length - 1]) {
         stopped = "futility"; // no effect seen: stopped to save replays, not proof of none
         break;
       }
     }
   } catch (err) {
     if (!(err instanceof BudgetExceeded) || i === 0) throw err;
-    ci = newcombe(kWith, i, kWithout, i, z);
-    verdict = verdictFor(ci, applied > 0, minEffect);
+    ci = newcombe(t.kWith, i, t.kWithout, i, z);
+    verdict = verdictFor(ci, t.applied > 0, minEffect);
     if (!DECISIVE.has(verdict) && verdict !== "not-applied") verdict = "inconclusive";
     stopped = "budget";
   }
-  const pWith = kWith / i;
-  const pWithout = kWithout / i;
+  const pWith = t.kWith / i;
+  const pWithout = t.kWithout / i;
   const result: TestResult = {
     intervention: specs.join(" | "),
     target: opts.target,
@@ -349,14 +395,14 @@ export async function runTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
     effect: r4(pWith - pWithout),
     ci: [r4(ci[0]), r4(ci[1])],
     verdict,
-    pair_flips: flips,
-    p_value: Math.round(Math.min(1, plan.length * family * mcnemarExact(flips.removed, flips.added)) * 1e6) / 1e6,
-    intervention_applied_in: applied,
-    off_tape_actions: off.without,
-    off_tape_by_arm: off,
+    pair_flips: t.flips,
+    p_value: Math.round(Math.min(1, plan.length * family * mcnemarExact(t.flips.removed, t.flips.added)) * 1e6) / 1e6,
+    intervention_applied_in: t.applied,
+    off_tape_actions: t.off.without,
+    off_tape_by_arm: t.off,
     min_effect: minEffect,
     n_needed: verdict === "inconclusive" ? Math.max(i, suggestedN(i, ci, minEffect)) : null,
-    program_runs: i + baseRuns,
+    program_runs: i + t.baseRuns,
     model_calls: ctx.counts.made - before.made,
     naive_model_calls: ctx.counts.naive - before.naive,
     method: `paired re-execution, tool results from tape, Newcombe 95% CI (--method newcombe)${plan.length > 1 ? `, sequential over ${plan.length} looks (Bonferroni)` : ""}${family > 1 ? `, family of ${family}` : ""}`,
@@ -525,37 +571,8 @@ async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
   const seedBase = opts.seedBase ?? "cf";
   const nMax = bettingNMax(opts.n, opts.nMax);
   const before = { ...ctx.counts };
-  let kWith = 0;
-  let kWithout = 0;
-  let applied = 0;
-  const off = { with: 0, without: 0 };
-  const flips = { removed: 0, added: 0 };
-  let baseRuns = 0;
-  const pair = async (j: number) => {
-    const seed = deriveSeed(seedBase, ctx.runId, j);
-    const key = `${seedBase}|${baseKey}|${j}`;
-    let base = ctx.baseArms.get(key);
-    if (!base) {
-      base = await ctx.arm(seed, baseline, target, `b${j}`);
-      ctx.baseArms.set(key, base);
-      baseRuns++;
-    } else {
-      ctx.counts.naive += base.calls;
-      base = { ...base, hit: base.actions.some((a) => a.mode !== "blocked" && matchesTarget(target, a)) };
-    }
-    const treat = await ctx.arm(seed, interventions, target, `t${j}`);
-    return { base, treat };
-  };
-  const score = ({ base, treat }: { base: ArmOutcome; treat: ArmOutcome }): number => {
-    kWith += +base.hit;
-    kWithout += +treat.hit;
-    if (base.hit && !treat.hit) flips.removed++;
-    if (treat.hit && !base.hit) flips.added++;
-    applied += +treat.applied;
-    off.with += base.offTape;
-    off.without += treat.offTape;
-    return +base.hit - +treat.hit;
-  };
+  const t = new PairTally();
+  const pair = (j: number) => t.pair(ctx, seedBase, j, baseline, interventions, target);
   const o = await sequentialBetting(
     {
       alpha,
@@ -564,19 +581,19 @@ async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
       batch: opts.workers,
       minPairs: opts.minPairs,
       signal: opts.signal,
-      notApplied: () => applied === 0,
+      notApplied: () => t.applied === 0,
       onLook: (i) => opts.onProgress?.({ phase: "test", done: i, total: nMax, message: `${specs.join(" | ")}: ${i} pairs, ${ctx.counts.made - before.made} model calls` }),
-      more: (verdict, seq, i) => verdict === "causal" && !!opts.sizeRole && roleFor(seq.state().ci, kWith / i) === "confirmed",
+      more: (verdict, seq, i) => verdict === "causal" && !!opts.sizeRole && roleFor(seq.state().ci, t.kWith / i) === "confirmed",
       // the projection rule: after FUTILITY_AFTER pairs, little effect is seen (|effect| < min_effect/2)
       // and the pattern so far would not decide it by n_max
-      futile: (seq, i) => opts.futility === "projection" && i >= FUTILITY_AFTER && Math.abs(kWith - kWithout) / i < minEffect / 2 && (seq.pairsNeeded(nMax - i) ?? Infinity) > nMax,
+      futile: (seq, i) => opts.futility === "projection" && i >= FUTILITY_AFTER && Math.abs(t.kWith - t.kWithout) / i < minEffect / 2 && (seq.pairsNeeded(nMax - i) ?? Infinity) > nMax,
     },
     pair,
-    score,
+    (p) => t.add(p),
   );
   const i = o.n;
-  const pWith = kWith / i;
-  const pWithout = kWithout / i;
+  const pWith = t.kWith / i;
+  const pWithout = t.kWithout / i;
   const result: TestResult = {
     intervention: specs.join(" | "),
     target: opts.target,
@@ -590,16 +607,16 @@ async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
     effect: r4(pWith - pWithout),
     ci: o.ci,
     verdict: o.verdict,
-    pair_flips: flips,
+    pair_flips: t.flips,
     p_value: o.p_value,
     e_value: o.e_value,
     alpha,
-    intervention_applied_in: applied,
-    off_tape_actions: off.without,
-    off_tape_by_arm: off,
+    intervention_applied_in: t.applied,
+    off_tape_actions: t.off.without,
+    off_tape_by_arm: t.off,
     min_effect: minEffect,
     n_needed: o.verdict === "inconclusive" ? o.n_needed : null,
-    program_runs: i + baseRuns,
+    program_runs: i + t.baseRuns,
     model_calls: ctx.counts.made - before.made,
     naive_model_calls: ctx.counts.naive - before.naive,
     method: `paired re-execution, tool results from tape, betting confidence sequence on the paired differences (anytime-valid, alpha ${Number(alpha.toPrecision(3))}${family > 1 ? `, family of ${family}` : ""})`,
