@@ -249,9 +249,10 @@ export class PairedSequence {
   /**
    * Pairs (in total) after which the verdict would be decisive if future pairs repeated the
    * pattern observed so far (their empirical distribution, in a fixed cycle); null when not
-   * within `limit` more pairs. A planning aid, not a guarantee.
+   * within `limit` more pairs (with `signOnly`, only a causal or suppressive verdict counts). A
+   * planning aid, not a guarantee.
    */
-  pairsNeeded(limit = 2000): number | null {
+  pairsNeeded(limit = 2000, signOnly = false): number | null {
     if (this.verdict() !== "inconclusive") return this.n;
     if (!this.n) return null;
     const counts = new Map<number, number>();
@@ -269,12 +270,11 @@ export class PairedSequence {
       acc.set(best, acc.get(best)! - 1);
       cycle.push(2 * best - 1);
     }
-    const r = this.projectPairs(cycle, limit);
-    return r;
+    return this.projectPairs(cycle, limit, signOnly);
   }
 
   /** Continues a copy with the given differences (cycled) for up to `more` pairs; the n at which it becomes decisive. */
-  private projectPairs(pattern: number[], more: number): number | null {
+  private projectPairs(pattern: number[], more: number, signOnly = false): number | null {
     const copy = new PairedSequence({ alpha: this.alpha, c: this.c, minEffect: this.minEffect });
     // replay the history cheaply: copy the sufficient state, then extend
     copy.xs.push(...this.xs);
@@ -317,7 +317,8 @@ export class PairedSequence {
       eDown = Math.max(eDown, Math.exp(down) / 2);
       outLow ||= low >= logE;
       outHigh ||= high >= logE;
-      if (this.verdictOf(eUp, eDown, outLow, outHigh) !== "inconclusive") return copy.xs.length;
+      const v = this.verdictOf(eUp, eDown, signOnly ? false : outLow, signOnly ? false : outHigh);
+      if (v !== "inconclusive") return copy.xs.length;
     }
     return null;
   }

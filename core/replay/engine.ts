@@ -585,8 +585,10 @@ async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
       onLook: (i) => opts.onProgress?.({ phase: "test", done: i, total: nMax, message: `${specs.join(" | ")}: ${i} pairs, ${ctx.counts.made - before.made} model calls` }),
       more: (verdict, seq, i) => verdict === "causal" && !!opts.sizeRole && roleFor(seq.state().ci, t.kWith / i) === "confirmed",
       // the projection rule: after FUTILITY_AFTER pairs, little effect is seen (|effect| < min_effect/2)
-      // and the pattern so far would not decide it by n_max
-      futile: (seq, i) => opts.futility === "projection" && i >= FUTILITY_AFTER && Math.abs(t.kWith - t.kWithout) / i < minEffect / 2 && (seq.pairsNeeded(nMax - i) ?? Infinity) > nMax,
+      // and the pattern so far would not give a causal or suppressive verdict by n_max (Find the
+      // cause asks whether an input matters: ruling an innocent one out at its share of alpha costs
+      // more pairs than it tells)
+      futile: (seq, i) => opts.futility === "projection" && i >= FUTILITY_AFTER && Math.abs(t.kWith - t.kWithout) / i < minEffect / 2 && (seq.pairsNeeded(nMax - i, true) ?? Infinity) > nMax,
     },
     pair,
     (p) => t.add(p),
