@@ -53,6 +53,14 @@ interface TestBatch {
   rate_false_ci: [number, number];
   /** Ruled out within 30 pairs. */
   ruled_out_30: number;
+  /** Share of pairs whose arms differed (discordant), over every pair of the batch. */
+  discordance: number;
+  /**
+   * Nulls: the best any valid 5% test could do at 30 pairs: the power at effect 0 of a fixed-n
+   * equivalence test (two one-sided z-tests, margin 0.2) that knows the variance of d (the
+   * discordance). A sequential, anytime-valid test can only do worse.
+   */
+  fixed_n_bound_30: number | null;
   scenario: string;
   intervention: string;
   target: string;
@@ -142,6 +150,7 @@ async function batch(sub: Subject, intervention: string, count: number, method: 
   let pWith = 0;
   let covered = 0;
   let ruled30 = 0;
+  let discordant = 0;
   const stopped: Record<string, number> = {};
   const missed: Record<string, number> = {};
   for (let k = 0; k < count; k++) {
@@ -152,6 +161,7 @@ async function batch(sub: Subject, intervention: string, count: number, method: 
     if (r.verdict !== "causal") missed[r.stopped] = (missed[r.stopped] ?? 0) + 1;
     if (r.ci[0] <= truth && truth <= r.ci[1]) covered++;
     if (r.verdict === "ruled-out" && r.n <= 30) ruled30++;
+    discordant += r.pair_flips.removed + r.pair_flips.added;
     pairs += r.n;
     maxPairs = Math.max(maxPairs, r.n);
     pWith += r.p_with;
@@ -169,6 +179,8 @@ async function batch(sub: Subject, intervention: string, count: number, method: 
     rate_false: round(wrong / count),
     rate_false_ci: [round(fci[0]), round(fci[1])],
     ruled_out_30: ruled30,
+    discordance: round(discordant / Math.max(1, pairs)),
+    fixed_n_bound_30: truth === 0 ? round(equivalenceBound(discordant / Math.max(1, pairs), 30)) : null,
     scenario: sub.scenario,
     intervention,
     target: sub.target,
@@ -189,6 +201,24 @@ async function batch(sub: Subject, intervention: string, count: number, method: 
     model_calls: sub.counter ? sub.counter.llm - c0 : calls,
     wall_s: round((performance.now() - t0) / 1000, 2),
   };
+}
+
+/** Standard normal CDF (Abramowitz–Stegun 7.1.26 through erf; |error| < 1.5e-7). */
+function phi(x: number): number {
+  const t = 1 / (1 + (0.3275911 * Math.abs(x)) / Math.SQRT2);
+  const y = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp((-x * x) / 2);
+  return x >= 0 ? (1 + y) / 2 : (1 - y) / 2;
+}
+
+/**
+ * Power at true effect 0 of a fixed-n equivalence test (two one-sided z-tests at 5%, margin 0.2)
+ * on n pairs whose differences have variance `discordance` (d ∈ {−1, 0, 1} with mean 0): the chance
+ * that |mean d| < 0.2 − 1.645·σ/√n, i.e. 2Φ(0.2√n/σ − 1.645) − 1. No valid 5% test can rule such
+ * an input out within n pairs more often.
+ */
+export function equivalenceBound(discordance: number, n: number, margin = 0.2): number {
+  if (discordance <= 0) return 1;
+  return Math.max(0, 2 * phi((margin * Math.sqrt(n)) / Math.sqrt(discordance) - 1.6448536) - 1);
 }
 
 /** Smallest n at which n flipped pairs out of n (all with, none without) give a causal interval. */
@@ -256,13 +286,14 @@ const pc = (x: number) => `${(100 * x).toFixed(1)}%`;
 export function calibrationMarkdown(res: { date: string; command: string; node: string; batches: TestBatch[]; floor: { mcnemar_min_pairs: number; min_causal_n: { family: number; n: number | null }[]; attribution: FloorRow[] }; wall_s: number }): string {
   const L = [`# Calibration of the paired test, ${res.date}`, "", `Command: \`${res.command}\` (Node ${res.node}; ${res.wall_s} s wall).`, ""];
   L.push("Betting: the paired betting confidence sequence, looked at after every pair, up to 160 pairs. Newcombe: the reference's interval at looks 10, 20, 40, 80, 160 (Bonferroni over looks) with its futility stop.", "");
-  L.push("| study | scenario | removed | method | tests | true effect | false causal/suppressive (95% CI) | called causal | coverage of the true effect | ruled out (≤ 30 pairs) | mean pairs (max) | stopped |", "|---|---|---|---|---|---|---|---|---|---|---|---|");
+  L.push("| study | scenario | removed | method | tests | true effect | false causal/suppressive (95% CI) | called causal | coverage of the true effect | ruled out (≤ 30 pairs) | discordant pairs | best possible ≤ 30 | mean pairs (max) | stopped |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
   for (const b of res.batches) {
     const isNull = b.kind.startsWith("null");
     L.push(
-      `| ${b.kind} | ${b.scenario} | \`${b.intervention}\` | ${b.method} | ${b.tests} | ${b.true_effect} | ${isNull ? `**${pc(b.rate_false)}** (${pc(b.rate_false_ci[0])}–${pc(b.rate_false_ci[1])})` : "–"} | ${b.causal} (${pc(b.rate_causal)}) | **${pc(b.coverage)}** | ${b.ruled_out} (${pc(b.ruled_out_30 / b.tests)}) | ${b.mean_pairs} (${b.max_pairs}) | ${JSON.stringify(b.stopped)} |`,
+      `| ${b.kind} | ${b.scenario} | \`${b.intervention}\` | ${b.method} | ${b.tests} | ${b.true_effect} | ${isNull ? `**${pc(b.rate_false)}** (${pc(b.rate_false_ci[0])}–${pc(b.rate_false_ci[1])})` : "–"} | ${b.causal} (${pc(b.rate_causal)}) | **${pc(b.coverage)}** | ${b.ruled_out} (${pc(b.ruled_out_30 / b.tests)}) | ${pc(b.discordance)} | ${b.fixed_n_bound_30 === null ? "–" : pc(b.fixed_n_bound_30)} | ${b.mean_pairs} (${b.max_pairs}) | ${JSON.stringify(b.stopped)} |`,
     );
   }
+  L.push("", "Best possible ≤ 30: on a null, the share a fixed-n equivalence test (two one-sided z-tests at 5%, margin 0.2) that knew the variance of the differences would rule out at exactly 30 pairs, 2Φ(0.2·√30/σ − 1.645) − 1 with σ² the discordant share. An anytime-valid sequential test can only do worse: when removing an input reshuffles the draws, the pairs differ both ways and no valid test rules it out within 30 pairs in 90% of tests.");
   L.push("", `Floor: the exact McNemar test needs at least ${res.floor.mcnemar_min_pairs} discordant pairs, all one way, to reach p < 0.05 (five give 0.0625). Newcombe's interval, one look: ${res.floor.min_causal_n.map((m) => `family ${m.family}: ${m.n} pairs, all flipped`).join("; ")}. The betting sequence at alpha 0.05: 6 pairs, all flipped.`, "");
   if (res.floor.attribution.length) {
     L.push("Find the cause (reference method) with n fixed pairs per test (no sequential looks), on the harmful runs of the seeds' five scenarios:", "", "| pairs per test | exact | false blames | model calls (replay) |", "|---|---|---|---|");

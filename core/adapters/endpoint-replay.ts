@@ -18,8 +18,7 @@ import { RunModel } from "../graph/model";
 import { concerns, matchesTarget, parseIntervention, parseTarget, removes } from "../specs";
 import { applyEdit, recordChanges } from "../interventions";
 import { newcombe, sequentialLooks, verdictFor, zFor, type Verdict } from "../stats";
-import { DEFAULT_N_MAX, decisionRecord, roundInterval, roundP, stopReason } from "../replay/engine";
-import { PairedSequence } from "../betting";
+import { bettingNMax, decisionRecord, sequentialBetting } from "../replay/engine";
 import { CODECS, getAt, resultText, setAt, type ApiName, type Codec } from "./codecs";
 import type { RecordedBlock, RecordedRequest } from "./shared";
 import { cloneJson } from "./shared";
@@ -189,52 +188,48 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
   let i = 0;
   let ci: [number, number] = [-1, 1];
   let verdict: Verdict = "inconclusive";
-  const what0 = target ? `tool call ${opts.target}` : `output~${opts.contains}`;
-  const r4b = (x: number) => Math.round(x * 10000) / 10000;
-  if ((opts.method ?? "betting") === "betting") {
-    const alpha = opts.alpha ?? 0.05 / (opts.family ?? 1);
-    const nMax = Math.max(1, opts.nMax && opts.nMax > (opts.n ?? 0) ? opts.nMax : (opts.n ?? DEFAULT_N_MAX));
-    const seq = new PairedSequence({ alpha, minEffect });
-    let stopped: "decisive" | "n_max" | "futility" | "budget" = removed ? "n_max" : "decisive";
-    verdict = removed ? "inconclusive" : "not-applied";
-    while (removed && i < nMax) {
-      const [a, b] = await Promise.all([hit(control), hit(treated)]);
-      kWith += +a;
-      kWithout += +b;
-      seq.push(+a - +b);
-      i++;
-      opts.onProgress?.({ phase: "decision", done: i, total: nMax });
-      verdict = seq.verdict();
-      if (verdict !== "inconclusive") {
-        stopped = "decisive";
-        break;
-      }
-      if (i < nMax && !seq.canDecideBy(nMax)) {
-        stopped = "futility";
-        break;
-      }
-    }
-    const st = seq.state();
-    const needed = verdict === "inconclusive" ? seq.pairsNeeded() : null;
-    ci = verdict === "not-applied" || i === 0 ? [-1, 1] : roundInterval(st.ci, verdict, minEffect);
+  const what = target ? `tool call ${opts.target}` : `output~${opts.contains}`;
+  const r4 = (x: number) => Math.round(x * 10000) / 10000;
+  /** The tests.jsonl record, either method: the rates so far and the method's own fields. */
+  const record = (plan: number[], fields: Record<string, unknown>) => {
     const q = Math.max(1, i);
-    const result = decisionRecord(ev, { n: i, plan: [nMax], ci, verdict, minEffect }, {
+    return decisionRecord(ev, { n: i, plan, ci, verdict, minEffect }, {
       intervention: opts.intervention,
-      target: `decision#${ev.seq} ${what0}`,
-      p_with: r4b(kWith / q),
-      p_without: r4b(kWithout / q),
-      effect: r4b((kWith - kWithout) / q),
+      target: `decision#${ev.seq} ${what}`,
+      p_with: r4(kWith / q),
+      p_without: r4(kWithout / q),
+      effect: r4((kWith - kWithout) / q),
       noise: null,
       model_calls: calls,
       removed_blocks: dropped,
       kept_blocks: kept,
       ...(edited ? { edited_blocks: edited, changes: recordChanges(opts.save !== false ? run.dir : undefined, [opts.intervention], (ev.context ?? []).map((c) => ({ ...c, value: m.value(c.ref), fromEvent: c.from_event }))) } : {}),
       endpoint: { api: codec.api, url },
-      p_value: roundP(st.p_value, verdict),
-      e_value: Math.round(st.e_value * 1000) / 1000,
+      ...fields,
+    });
+  };
+  if ((opts.method ?? "betting") === "betting") {
+    const alpha = opts.alpha ?? 0.05 / (opts.family ?? 1);
+    const nMax = bettingNMax(opts.n, opts.nMax);
+    const o = await sequentialBetting(
+      { alpha, minEffect, nMax, applied: removed > 0, onLook: (n) => opts.onProgress?.({ phase: "decision", done: n, total: nMax }) },
+      () => Promise.all([hit(control), hit(treated)]),
+      ([a, b]) => {
+        kWith += +a;
+        kWithout += +b;
+        return +a - +b;
+      },
+    );
+    i = o.n;
+    verdict = o.verdict;
+    ci = verdict === "not-applied" || i === 0 ? [-1, 1] : o.ci;
+    const { stopped, p_value, e_value, stop_reason, n_needed: needed } = o;
+    const result = record([nMax], {
+      p_value,
+      e_value,
       alpha,
       stopped,
-      stop_reason: stopReason(stopped, verdict, i, nMax, needed),
+      stop_reason,
       method: `re-send the recorded request with the item's blocks replaced by a placeholder, against the unchanged request (control call); betting confidence sequence on the paired differences (anytime-valid, alpha ${Number(alpha.toPrecision(3))})`,
     });
     result.looks = i;
@@ -257,22 +252,7 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
     verdict = verdictFor(ci, removed > 0, minEffect);
     if (verdict !== "inconclusive" || (plan.length > 1 && i >= 2 * n && Math.abs((kWith - kWithout) / i) <= 0.05)) break;
   }
-  const r4 = (x: number) => Math.round(x * 10000) / 10000;
-  const what = target ? `tool call ${opts.target}` : `output~${opts.contains}`;
-  const result = decisionRecord(ev, { n: i, plan, ci, verdict, minEffect }, {
-    intervention: opts.intervention,
-    target: `decision#${ev.seq} ${what}`,
-    p_with: r4(kWith / i),
-    p_without: r4(kWithout / i),
-    effect: r4((kWith - kWithout) / i),
-    noise: null,
-    model_calls: calls,
-    removed_blocks: dropped,
-    kept_blocks: kept,
-    ...(edited ? { edited_blocks: edited, changes: recordChanges(opts.save !== false ? run.dir : undefined, [opts.intervention], (ev.context ?? []).map((c) => ({ ...c, value: m.value(c.ref), fromEvent: c.from_event }))) } : {}),
-    endpoint: { api: codec.api, url },
-    method: "re-send the recorded request with the item's blocks replaced by a placeholder, against the unchanged request (control call); Newcombe 95% CI",
-  });
+  const result = record(plan, { method: "re-send the recorded request with the item's blocks replaced by a placeholder, against the unchanged request (control call); Newcombe 95% CI" });
   if (opts.save !== false) appendTest(run.dir, result);
   return result;
 }

@@ -180,6 +180,9 @@ export function rankedSuspects(ctx: ReplayContext, target: string, kind: "untrus
 }
 
 
+/** Betting: the share of a causal group's alpha kept for the "enough on its own" (joint) tests below it. */
+const JOINT_SHARE = 0.25;
+
 const familyOf = (m: number) => (m === 1 ? 1 : 1 + (m <= 4 ? m : 2 * m - 2) + m);
 
 export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Promise<Attribution> {
@@ -222,12 +225,11 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
   const joint: string[][] = [];
   let group: TestResult | null = null;
   let current: Phase = phases[0];
-  // weighted Bonferroni inside a phase: the group test gets half the phase's alpha, the (family − 1) others share the rest
-  const alphaFor = (isGroup: boolean): number => {
-    if (current.family === 1) return current.alpha;
-    return isGroup ? current.alpha / 2 : current.alpha / 2 / (current.family - 1);
-  };
-  const test = async (specs: string[], baseline?: string[]): Promise<TestResult> => {
+  // newcombe: the reference's correction for the whole family. betting: hierarchical (tree) alpha:
+  // a test runs only when its parent group was causal, and the alphas of a node's children sum to
+  // at most its own, so a false causal verdict anywhere has probability ≤ the phase's alpha
+  // (docs/statistics.md). Each test gets its alpha from the caller.
+  const test = async (specs: string[], baseline?: string[], alphaHere = current.alpha): Promise<TestResult> => {
     const r = await runTest(ctx, {
       intervention: specs.length > 1 ? specs : specs[0],
       baseline,
@@ -236,7 +238,7 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
       nMax: opts.nMax ?? 80,
       // newcombe: z for the family (and the phase's share of alpha); betting: alpha per test
       family: method === "newcombe" ? current.family * (0.05 / current.alpha) : current.family,
-      alpha: alphaFor(specs.length > 1 && !baseline && specs.length === current.suspects.length),
+      alpha: alphaHere,
       method,
       minEffect: opts.minEffect,
       workers: opts.workers,
@@ -261,26 +263,29 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
     if (m > 1 && g.verdict === "causal") {
       // Which members are enough on their own? Keep one member and remove the rest, against
       // removing them all: the member is sufficient when the action comes back with it alone.
-      const narrowJoint = async (specs: string[]): Promise<string[]> => {
+      const narrowJoint = async (specs: string[], alphaEach: number): Promise<string[]> => {
         if (specs.length > 4) return specs;
         const keep: string[] = [];
         for (const sp of specs) {
           const others = specs.filter((o) => o !== sp);
-          if ((await test(specs, others)).verdict === "causal") keep.push(sp);
+          if ((await test(specs, others, alphaEach)).verdict === "causal") keep.push(sp);
         }
         // betting: blame only members whose sufficiency test was causal (never a group by default)
         return keep.length ? keep : method === "newcombe" ? specs : [];
       };
-      const split = async (specs: string[]): Promise<void> => {
+      // a group shown causal at alphaGroup shares it among the tests below it: betting gives each
+      // single JOINT_SHARE's complement and the sufficiency tests JOINT_SHARE, split equally; halves
+      // in proportion to their size. newcombe: every test at the family's correction.
+      const split = async (specs: string[], alphaGroup: number): Promise<void> => {
         if (specs.length <= 4) {
           const hits: [string, TestResult][] = [];
           for (const sp of specs) {
-            const r = await test([sp]);
+            const r = await test([sp], undefined, ((1 - JOINT_SHARE) * alphaGroup) / specs.length);
             if (r.verdict === "causal") hits.push([sp, r]);
           }
           found.push(...hits.map(([sp, r]) => causeOf(sp, r)));
           if (!hits.length) {
-            const j = await narrowJoint(specs);
+            const j = await narrowJoint(specs, (JOINT_SHARE * alphaGroup) / specs.length);
             if (j.length) jointHere.push(j);
           }
           return;
@@ -288,11 +293,11 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
         const half = specs.length >> 1;
         const parts = [specs.slice(0, half), specs.slice(half)];
         const causal: string[][] = [];
-        for (const p of parts) if ((await test(p)).verdict === "causal") causal.push(p);
+        for (const p of parts) if ((await test(p, undefined, (alphaGroup * p.length) / specs.length)).verdict === "causal") causal.push(p);
         if (!causal.length && method === "newcombe") jointHere.push(specs);
-        for (const p of causal) await split(p);
+        for (const p of causal) await split(p, (alphaGroup * p.length) / specs.length);
       };
-      await split(suspects);
+      await split(suspects, current.alpha);
     } else if (g.verdict === "causal") found.push(causeOf(suspects[0], g));
     if (g.verdict === "causal" && m > 1 && !found.length && !jointHere.length && method === "newcombe") jointHere.push(suspects);
     return { group: g, causes: found, joint: jointHere };

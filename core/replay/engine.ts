@@ -130,6 +130,27 @@ export class ReplayContext {
     return this.run.runId;
   }
 
+  /**
+   * Pair j of a test: the "with" arm (only the baseline removed), run once per seed base, baseline
+   * and j and then shared by every test of the run (scored against each test's own target), and the
+   * arm with the interventions. Both use the seed deriveSeed(seedBase, runId, j).
+   */
+  async pair(seedBase: string, j: number, baseline: Intervention[], interventions: Intervention[], target: Target): Promise<{ base: ArmOutcome; treat: ArmOutcome; baseRan: boolean }> {
+    const seed = deriveSeed(seedBase, this.runId, j);
+    const key = `${seedBase}|${baseline.map((b) => b.spec).join(" | ")}|${j}`;
+    let base = this.baseArms.get(key);
+    const baseRan = !base;
+    if (!base) {
+      base = await this.arm(seed, baseline, target, `b${j}`);
+      this.baseArms.set(key, base);
+    } else {
+      this.counts.naive += base.calls; // a naive replay would have run it again
+      base = { ...base, hit: base.actions.some((a) => a.mode !== "blocked" && matchesTarget(target, a)) };
+    }
+    const treat = await this.arm(seed, interventions, target, `t${j}`);
+    return { base, treat, baseRan };
+  }
+
   /** Runs the program once with a seed and interventions; scores the target. */
   async arm(seed: number, interventions: Intervention[], target: Target, label: string): Promise<ArmOutcome> {
     if (this.budget.left <= 0) throw new BudgetExceeded();
@@ -157,6 +178,36 @@ export class ReplayContext {
       calls: calls + r.stats.modelCallsCached,
       actions: r.actions,
     };
+  }
+}
+
+/** The counts of a run test's pairs so far (both methods). */
+class PairTally {
+  kWith = 0;
+  kWithout = 0;
+  /** Pairs whose intervened arm removed something. */
+  applied = 0;
+  /** "With" arms this test ran itself (the others were shared). */
+  baseRuns = 0;
+  readonly off = { with: 0, without: 0 };
+  readonly flips = { removed: 0, added: 0 };
+
+  async pair(ctx: ReplayContext, seedBase: string, j: number, baseline: Intervention[], interventions: Intervention[], target: Target): Promise<{ base: ArmOutcome; treat: ArmOutcome }> {
+    const r = await ctx.pair(seedBase, j, baseline, interventions, target);
+    this.baseRuns += +r.baseRan;
+    return r;
+  }
+
+  /** Counts one pair; returns its difference d = Y_with − Y_without. */
+  add({ base, treat }: { base: ArmOutcome; treat: ArmOutcome }): number {
+    this.kWith += +base.hit;
+    this.kWithout += +treat.hit;
+    if (base.hit && !treat.hit) this.flips.removed++;
+    if (treat.hit && !base.hit) this.flips.added++;
+    this.applied += +treat.applied;
+    this.off.with += base.offTape;
+    this.off.without += treat.offTape;
+    return +base.hit - +treat.hit;
   }
 }
 
@@ -206,6 +257,27 @@ export interface TestOptions {
 }
 
 export type TestMethod = "betting" | "newcombe";
+
+/** Options of the tests that follow up a confirmed cause (failure shapes, causing spans). */
+export interface FollowUpOptions {
+  target: string;
+  n?: number;
+  nMax?: number;
+  /** The attribution's family: the follow-up tests' correction adds to it. */
+  family?: number;
+  workers?: number;
+  seedBase?: string;
+  /** Append the tests to tests.jsonl (default true), tagged with this attribution id. */
+  save?: boolean;
+  attribution?: string;
+  signal?: AbortSignal;
+  onProgress?: (p: Progress) => void;
+}
+
+/** One follow-up test of a confirmed cause: n 10 and n_max 80 unless given, corrected for `family`, not saved (the caller saves). */
+export function followUpTest(ctx: ReplayContext, o: FollowUpOptions, family: number, intervention: string | string[], baseline?: string[], onProgress = o.onProgress): Promise<TestResult> {
+  return runTest(ctx, { intervention, baseline, target: o.target, n: o.n ?? 10, nMax: o.nMax ?? 80, family, workers: o.workers, seedBase: o.seedBase, signal: o.signal, onProgress, save: false });
+}
 
 export interface TestResult {
   intervention: string;
@@ -269,73 +341,47 @@ export async function runTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
   const z = zFor(plan.length * family);
   const workers = Math.max(1, opts.workers ?? 1);
   const before = { ...ctx.counts };
-  let kWith = 0;
-  let kWithout = 0;
-  let applied = 0;
-  const off = { with: 0, without: 0 };
-  const flips = { removed: 0, added: 0 };
-  let baseRuns = 0;
+  const t = new PairTally();
   let i = 0;
   let stopped: TestResult["stopped"] = "n_max";
   let ci: [number, number] = [-1, 1];
   let verdict: Verdict = "inconclusive";
-  const pair = async (j: number) => {
-    const seed = deriveSeed(seedBase, ctx.runId, j);
-    const key = `${seedBase}|${baseKey}|${j}`;
-    let base = ctx.baseArms.get(key);
-    if (!base) {
-      base = await ctx.arm(seed, baseline, target, `b${j}`);
-      ctx.baseArms.set(key, base);
-      baseRuns++;
-    } else {
-      ctx.counts.naive += base.calls; // a naive replay would have run it again
-      // the shared arm is scored against this test's target
-      base = { ...base, hit: base.actions.some((a) => a.mode !== "blocked" && matchesTarget(target, a)) };
-    }
-    const treat = await ctx.arm(seed, interventions, target, `t${j}`);
-    return { base, treat };
-  };
+  const pair = (j: number) => t.pair(ctx, seedBase, j, baseline, interventions, target);
   try {
     for (const size of plan) {
       for (let j = i; j < size; j += workers) {
         checkAbort(opts.signal);
         const batch = [];
         for (let k = j; k < Math.min(size, j + workers); k++) batch.push(pair(k));
-        for (const { base, treat } of await Promise.all(batch)) {
-          kWith += +base.hit;
-          kWithout += +treat.hit;
-          if (base.hit && !treat.hit) flips.removed++;
-          if (treat.hit && !base.hit) flips.added++;
-          applied += +treat.applied;
-          off.with += base.offTape;
-          off.without += treat.offTape;
+        for (const p of await Promise.all(batch)) {
+          t.add(p);
           i++;
         }
         opts.onProgress?.({ phase: "test", done: i, total: plan[plan.length - 1], message: `${specs.join(" | ")}: ${i} pairs` });
       }
-      ci = newcombe(kWith, i, kWithout, i, z);
-      verdict = verdictFor(ci, applied > 0, minEffect);
-      if (verdict === "causal" && opts.sizeRole && roleFor(ci, kWith / i) === "confirmed" && size !== plan[plan.length - 1]) continue;
+      ci = newcombe(t.kWith, i, t.kWithout, i, z);
+      verdict = verdictFor(ci, t.applied > 0, minEffect);
+      if (verdict === "causal" && opts.sizeRole && roleFor(ci, t.kWith / i) === "confirmed" && size !== plan[plan.length - 1]) continue;
       if (DECISIVE.has(verdict) || verdict === "not-applied") {
         stopped = "decisive";
         break;
       }
       // futility needs the target to have reproduced often enough (in min_effect of the pairs, in
       // either arm) for an effect of min_effect to show; one that barely reproduces says nothing yet
-      if (plan.length > 1 && i >= 2 * n && Math.abs((kWith - kWithout) / i) <= 0.05 && Math.max(kWith, kWithout) >= minEffect * i && size !== plan[plan.length - 1]) {
+      if (plan.length > 1 && i >= 2 * n && Math.abs((t.kWith - t.kWithout) / i) <= 0.05 && Math.max(t.kWith, t.kWithout) >= minEffect * i && size !== plan[plan.length - 1]) {
         stopped = "futility"; // no effect seen: stopped to save replays, not proof of none
         break;
       }
     }
   } catch (err) {
     if (!(err instanceof BudgetExceeded) || i === 0) throw err;
-    ci = newcombe(kWith, i, kWithout, i, z);
-    verdict = verdictFor(ci, applied > 0, minEffect);
+    ci = newcombe(t.kWith, i, t.kWithout, i, z);
+    verdict = verdictFor(ci, t.applied > 0, minEffect);
     if (!DECISIVE.has(verdict) && verdict !== "not-applied") verdict = "inconclusive";
     stopped = "budget";
   }
-  const pWith = kWith / i;
-  const pWithout = kWithout / i;
+  const pWith = t.kWith / i;
+  const pWithout = t.kWithout / i;
   const result: TestResult = {
     intervention: specs.join(" | "),
     target: opts.target,
@@ -349,14 +395,14 @@ export async function runTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
     effect: r4(pWith - pWithout),
     ci: [r4(ci[0]), r4(ci[1])],
     verdict,
-    pair_flips: flips,
-    p_value: Math.round(Math.min(1, plan.length * family * mcnemarExact(flips.removed, flips.added)) * 1e6) / 1e6,
-    intervention_applied_in: applied,
-    off_tape_actions: off.without,
-    off_tape_by_arm: off,
+    pair_flips: t.flips,
+    p_value: Math.round(Math.min(1, plan.length * family * mcnemarExact(t.flips.removed, t.flips.added)) * 1e6) / 1e6,
+    intervention_applied_in: t.applied,
+    off_tape_actions: t.off.without,
+    off_tape_by_arm: t.off,
     min_effect: minEffect,
     n_needed: verdict === "inconclusive" ? Math.max(i, suggestedN(i, ci, minEffect)) : null,
-    program_runs: i + baseRuns,
+    program_runs: i + t.baseRuns,
     model_calls: ctx.counts.made - before.made,
     naive_model_calls: ctx.counts.naive - before.naive,
     method: `paired re-execution, tool results from tape, Newcombe 95% CI (--method newcombe)${plan.length > 1 ? `, sequential over ${plan.length} looks (Bonferroni)` : ""}${family > 1 ? `, family of ${family}` : ""}`,
@@ -410,6 +456,108 @@ export function stopReason(stopped: TestResult["stopped"], verdict: Verdict, n: 
   return `n_max: reached ${nMax} pairs without a decisive verdict${more}`;
 }
 
+/** How a sequential betting test is run: its error rate, its budget in pairs and its stopping rules. */
+export interface SequentialOptions {
+  alpha: number;
+  minEffect: number;
+  nMax: number;
+  /** Pairs run together before each look (concurrently; default 1). */
+  batch?: number;
+  /** Run at least this many pairs before stopping (decisive or futile). */
+  minPairs?: number;
+  signal?: AbortSignal;
+  /** False when the intervention is known to remove nothing: no pair is run, the verdict is not-applied. */
+  applied?: boolean;
+  /** Checked after each look: true when no replay so far applied the intervention (then not-applied). */
+  notApplied?: () => boolean;
+  /** Keep going past a decisive verdict (e.g. until a cause's role is clear). */
+  more?: (verdict: Verdict, seq: PairedSequence, n: number) => boolean;
+  /** A futility rule besides "no verdict is reachable by n_max whatever happens". */
+  futile?: (seq: PairedSequence, n: number) => boolean;
+  /** Called after each look with the pairs so far. */
+  onLook?: (n: number) => void;
+}
+
+/** What a sequential betting test found, with the fields every betting test reports. */
+export interface SequentialOutcome {
+  n: number;
+  verdict: Verdict;
+  stopped: TestResult["stopped"];
+  ci: [number, number];
+  p_value: number;
+  e_value: number;
+  alpha: number;
+  n_needed: number | null;
+  stop_reason: string;
+}
+
+/**
+ * The one sequential driver of every betting test (run, decision, endpoint): runs pair j (any
+ * async work that yields a result), scores it as a paired difference d ∈ [−1, 1] in the order of
+ * j, pushes it into the confidence sequence and looks after every batch, until decisive, futile,
+ * n_max or the budget. Returns the verdict and the interval, p- and e-value read off the same sequence.
+ */
+export async function sequentialBetting<T>(o: SequentialOptions, pair: (j: number) => Promise<T>, score: (t: T) => number): Promise<SequentialOutcome> {
+  const seq = new PairedSequence({ alpha: o.alpha, minEffect: o.minEffect });
+  const batch = Math.max(1, o.batch ?? 1);
+  let i = 0;
+  let stopped: TestResult["stopped"] = "n_max";
+  let verdict: Verdict = o.applied === false ? "not-applied" : "inconclusive";
+  if (o.applied === false) stopped = "decisive";
+  try {
+    while (verdict !== "not-applied" && i < o.nMax) {
+      checkAbort(o.signal);
+      const jobs = [];
+      for (let k = i; k < Math.min(o.nMax, i + batch); k++) jobs.push(pair(k));
+      for (const t of await Promise.all(jobs)) {
+        seq.push(score(t));
+        i++;
+      }
+      o.onLook?.(i);
+      if (o.notApplied?.()) {
+        verdict = "not-applied";
+        stopped = "decisive";
+        break;
+      }
+      verdict = seq.verdict();
+      if (i < Math.min(o.nMax, o.minPairs ?? 0)) continue;
+      if (verdict !== "inconclusive") {
+        if (i < o.nMax && o.more?.(verdict, seq, i)) continue;
+        stopped = "decisive";
+        break;
+      }
+      // futility (stopping without a verdict never adds a false one)
+      if (i < o.nMax && (!seq.canDecideBy(o.nMax) || o.futile?.(seq, i))) {
+        stopped = "futility";
+        break;
+      }
+    }
+  } catch (err) {
+    if (!(err instanceof BudgetExceeded) || i === 0) throw err;
+    stopped = "budget";
+    verdict = o.notApplied?.() ? "not-applied" : seq.verdict();
+  }
+  const st = seq.state();
+  const needed = verdict === "inconclusive" ? seq.pairsNeeded() : null;
+  return {
+    n: i,
+    verdict,
+    stopped,
+    ci: verdict === "not-applied" ? [r4(st.ci[0]), r4(st.ci[1])] : roundInterval(st.ci, verdict, o.minEffect),
+    // rounded towards the verdict, so p ≤ alpha exactly when the verdict is causal or suppressive
+    p_value: roundP(st.p_value, verdict),
+    e_value: verdict === "not-applied" ? 1 : Math.round(st.e_value * 1000) / 1000,
+    alpha: o.alpha,
+    n_needed: needed,
+    stop_reason: stopReason(stopped, verdict, i, o.nMax, needed),
+  };
+}
+
+/** The n_max of a betting test: nMax when it is above n, else n, else {@link DEFAULT_N_MAX}. */
+export function bettingNMax(n: number | undefined, nMax: number | undefined): number {
+  return Math.max(1, nMax && nMax > (n ?? 0) ? nMax : (n ?? DEFAULT_N_MAX));
+}
+
 /** runTest with the paired betting confidence sequence (the default method). */
 async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<TestResult> {
   const specs = Array.isArray(opts.intervention) ? opts.intervention : [opts.intervention];
@@ -421,82 +569,33 @@ async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
   const minEffect = opts.minEffect ?? MIN_EFFECT;
   const alpha = opts.alpha ?? 0.05 / family;
   const seedBase = opts.seedBase ?? "cf";
-  const nMax = Math.max(1, opts.nMax && opts.nMax > (opts.n ?? 0) ? opts.nMax : (opts.n ?? DEFAULT_N_MAX));
-  const workers = Math.max(1, opts.workers ?? 1);
-  const seq = new PairedSequence({ alpha, minEffect });
+  const nMax = bettingNMax(opts.n, opts.nMax);
   const before = { ...ctx.counts };
-  let kWith = 0;
-  let kWithout = 0;
-  let applied = 0;
-  const off = { with: 0, without: 0 };
-  const flips = { removed: 0, added: 0 };
-  let baseRuns = 0;
-  let i = 0;
-  let stopped: TestResult["stopped"] = "n_max";
-  let verdict: Verdict = "inconclusive";
-  const pair = async (j: number) => {
-    const seed = deriveSeed(seedBase, ctx.runId, j);
-    const key = `${seedBase}|${baseKey}|${j}`;
-    let base = ctx.baseArms.get(key);
-    if (!base) {
-      base = await ctx.arm(seed, baseline, target, `b${j}`);
-      ctx.baseArms.set(key, base);
-      baseRuns++;
-    } else {
-      ctx.counts.naive += base.calls;
-      base = { ...base, hit: base.actions.some((a) => a.mode !== "blocked" && matchesTarget(target, a)) };
-    }
-    const treat = await ctx.arm(seed, interventions, target, `t${j}`);
-    return { base, treat };
-  };
-  try {
-    while (i < nMax) {
-      checkAbort(opts.signal);
-      const batch = [];
-      for (let k = i; k < Math.min(nMax, i + workers); k++) batch.push(pair(k));
-      for (const { base, treat } of await Promise.all(batch)) {
-        kWith += +base.hit;
-        kWithout += +treat.hit;
-        if (base.hit && !treat.hit) flips.removed++;
-        if (treat.hit && !base.hit) flips.added++;
-        applied += +treat.applied;
-        off.with += base.offTape;
-        off.without += treat.offTape;
-        seq.push(+base.hit - +treat.hit);
-        i++;
-      }
-      opts.onProgress?.({ phase: "test", done: i, total: nMax, message: `${specs.join(" | ")}: ${i} pairs, ${ctx.counts.made - before.made} model calls` });
-      if (applied === 0) {
-        verdict = "not-applied";
-        stopped = "decisive";
-        break;
-      }
-      verdict = seq.verdict();
-      if (i < Math.min(nMax, opts.minPairs ?? 0)) continue;
-      if (verdict !== "inconclusive") {
-        if (verdict === "causal" && opts.sizeRole && i < nMax && roleFor(seq.state().ci, kWith / i) === "confirmed") continue;
-        stopped = "decisive";
-        break;
-      }
-      // futility (stopping without a verdict never adds a false one): no verdict is reachable by
-      // n_max even if every remaining pair went the most favourable way; or, after FUTILITY_AFTER
-      // pairs, little effect is seen (|effect| < min_effect/2) and the pattern so far would not
-      // decide it by n_max
-      if (i < nMax && (!seq.canDecideBy(nMax) || (opts.futility === "projection" && i >= FUTILITY_AFTER && Math.abs(kWith - kWithout) / i < minEffect / 2 && (seq.pairsNeeded(nMax - i) ?? Infinity) > nMax))) {
-        stopped = "futility";
-        break;
-      }
-    }
-  } catch (err) {
-    if (!(err instanceof BudgetExceeded) || i === 0) throw err;
-    stopped = "budget";
-    verdict = applied === 0 ? "not-applied" : seq.verdict();
-  }
-  const st = seq.state();
-  const pWith = kWith / i;
-  const pWithout = kWithout / i;
-  const ci = verdict === "not-applied" ? ([r4(st.ci[0]), r4(st.ci[1])] as [number, number]) : roundInterval(st.ci, verdict, minEffect);
-  const needed = verdict === "inconclusive" ? seq.pairsNeeded() : null;
+  const t = new PairTally();
+  const pair = (j: number) => t.pair(ctx, seedBase, j, baseline, interventions, target);
+  const o = await sequentialBetting(
+    {
+      alpha,
+      minEffect,
+      nMax,
+      batch: opts.workers,
+      minPairs: opts.minPairs,
+      signal: opts.signal,
+      notApplied: () => t.applied === 0,
+      onLook: (i) => opts.onProgress?.({ phase: "test", done: i, total: nMax, message: `${specs.join(" | ")}: ${i} pairs, ${ctx.counts.made - before.made} model calls` }),
+      more: (verdict, seq, i) => verdict === "causal" && !!opts.sizeRole && roleFor(seq.state().ci, t.kWith / i) === "confirmed",
+      // the projection rule: after FUTILITY_AFTER pairs, little effect is seen (|effect| < min_effect/2)
+      // and the pattern so far would not give a causal or suppressive verdict by n_max (Find the
+      // cause asks whether an input matters: ruling an innocent one out at its share of alpha costs
+      // more pairs than it tells)
+      futile: (seq, i) => opts.futility === "projection" && i >= FUTILITY_AFTER && Math.abs(t.kWith - t.kWithout) / i < minEffect / 2 && (seq.pairsNeeded(nMax - i, true) ?? Infinity) > nMax,
+    },
+    pair,
+    (p) => t.add(p),
+  );
+  const i = o.n;
+  const pWith = t.kWith / i;
+  const pWithout = t.kWithout / i;
   const result: TestResult = {
     intervention: specs.join(" | "),
     target: opts.target,
@@ -504,33 +603,32 @@ async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
     looks: i,
     n_max: nMax,
     family,
-    stopped,
+    stopped: o.stopped,
     p_with: r4(pWith),
     p_without: r4(pWithout),
     effect: r4(pWith - pWithout),
-    ci,
-    verdict,
-    pair_flips: flips,
-    // rounded towards the verdict, so p ≤ alpha exactly when the verdict is causal or suppressive
-    p_value: roundP(st.p_value, verdict),
-    e_value: verdict === "not-applied" ? 1 : Math.round(st.e_value * 1000) / 1000,
+    ci: o.ci,
+    verdict: o.verdict,
+    pair_flips: t.flips,
+    p_value: o.p_value,
+    e_value: o.e_value,
     alpha,
-    intervention_applied_in: applied,
-    off_tape_actions: off.without,
-    off_tape_by_arm: off,
+    intervention_applied_in: t.applied,
+    off_tape_actions: t.off.without,
+    off_tape_by_arm: t.off,
     min_effect: minEffect,
-    n_needed: verdict === "inconclusive" ? needed : null,
-    program_runs: i + baseRuns,
+    n_needed: o.verdict === "inconclusive" ? o.n_needed : null,
+    program_runs: i + t.baseRuns,
     model_calls: ctx.counts.made - before.made,
     naive_model_calls: ctx.counts.naive - before.naive,
     method: `paired re-execution, tool results from tape, betting confidence sequence on the paired differences (anytime-valid, alpha ${Number(alpha.toPrecision(3))}${family > 1 ? `, family of ${family}` : ""})`,
     scope: "run",
   };
-  result.stop_reason = stopReason(stopped, verdict, i, nMax, needed);
-  if (stopped === "budget") result.note = `stopped by the budget after ${i} pairs`;
+  result.stop_reason = o.stop_reason;
+  if (o.stopped === "budget") result.note = `stopped by the budget after ${i} pairs`;
   if (baseline.length) result.baseline = baseKey;
   if (specs.length > 1) result.group = specs;
-  if (verdict === "causal") result.role = roleFor(ci, pWith);
+  if (o.verdict === "causal") result.role = roleFor(o.ci, pWith);
   if (interventions.some((iv) => iv.edit)) result.changes = recordChanges(opts.save !== false ? ctx.run.dir : undefined, interventions, recordedItems(ctx.model));
   if (opts.save !== false) appendTest(ctx.run.dir, result);
   return result;
@@ -619,63 +717,41 @@ export async function decisionTest(ctx: ReplayContext, opts: DecisionTestOptions
   if ((opts.method ?? "betting") === "betting") {
     const minEffect = opts.minEffect ?? MIN_EFFECT;
     const alpha = opts.alpha ?? 0.05 / (opts.family ?? 1);
-    const nMax = Math.max(1, opts.nMax && opts.nMax > (opts.n ?? 0) ? opts.nMax : (opts.n ?? DEFAULT_N_MAX));
-    const seq = new PairedSequence({ alpha, minEffect });
+    const nMax = bettingNMax(opts.n, opts.nMax);
     let k0 = 0;
     let k1 = 0;
-    let i = 0;
-    let stopped: TestResult["stopped"] = "n_max";
-    let verdict: Verdict = applied ? "inconclusive" : "not-applied";
-    try {
-      while (applied && i < nMax) {
-        checkAbort(opts.signal);
-        const s = deriveSeed("dt", ctx.runId, ev.seq, i);
-        i++;
-        const a = await call(items, s);
-        const b = await call(kept, s);
-        let d: number;
-        if (opts.contains !== undefined) {
-          const x = +a.includes(opts.contains);
-          const y = +b.includes(opts.contains);
-          k0 += x;
-          k1 += y;
-          d = x - y;
-        } else {
-          const changed = +(a !== b);
-          const noise = +(a !== (await call(items, s)));
-          k1 += changed;
-          k0 += noise;
-          d = changed - noise;
-        }
-        seq.push(d);
-        opts.onProgress?.({ phase: "decision", done: i, total: nMax });
-        verdict = seq.verdict();
-        if (verdict !== "inconclusive") {
-          stopped = "decisive";
-          break;
-        }
-        if (i < nMax && !seq.canDecideBy(nMax)) {
-          stopped = "futility";
-          break;
-        }
+    // pair j: the recorded context and the intervened one (and, without --contains, the recorded one again: noise)
+    const pair = async (j: number) => {
+      const s = deriveSeed("dt", ctx.runId, ev.seq, j);
+      const a = await call(items, s);
+      const b = await call(kept, s);
+      return { a, b, again: opts.contains === undefined ? await call(items, s) : "" };
+    };
+    const score = ({ a, b, again }: { a: string; b: string; again: string }): number => {
+      if (opts.contains !== undefined) {
+        const x = +a.includes(opts.contains);
+        const y = +b.includes(opts.contains);
+        k0 += x;
+        k1 += y;
+        return x - y;
       }
-    } catch (err) {
-      if (!(err instanceof BudgetExceeded) || i === 0) throw err;
-      stopped = "budget";
-    }
-    if (!applied) stopped = "decisive";
-    const st = seq.state();
-    const needed = verdict === "inconclusive" ? seq.pairsNeeded() : null;
-    const ci = verdict === "not-applied" || i === 0 ? ([-1, 1] as [number, number]) : roundInterval(st.ci, verdict, minEffect);
-    const base = { n: i, plan: [nMax], ci, verdict, minEffect };
-    const extra = { p_value: roundP(st.p_value, verdict), e_value: Math.round(st.e_value * 1000) / 1000, alpha, stopped, stop_reason: stopReason(stopped, verdict, i, nMax, needed) };
+      const changed = +(a !== b);
+      const noise = +(a !== again);
+      k1 += changed;
+      k0 += noise;
+      return changed - noise;
+    };
+    const o = await sequentialBetting({ alpha, minEffect, nMax, signal: opts.signal, applied, onLook: (i) => opts.onProgress?.({ phase: "decision", done: i, total: nMax }) }, pair, score);
+    const i = o.n;
+    const base = { n: i, plan: [nMax], ci: i === 0 ? ([-1, 1] as [number, number]) : o.ci, verdict: o.verdict, minEffect };
+    const extra = { p_value: o.p_value, e_value: o.e_value, alpha, stopped: o.stopped, stop_reason: o.stop_reason };
     const q = Math.max(1, i);
     const result =
       opts.contains !== undefined
         ? decisionRecord(ev, base, { intervention: opts.intervention, target: `decision#${ev.seq} output~${opts.contains}`, p_with: r4(k0 / q), p_without: r4(k1 / q), effect: r4((k0 - k1) / q), noise: null, model_calls: 2 * i, ...extra })
         : decisionRecord(ev, base, { intervention: opts.intervention, target: `decision#${ev.seq} output changed`, p_with: null, p_without: null, effect: r4((k1 - k0) / q), noise: r4(k0 / q), model_calls: 3 * i, ...extra });
     result.looks = i;
-    result.n_needed = verdict === "inconclusive" ? needed : null;
+    result.n_needed = o.verdict === "inconclusive" ? o.n_needed : null;
     result.method = `re-call one recorded model call with and without the item, paired seeds; betting confidence sequence on the paired differences (anytime-valid, alpha ${Number(alpha.toPrecision(3))})`;
     if (changes.length) result.changes = changes;
     if (opts.save !== false) appendTest(ctx.run.dir, result);

@@ -16,7 +16,7 @@ import { randomBytes } from "node:crypto";
 import { matchesTarget, parseIntervention, parseTarget } from "../specs";
 import { investigateLite } from "../analysis/investigate";
 import { ReplayError, appendTestWithContent, runTest, type Progress, type ReplayContext, type TestResult } from "./engine";
-import { wilson } from "./shapes";
+import { rateOf } from "./shapes";
 
 /** At most this harm rate with the fix counts as fixed. */
 export const FIXED_RATE = 0.05;
@@ -97,7 +97,7 @@ export function defaultKeeps(ctx: ReplayContext, harm: string): string[] {
   return out;
 }
 
-const rate = (p: number, n: number): RateWithInterval => ({ p, n, ci: wilson(Math.round(p * n), n) });
+const rate = (p: number, n: number): RateWithInterval => rateOf(p, n);
 const pct = (x: number) => `${Math.round(x * 100)}%`;
 const iv = (c: [number, number]) => `[${pct(c[0])}, ${pct(c[1])}]`;
 

@@ -10,7 +10,8 @@
  * The tests are corrected together with the attribution's family.
  */
 import { appendTest } from "../log/testslog";
-import { runTest, type Progress, type ReplayContext, type TestResult } from "./engine";
+import { followUpTest, type FollowUpOptions, type ReplayContext, type TestResult } from "./engine";
+import { wilson } from "../stats";
 import type { Attribution } from "./attribute";
 
 export type ShapeKind = "single" | "either" | "both" | "unclear";
@@ -33,18 +34,7 @@ export interface FailureShape {
   summary: string;
 }
 
-export interface ShapeOptions {
-  target: string;
-  n?: number;
-  nMax?: number;
-  family?: number;
-  workers?: number;
-  seedBase?: string;
-  save?: boolean;
-  attribution?: string;
-  signal?: AbortSignal;
-  onProgress?: (p: Progress) => void;
-}
+export type ShapeOptions = FollowUpOptions;
 
 /** The causes an attribution confirmed, for shapes: single causes, then members of joint groups. */
 export function confirmedCauses(a: Pick<Attribution, "causes" | "joint">): string[] {
@@ -54,14 +44,10 @@ export function confirmedCauses(a: Pick<Attribution, "causes" | "joint">): strin
   return out;
 }
 
-export function wilson(k: number, n: number, z = 1.96): [number, number] {
-  if (n <= 0) return [0, 1];
-  const p = k / n;
-  const d = 1 + (z * z) / n;
-  const c = (p + (z * z) / (2 * n)) / d;
-  const h = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / d;
-  const r4 = (x: number) => Math.round(x * 10000) / 10000;
-  return [r4(Math.max(0, c - h)), r4(Math.min(1, c + h))];
+/** A rate with its Wilson 95% interval (4 decimals): an arm of a shape, a harm rate of a fix check. */
+export function rateOf(p: number, n: number): { p: number; n: number; ci: [number, number] } {
+  const [lo, hi] = wilson(Math.round(p * n), n);
+  return { p, n, ci: [Math.round(lo * 10000) / 10000, Math.round(hi * 10000) / 10000] };
 }
 
 export function classify(ab: TestResult, aAlone: TestResult, bAlone: TestResult): ShapeKind {
@@ -81,28 +67,13 @@ export async function failureShapes(ctx: ReplayContext, causes: string[], opts: 
   const pairs: [string, string][] = [];
   for (let i = 0; i < list.length; i++) for (let j = i + 1; j < list.length; j++) pairs.push([list[i], list[j]]);
   const family = (opts.family ?? 1) + 3 * pairs.length;
-  const test = async (specs: string[], baseline?: string[]): Promise<TestResult> => {
-    const r = await runTest(ctx, {
-      intervention: specs.length > 1 ? specs : specs[0],
-      baseline,
-      target: opts.target,
-      n: opts.n ?? 10,
-      nMax: opts.nMax ?? 80,
-      family,
-      workers: opts.workers,
-      seedBase: opts.seedBase,
-      signal: opts.signal,
-      onProgress: opts.onProgress,
-      save: false,
-    });
-    return r;
-  };
+  const test = (specs: string[], baseline?: string[]): Promise<TestResult> => followUpTest(ctx, opts, family, specs.length > 1 ? specs : specs[0], baseline);
   const out: FailureShape[] = [];
   for (const [A, B] of pairs) {
     const ab = await test([A, B]);
     const aAlone = await test([A, B], [B]); // with: A only; without: neither
     const bAlone = await test([A, B], [A]);
-    const arm = (present: string[], p: number, n: number): Arm => ({ present, p, n, ci: wilson(Math.round(p * n), n) });
+    const arm = (present: string[], p: number, n: number): Arm => ({ present, ...rateOf(p, n) });
     const shape = classify(ab, aAlone, bAlone);
     const what =
       shape === "both"

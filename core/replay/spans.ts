@@ -16,7 +16,7 @@
  */
 import { RunModel } from "../graph/model";
 import { spanSpec } from "../interventions";
-import { ReplayError, appendTestWithContent, runTest, type Progress, type ReplayContext, type TestResult } from "./engine";
+import { ReplayError, appendTestWithContent, followUpTest, type FollowUpOptions, type ReplayContext, type TestResult } from "./engine";
 
 export type Level = "whole" | "paragraph" | "sentence" | "clause";
 const LEVELS: Level[] = ["paragraph", "sentence", "clause"];
@@ -55,22 +55,10 @@ export interface SpanResult {
   note?: string;
 }
 
-export interface SpanOptions {
+export interface SpanOptions extends FollowUpOptions {
   /** The confirmed cause: an input: spec naming one input, and its test. */
   cause: string;
   whole: { effect: number; ci: [number, number]; p_with: number; p_without: number; n: number };
-  target: string;
-  n?: number;
-  nMax?: number;
-  /** The attribution's family: the span tests' correction adds MAX_SPAN_TESTS to it. */
-  family?: number;
-  workers?: number;
-  seedBase?: string;
-  /** Append the span tests to tests.jsonl (default true), tagged with this attribution id. */
-  save?: boolean;
-  attribution?: string;
-  signal?: AbortSignal;
-  onProgress?: (p: Progress) => void;
 }
 
 /** fnmatch-escaped: the spec names exactly this source. */
@@ -140,19 +128,7 @@ export async function causingSpans(ctx: ReplayContext, opts: SpanOptions): Promi
       stopped = "budget";
       return null;
     }
-    const r = await runTest(ctx, {
-      intervention: spanSpec(item, ranges),
-      baseline: baseline?.length ? [spanSpec(item, baseline)] : undefined,
-      target: opts.target,
-      n: opts.n ?? 10,
-      nMax: opts.nMax ?? 80,
-      family,
-      workers: opts.workers,
-      seedBase: opts.seedBase,
-      signal: opts.signal,
-      onProgress: opts.onProgress ? (p) => opts.onProgress!({ ...p, phase: `span test ${tests.length + 1}` }) : undefined,
-      save: false,
-    });
+    const r = await followUpTest(ctx, opts, family, spanSpec(item, ranges), baseline?.length ? [spanSpec(item, baseline)] : undefined, opts.onProgress ? (p) => opts.onProgress!({ ...p, phase: `span test ${tests.length + 1}` }) : undefined);
     tests.push(r);
     return r;
   };

@@ -13,14 +13,15 @@ function sequential(gen: () => number, nMax: number, alpha = 0.05) {
 }
 
 describe("the paired betting confidence sequence", () => {
-  it("rules out an input whose pairs never differ within 19 pairs (Newcombe cannot at any n)", () => {
+  it("rules out an input whose pairs never differ within 15 pairs (Newcombe cannot at any n)", () => {
     const s = new PairedSequence();
     let n = 0;
     while (s.verdict() === "inconclusive" && n < 200) {
       s.push(0);
       n++;
     }
-    expect(n).toBe(19);
+    // ruled out is an equivalence test (two one-sided tests at alpha): 1.225ⁿ ≥ 1/0.05 at n = 15
+    expect(n).toBe(15);
     const st = s.state();
     expect(st.verdict).toBe("ruled-out");
     expect(st.ci[0]).toBeGreaterThan(-0.2);
@@ -81,6 +82,21 @@ describe("the paired betting confidence sequence", () => {
       if (st.verdict === "causal" || st.verdict === "suppressive") wrong++;
     }
     // the guarantee is ≤ 5%; 400 tests put 8% about 3 standard errors above it
+    expect(wrong / T).toBeLessThan(0.08);
+  });
+
+  it("rules out an effect at the margin (±0.2) in at most alpha of the tests", () => {
+    const rng = new PyRandom(5);
+    let wrong = 0;
+    const T = 400;
+    for (let k = 0; k < T; k++) {
+      const sign = k % 2 ? 1 : -1;
+      const st = sequential(() => {
+        const u = rng.random();
+        return u < 0.3 ? sign : u < 0.4 ? -sign : 0; // true effect ±0.2, exactly at the margin
+      }, 200);
+      if (st.verdict === "ruled-out") wrong++;
+    }
     expect(wrong / T).toBeLessThan(0.08);
   });
 

@@ -105,6 +105,27 @@ describe("README figures", () => {
     expect(readme).toContain(`${row[1]} events under the same load: ${thousands(Number(row[3]))} ms (one load; report ${row[2]} MB; layout + Cytoscape + first frame ${row[4]} ms`);
   });
 
+  it("the calibration row is the results file's (both methods, every null)", () => {
+    interface Batch { kind: string; scenario: string; method: string; tests: number; rate_false: number; coverage: number; ruled_out_30: number; fixed_n_bound_30: number | null; mean_pairs: number; rate_causal: number }
+    const cal = results("2026-12-01-calibration-betting-vs-newcombe.json") as { batches: Batch[] };
+    const pc = (x: number) => `${(100 * x).toFixed(1)}%`;
+    const get = (kind: string, method: string, scenario?: string) => cal.batches.find((b) => b.kind === kind && b.method === method && (!scenario || b.scenario === scenario))!;
+    const nulls = cal.batches.filter((b) => b.kind.startsWith("null"));
+    expect(nulls.length).toBe(8);
+    for (const b of cal.batches) expect(b.tests).toBeGreaterThanOrEqual(2000);
+    const bet = nulls.filter((b) => b.method === "betting");
+    const worstFalse = Math.max(...bet.map((b) => b.rate_false));
+    expect(worstFalse).toBeLessThanOrEqual(0.05);
+    expect(readme).toContain(`false causal/suppressive on nulls **≤ ${pc(worstFalse)}** with betting (Newcombe: up to **${pc(Math.max(...nulls.filter((b) => b.method === "newcombe").map((b) => b.rate_false)))}** with negatively correlated arms)`);
+    expect(readme).toContain(`coverage ≥ ${pc(Math.min(...bet.map((b) => b.coverage)))}`);
+    const same = get("null-identical", "betting");
+    expect(readme).toContain(`identical arms ruled out in **${same.mean_pairs} pairs, ${Math.round((100 * same.ruled_out_30) / same.tests)}%**`);
+    const [w, e] = [get("null-shift", "betting", "weak"), get("null-shift", "betting", "exfil")];
+    expect(readme).toContain(`ruled out within 30 pairs in ${pc(w.ruled_out_30 / w.tests)} and ${pc(e.ruled_out_30 / e.tests)} (no valid 5% test can beyond ${pc(w.fixed_n_bound_30!)} and ${pc(e.fixed_n_bound_30!)} there)`);
+    const power = get("power-25%", "betting");
+    expect(readme).toContain(`25% follow found in **${pc(power.rate_causal)}**, **mean ${power.mean_pairs} pairs** (Newcombe ${get("power-25%", "newcombe").mean_pairs})`);
+  });
+
   it("says the benchmark's model is a simulation and what its truth means", () => {
     expect(readme).toMatch(/model is a \*\*simulation\*\*/);
     expect(readme).toContain('"removing this\ninput changes the harm rate in the simulator"');

@@ -83,7 +83,7 @@ vs.scenario('Run test… from the palette: the shipping FAQ is ruled out for the
   const toast = await vs.waitForNotificationOrError(page, /Run test on demo-seed0 — /, { timeout: 180_000 });
   const text = await vs.notificationText(toast);
   console.log(`[run test] ${text}`);
-  assert.match(text, /^Causeway: Run test on demo-seed0 — Removing input:web:shipping_faq: tool=send_email,arg~\S*vendor-compliance\S* happens in \d+% of replays instead of \d+% — effect \+0\.00 \[-0\.1\d, \+0\.1\d\], n = \d+: RULED-OUT\.$/);
+  assert.match(text, /^Causeway: Run test on demo-seed0 — Removing input:web:shipping_faq: tool=send_email,arg~\S*vendor-compliance\S* happens in \d+% of replays instead of \d+% — effect \+0\.00 \[-0\.(?:1\d|20), \+0\.(?:1\d|20)\], n = \d+: RULED-OUT\.$/);
   const seen = await vs.notificationsSeen(page);
   assert.ok(seen.some((t) => t.progress && /^Causeway: Run test on demo-seed0/.test(t.text)), `a progress notification showed: ${JSON.stringify(seen)}`);
   await vs.screenshot(page, '30-run-test-ruled-out');
