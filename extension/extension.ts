@@ -21,6 +21,7 @@ import { RunsTree } from "./runsTree";
 import type { Services } from "./services";
 import { registerStatusBar } from "./statusBar";
 import { exportCase } from "./cliJobs";
+import { registerRecording } from "./record";
 
 export function activate(context: vscode.ExtensionContext): void {
   const t0 = performance.now();
@@ -52,7 +53,7 @@ export function activate(context: vscode.ExtensionContext): void {
   });
   context.subscriptions.push(tree, diagnostics, lenses, discovery, panel);
   registerStatusBar(s);
-  registerCommands({ s, tree, panel, replay, discovery });
+  registerCommands({ s, tree, panel, replay, discovery, recording: registerRecording({ s, discovery, panel, replay, tree }) });
   const collector = registerCollector(s);
 
   context.subscriptions.push(
