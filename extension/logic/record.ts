@@ -22,8 +22,9 @@ export const TS_FILE = /\.(m?ts|cts)$/i;
 const WIRE_NAMES = /^(tool_|function_|max_|stop_|end_turn$|input_schema$|response_format$|reasoning_effort$|top_p$|top_k$|parallel_tool_calls$|json_schema$|json_object$|input_text$|output_text$)/;
 
 /**
- * Tool names the source mentions, in order of first mention: AI SDK `name: tool({…})` keys,
- * `tool({ name: "…" })` (OpenAI Agents SDK), MCP `server.tool("…")` / `registerTool("…")`, and
+ * Tool names the source mentions, in order of first mention: `tool({ name: "…" })` (OpenAI Agents
+ * SDK), else the key or variable a `tool({…})` is held in (AI SDK `fetch_doc: tool({…})`,
+ * `const fetch_doc = tool({…})`), MCP `server.tool("…")` / `registerTool("…")`, and
  * quoted snake_case names (tool lists handed to a model, MCP `callTool({ name })`). Only reads text.
  */
 export function toolNamesIn(source: string): string[] {
@@ -32,16 +33,29 @@ export function toolNamesIn(source: string): string[] {
   const add = (re: RegExp, group = 1) => {
     for (const m of text.matchAll(re)) found.push({ at: m.index ?? 0, name: m[group] });
   };
-  add(/["']?([A-Za-z_$][\w$]*)["']?\s*:\s*tool\s*\(/g);
+  // tool({ name: "…" }) names itself (Agents SDK); else the key or variable it is assigned to (AI SDK)
   for (const m of text.matchAll(/\btool\s*\(\s*\{/g)) {
-    const at = (m.index ?? 0) + m[0].length;
-    const name = /\bname\s*:\s*["'`]([\w.-]+)["'`]/.exec(text.slice(at, at + 400));
-    if (name) found.push({ at, name: name[1] });
+    const at = m.index ?? 0;
+    const own = /\bname\s*:\s*["'`]([\w.-]+)["'`]/.exec(objectAt(text, at + m[0].length - 1));
+    const held = /(?:\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=|["']?([A-Za-z_$][\w$]*)["']?\s*:)\s*$/.exec(text.slice(Math.max(0, at - 80), at));
+    const name = own?.[1] ?? held?.[1] ?? held?.[2];
+    if (name) found.push({ at, name });
   }
   add(/\.(?:registerTool|tool)\s*\(\s*["'`]([\w.-]+)["'`]/g);
   add(/["'`]([a-z][a-z0-9]*(?:_[a-z0-9]+)+)["'`]/g);
   found.sort((a, b) => a.at - b.at);
   return [...new Set(found.map((f) => f.name).filter((n) => n.length <= 64 && !WIRE_NAMES.test(n)))];
+}
+
+/** The text of the object literal whose "{" is at `open` (up to 4,000 characters; strings not parsed). */
+function objectAt(text: string, open: number): string {
+  let depth = 0;
+  const end = Math.min(text.length, open + 4000);
+  for (let i = open; i < end; i++) {
+    if (text[i] === "{") depth++;
+    else if (text[i] === "}" && --depth === 0) return text.slice(open, i + 1);
+  }
+  return text.slice(open, end);
 }
 
 const READS = /^(fetch|read|get|search|browse|download|scrape|load|open|lookup|look_up|query|list|find|retrieve|crawl|view|check)/i;

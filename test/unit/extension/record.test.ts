@@ -28,8 +28,12 @@ describe("the tools a program mentions", () => {
   it("reads AI SDK tool keys, Agents SDK tool names and MCP registrations", () => {
     const aiSdk = `const r = await generateText({ model, tools: { fetchDoc: tool({ inputSchema: z.object({}), execute }), "send_email": tool({ execute: send }) } });`;
     expect(toolNamesIn(aiSdk)).toEqual(["fetchDoc", "send_email"]);
+    const aiSdkConsts = `const fetch_doc = tool({ description: "Read", execute }); let issue_refund = tool({ execute }); await generateText({ tools: { fetch_doc, issue_refund } });`;
+    expect(toolNamesIn(aiSdkConsts)).toEqual(["fetch_doc", "issue_refund"]);
     const agents = `const t = tool({ description: "reads", name: 'fetch_doc', parameters, execute }); new Agent({ name: 'researcher', tools: [t] });`;
     expect(toolNamesIn(agents)).toEqual(["fetch_doc"]);
+    // a name further on belongs to what follows, not to a tool without one
+    expect(toolNamesIn(`const lookup = tool({ inputSchema: z.object({ name: z.string() }), execute });\nconst a = new Agent({ name: 'planner' });`)).toEqual(["lookup"]);
     expect(toolNamesIn(`server.registerTool("lookup", {}, fn); server.tool('refund', fn);`)).toEqual(["lookup", "refund"]);
     expect(toolNamesIn("const x = 1; // no tools")).toEqual([]);
   });
