@@ -1,6 +1,7 @@
 /**
- * The three wire formats Causeway records: OpenAI chat completions, OpenAI responses and Anthropic
- * messages. A {@link Codec} reads one API's request body into blocks (each system prompt, message
+ * The formats Causeway records: three wire formats (OpenAI chat completions, OpenAI responses and
+ * Anthropic messages) and the AI SDK's language-model calls (`ai` 5–7, any provider), taken above
+ * the wire by the preload. A {@link Codec} reads one API's request body into blocks (each system prompt, message
  * block and tool result that becomes a context item, with where it sits in the body), and its
  * response into the decision's output, tool calls and usage. The SDK adapters, the gateway and the
  * endpoint replay all read requests through these, so the three record the same graph.
@@ -11,7 +12,7 @@
 import { canonical } from "../log/hash";
 
 export type JsonPath = (string | number)[];
-export type ApiName = "openai.chat" | "openai.responses" | "anthropic.messages";
+export type ApiName = "openai.chat" | "openai.responses" | "anthropic.messages" | "ai-sdk.model";
 
 /** Who a block speaks for. */
 export type BlockRole = "system" | "developer" | "user" | "tools" | "tool" | "assistant";
@@ -427,10 +428,107 @@ function accumulateAnthropic(events: readonly unknown[]): unknown {
 
 // ------------------------------------------------------------------------------ helpers
 
+// ------------------------------------------------------------------------------ AI SDK language model
+
+/** Tool-result outputs whose `value` is the result itself (text or JSON). */
+const AI_SDK_VALUE_OUTPUTS = ["text", "json", "error-text", "error-json"];
+
+/**
+ * A call of an AI SDK language model (`doGenerate` / `doStream`, specification v2 to v4): the body
+ * is the call options (`prompt`, `tools`, settings) with `model` and `provider` added, the response
+ * the model's result (`content`, `finishReason`, `usage`). The prompt is the same in every version:
+ * `{role: "system", content: string}`, user and assistant messages of parts, and tool messages of
+ * `tool-result` parts whose `output` is `{type, value}`.
+ */
+export const aiSdkModel: Codec = {
+  api: "ai-sdk.model",
+  path: "(ai-sdk)",
+  blocks(body) {
+    const out: RequestBlock[] = [];
+    if (!isObj(body)) return out;
+    arr(body.prompt).forEach((m, i) => {
+      if (!isObj(m)) return;
+      const role = String(m.role);
+      if (role === "system" && typeof m.content === "string") out.push({ path: ["prompt", i, "content"], role: "system", value: m.content, removable: true });
+      else if (role === "user") out.push(...contentBlocks(m.content, ["prompt", i], "user", ["text"]));
+      else if (role === "assistant") {
+        const ids = arr(m.content).map((p) => (isObj(p) && p.type === "tool-call" ? str(p.toolCallId) : undefined)).filter((x): x is string => !!x);
+        out.push({ path: ["prompt", i], role: "assistant", value: m, callIds: ids, removable: false });
+      } else if (role === "tool") {
+        arr(m.content).forEach((p, j) => {
+          if (!isObj(p) || p.type !== "tool-result") return;
+          const o = p.output;
+          const isError = isObj(o) && String(o.type).startsWith("error");
+          if (isObj(o) && AI_SDK_VALUE_OUTPUTS.includes(String(o.type))) {
+            out.push({ path: ["prompt", i, "content", j, "output", "value"], role: "tool", value: o.value ?? null, toolCallId: str(p.toolCallId), isError, removable: true });
+          } else {
+            out.push({ path: ["prompt", i, "content", j, "output"], role: "tool", value: o ?? null, toolCallId: str(p.toolCallId), isError, removable: true });
+          }
+        });
+      }
+    });
+    if (Array.isArray(body.tools)) out.push({ path: ["tools"], role: "tools", value: body.tools, removable: false });
+    return out;
+  },
+  callsInRequest(body) {
+    if (!isObj(body)) return [];
+    return arr(body.prompt).flatMap((m) => (isObj(m) && m.role === "assistant" ? aiSdkCalls(m.content) : []));
+  },
+  output: (response) => (isObj(response) && Array.isArray(response.content) ? { role: "assistant", content: response.content } : null),
+  toolCalls: (response) => (isObj(response) ? aiSdkCalls(response.content) : []),
+  usage(response) {
+    const u = isObj(response) && isObj(response.usage) ? response.usage : {};
+    // v2: numbers; v3 and later: {total, …}
+    const n = (x: unknown) => count(x) ?? (isObj(x) ? count(x.total) : undefined);
+    return { input_tokens: n(u.inputTokens), output_tokens: n(u.outputTokens) };
+  },
+  params: (body) => pick(body, ["prompt", "tools", "model"]),
+  assistantText: (v) => (isObj(v) ? textOfParts(v.content, ["text"]) : ""),
+  placeholder(original) {
+    if (!isObj(original)) return PLACEHOLDER;
+    // a tool output ({type, value}) or a user part (file, image…)
+    return "value" in original ? { type: "text", value: PLACEHOLDER } : { type: "text", text: PLACEHOLDER };
+  },
+  toolResultBlock: (callId, result, isError) => ({ type: "tool-result", toolCallId: callId, toolName: "", output: { type: isError ? "error-text" : "text", value: resultText(result) } }),
+  accumulate(events) {
+    const content: Obj[] = [];
+    const open = new Map<string, Obj>();
+    let finishReason: unknown = "unknown";
+    let usage: unknown;
+    for (const e of events) {
+      if (!isObj(e)) continue;
+      const kind = e.type === "text-delta" ? "text" : e.type === "reasoning-delta" ? "reasoning" : undefined;
+      if (kind) {
+        const key = `${kind}\u0000${String(e.id ?? "")}`;
+        let part = open.get(key);
+        if (!part) {
+          part = { type: kind, text: "" };
+          open.set(key, part);
+          content.push(part);
+        }
+        part.text = String(part.text) + String(e.delta ?? e.textDelta ?? "");
+      } else if (e.type === "tool-call") content.push({ type: "tool-call", toolCallId: e.toolCallId, toolName: e.toolName, input: e.input ?? e.args ?? "" });
+      else if (e.type === "finish") {
+        finishReason = e.finishReason;
+        usage = e.usage;
+      }
+    }
+    return { content, finishReason, ...(usage ? { usage } : {}) };
+  },
+  notReplayable: () => "it was recorded at the AI SDK's language-model layer, not on the wire: replay the program instead (causeway test)",
+};
+
+function aiSdkCalls(content: unknown): ToolCallOut[] {
+  return arr(content)
+    .filter((p): p is Obj => isObj(p) && p.type === "tool-call" && typeof p.toolCallId === "string" && !p.providerExecuted)
+    .map((p) => ({ id: p.toolCallId as string, name: String(p.toolName ?? ""), args: typeof p.input === "string" ? parseArgs(p.input) : (p.input ?? {}) }));
+}
+
 export const CODECS: Record<ApiName, Codec> = {
   "openai.chat": openaiChat,
   "openai.responses": openaiResponses,
   "anthropic.messages": anthropicMessages,
+  "ai-sdk.model": aiSdkModel,
 };
 
 /** The codec for a request path (`/v1/chat/completions`, `/chat/completions`, `/v1/messages`…), or undefined. */

@@ -86,6 +86,7 @@ export const SUPPORTED: Record<string, { name: string; range: string; ok: (major
   openai: { name: "openai", range: "4.x to 6.x", ok: (m) => m >= 4 && m <= 6 },
   anthropic: { name: "@anthropic-ai/sdk", range: "0.20 to 1.x", ok: (m, n) => (m === 0 && n >= 20) || m === 1 },
   mcp: { name: "@modelcontextprotocol/sdk", range: "1.x", ok: (m) => m === 1 },
+  ai: { name: "ai (the AI SDK)", range: "5.x to 7.x", ok: (m) => m >= 5 && m <= 7 },
 };
 
 export function versionOk(kind: string, version: string): boolean {

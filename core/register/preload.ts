@@ -12,6 +12,9 @@
  *   call the model asked for; their results are untrusted inputs named by server, tool and
  *   arguments (`mcp:docs/fetch_doc {"name":"vendor-note"}`) or by resource URI.
  * - Another agent's output sent as a prompt becomes a message between the two agents.
+ * - The AI SDK (`ai`) is taken at its language-model layer and tool `execute` (see ai-sdk.ts):
+ *   its model calls go through the same {@link Preload.beginCall} / {@link Preload.endCall}, and
+ *   the requests its providers send on the wire are not recorded a second time.
  *
  * Replay (CAUSEWAY_REPLAY, set by the replay engine): nothing is written; in every model request
  * the blocks the interventions match are replaced by a placeholder, OpenAI requests carry the
@@ -26,7 +29,7 @@ import Module from "node:module";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { codecForPath, type Codec } from "../adapters/codecs";
+import { codecForPath, type ApiName, type Codec } from "../adapters/codecs";
 import { ConversationRecorder } from "../adapters/shared";
 import { canonical, deriveSeed } from "../log/hash";
 import type { Site } from "../log/events";
@@ -36,7 +39,8 @@ import { RunModel } from "../graph/model";
 import { parseIntervention, removes } from "../specs";
 import { RunTape } from "../replay/engine";
 import { Runtime, type Agent, type Item } from "../sdk/runtime";
-import { HOOKS_SOURCE, clientKind } from "./hooks";
+import { AI_SDK_ENTRIES, HOOKS_SOURCE, aiSdkEntry, clientKind } from "./hooks";
+import { AiSdkHooks, type AiSdkHost, type ModelCallHandle } from "./ai-sdk";
 import { agentFromPrompt, loadConfig, PRELOAD_TAG, SUPPORTED, versionOk, type PreloadConfig, type ReplaySummary } from "./config";
 
 type Obj = Record<string, unknown>;
@@ -44,9 +48,24 @@ type Obj = Record<string, unknown>;
 interface Scope {
   site?: Site;
   agent?: string;
+  /** Inside a model call taken above the wire (the AI SDK's model layer): fetch lets it through. */
+  belowModel?: boolean;
 }
 
-class Preload {
+/** One model call between beginCall and endCall. */
+interface ModelCall extends ModelCallHandle {
+  codec: Codec;
+  rec: ConversationRecorder;
+  original: Obj;
+  sent: Obj;
+  scope?: Scope;
+  t0: number;
+}
+
+/** APIs whose requests take a seed (derived per agent and call from the run's or the pair's seed). */
+const SEEDED = new Set<ApiName>(["openai.chat", "ai-sdk.model"]);
+
+class Preload implements AiSdkHost {
   readonly rt: Runtime;
   private readonly als = new AsyncLocalStorage<Scope>();
   private readonly recorders = new Map<string, ConversationRecorder>();
@@ -67,6 +86,9 @@ class Preload {
   /** The program's own tool modules: absolute file → export names. */
   private readonly toolFiles = new Map<string, string[]>();
   private readonly wrappedModules = new Map<string, unknown>();
+  private readonly aiSdk = new AiSdkHooks(this);
+  /** AI SDK entry modules seen (file → supported version). */
+  private readonly aiSdkFiles = new Map<string, boolean>();
 
   constructor(readonly cfg: PreloadConfig) {
     const replay = cfg.replay;
@@ -101,6 +123,8 @@ class Preload {
     } as typeof fetch;
     (globalThis as Obj).__causewayPatch = (kind: string, ns: Obj, url: string) => this.patch(kind, ns, url.startsWith("file:") ? fileURLToPath(url) : url);
     (globalThis as Obj).__causewayTool = (name: string, fn: unknown) => (typeof fn === "function" ? this.wrapTool(name, fn as (...a: unknown[]) => unknown) : fn);
+    (globalThis as Obj).__causewayAi = (_name: string, fn: unknown, url?: string) =>
+      typeof fn === "function" && this.aiSdkSupported(url?.startsWith("file:") ? fileURLToPath(url.split("?")[0]) : undefined) ? this.aiSdk.entry(fn as (...a: unknown[]) => unknown) : fn;
     this.hookRequire();
     try {
       const tools: Record<string, string[]> = {};
@@ -125,9 +149,17 @@ class Preload {
         try {
           const file = M._resolveFilename(request, parent, isMain);
           const names = self.toolFiles.get(file);
-          if (names) return self.wrapExports(file, exp as Obj, names);
+          if (names) return self.wrapExports(file, exp as Obj, names, (name, fn) => self.wrapTool(name, fn));
         } catch {
           /* not one of the program's tool modules */
+        }
+      }
+      if (typeof request === "string" && /(^|[/@-])ai($|[/@-])/.test(request)) {
+        try {
+          const file = M._resolveFilename(request, parent, isMain);
+          if (aiSdkEntry(file, (p) => fs.readFileSync(p, "utf8")) && self.aiSdkSupported(file)) return self.wrapExports(file, exp as Obj, AI_SDK_ENTRIES, (_name, fn) => self.aiSdk.entry(fn));
+        } catch {
+          /* not the AI SDK */
         }
       }
       if (typeof request === "string" && /openai|anthropic|modelcontextprotocol|client/.test(request)) {
@@ -163,6 +195,35 @@ class Preload {
     }
   }
 
+  /** Whether the AI SDK at this file is a version the preload supports (a problem is noted once when not). */
+  private aiSdkSupported(file: string | undefined): boolean {
+    if (!file) return true;
+    let ok = this.aiSdkFiles.get(file);
+    if (ok === undefined) {
+      const version = packageVersion(file);
+      ok = !version || versionOk("ai", version);
+      if (!ok) this.problems.push(`unsupported ${SUPPORTED.ai.name} version ${version} (supported: ${SUPPORTED.ai.range}); its model calls are recorded on the wire only`);
+      this.aiSdkFiles.set(file, ok);
+    }
+    return ok;
+  }
+
+  // ------------------------------------------------------------------------- AiSdkHost
+
+  get trusted(): readonly string[] {
+    return this.cfg.trusted;
+  }
+
+  enter<T>(agent: string | undefined, headers: unknown, fn: () => T): T {
+    const cur = this.als.getStore();
+    const scope: Scope = { ...cur, site: this.cfg.replay ? undefined : (userSite(this.cfg.root) ?? cur?.site), agent: headerOf(headers, "x-causeway-agent") ?? agent ?? cur?.agent };
+    return this.als.run(scope, fn);
+  }
+
+  belowModel<T>(fn: () => T): T {
+    return this.als.run({ ...this.als.getStore(), belowModel: true }, fn);
+  }
+
   /** The client's post: note the caller's site and agent header for the request it starts. */
   private wrapPost(proto: Obj): void {
     const post = proto.post as (...a: unknown[]) => unknown;
@@ -177,6 +238,7 @@ class Preload {
   // ------------------------------------------------------------------------- model calls
 
   private async fetch(input: any, init?: any): Promise<Response> {
+    if (this.als.getStore()?.belowModel) return this.origFetch(input, init);
     let url: string;
     try {
       url = typeof input === "string" ? input : input instanceof URL ? input.href : String(input?.url ?? "");
@@ -211,19 +273,22 @@ class Preload {
     return r;
   }
 
-  private async modelCall(codec: Codec, url: string, body: Obj, input: any, init: any): Promise<Response> {
+  /**
+   * Starts one model call, whatever layer it was taken at: its agent (the scope's, a header's,
+   * CAUSEWAY_AGENT or the system prompt's), the seed derived for it, and in a replay the request
+   * with the interventions' blocks replaced (`sent`).
+   */
+  beginCall(codec: Codec, body: Obj, header?: string): ModelCall {
     const scope = this.als.getStore();
-    const name = scope?.agent ?? headerOf(init?.headers, "x-causeway-agent") ?? this.cfg.agent ?? agentFromPrompt(codec.blocks(body));
+    const name = scope?.agent ?? header ?? this.cfg.agent ?? agentFromPrompt(codec.blocks(body));
     this.lastAgent = name;
     const rec = this.recorderFor(name);
     const k = this.calls.get(name) ?? 0;
     this.calls.set(name, k + 1);
     const replay = this.cfg.replay;
     const baseSeed = replay ? replay.seed : this.cfg.seed;
-    const original = body;
     let sent = body;
-    // chat completions take a seed (the responses API and Anthropic's messages don't)
-    if (baseSeed !== undefined && codec.api === "openai.chat") sent = { ...sent, seed: deriveSeed(baseSeed, name, k) };
+    if (baseSeed !== undefined && SEEDED.has(codec.api)) sent = { ...sent, seed: deriveSeed(baseSeed, name, k) };
     // tool results the program produced without an intercepted execution
     const asked = new Map(codec.callsInRequest(body).map((c) => [c.id, c.name]));
     for (const b of codec.blocks(body)) if (b.role === "tool" && b.toolCallId && !rec.hasResult(b.toolCallId)) this.uncaptured.add(asked.get(b.toolCallId) ?? "?");
@@ -233,23 +298,40 @@ class Preload {
       this.rt.stats.ablated += removed;
     }
     this.rt.stats.modelCalls++;
-    const t0 = performance.now();
-    const send = () => this.origFetch(input, { ...init, body: JSON.stringify(sent) });
+    return { codec, rec, original: body, sent, scope, t0: performance.now() };
+  }
+
+  /** Records a model call begun with {@link beginCall}: its answer, or its failure. */
+  endCall(handle: ModelCallHandle, out: { response?: unknown; error?: string; url?: string }): Item | undefined {
+    const c = handle as ModelCall;
+    const durationMs = performance.now() - c.t0;
+    if (out.error !== undefined) {
+      this.exchange(c.rec, c.codec, c.sent, { error: out.error, durationMs, url: out.url }, c.scope);
+      return undefined;
+    }
+    const item = this.exchange(c.rec, c.codec, this.cfg.replay ? c.original : c.sent, { response: out.response, durationMs, url: out.url }, c.scope);
+    const said = c.codec.assistantText(c.codec.output(out.response));
+    if (said && item) this.texts.set(said, { agent: c.rec.agent, item, output: true });
+    return item;
+  }
+
+  private async modelCall(codec: Codec, url: string, body: Obj, input: any, init: any): Promise<Response> {
+    const call = this.beginCall(codec, body, headerOf(init?.headers, "x-causeway-agent"));
+    const send = () => this.origFetch(input, { ...init, body: JSON.stringify(call.sent) });
     let res: Response;
     try {
-      res = replay ? await withBackoff(send) : await send();
+      res = this.cfg.replay ? await withBackoff(send) : await send();
     } catch (err) {
-      this.exchange(rec, codec, sent, { error: errText(err), durationMs: performance.now() - t0, url }, scope);
+      this.endCall(call, { error: errText(err), url });
       throw err;
     }
     const text = await res.text();
-    const durationMs = performance.now() - t0;
     const headers = new Headers(res.headers);
     headers.delete("content-encoding");
     headers.delete("content-length");
     const again = () => new Response(text, { status: res.status, statusText: res.statusText, headers });
     if (!res.ok) {
-      this.exchange(rec, codec, sent, { error: `HTTP ${res.status}: ${text.slice(0, 300)}`, durationMs, url }, scope);
+      this.endCall(call, { error: `HTTP ${res.status}: ${text.slice(0, 300)}`, url });
       return again();
     }
     let response: unknown;
@@ -257,13 +339,11 @@ class Preload {
     try {
       response = streamed ? codec.accumulate(parseSse(text)) : JSON.parse(text);
     } catch {
-      this.problems.push(`the answer to a model call (${codec.api}, agent ${name}) could not be parsed`);
-      this.exchange(rec, codec, sent, { error: "unparsable response", durationMs, url }, scope);
+      this.problems.push(`the answer to a model call (${codec.api}, agent ${call.rec.agent.name}) could not be parsed`);
+      this.endCall(call, { error: "unparsable response", url });
       return again();
     }
-    const item = this.exchange(rec, codec, replay ? original : sent, { response, durationMs, url }, scope);
-    const said = codec.assistantText(codec.output(response));
-    if (said && item) this.texts.set(said, { agent: rec.agent, item, output: true });
+    this.endCall(call, { response, url });
     return again();
   }
 
@@ -281,7 +361,7 @@ class Preload {
 
   /** The request with the blocks of matching context items replaced by a placeholder. */
   private without(rec: ConversationRecorder, codec: Codec, body: Obj): { body: unknown; removed: number } {
-    const copy = JSON.parse(JSON.stringify(body));
+    const copy = copyPlain(body);
     let removed = 0;
     for (const { block, item } of rec.itemsFor(codec, body)) {
       if (!item || !block.removable || item.kind === "output" || !removes(this.interventions, item)) continue;
@@ -308,15 +388,15 @@ class Preload {
 
   // ------------------------------------------------------------------------- tools (own code, MCP)
 
-  /** A CommonJS tool module: its named exports wrapped, once. */
-  private wrapExports(file: string, exp: Obj, names: string[]): unknown {
+  /** A CommonJS module (a tool module, the AI SDK): its named exports wrapped, once. */
+  private wrapExports(file: string, exp: Obj, names: string[], wrap: (name: string, fn: (...a: unknown[]) => unknown) => unknown): unknown {
     const have = this.wrappedModules.get(file);
     if (have) return have;
     let out: Obj = exp;
     for (const name of names) {
       const fn = exp?.[name];
       if (typeof fn !== "function") continue;
-      const wrapped = this.wrapTool(name, fn as (...a: unknown[]) => unknown);
+      const wrapped = wrap(name, fn as (...a: unknown[]) => unknown);
       try {
         out[name] = wrapped;
         if (out[name] !== wrapped) throw new Error("read-only");
@@ -355,11 +435,20 @@ class Preload {
   }
 
   /** One tool execution: linked to the model's tool call, served from the tape in a replay. */
-  async tool(name: string, args: Obj, source: string, untrusted: boolean, run: () => Promise<unknown>, link = true): Promise<unknown> {
+  async tool(name: string, args: Obj, source: string, untrusted: boolean, run: () => Promise<unknown>, link = true, callId?: string): Promise<unknown> {
     const canon = canonical(args);
     let rec: ConversationRecorder | undefined;
     let call: { id: string; name: string; args: unknown } | undefined;
-    if (link) {
+    if (link && callId) {
+      for (const r of this.recorders.values()) {
+        call = r.pendingCall(callId);
+        if (call) {
+          rec = r;
+          break;
+        }
+      }
+    }
+    if (link && !call) {
       for (const r of this.recorders.values()) {
         const p = r.pendingCalls().find((c) => c.name === name && canonical(c.args ?? {}) === canon) ?? r.pendingCalls().find((c) => canonical(c.args ?? {}) === canon);
         if (p) {
@@ -395,7 +484,8 @@ class Preload {
         throw err;
       }
     };
-    const scope: Scope = { ...this.als.getStore(), site: this.cfg.replay ? undefined : userSite(this.cfg.root) };
+    const cur = this.als.getStore();
+    const scope: Scope = { ...cur, site: this.cfg.replay ? undefined : (userSite(this.cfg.root) ?? cur?.site) };
     const { result, item } = await this.als.run(scope, () => rec.runTool(call, fn, { source, untrusted }));
     if (replay) {
       const a = this.rt.actions[this.rt.actions.length - 1];
@@ -494,6 +584,15 @@ function resultTexts(r: unknown): string[] {
   const content = r && typeof r === "object" ? (r as { content?: unknown; contents?: unknown }).content ?? (r as { contents?: unknown }).contents : undefined;
   if (!Array.isArray(content)) return [];
   return content.map((c) => (c && typeof c === "object" && typeof (c as Obj).text === "string" ? ((c as Obj).text as string) : "")).filter(Boolean);
+}
+
+/** A copy of the plain objects and arrays of a value; anything else (bytes, URLs…) is shared. */
+function copyPlain(v: unknown): any {
+  if (Array.isArray(v)) return v.map(copyPlain);
+  if (!v || typeof v !== "object" || Object.getPrototypeOf(v) !== Object.prototype) return v;
+  const out: Obj = {};
+  for (const [k, x] of Object.entries(v)) out[k] = copyPlain(x);
+  return out;
 }
 
 /** Server-sent events → the JSON of each `data:` line (ignoring [DONE]). */
