@@ -15,8 +15,8 @@ import {
 } from '../lib.mjs';
 import { ROOT, investigator, startFakeModelServer, testsOf } from '../causeway.mjs';
 
-const EXAMPLE = 'examples/support-agents/openai-agent.mjs';
-const SOURCE = 'mcp:support-desk/fetch_doc';
+const EXAMPLE = 'examples/ai-sdk/support-agents.mjs';
+const SOURCE = 'tool:fetch_doc';
 let fake;
 let cs;
 let b;
