@@ -90,7 +90,8 @@ export function scenario(name, fn, options = {}) {
 /** Open the workbench on `folder` (default: the run's workspace) and wait until it is usable. */
 export async function openWorkbench(page, { folder = env.WS_DIR, url = env.CS_URL, timeout = 60_000 } = {}) {
   assert.ok(folder, 'openWorkbench: no folder (WS_DIR unset?)');
-  await page.goto(`${url}/?folder=${encodeURIComponent(folder)}`);
+  // the page load is bounded by the same timeout as the workbench (a loaded machine serves it slowly)
+  await page.goto(`${url}/?folder=${encodeURIComponent(folder)}`, { timeout });
   await waitForWorkbench(page, { timeout });
 }
 

@@ -3,6 +3,8 @@
 // accepted), records it against the fake model server, and the new run shows in the tree and in
 // the investigator. Right-click its e-mail to the planted address → Find the cause names the
 // vendor note. The program is not pre-allowed: recording it from the editor allows its replays.
+// Then the launch configuration: added by its command (the tools remembered, no picks), started
+// from Run and Debug under js-debug, and the run the session wrote opens when it ends.
 // The fake server is a child of this scenario; code-server is started here so that the extension
 // host (and so the recorded and replayed program) sees OPENAI_BASE_URL.
 import { before, after } from 'node:test';
@@ -10,7 +12,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  contextMenu, expandTreeRow, launchBrowser, makeWorkspace, notificationText, openFile, openViewContainer, openWorkbench, runCommand,
+  contextMenu, expandTreeRow, launchBrowser, makeWorkspace, notificationText, openFile, openViewContainer, openWorkbench, pickQuickItem, runCommand,
   scenario, screenshot, startCodeServer, treeRows, viewPane, waitForNotificationOrError, waitUntil, watchNotifications,
 } from '../lib.mjs';
 import { ROOT, investigator, startFakeModelServer, testsOf } from '../causeway.mjs';
@@ -28,7 +30,11 @@ before(async () => {
   ws = makeWorkspace('record-program', {
     files: {
       // the fewest pairs that still decide: Find the cause without the span narrowing
-      '.vscode/settings.json': JSON.stringify({ 'causeway.replay.workers': 8, 'causeway.test.n': 10, 'causeway.test.nMax': 40, 'causeway.findCause.spans': false }, null, 2),
+      // quick open lists the example without walking the linked node_modules
+      '.vscode/settings.json': JSON.stringify({
+        'causeway.replay.workers': 8, 'causeway.test.n': 10, 'causeway.test.nMax': 40, 'causeway.findCause.spans': false,
+        'search.followSymlinks': false, 'files.exclude': { node_modules: true },
+      }, null, 2),
     },
   });
   const dir = path.dirname(EXAMPLE);
@@ -37,7 +43,7 @@ before(async () => {
   cs = await startCodeServer({ name: 'record-program', trust: false, folder: ws });
   b = await launchBrowser();
   page = b.page;
-  await openWorkbench(page, { folder: ws, url: cs.url });
+  await openWorkbench(page, { folder: ws, url: cs.url, timeout: 120_000 });
 });
 
 after(async () => {
@@ -66,7 +72,7 @@ async function acceptPicks(title, expected) {
 }
 
 scenario('Record this program with Causeway on the example, then right-click its e-mail → Find the cause names the vendor note', async () => {
-  await openFile(page, EXAMPLE);
+  await openFile(page, EXAMPLE, { timeout: 120_000 });
   await watchNotifications(page);
   await runCommand(page, 'Causeway: Record this program with Causeway');
   await acceptPicks('sensitive tools', ['send_email', 'issue_refund']);
@@ -106,4 +112,28 @@ scenario('Record this program with Causeway on the example, then right-click its
   assert.doesNotMatch(text, /shipping-faq|ticket-881/);
   assert.ok(testsOf(run).some((t) => t.intervention === `input:${SOURCE} {"name":"vendor-note"}` && t.verdict === 'causal'), 'the tests were appended to tests.jsonl');
   await screenshot(page, '41-record-program-find-the-cause');
+});
+
+scenario('the launch configuration: a debug session of the example records a run, which opens when the session ends', async () => {
+  const runs = path.join(ws, 'runs');
+  const before = new Set(fs.readdirSync(runs));
+  await openFile(page, EXAMPLE, { timeout: 120_000 });
+  // the tools were answered for this program in the first scenario: no picks this time
+  await runCommand(page, 'Causeway: Add a launch configuration that records this program');
+  await waitForNotificationOrError(page, /added "Record with Causeway: support-agents\.mjs" to launch\.json/, { timeout: 60_000 });
+  const launch = JSON.parse(fs.readFileSync(path.join(ws, '.vscode/launch.json'), 'utf8').replace(/^\s*\/\/.*$/gm, ''));
+  const config = launch.configurations.find((c) => c.name === 'Record with Causeway: support-agents.mjs');
+  assert.deepEqual(config.runtimeArgs, ['--import', '${command:causeway.preloadPath}']);
+  assert.equal(config.env.CAUSEWAY_SENSITIVE, 'send_email,issue_refund');
+  await runCommand(page, 'Debug: Select and Start Debugging');
+  await pickQuickItem(page, 'Record with Causeway: support-agents.mjs');
+  const toast = await waitForNotificationOrError(page, /the debug session recorded support-agents-/, { timeout: 180_000 });
+  const runId = /recorded (\S+?)\.?$/.exec(await notificationText(toast))[1];
+  assert.ok(!before.has(runId), `${runId} is a new run`);
+  const start = JSON.parse(fs.readFileSync(path.join(runs, runId, 'events.jsonl'), 'utf8').split('\n')[0]);
+  assert.equal(start.program, `node ${EXAMPLE}`);
+  assert.deepEqual(start.sensitive_tools.sort(), ['issue_refund', 'send_email']);
+  const frame = await investigator(page, { open: false });
+  await waitUntil(page, async () => (await frame.locator('header select[aria-label="Run"] option:checked').textContent()) === runId, { what: `the investigator on ${runId}` });
+  await screenshot(page, '41-recorded-by-a-debug-session');
 });
