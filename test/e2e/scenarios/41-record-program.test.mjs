@@ -95,7 +95,8 @@ scenario('Record this program with Causeway on the example, then right-click its
   await treeRows(page, 'Runs', { minRows: 1, timeout: 60_000 });
   await screenshot(page, '41-recorded-from-the-editor');
 
-  const target = events.filter((e) => e.type === 'action' && e.tool === 'send_email' && /vendor-compliance/.test(JSON.stringify(e.args))).at(-1);
+  const argsOf = (e) => fs.readFileSync(path.join(run, 'blobs', `${e.args_ref.replace(/^sha256:/, '')}.json`), 'utf8');
+  const target = events.filter((e) => e.type === 'action' && e.tool === 'send_email' && /vendor-compliance/.test(argsOf(e))).at(-1);
   assert.ok(target, 'the recording e-mails the planted address (the fake model followed the vendor note)');
   await expandTreeRow(page, 'Runs', [runId]);
   await expandTreeRow(page, 'Runs', [runId, target.agent]);
