@@ -127,7 +127,8 @@ scenario('the launch configuration: a debug session of the example records a run
   assert.deepEqual(config.runtimeArgs, ['--import', '${command:causeway.preloadPath}']);
   assert.equal(config.env.CAUSEWAY_SENSITIVE, 'send_email,issue_refund');
   await runCommand(page, 'Debug: Select and Start Debugging');
-  await pickQuickItem(page, 'Record with Causeway: support-agents.mjs');
+  // the pick's input holds the "debug " prefix of its quick access: pick the row without typing
+  await pickQuickItem(page, 'Record with Causeway: support-agents.mjs', { filter: false });
   const toast = await waitForNotificationOrError(page, /the debug session recorded support-agents-/, { timeout: 180_000 });
   const runId = /recorded (\S+?)\.?$/.exec(await notificationText(toast))[1];
   assert.ok(!before.has(runId), `${runId} is a new run`);
