@@ -19,8 +19,8 @@ import { ROOT, tmpDir } from "./helpers";
 const OPENAI_EXAMPLE = "examples/support-agents/openai-agent.mjs";
 
 describe("the tools a program mentions", () => {
-  it("finds the tools of the MCP examples and nothing else", () => {
-    for (const f of [OPENAI_EXAMPLE, "examples/support-agents/anthropic-agent.cjs"]) {
+  it("finds the tools of the examples (MCP, AI SDK) and nothing else", () => {
+    for (const f of [OPENAI_EXAMPLE, "examples/support-agents/anthropic-agent.cjs", "examples/ai-sdk/support-agents.mjs"]) {
       expect(new Set(toolNamesIn(fs.readFileSync(path.join(ROOT, f), "utf8"))), f).toEqual(new Set(["fetch_doc", "send_email", "issue_refund"]));
     }
   });
