@@ -74,7 +74,7 @@ async function acceptPicks(title, expected) {
 scenario('Record this program with Causeway on the example, then right-click its e-mail → Find the cause names the vendor note', async () => {
   await openFile(page, EXAMPLE, { timeout: 120_000 });
   await watchNotifications(page);
-  await runCommand(page, 'Causeway: Record this program with Causeway');
+  await runCommand(page, 'Causeway: Record this program with Causeway', { timeout: 120_000 });
   await acceptPicks('sensitive tools', ['send_email', 'issue_refund']);
   await acceptPicks('untrusted tools', ['fetch_doc']);
   const done = await waitForNotificationOrError(page, new RegExp(`recorded ${EXAMPLE.replaceAll('.', '\\.')} into runs`), { timeout: 180_000 });
@@ -120,13 +120,13 @@ scenario('the launch configuration: a debug session of the example records a run
   const before = new Set(fs.readdirSync(runs));
   await openFile(page, EXAMPLE, { timeout: 120_000 });
   // the tools were answered for this program in the first scenario: no picks this time
-  await runCommand(page, 'Causeway: Add a launch configuration that records this program');
+  await runCommand(page, 'Causeway: Add a launch configuration that records this program', { timeout: 120_000 });
   await waitForNotificationOrError(page, /added "Record with Causeway: support-agents\.mjs" to launch\.json/, { timeout: 60_000 });
   const launch = JSON.parse(fs.readFileSync(path.join(ws, '.vscode/launch.json'), 'utf8').replace(/^\s*\/\/.*$/gm, ''));
   const config = launch.configurations.find((c) => c.name === 'Record with Causeway: support-agents.mjs');
   assert.deepEqual(config.runtimeArgs, ['--import', '${command:causeway.preloadPath}']);
   assert.equal(config.env.CAUSEWAY_SENSITIVE, 'send_email,issue_refund');
-  await runCommand(page, 'Debug: Select and Start Debugging');
+  await runCommand(page, 'Debug: Select and Start Debugging', { timeout: 120_000 });
   // the pick's input holds the "debug " prefix of its quick access: pick the row without typing
   await pickQuickItem(page, 'Record with Causeway: support-agents.mjs', { filter: false });
   const toast = await waitForNotificationOrError(page, /the debug session recorded support-agents-/, { timeout: 180_000 });
