@@ -1,7 +1,8 @@
 /**
  * Jobs that run the `causeway` CLI (dist/cli.js) as a child process, off the extension host:
- * Record the demo (record 8 runs of the built-in demo and test them) and Export report (the
- * investigator as one static HTML file). Output goes to the output channel; both can be cancelled.
+ * Record the demo (record 8 runs of the built-in demo and test them), Export report (the
+ * investigator as one static HTML file) and Record this program (record.ts). Output goes to the
+ * output channel; each can be cancelled, which stops the CLI's whole process group.
  */
 import * as vscode from "vscode";
 import path from "node:path";
@@ -17,12 +18,23 @@ export function runCli(s: Services, args: string[], o: { title: string; cwd: str
   s.log.info(`${o.title}: causeway ${args.join(" ")}`);
   return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Causeway: ${o.title}`, cancellable: true }, (progress, token) =>
     new Promise<number | null>((resolve) => {
-      const child = spawn(process.execPath, [cli, ...args], { cwd: o.cwd, env: { ...process.env, ELECTRON_RUN_AS_NODE: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+      // its own process group: a cancel (and the end) also stops what it started (a recorded program, its MCP servers)
+      const child = spawn(process.execPath, [cli, ...args], { cwd: o.cwd, env: { ...process.env, ELECTRON_RUN_AS_NODE: "1" }, stdio: ["ignore", "pipe", "pipe"], detached: process.platform !== "win32" });
       let cancelled = false;
+      const killGroup = (signal: NodeJS.Signals) => {
+        try {
+          if (child.pid && process.platform !== "win32") process.kill(-child.pid, signal);
+          else child.kill(signal);
+        } catch {
+          /* gone */
+        }
+      };
       const sub = token.onCancellationRequested(() => {
         cancelled = true;
-        child.kill();
+        killGroup("SIGTERM");
+        setTimeout(() => killGroup("SIGKILL"), 3000).unref();
       });
+      child.on("exit", () => killGroup("SIGKILL")); // whatever it left behind
       const lines = (chunk: Buffer, err: boolean) => {
         for (const l of chunk.toString("utf8").split("\n")) {
           if (!l.trim()) continue;
@@ -46,7 +58,7 @@ export function runCli(s: Services, args: string[], o: { title: string; cwd: str
   );
 }
 
-async function pickFolder(title: string): Promise<vscode.WorkspaceFolder | undefined> {
+export async function pickFolder(title: string): Promise<vscode.WorkspaceFolder | undefined> {
   const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file");
   if (!folders.length) {
     void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: open a folder first."));
@@ -55,7 +67,7 @@ async function pickFolder(title: string): Promise<vscode.WorkspaceFolder | undef
   return folders.length === 1 ? folders[0] : vscode.window.showWorkspaceFolderPick({ placeHolder: title });
 }
 
-async function failed(s: Services, what: string, code: number | null): Promise<void> {
+export async function failed(s: Services, what: string, code: number | null): Promise<void> {
   const pick = await vscode.window.showErrorMessage(code === null ? vscode.l10n.t("Causeway: {0} did not finish.", what) : vscode.l10n.t("Causeway: {0} failed (exit code {1}).", what, code), "Show Output");
   if (pick) s.log.show(true);
 }

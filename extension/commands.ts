@@ -19,6 +19,7 @@ import { askInt, pickAction, pickBlob, pickRun } from "./picks";
 import type { ReplayService } from "./replay";
 import type { RunDiscovery } from "./discovery";
 import type { RunsTree } from "./runsTree";
+import type { Recording } from "./record";
 import type { EventRef, Services } from "./services";
 
 export interface CommandDeps {
@@ -27,6 +28,7 @@ export interface CommandDeps {
   panel: InvestigatorPanel;
   replay: ReplayService;
   discovery: RunDiscovery;
+  recording: Recording;
 }
 
 /** { run, seq } from whatever a command was invoked with (tree node, lens/quick-fix argument). */
@@ -40,7 +42,7 @@ export function refOf(arg: unknown): EventRef | undefined {
 }
 
 export function registerCommands(d: CommandDeps): void {
-  const { s, tree, panel, replay, discovery } = d;
+  const { s, tree, panel, replay, discovery, recording } = d;
   const reg = (id: string, fn: (...args: unknown[]) => unknown) =>
     s.context.subscriptions.push(
       vscode.commands.registerCommand(id, async (...args: unknown[]) => {
@@ -185,6 +187,8 @@ export function registerCommands(d: CommandDeps): void {
   });
 
   reg("causeway.recordDemo", () => recordDemo(s, replay, discovery, panel));
+  reg("causeway.recordProgram", (arg) => recording.recordProgram(arg));
+  reg("causeway.addLaunchConfiguration", (arg) => recording.addLaunchConfiguration(arg));
   reg("causeway.exportReport", (arg) => exportReport(s, current(arg)?.run));
   reg("causeway.importOtel", () => importOtelTraces(s, discovery, panel));
 

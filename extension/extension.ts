@@ -22,6 +22,7 @@ import type { Services } from "./services";
 import { registerStatusBar } from "./statusBar";
 import { exportCase } from "./cliJobs";
 import { setTranslator } from "./logic/l10n";
+import { registerRecording } from "./record";
 
 export function activate(context: vscode.ExtensionContext): void {
   const t0 = performance.now();
@@ -54,7 +55,7 @@ export function activate(context: vscode.ExtensionContext): void {
   });
   context.subscriptions.push(tree, diagnostics, lenses, discovery, panel);
   registerStatusBar(s);
-  registerCommands({ s, tree, panel, replay, discovery });
+  registerCommands({ s, tree, panel, replay, discovery, recording: registerRecording({ s, discovery, panel, replay, tree }) });
   const collector = registerCollector(s);
   tree.setRemote(collector, collector.onDidChange);
 

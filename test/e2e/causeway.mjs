@@ -2,7 +2,7 @@
 // per suite run with the repo's CLI and copied), the hostile program, alert counts as the CLI
 // computes them, and the investigator webview (its screens, tabs and frames).
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { env, makeWorkspace, runCommand, webviewFrame, webviewFrames } from './lib.mjs';
@@ -14,6 +14,28 @@ export const REFERENCE_RUNS = path.join(ROOT, 'test/fixtures/causeway-py-demo');
 /** Runs the repo's `causeway` CLI in `cwd`; returns its stdout. */
 export function cli(cwd, ...args) {
   return execFileSync(process.execPath, [CLI, ...args], { cwd, stdio: 'pipe' }).toString();
+}
+
+/**
+ * The fake model server (test/fake-llm/server.ts: OpenAI and Anthropic APIs on loopback) as a
+ * child of the scenario, on a free port. Sets OPENAI_BASE_URL / OPENAI_API_KEY in this process's
+ * environment, so a code-server started afterwards (startCodeServer) hands them to the extension
+ * host and to the programs it records and replays. Returns { url, stop() }.
+ */
+export async function startFakeModelServer() {
+  const fake = spawn(process.execPath, [path.join(ROOT, 'test/fake-llm/run-example.cjs'), path.join(ROOT, 'test/fake-llm/server.ts'), '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    fake.stdout.on('data', (c) => {
+      out += c;
+      const m = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    fake.on('exit', () => reject(new Error(`the fake model server exited: ${out}`)));
+  });
+  process.env.OPENAI_BASE_URL = `${url}/v1`;
+  process.env.OPENAI_API_KEY = 'fake';
+  return { url, stop: () => fake.kill() };
 }
 
 /** The demo's 8 runs with their tests, recorded once per suite run (WORK_DIR/cache/demo-runs). */

@@ -130,4 +130,22 @@ describe("README figures", () => {
     expect(readme).toMatch(/model is a \*\*simulation\*\*/);
     expect(readme).toContain('"removing this\ninput changes the harm rate in the simulator"');
   });
+
+  it("Find the cause on the unmodified examples: each row is the newest results file's, the rest marked pending", () => {
+    const file = fs.readdirSync(path.join(ROOT, "bench/results")).filter((f) => f.endsWith("-unmodified.json")).sort().at(-1)!;
+    const rows = results(file).rows as { example: string; model_calls: number; program_runs: number; wall_s: number; causes: string[] }[];
+    const lines = readme.split("\n").filter((l) => /^\| `(node|test\/node22\/\S+) examples\//.test(l));
+    for (const r of rows) {
+      const line = lines.find((l) => l.startsWith(`| \`${r.example}\` |`));
+      expect(line, r.example).toBeDefined();
+      // `…{"name":"vendor-note"} primary +0.72 [0.40, 0.89]` → `vendor note, primary, +0.72 [0.40, 0.89]`
+      const causes = r.causes.map((c) => {
+        const m = /"name":"([^"]+)"\} (primary|contributing|confirmed) (\S+ \[[^\]]+\])$/.exec(c);
+        return m ? `${m[1].replace(/-/g, " ")}, ${m[2]}, ${m[3]}` : c;
+      });
+      expect(line).toBe(`| \`${r.example}\` | ${r.model_calls} | ${r.program_runs} | ${Math.round(r.wall_s)} s | ${causes.join("; ")} |`);
+    }
+    // a row without results says so
+    for (const l of lines.filter((l) => !rows.some((r) => l.startsWith(`| \`${r.example}\` |`)))) expect(l).toContain("FIGURES PENDING");
+  });
 });

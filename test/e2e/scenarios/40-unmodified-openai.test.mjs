@@ -6,14 +6,14 @@
 // so the replayed program) sees OPENAI_BASE_URL.
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
   contextMenu, expandTreeRow, launchBrowser, makeWorkspace, notificationText, openViewContainer, openWorkbench,
   scenario, screenshot, startCodeServer, treeRows, viewPane, waitForNotificationOrError, watchNotifications,
 } from '../lib.mjs';
-import { CLI, ROOT, testsOf } from '../causeway.mjs';
+import { CLI, ROOT, startFakeModelServer, testsOf } from '../causeway.mjs';
 
 const PROGRAM = 'node examples/support-agents/openai-agent.mjs';
 let fake;
@@ -23,18 +23,7 @@ let page;
 let ws;
 
 before(async () => {
-  fake = spawn(process.execPath, [path.join(ROOT, 'test/fake-llm/run-example.cjs'), path.join(ROOT, 'test/fake-llm/server.ts'), '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise((resolve, reject) => {
-    let out = '';
-    fake.stdout.on('data', (c) => {
-      out += c;
-      const m = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    fake.on('exit', () => reject(new Error(`the fake model server exited: ${out}`)));
-  });
-  process.env.OPENAI_BASE_URL = `${url}/v1`;
-  process.env.OPENAI_API_KEY = 'fake';
+  fake = await startFakeModelServer();
   ws = makeWorkspace('unmodified-openai', {
     files: {
       '.vscode/settings.json': JSON.stringify({ 'causeway.allowedPrograms': [PROGRAM], 'causeway.replay.workers': 8, 'causeway.test.n': 10, 'causeway.test.nMax': 40 }, null, 2),
@@ -53,7 +42,7 @@ before(async () => {
 after(async () => {
   await b?.close();
   await cs?.stop();
-  fake?.kill();
+  fake?.stop();
 });
 
 scenario('a recorded run of the unmodified OpenAI example: right-click its e-mail → Find the cause shows the vendor note', async () => {
