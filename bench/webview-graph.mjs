@@ -171,7 +171,9 @@ try {
         const t = await page.evaluate(() => ({
           ready: window.__causewayGraphReady,
           start: performance.getEntriesByName("causeway:graph-start")[0]?.startTime ?? 0,
+          marks: Object.fromEntries(performance.getEntriesByType("mark").map((m) => [m.name.replace("causeway:", ""), Math.round(m.startTime)])),
         }));
+        if (process.env.MARKS) console.log(JSON.stringify(t.marks));
         times.push(t.ready);
         builds.push(t.ready - t.start);
         // Interactive: a node search selects a node; its lineage is drawn (grouped: a new view).
