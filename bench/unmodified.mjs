@@ -11,6 +11,7 @@ import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { spawnFakeModelServer } from "../test/fake-llm/spawn.mjs";
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const CLI = path.join(ROOT, "dist/cli.js");
@@ -31,16 +32,8 @@ const EXAMPLES = [
 const ONLY = arg("--only", "")?.split(",").filter(Boolean) ?? [];
 for (const name of ONLY) if (!EXAMPLES.some((e) => e.name === name)) throw new Error(`no example named ${name}`);
 
-const fake = spawn(process.execPath, [path.join(ROOT, "test/fake-llm/run-example.cjs"), path.join(ROOT, "test/fake-llm/server.ts"), "0", "0.8", String(LATENCY)], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
-const url = await new Promise((resolve, reject) => {
-  let out = "";
-  fake.stdout.on("data", (c) => {
-    out += c;
-    const m = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-    if (m) resolve(m[1]);
-  });
-  fake.on("exit", () => reject(new Error(`fake server exited: ${out}`)));
-});
+const fake = await spawnFakeModelServer({ followRate: 0.8, latencyMs: LATENCY });
+const url = fake.url;
 const env = { ...process.env, OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: "fake", ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: "fake" };
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "causeway-bench-unmodified-"));
 
@@ -80,7 +73,7 @@ try {
     console.log(JSON.stringify(rows.at(-1)));
   }
 } finally {
-  fake.kill();
+  fake.stop();
   fs.rmSync(tmp, { recursive: true, force: true });
 }
 

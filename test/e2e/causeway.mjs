@@ -2,9 +2,10 @@
 // per suite run with the repo's CLI and copied), the hostile program, alert counts as the CLI
 // computes them, and the investigator webview (its screens, tabs and frames).
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { spawnFakeModelServer } from '../fake-llm/spawn.mjs';
 import { env, makeWorkspace, runCommand, webviewFrame, webviewFrames } from './lib.mjs';
 
 export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
@@ -23,19 +24,10 @@ export function cli(cwd, ...args) {
  * host and to the programs it records and replays. Returns { url, stop() }.
  */
 export async function startFakeModelServer() {
-  const fake = spawn(process.execPath, [path.join(ROOT, 'test/fake-llm/run-example.cjs'), path.join(ROOT, 'test/fake-llm/server.ts'), '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise((resolve, reject) => {
-    let out = '';
-    fake.stdout.on('data', (c) => {
-      out += c;
-      const m = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    fake.on('exit', () => reject(new Error(`the fake model server exited: ${out}`)));
-  });
-  process.env.OPENAI_BASE_URL = `${url}/v1`;
+  const fake = await spawnFakeModelServer();
+  process.env.OPENAI_BASE_URL = `${fake.url}/v1`;
   process.env.OPENAI_API_KEY = 'fake';
-  return { url, stop: () => fake.kill() };
+  return fake;
 }
 
 /** The demo's 8 runs with their tests, recorded once per suite run (WORK_DIR/cache/demo-runs). */
@@ -60,6 +52,18 @@ export function demoWorkspace(name, { reference = false, source = true, files = 
   fs.cpSync(demoRuns(), path.join(ws, 'runs'), { recursive: true });
   if (source) fs.cpSync(path.join(ROOT, 'examples/demo'), path.join(ws, 'examples/demo'), { recursive: true });
   if (reference) fs.cpSync(REFERENCE_RUNS, path.join(ws, 'reference/runs'), { recursive: true });
+  return ws;
+}
+
+/**
+ * A scratch workspace holding a copy of one example folder of the repo (`exampleDir`, at the same
+ * relative path) with the repo's node_modules linked in, and `settings` as its
+ * .vscode/settings.json: the example's program runs from the workspace as a user would run it.
+ */
+export function exampleWorkspace(name, exampleDir, settings) {
+  const ws = makeWorkspace(name, { files: { '.vscode/settings.json': JSON.stringify(settings, null, 2) } });
+  fs.cpSync(path.join(ROOT, exampleDir), path.join(ws, exampleDir), { recursive: true });
+  fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(ws, 'node_modules'));
   return ws;
 }
 

@@ -10,10 +10,10 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  contextMenu, expandTreeRow, launchBrowser, makeWorkspace, notificationText, openViewContainer, openWorkbench,
+  contextMenu, expandTreeRow, launchBrowser, notificationText, openViewContainer, openWorkbench,
   scenario, screenshot, startCodeServer, treeRows, viewPane, waitForNotificationOrError, watchNotifications,
 } from '../lib.mjs';
-import { CLI, ROOT, startFakeModelServer, testsOf } from '../causeway.mjs';
+import { CLI, exampleWorkspace, startFakeModelServer, testsOf } from '../causeway.mjs';
 
 const PROGRAM = 'node examples/support-agents/openai-agent.mjs';
 let fake;
@@ -24,13 +24,7 @@ let ws;
 
 before(async () => {
   fake = await startFakeModelServer();
-  ws = makeWorkspace('unmodified-openai', {
-    files: {
-      '.vscode/settings.json': JSON.stringify({ 'causeway.allowedPrograms': [PROGRAM], 'causeway.replay.workers': 8, 'causeway.test.n': 10, 'causeway.test.nMax': 40 }, null, 2),
-    },
-  });
-  fs.cpSync(path.join(ROOT, 'examples/support-agents'), path.join(ws, 'examples/support-agents'), { recursive: true });
-  fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(ws, 'node_modules'));
+  ws = exampleWorkspace('unmodified-openai', 'examples/support-agents', { 'causeway.allowedPrograms': [PROGRAM], 'causeway.replay.workers': 8, 'causeway.test.n': 10, 'causeway.test.nMax': 40 });
   // seed 2: this recording e-mails the customer list to the vendor note's address
   execFileSync(process.execPath, [CLI, 'record', '--out', 'runs', '--seed', '2', '--sensitive', 'send_email', '--trusted-tool', 'send_email', '--trusted-tool', 'issue_refund', '--run-id', 'support-openai', '--', ...PROGRAM.split(' ')], { cwd: ws, stdio: 'pipe' });
   cs = await startCodeServer({ name: 'unmodified', trust: false, folder: ws });

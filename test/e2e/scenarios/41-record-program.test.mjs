@@ -12,10 +12,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  contextMenu, expandTreeRow, launchBrowser, makeWorkspace, notificationText, openFile, openViewContainer, openWorkbench, pickQuickItem, runCommand,
+  contextMenu, expandTreeRow, launchBrowser, notificationText, openFile, openViewContainer, openWorkbench, pickQuickItem, runCommand,
   scenario, screenshot, startCodeServer, treeRows, viewPane, waitForNotificationOrError, waitUntil, watchNotifications,
 } from '../lib.mjs';
-import { ROOT, investigator, startFakeModelServer, testsOf } from '../causeway.mjs';
+import { exampleWorkspace, investigator, startFakeModelServer, testsOf } from '../causeway.mjs';
 
 const EXAMPLE = 'examples/ai-sdk/support-agents.mjs';
 const SOURCE = 'tool:fetch_doc';
@@ -27,19 +27,12 @@ let ws;
 
 before(async () => {
   fake = await startFakeModelServer();
-  ws = makeWorkspace('record-program', {
-    files: {
-      // the fewest pairs that still decide: Find the cause without the span narrowing
-      // quick open lists the example without walking the linked node_modules
-      '.vscode/settings.json': JSON.stringify({
-        'causeway.replay.workers': 8, 'causeway.test.n': 10, 'causeway.test.nMax': 40, 'causeway.findCause.spans': false,
-        'search.followSymlinks': false, 'files.exclude': { node_modules: true },
-      }, null, 2),
-    },
+  // the fewest pairs that still decide: Find the cause without the span narrowing;
+  // quick open lists the example without walking the linked node_modules
+  ws = exampleWorkspace('record-program', path.dirname(EXAMPLE), {
+    'causeway.replay.workers': 8, 'causeway.test.n': 10, 'causeway.test.nMax': 40, 'causeway.findCause.spans': false,
+    'search.followSymlinks': false, 'files.exclude': { node_modules: true },
   });
-  const dir = path.dirname(EXAMPLE);
-  fs.cpSync(path.join(ROOT, dir), path.join(ws, dir), { recursive: true });
-  fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(ws, 'node_modules'));
   cs = await startCodeServer({ name: 'record-program', trust: false, folder: ws });
   b = await launchBrowser();
   page = b.page;
