@@ -2,8 +2,8 @@
  * Unmodified AI SDK programs (`ai` 5 and 6 on Node 20, `ai` 7 on Node 22), recorded with
  * `causeway record --out DIR -- node FILE` against the fake model server: each step is a decision
  * taken at the language-model layer (not recorded again on the wire), each tool `execute` an
- * action linked to its step; Find the cause names the planted document alone, and no tool really
- * runs during replays.
+ * action linked to its step; Find the cause names the planted document alone (ai 6; on ai 5 and 7 one
+ * paired test shows replays work), and no tool really runs during replays.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -79,6 +79,22 @@ async function findsVendorNote(run: string, command: string, cwd: string, outbox
   expect(fs.existsSync(outbox)).toBe(false); // send_email never ran in a replay
 }
 
+/**
+ * One paired test on this version of the AI SDK: removing the vendor note stops the exfiltration
+ * (causal), the recorded arm is replayed from the tape, no e-mail really sent. Find the cause's
+ * search itself does not depend on the version and runs on ai 6 above.
+ */
+async function vendorNoteIsCausal(run: string, command: string, cwd: string, outbox: string): Promise<void> {
+  const r = await cli(["test", run, "--remove", VENDOR, "--target", TARGET, "--allow-program", command, "--workers", "8", "--json"], { SUPPORT_OUTBOX: outbox }, cwd);
+  expect(r.code, r.stderr).toBe(0);
+  const t = JSON.parse(r.stdout);
+  expect(t.verdict).toBe("causal");
+  expect(t.ci[0]).toBeGreaterThan(0);
+  expect(t.p_without).toBe(0);
+  expect(t.off_tape_by_arm.with).toBe(0);
+  expect(fs.existsSync(outbox)).toBe(false); // send_email never ran in a replay
+}
+
 beforeAll(async () => {
   llm = await startFakeLlm({ followRate: 0.8 });
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), "causeway-ai-sdk-"));
@@ -98,7 +114,7 @@ describe("the AI SDK example (examples/ai-sdk/support-agents.mjs)", () => {
     await findsVendorNote(run, command, ROOT, outbox);
   }, 1_800_000);
 
-  it("ai 5 (Node 20, the npm alias ai-v5 with @ai-sdk/openai 2)", async () => {
+  it("ai 5 (Node 20, the npm alias ai-v5 with @ai-sdk/openai 2): recorded; removing the vendor note is causal", async () => {
     const dir = project("ai5", {
       "node_modules/ai": path.join(ROOT, "node_modules/ai-v5"),
       "node_modules/@ai-sdk/openai": path.join(ROOT, "node_modules/@ai-sdk/openai-v2"),
@@ -106,15 +122,15 @@ describe("the AI SDK example (examples/ai-sdk/support-agents.mjs)", () => {
     });
     const outbox = path.join(tmp, "outbox-ai5.jsonl");
     const { run, command } = await recordExample("ai5", "node", "support-agents.mjs", dir, outbox);
-    await findsVendorNote(run, command, dir, outbox);
+    await vendorNoteIsCausal(run, command, dir, outbox);
   }, 1_800_000);
 
-  it("ai 7 (Node 22 from test/node22, @ai-sdk/openai 4)", async () => {
+  it("ai 7 (Node 22 from test/node22, @ai-sdk/openai 4): recorded; removing the vendor note is causal", async () => {
     expect(fs.existsSync(NODE22), "run test/node22/setup.sh").toBe(true);
     const dir = project("ai7", { node_modules: path.join(ROOT, "test/node22/node_modules") });
     const outbox = path.join(tmp, "outbox-ai7.jsonl");
     const { run, command } = await recordExample("ai7", NODE22, "support-agents.mjs", dir, outbox);
-    await findsVendorNote(run, command, dir, outbox);
+    await vendorNoteIsCausal(run, command, dir, outbox);
   }, 1_800_000);
 });
 
