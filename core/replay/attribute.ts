@@ -13,15 +13,16 @@
  * attribution may run, so the whole attribution keeps a 5% false-positive rate.
  *
  * With the default paired betting method (docs/statistics.md) the suspects are ranked by the
- * recorded evidence (an argument value found in the input, wording the next output reused, a
- * short path to the action) and tested likeliest first, in phases: the untrusted inputs; when
- * they do not explain the action (the group is not causal, or the action still happens in at
- * least min_effect of the replays without any of them), the trusted inputs; when no input
- * ruled out every input, the channels (messages) on the way. The error rate 0.05 is spent across
- * phases (weights 7 : 2 : 1 over the non-empty phases, fixed from the recording before any
- * replay) and within a phase across every test it may run (weighted Bonferroni: the group test
- * half of the phase's share, the other tests the rest equally), so the family-wise error over
- * every interval the attribution may report stays ≤ 0.05. Nothing is blamed without a replay test.
+ * recorded evidence (an argument value found in the input, weighted by how few sources held it;
+ * wording the next output reused; a short path to the action) and tested likeliest first, in
+ * phases: the untrusted inputs; when they do not explain the action, the trusted inputs; when every
+ * input group was ruled out, the channels (messages) on the way. When the evidence singles out one
+ * suspect of a phase (the only one that alone held an argument value), it is tested alone first,
+ * and after a causal verdict the others together. The error rate 0.05 is spent across phases
+ * (weights 7 : 2 : 1 over the non-empty phases, fixed from the recording before any replay) and
+ * within a phase by a tree (a test runs only below a causal one, children's alphas sum to at most
+ * their parent's; the lead's tree ¾ of the phase's, the group's the rest), so the probability of
+ * any false blame stays ≤ 0.05. Nothing is blamed without a replay test.
  * `--method newcombe` keeps the reference's procedure (untrusted inputs only, one phase).
  */
 import { randomBytes } from "node:crypto";
