@@ -2,6 +2,7 @@ import { describe, it, expect, beforeAll } from "vitest";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { createHash } from "node:crypto";
 import { System, type Runtime } from "../../core/index";
 import { readRun } from "../../core/log/reader";
 import { readTestsLog } from "../../core/log/testslog";
@@ -266,6 +267,23 @@ describe("Find the cause with a lead suspect (betting, docs/statistics.md)", () 
     // the lead may run past n_max (to 2 n_max) and stops without a verdict only when none is reachable
     expect(a.tests[0].n_max).toBe(LEAD_N_MAX_FACTOR * 30);
     for (const t of a.tests) expect(t.verdict === "causal").toBe(t.p_value <= (t.alpha as number));
+  });
+
+  it("on a null whose removals reshuffle every draw, a lead is falsely blamed in at most its share of alpha", async () => {
+    // P(send) = 0.7 whatever the inputs, but the draw hashes the whole context: every removal flips pairs both ways
+    const model = (ctx: unknown[], call: { seed: number }) => (createHash("sha256").update(String(call.seed) + JSON.stringify(ctx)).digest().readUInt32BE(0) / 2 ** 32 < 0.7 ? ["send_email"] : ["archive"]);
+    const base = system("Send reports to ops-reports@example.org.", "The report is due on Monday.");
+    const sys = new System({ ...base.config, models: { m: model } });
+    const run = await harmful(sys);
+    let blamed = 0;
+    const N = 100;
+    for (let i = 0; i < N; i++) {
+      const a = await attribute(new ReplayContext(run, sys), { target: "tool=send_email", n: 10, nMax: 30, roles: false, save: false, seedBase: `null-${i}` });
+      expect(a.phases![0].lead).toBe("input:wiki:contacts");
+      if (a.causes.length || a.joint.length) blamed++;
+    }
+    // at most alpha = 0.05 in expectation (the lead's tree 0.0375); 2,000 such attributions gave 1.35%
+    expect(blamed / N).toBeLessThanOrEqual(0.05);
   });
 
   it("a lead needs exactly one suspect holding a value no other source held", () => {
