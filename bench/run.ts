@@ -79,7 +79,7 @@ export interface ScenarioResult {
   /** Replay calls if every identical call were computed again (no cache, no shared arm). */
   replay_model_calls_naive: number;
   /** Where the replays went: program runs of the shared "nothing removed" arm, and of the removal
-   * arms of the group test, of single suspects found causal, of the other single suspects, and of
+   * arms of group tests, of single suspects found causal, of the other single suspects, and of
    * leave-one-in tests (joint causes). */
   program_runs: { base: number; group: number; causal_single: number; other_single: number; leave_one_in: number };
   /** Verdicts of the single tests of the scenario's extra suspects (the suppressor, the reviewer's channel). */
@@ -158,10 +158,10 @@ export async function runScenario(sc: Scenario, s: Settings, opts: { workdir: st
     // a naive replay runs both arms of every pair of every test, each with all its model calls
     const naiveRuns = att.tests.reduce((k, t) => k + 2 * t.n, 0);
     naive += naiveRuns * perRun;
-    att.tests.forEach((t, i) => {
+    att.tests.forEach((t) => {
       runsBy.base += t.program_runs - t.n;
-      if (i === 0) runsBy.group += t.n;
-      else if (t.group) runsBy.leave_one_in += t.n;
+      if (t.baseline) runsBy.leave_one_in += t.n;
+      else if (t.group) runsBy.group += t.n;
       else if (t.verdict === "causal") runsBy.causal_single += t.n;
       else runsBy.other_single += t.n;
       if (!t.group && extra[t.intervention]) extra[t.intervention][t.verdict] = (extra[t.intervention][t.verdict] ?? 0) + 1;

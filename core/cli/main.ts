@@ -19,7 +19,7 @@ import { influence, listRuns } from "../analysis/influence";
 import { BUILTIN_PROGRAMS, isAllowed, ProgramError } from "../replay/loader";
 import { findProgram, loadCliProgram } from "./programs";
 import { ReplayContext, runTest, decisionTest, replayAndDiff, ReplayError, Budget } from "../replay/engine";
-import { attribute } from "../replay/attribute";
+import { attribute, LEAD_N_MAX_FACTOR } from "../replay/attribute";
 import { DEFAULT_N_MAX } from "../replay/engine";
 import { Refusal, callsForUsd, checkRemoval, checkTarget, estimateCost, parsePrice, type CostEstimate, type PriceTable } from "../replay/preflight";
 import { SpecError, parseIntervention, parseTarget } from "../specs";
@@ -282,7 +282,7 @@ const COMMANDS: Record<string, Command> = {
       const nMax = intFlag(p, "n-max", Math.max(80, n), n);
       const est = estimateCost(model, nMax, pricesOf(p));
       const budget = budgetOf(p, est);
-      if (!p.flags.json) process.stderr.write(`per test: ${describeEstimate(est)}${budget ? `; budget ${budget.max} model calls for the whole attribution` : ""}\n`);
+      if (!p.flags.json) process.stderr.write(`per test: ${describeEstimate(est)}${method === "newcombe" ? "" : `; a lead suspect's test (one an argument value points to) up to ${LEAD_N_MAX_FACTOR * nMax} pairs`}${budget ? `; budget ${budget.max} model calls for the whole attribution` : ""}\n`);
       const sys = await programFor(p, dir);
       const ctx = new ReplayContext(run, sys, { liveTools: !!p.flags["live-tools"] });
       const a = await attribute(ctx, {

@@ -13,15 +13,16 @@
  * attribution may run, so the whole attribution keeps a 5% false-positive rate.
  *
  * With the default paired betting method (docs/statistics.md) the suspects are ranked by the
- * recorded evidence (an argument value found in the input, wording the next output reused, a
- * short path to the action) and tested likeliest first, in phases: the untrusted inputs; when
- * they do not explain the action (the group is not causal, or the action still happens in at
- * least min_effect of the replays without any of them), the trusted inputs; when no input
- * ruled out every input, the channels (messages) on the way. The error rate 0.05 is spent across
- * phases (weights 7 : 2 : 1 over the non-empty phases, fixed from the recording before any
- * replay) and within a phase across every test it may run (weighted Bonferroni: the group test
- * half of the phase's share, the other tests the rest equally), so the family-wise error over
- * every interval the attribution may report stays ≤ 0.05. Nothing is blamed without a replay test.
+ * recorded evidence (an argument value found in the input, weighted by how few sources held it;
+ * wording the next output reused; a short path to the action) and tested likeliest first, in
+ * phases: the untrusted inputs; when they do not explain the action, the trusted inputs; when every
+ * input group was ruled out, the channels (messages) on the way. When the evidence singles out one
+ * suspect of a phase (the only one that alone held an argument value), it is tested alone first,
+ * and after a causal verdict the others together. The error rate 0.05 is spent across phases
+ * (weights 7 : 2 : 1 over the non-empty phases, fixed from the recording before any replay) and
+ * within a phase by a tree (a test runs only below a causal one, children's alphas sum to at most
+ * their parent's; the lead's tree ¾ of the phase's, the group's the rest), so the probability of
+ * any false blame stays ≤ 0.05. Nothing is blamed without a replay test.
  * `--method newcombe` keeps the reference's procedure (untrusted inputs only, one phase).
  */
 import { randomBytes } from "node:crypto";
@@ -61,6 +62,14 @@ export interface SuspectEvidence {
   trust: string;
   /** Argument values of the action found in this suspect's content (argument provenance). */
   provenance: number;
+  /**
+   * The same, each value weighted by 1/k when k recorded sources (inputs, tool results, the task)
+   * held it before the action: a value only this suspect held counts 1, one the user's own task
+   * also held counts ½.
+   */
+  exclusive: number;
+  /** Argument values no other recorded source held before the action. */
+  sole: number;
   /** Largest share of its wording that the next output reused. */
   reuse: number;
   /** Edges on the shortest recorded path to the action. */
@@ -77,6 +86,11 @@ export interface Phase {
   family: number;
   /** Ran, or skipped because an earlier phase explained the action. */
   ran: boolean;
+  /**
+   * The suspect the recorded evidence singles out (betting): the phase's only suspect that alone
+   * held an argument value of the action. It is tested first, on its own (docs/statistics.md).
+   */
+  lead?: string;
 }
 
 export interface Cause {
@@ -133,8 +147,8 @@ export function defaultSuspects(ctx: ReplayContext, target: string): string[] {
 
 /**
  * Suspects upstream of the first action the target matches, of one kind, ranked by the recorded
- * evidence: argument provenance first (a value of the action's arguments found in the suspect),
- * then wording reuse, then a shorter path. Recorded evidence only orders the tests; it never blames.
+ * evidence: argument provenance first (a value of the action's arguments found in the suspect,
+ * weighted by how few recorded sources held it), then wording reuse, then a shorter path. Recorded evidence only orders the tests; it never blames.
  */
 export function rankedSuspects(ctx: ReplayContext, target: string, kind: "untrusted" | "trusted" | "channels" | "all"): SuspectEvidence[] {
   const hits = targetHits(ctx.model, target);
@@ -168,20 +182,63 @@ export function rankedSuspects(ctx: ReplayContext, target: string, kind: "untrus
       k = "message";
     }
     if (!spec) continue;
-    const provenance = prov.filter((r) => r.sources.some((src) => src.node === n.id)).length;
+    const held = prov.filter((r) => r.sources.some((src) => src.node === n.id));
+    const provenance = held.length;
+    // how many distinct recorded sources held each value (the same input read twice is one)
+    const holders = held.map((r) => new Set(r.sources.map((src) => src.label)).size);
+    const exclusive = holders.reduce((sum, k) => sum + 1 / Math.max(1, k), 0);
+    const sole = holders.filter((k) => k === 1).length;
     const reuse = Math.max(0, ...g.outEdges(n.id, ["observed"]).map((e) => e.reuse ?? 0));
     const distance = dist.get(n.id) ?? Infinity;
-    const score = 2 * provenance + reuse + (Number.isFinite(distance) && distance > 0 ? 1 / distance : 0);
+    const score = 2 * exclusive + reuse + (Number.isFinite(distance) && distance > 0 ? 1 / distance : 0);
     const prev = out.get(spec);
-    if (!prev || score > prev.score) out.set(spec, { spec, kind: k, trust: String(n.trust ?? ev.trust ?? ""), provenance: prev ? Math.max(prev.provenance, provenance) : provenance, reuse, distance, score: Math.round(score * 1000) / 1000 });
+    if (!prev || score > prev.score)
+      out.set(spec, {
+        spec,
+        kind: k,
+        trust: String(n.trust ?? ev.trust ?? ""),
+        provenance: prev ? Math.max(prev.provenance, provenance) : provenance,
+        exclusive: Math.round(exclusive * 1000) / 1000,
+        sole: prev ? Math.max(prev.sole, sole) : sole,
+        reuse,
+        distance,
+        score: Math.round(score * 1000) / 1000,
+      });
   }
   // stable: equal scores keep the order of the recording
   return [...out.values()].sort((a, b) => b.score - a.score);
 }
 
+/**
+ * The suspect the recorded evidence singles out, if any: the only one of a phase's suspects that
+ * held an argument value of the action no other recorded source held (the outside address only the
+ * supplier note carries). Ties (two such suspects) or none: no lead.
+ */
+export function leadSuspect(ev: SuspectEvidence[]): string | undefined {
+  const sole = ev.filter((e) => e.sole >= 1);
+  return sole.length === 1 ? sole[0].spec : undefined;
+}
+
+/** A phase's suspects, its lead (if the evidence singles one out) first. */
+function phaseOf(name: Phase["name"], ev: SuspectEvidence[], alpha: number): Phase {
+  // channels only carry what the inputs put in them: no lead among them
+  const lead = name === "channels" ? undefined : leadSuspect(ev);
+  const suspects = ev.map((e) => e.spec);
+  if (lead) suspects.splice(0, suspects.length, lead, ...suspects.filter((s) => s !== lead));
+  return { name, suspects, alpha, family: familyOf(Math.max(1, suspects.length)), ran: false, ...(lead ? { lead } : {}) };
+}
 
 /** Betting: the share of a causal group's alpha kept for the "enough on its own" (joint) tests below it. */
 const JOINT_SHARE = 0.25;
+
+/**
+ * Betting: the share of a phase's alpha its lead suspect's test starts with (the tests after a causal
+ * lead share it); the rest is for the group test and narrowing when the lead is not causal.
+ */
+export const LEAD_SHARE = 0.75;
+
+/** Betting: the lead suspect's test may run to this multiple of n_max before it is cut for lack of pairs. */
+export const LEAD_N_MAX_FACTOR = 2;
 
 const familyOf = (m: number) => (m === 1 ? 1 : 1 + (m <= 4 ? m : 2 * m - 2) + m);
 
@@ -199,8 +256,7 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
     phases = [{ name: "untrusted", suspects: sp, alpha, family: familyOf(Math.max(1, sp.length)), ran: false }];
   } else if (opts.suspectsMode === "all") {
     evidence = rankedSuspects(ctx, opts.target, "all");
-    const sp = evidence.map((e) => e.spec);
-    phases = [{ name: "all", suspects: sp, alpha, family: familyOf(Math.max(1, sp.length)), ran: false }];
+    phases = [phaseOf("all", evidence, alpha)];
   } else {
     const u = rankedSuspects(ctx, opts.target, "untrusted");
     const t = rankedSuspects(ctx, opts.target, "trusted");
@@ -213,7 +269,7 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
     ];
     const live = shares.filter(([, l]) => l.length);
     const total = live.reduce((sum, [, , w]) => sum + w, 0);
-    phases = live.map(([name, l, w]) => ({ name, suspects: l.map((e) => e.spec), alpha: (alpha * w) / total * (1 - 1e-12), family: familyOf(l.length), ran: false }));
+    phases = live.map(([name, l, w]) => phaseOf(name, l, ((alpha * w) / total) * (1 - 1e-12)));
   }
   const all = phases.flatMap((p) => p.suspects);
   if (!all.length) throw new ReplayError("no suspects: no input reached the action; pass --suspect to choose some");
@@ -229,13 +285,19 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
   // a test runs only when its parent group was causal, and the alphas of a node's children sum to
   // at most its own, so a false causal verdict anywhere has probability ≤ the phase's alpha
   // (docs/statistics.md). Each test gets its alpha from the caller.
-  const test = async (specs: string[], baseline?: string[], alphaHere = current.alpha): Promise<TestResult> => {
+  const nMax = opts.nMax ?? 80;
+  const test = async (specs: string[], baseline?: string[], alphaHere = current.alpha, kind?: "lead" | "rest"): Promise<TestResult> => {
+    const lead = kind === "lead";
     const r = await runTest(ctx, {
       intervention: specs.length > 1 ? specs : specs[0],
       baseline,
       target: opts.target,
       n: opts.n ?? 10,
-      nMax: opts.nMax ?? 80,
+      // the lead suspect's test may run longer, and stops without a verdict only when none is reachable
+      nMax: lead ? LEAD_N_MAX_FACTOR * nMax : nMax,
+      futility: lead ? "hopeless" : "projection",
+      // below a causal lead only a causal verdict of the others matters
+      causalOnly: kind === "rest",
       // newcombe: z for the family (and the phase's share of alpha); betting: alpha per test
       family: method === "newcombe" ? current.family * (0.05 / current.alpha) : current.family,
       alpha: alphaHere,
@@ -244,7 +306,6 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
       workers: opts.workers,
       seedBase: opts.seedBase,
       sizeRole: opts.roles !== false && specs.length === 1 && !baseline,
-      futility: "projection",
       signal: opts.signal,
       onProgress: opts.onProgress ? (p) => opts.onProgress!({ ...p, phase: `test ${tests.length + 1}`, message: `${p.message ?? ""}; attribution so far ${ctx.counts.made - before.made} model calls` }) : undefined,
       save: false,
@@ -254,53 +315,80 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
     if (r.stopped === "budget") stopped = "budget";
     return r;
   };
-  /** One phase: the group test, then narrowing (singles in evidence order, halving above four). */
-  const runPhase = async (suspects: string[]): Promise<{ group: TestResult; causes: Cause[]; joint: string[][] }> => {
+  /**
+   * One phase. With a lead suspect (betting): the lead alone at LEAD_SHARE of the phase's alpha;
+   * when it is causal, the other suspects together at the same alpha (a child of the lead), and
+   * narrowing below them when they matter too. Otherwise (no lead, or the lead was not causal):
+   * the group test, then narrowing (singles in evidence order, halving above four) at the rest.
+   */
+  const runPhase = async (ph: Phase): Promise<{ group: TestResult; causes: Cause[]; joint: string[][]; explained: boolean }> => {
+    const suspects = ph.suspects;
     const m = suspects.length;
     const found: Cause[] = [];
     const jointHere: string[][] = [];
-    const g = await test(suspects);
-    if (m > 1 && g.verdict === "causal") {
-      // Which members are enough on their own? Keep one member and remove the rest, against
-      // removing them all: the member is sufficient when the action comes back with it alone.
-      const narrowJoint = async (specs: string[], alphaEach: number): Promise<string[]> => {
-        if (specs.length > 4) return specs;
-        const keep: string[] = [];
+    // Which members are enough on their own? Keep one member and remove the rest, against
+    // removing them all: the member is sufficient when the action comes back with it alone.
+    const narrowJoint = async (specs: string[], alphaEach: number): Promise<string[]> => {
+      if (specs.length > 4) return specs;
+      const keep: string[] = [];
+      for (const sp of specs) {
+        const others = specs.filter((o) => o !== sp);
+        if ((await test(specs, others, alphaEach)).verdict === "causal") keep.push(sp);
+      }
+      // betting: blame only members whose sufficiency test was causal (never a group by default)
+      return keep.length ? keep : method === "newcombe" ? specs : [];
+    };
+    // a group shown causal at alphaGroup shares it among the tests below it: betting gives each
+    // single JOINT_SHARE's complement and the sufficiency tests JOINT_SHARE, split equally; halves
+    // in proportion to their size. newcombe: every test at the family's correction. A suspect
+    // already tested alone (a lead that was not causal) keeps that result and is not tested again.
+    const split = async (specs: string[], alphaGroup: number, done?: TestResult): Promise<void> => {
+      if (specs.length <= 4) {
+        const hits: [string, TestResult][] = [];
         for (const sp of specs) {
-          const others = specs.filter((o) => o !== sp);
-          if ((await test(specs, others, alphaEach)).verdict === "causal") keep.push(sp);
+          const r = done && done.intervention === sp ? done : await test([sp], undefined, ((1 - JOINT_SHARE) * alphaGroup) / specs.length);
+          if (r.verdict === "causal") hits.push([sp, r]);
         }
-        // betting: blame only members whose sufficiency test was causal (never a group by default)
-        return keep.length ? keep : method === "newcombe" ? specs : [];
-      };
-      // a group shown causal at alphaGroup shares it among the tests below it: betting gives each
-      // single JOINT_SHARE's complement and the sufficiency tests JOINT_SHARE, split equally; halves
-      // in proportion to their size. newcombe: every test at the family's correction.
-      const split = async (specs: string[], alphaGroup: number): Promise<void> => {
-        if (specs.length <= 4) {
-          const hits: [string, TestResult][] = [];
-          for (const sp of specs) {
-            const r = await test([sp], undefined, ((1 - JOINT_SHARE) * alphaGroup) / specs.length);
-            if (r.verdict === "causal") hits.push([sp, r]);
-          }
-          found.push(...hits.map(([sp, r]) => causeOf(sp, r)));
-          if (!hits.length) {
-            const j = await narrowJoint(specs, (JOINT_SHARE * alphaGroup) / specs.length);
-            if (j.length) jointHere.push(j);
-          }
-          return;
+        found.push(...hits.map(([sp, r]) => causeOf(sp, r)));
+        if (!hits.length) {
+          const j = await narrowJoint(specs, (JOINT_SHARE * alphaGroup) / specs.length);
+          if (j.length) jointHere.push(j);
         }
-        const half = specs.length >> 1;
-        const parts = [specs.slice(0, half), specs.slice(half)];
-        const causal: string[][] = [];
-        for (const p of parts) if ((await test(p, undefined, (alphaGroup * p.length) / specs.length)).verdict === "causal") causal.push(p);
-        if (!causal.length && method === "newcombe") jointHere.push(specs);
-        for (const p of causal) await split(p, (alphaGroup * p.length) / specs.length);
-      };
-      await split(suspects, current.alpha);
-    } else if (g.verdict === "causal") found.push(causeOf(suspects[0], g));
+        return;
+      }
+      const half = specs.length >> 1;
+      const parts = [specs.slice(0, half), specs.slice(half)];
+      const causal: string[][] = [];
+      for (const p of parts) if ((await test(p, undefined, (alphaGroup * p.length) / specs.length)).verdict === "causal") causal.push(p);
+      if (!causal.length && method === "newcombe") jointHere.push(specs);
+      for (const p of causal) await split(p, (alphaGroup * p.length) / specs.length, done);
+    };
+    let alphaGroup = ph.alpha;
+    let leadTest: TestResult | undefined;
+    if (ph.lead && method === "betting") {
+      const lead = m > 1 ? LEAD_SHARE * ph.alpha : ph.alpha;
+      leadTest = await test([ph.lead], undefined, lead, "lead");
+      if (m === 1 || leadTest.verdict === "causal") {
+        if (leadTest.verdict === "causal") found.push(causeOf(ph.lead, leadTest));
+        const rest = suspects.filter((s) => s !== ph.lead);
+        // the others, together, only below a causal lead: the tree gives them the lead's alpha
+        if (rest.length && leadTest.verdict === "causal") {
+          const r = await test(rest, undefined, lead, "rest");
+          if (r.verdict === "causal") {
+            if (rest.length === 1) found.push(causeOf(rest[0], r));
+            else await split(rest, lead);
+          }
+        }
+        return { group: leadTest, causes: found, joint: jointHere, explained: leadTest.verdict === "causal" && leadTest.p_without < minEffect };
+      }
+      alphaGroup = ph.alpha - lead;
+    }
+    const g = await test(suspects, undefined, alphaGroup);
+    if (m > 1 && g.verdict === "causal") await split(suspects, alphaGroup, leadTest);
+    else if (g.verdict === "causal") found.push(causeOf(suspects[0], g));
     if (g.verdict === "causal" && m > 1 && !found.length && !jointHere.length && method === "newcombe") jointHere.push(suspects);
-    return { group: g, causes: found, joint: jointHere };
+    // explained: the group is causal and, without it, the action is rare
+    return { group: g, causes: found, joint: jointHere, explained: g.verdict === "causal" && g.p_without < minEffect };
   };
   const groups: TestResult[] = [];
   try {
@@ -310,14 +398,12 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
       if (ph.name === "channels" && (causes.length || joint.length || groups.some((g) => g.verdict !== "ruled-out"))) break;
       current = ph;
       ph.ran = true;
-      const r = await runPhase(ph.suspects);
+      const r = await runPhase(ph);
       groups.push(r.group);
       group ??= r.group;
       causes.push(...r.causes);
       joint.push(...r.joint);
-      // explained: the group is causal and, without it, the action is rare
-      const explained = r.group.verdict === "causal" && r.group.p_without < minEffect;
-      if (explained || (stopped as string) === "budget") break;
+      if (r.explained || (stopped as string) === "budget") break;
     }
   } catch (err) {
     if (!(err instanceof BudgetExceeded)) throw err;
@@ -331,10 +417,10 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
   const ruledOut: string[] = [];
   const inconclusive: string[] = [];
   for (const ph of phases.filter((p) => p.ran)) {
-    const g = groups.find((t) => t.phase === ph.name);
     for (const s of ph.suspects) {
-      const t = single.get(s);
-      const v = t?.verdict ?? (g && g.verdict !== "causal" ? g.verdict : undefined);
+      // without a test of its own: what the last group test that removed it (with nothing put back) said
+      const g = tests.filter((t) => t.phase === ph.name && !t.baseline && t.group?.includes(s)).pop();
+      const v = single.get(s)?.verdict ?? (g && g.verdict !== "causal" ? g.verdict : undefined);
       if (v === "ruled-out") ruledOut.push(s);
       else if (v === "inconclusive") inconclusive.push(s);
     }
@@ -346,7 +432,7 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
     summary = causes.map((c) => `${c.role} cause ${c.spec} (${signed(c.effect)})`).join("; ") || "the suspects matter only together";
     if (joint.length) summary += "; joint (each enough alone): " + joint.map((j) => j.join(" + ")).join(", ");
     const last = groups[groups.length - 1];
-    if (last.p_without >= 0.2) summary += `; the action still happens in ${pct(last.p_without)} of replays without any of them`;
+    if (last.p_without >= 0.2) summary += `; the action still happens in ${pct(last.p_without)} of replays without ${last.group ? "any of them" : last.intervention}`;
     const later = phases.filter((p) => p.ran && p !== firstPhase);
     if (later.length) summary += ` (found among the ${later.map((p) => `${p.name} ${p.name === "channels" ? "" : "inputs"}`.trim()).join(" and ")}: the ${firstPhase.name} ${firstPhase.name === "given" ? "suspects" : "inputs"} did not explain it)`;
   } else if (groups.some((g) => g.verdict === "causal")) {

@@ -248,6 +248,14 @@ export interface TestOptions {
    * would not decide by nMax (Find the cause uses it to save replays on innocent suspects).
    */
   futility?: "hopeless" | "projection";
+  /** Pairs before the "projection" futility rule may stop the test (default {@link FUTILITY_AFTER}). */
+  futilityAfter?: number;
+  /**
+   * Only a causal verdict matters to the caller (Find the cause's test of the other suspects below
+   * a causal lead): the "projection" rule then also stops a test whose effect so far is not
+   * positive, however large its negative part.
+   */
+  causalOnly?: boolean;
   /**
    * Betting: run at least this many pairs before stopping (decisive or futile), so that the rates
    * are estimates and not only a verdict (a fix check reports harm without → with the fix). The
@@ -588,7 +596,12 @@ async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
       // and the pattern so far would not give a causal or suppressive verdict by n_max (Find the
       // cause asks whether an input matters: ruling an innocent one out at its share of alpha costs
       // more pairs than it tells)
-      futile: (seq, i) => opts.futility === "projection" && i >= FUTILITY_AFTER && Math.abs(t.kWith - t.kWithout) / i < minEffect / 2 && (seq.pairsNeeded(nMax - i, true) ?? Infinity) > nMax,
+      futile: (seq, i) => {
+        if (opts.futility !== "projection" || i < (opts.futilityAfter ?? FUTILITY_AFTER)) return false;
+        const effect = (t.kWith - t.kWithout) / i;
+        if (opts.causalOnly && effect <= 0) return true;
+        return (opts.causalOnly ? effect : Math.abs(effect)) < minEffect / 2 && (seq.pairsNeeded(nMax - i, true) ?? Infinity) > nMax;
+      },
     },
     pair,
     (p) => t.add(p),

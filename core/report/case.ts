@@ -170,7 +170,9 @@ export function buildCase(run: RunData, opts: CaseOptions): CaseFile {
     for (const t of list) rows.push([[{ code: String(t.intervention) }], [what], [`${pct(t.p_with)} → ${pct(t.p_without)}`], [`${sgn(t.effect)} ${ivl(t.ci)}`], [String(t.n)], [testLink(t)]]);
   }
   const group = attrTests.find((t) => t.group || String(t.intervention).includes(" | "));
-  if (group) rows.push([[{ code: short(String(t0(group.intervention)), 80) }], ["all suspects together"], [`${pct(group.p_with)} → ${pct(group.p_without)}`], [`${sgn(group.effect)} ${ivl(group.ci)}`], [String(group.n)], [testLink(group)]]);
+  // below a lead suspect (tested alone first) the group test removes the others, not every suspect
+  const together = group && [...singles.keys()].some((sp) => !String(group.intervention).split(" | ").includes(sp)) ? "the others together" : "all suspects together";
+  if (group) rows.push([[{ code: short(String(t0(group.intervention)), 80) }], [together], [`${pct(group.p_with)} → ${pct(group.p_without)}`], [`${sgn(group.effect)} ${ivl(group.ci)}`], [String(group.n)], [testLink(group)]]);
   if (rows.length) blocks.push({ table: { head: ["Input", "Finding", "With → without", "Effect [95% interval]", "n", "Evidence"], rows } });
   else blocks.push({ p: ["None tested besides the cause."] });
 

@@ -27,7 +27,7 @@ describe("README figures", () => {
   const sim = results("2026-11-30-sim.json");
   const wide = results("2026-11-30-sim-n-max-160.json");
   const replay = results("2026-11-30-replay.json");
-  const betting = results("2026-12-01-sim-betting.json");
+  const betting = results("2026-12-02-sim-betting.json");
 
   it("the per-scenario table of Find the cause and provenance is the results files'", () => {
     const cell = (m: Method, h: number) => `${m.exact}/${h}` + (m.abstained ? ` (abstains ${m.abstained})` : "") + (m.false_blames ? ` (${m.false_blames} false blames)` : "");
@@ -51,13 +51,16 @@ describe("README figures", () => {
     // the cost row: the default (betting) against newcombe and the reference, each from its results file
     expect(readme).toContain(`**${thousands(betting.seeds_model_calls)} model calls** with the paired betting sequence, against ${thousands(sim.seeds_model_calls)} with \`--method newcombe\``);
     expect(readme).toContain(`the reference's ${thousands(sim.reference.total_model_calls)}`);
+    // issue 13's targets at the default budget, betting: weak and suppressor exact counts
+    const bet = (name: string) => (betting.scenarios as Scenario[]).find((s) => s.name === name)!;
+    for (const name of ["weak", "suppressor"]) expect(readme).toContain(`${name} **${bet(name).methods.causeway.exact}/${bet(name).harmful_runs}**`);
     expect(readme).toContain(`whole benchmark (12 scenarios) ${sim.wall_s.toFixed(1)} s`);
     expect(read("bench/README.md")).toContain(`All 12 scenarios: ${thousands(sim.total_model_calls)} calls.`);
 
     const [on] = replay.attribution as { wall_ms: number; model_calls: number; naive_model_calls: number }[];
     expect(readme).toContain(`(${on.model_calls} with \`--method newcombe\``); // the demo's Find the cause, the reference's method
     // the demo's Find the cause as the README runs it, through the CLI (npm run bench:replay -- --demo-find-cause)
-    const demo = results("2026-12-01-demo-find-cause.json") as { methods: { method: string; model_calls: number; causes: { spec: string; role: string }[] }[] };
+    const demo = results("2026-12-02-demo-find-cause.json") as { methods: { method: string; model_calls: number; causes: { spec: string; role: string }[] }[] };
     const by = Object.fromEntries(demo.methods.map((m) => [m.method, m]));
     expect(by.betting.causes).toEqual([expect.objectContaining({ spec: "input:vendor:portal/notes.md", role: "primary" })]);
     expect(readme).toContain(`vendor note alone, primary; **${by.betting.model_calls} model calls** with the paired betting sequence (${by.newcombe.model_calls} with \`--method newcombe\``);
