@@ -7,13 +7,20 @@
 import * as vscode from "vscode";
 import path from "node:path";
 import fs from "node:fs";
-import { EXCLUDE_GLOB, eventsGlob, isInside, isRunDirAllowed, isUnderRunsGlob, runDirOfFile, runFilesGlob } from "./logic/glob";
+import { eventsGlob, isInside, isUnderRunsGlob, runDirOfFile, runFilesGlob } from "./logic/glob";
+import { findRunDirs } from "./logic/findRuns";
 import type { Services } from "./services";
 
 /** When a new folder may become a run, look for its events.jsonl again after these delays (ms). */
 const RECHECK_MS = [250, 1000, 3000, 10_000];
 /** Runs being written are re-read this often even without a file event (ms). */
 const LIVE_POLL_MS = 1000;
+
+/** The run folders found last time (relative paths, by workspace folder and runs glob). */
+const LISTED_FILE = "run-folders.json";
+/** Most run folders remembered per workspace folder. */
+const MAX_LISTED = 20_000;
+const listedKey = (folder: string, runsGlob: string) => `${folder}\0${runsGlob}`;
 
 export class RunDiscovery implements vscode.Disposable {
   private watchers: vscode.Disposable[] = [];
@@ -55,20 +62,24 @@ export class RunDiscovery implements vscode.Disposable {
     const gen = ++this.generation;
     const t0 = Date.now();
     const run = async () => {
+      if (!this.scannedOnce) this.listLastSession();
       const found = new Set<string>();
       const globs: string[] = [];
+      const listed: Record<string, string[]> = {};
       for (const folder of this.folders()) {
-        const glob = eventsGlob(this.s.settings(folder.uri.fsPath).runsGlob);
+        const runsGlob = this.s.settings(folder.uri.fsPath).runsGlob;
+        const glob = eventsGlob(runsGlob);
         if (!globs.includes(glob)) globs.push(glob);
-        const files = await vscode.workspace.findFiles(new vscode.RelativePattern(folder, glob), EXCLUDE_GLOB);
+        // a walk of the folders (not findFiles, which lists every blob of every run first)
+        const dirs = await findRunDirs(folder.uri.fsPath, runsGlob, { cancelled: () => gen !== this.generation });
         if (gen !== this.generation) return;
-        for (const f of files) {
-          const dir = path.dirname(f.fsPath);
-          if (!isRunDirAllowed(dir)) continue;
+        for (const dir of dirs) {
           found.add(dir);
           this.s.store.add(dir, folder.uri.fsPath);
         }
+        listed[listedKey(folder.uri.fsPath, runsGlob)] = dirs.slice(0, MAX_LISTED).map((d) => path.relative(folder.uri.fsPath, d));
       }
+      void this.saveListed(listed);
       // runs cached from a collector (extension/collector.ts) are not the workspace's to drop
       const cache = path.join(this.s.context.globalStorageUri.fsPath, "collectors") + path.sep;
       this.s.store.retain((d) => found.has(d) || d.startsWith(cache));
@@ -79,6 +90,50 @@ export class RunDiscovery implements vscode.Disposable {
       .catch((err) => this.s.log.error(`finding runs failed: ${(err as Error)?.stack ?? err}`))
       .finally(() => this.markReady());
     return this.scanning;
+  }
+
+  /**
+   * Lists at once the runs the last session found (those still there): the walk of the workspace
+   * takes a second or more with a thousand runs, and corrects this listing when it ends.
+   */
+  private listLastSession(): void {
+    const t0 = Date.now();
+    const file = this.listedFile();
+    let last: Record<string, unknown> = {};
+    try {
+      if (file) last = JSON.parse(fs.readFileSync(file, "utf8")) ?? {};
+    } catch {
+      return; // none yet, or unreadable: the walk lists the runs
+    }
+    let n = 0;
+    for (const folder of this.folders()) {
+      const root = folder.uri.fsPath;
+      const dirs = last[listedKey(root, this.s.settings(root).runsGlob)];
+      if (!Array.isArray(dirs)) continue;
+      for (const rel of dirs) {
+        if (typeof rel !== "string") continue;
+        const dir = path.resolve(root, rel);
+        if (isInside(dir, root) && fs.existsSync(path.join(dir, "events.jsonl")) && this.s.store.add(dir, root)) n++;
+      }
+    }
+    if (n) this.s.log.info(`listed ${n} run${n === 1 ? "" : "s"} found by the last session in ${Date.now() - t0} ms`);
+  }
+
+  /** The file remembering the run folders found (in the extension's storage for this workspace). */
+  private listedFile(): string | undefined {
+    const dir = this.s.context.storageUri;
+    return dir?.scheme === "file" ? path.join(dir.fsPath, LISTED_FILE) : undefined;
+  }
+
+  private async saveListed(listed: Record<string, string[]>): Promise<void> {
+    const file = this.listedFile();
+    if (!file) return;
+    try {
+      await fs.promises.mkdir(path.dirname(file), { recursive: true });
+      await fs.promises.writeFile(file, JSON.stringify(listed));
+    } catch (err) {
+      this.s.log.warn(`could not remember the runs found: ${(err as Error).message}`);
+    }
   }
 
   private watch(): void {

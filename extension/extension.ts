@@ -24,6 +24,9 @@ import { exportCase } from "./cliJobs";
 import { setTranslator } from "./logic/l10n";
 import { registerRecording } from "./record";
 
+/** Longest wait of the background analysis for the Runs view's first listing (ms). */
+const ANALYSIS_WAIT_MS = 1000;
+
 export function activate(context: vscode.ExtensionContext): void {
   const t0 = performance.now();
   setTranslator((message, ...args) => vscode.l10n.t(message, ...args));
@@ -77,12 +80,16 @@ export function activate(context: vscode.ExtensionContext): void {
     }),
   );
 
-  // off the activation path: find the runs, then analyse them in slices
+  // off the activation path: find the runs, list them, then analyse them in slices. The analysis
+  // waits for the Runs view's first listing (at most a second after the runs are found, when the
+  // view is closed): analysing first kept the extension host too busy to answer the view.
+  const release = store.hold();
   setTimeout(() => {
     const t1 = performance.now();
     void collector.restore().catch((err) => log.warn(`collector: ${(err as Error).message}`));
     void discovery.start().then(() => {
       const t2 = performance.now();
+      void Promise.race([tree.listed, new Promise((r) => setTimeout(r, ANALYSIS_WAIT_MS))]).then(release);
       log.info(`runs found in ${(t2 - t1).toFixed(0)} ms; analysing ${store.pending} in the background`);
       void store.idle().then(() =>
         log.info(

@@ -29,7 +29,7 @@ import {
 import type { EventRef, Services } from "./services";
 
 export const VIEW_ID = "causeway.runs";
-/** Least time between two refreshes of the whole tree while many runs change (ms). */
+/** Least time between two refreshes while many runs change (ms). */
 const FULL_REFRESH_MS = 1000;
 
 interface RunCache {
@@ -43,7 +43,7 @@ interface RunCache {
 export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disposable {
   private nodes = new Map<string, TreeNode>();
   private cache = new Map<string, RunCache>();
-  private emitter = new vscode.EventEmitter<TreeNode | undefined | void>();
+  private emitter = new vscode.EventEmitter<TreeNode | TreeNode[] | undefined | void>();
   readonly onDidChangeTreeData = this.emitter.event;
   readonly view: vscode.TreeView<TreeNode>;
   private pending = new Set<string>();
@@ -55,6 +55,9 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
   /** When the whole tree was last refreshed (ms since epoch). */
   private lastFull = 0;
   private listedOnce = false;
+  private markListed!: () => void;
+  /** Resolves once the view's first listing of runs has been sent to the window. */
+  readonly listed = new Promise<void>((r) => (this.markListed = r));
   private timer: ReturnType<typeof setTimeout> | undefined;
   private disposables: vscode.Disposable[] = [];
   /** A collector's listed runs (extension/collector.ts), shown beside the store's until opened. */
@@ -94,21 +97,24 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
 
   private flush(): void {
     this.timer = undefined;
-    const many = this.pending.size > 25;
-    if (this.pendingRoot || many) this.lastFull = Date.now();
-    if (this.pendingRoot || many) this.emitter.fire();
-    else {
-      // the changed runs, and (grouped) their folders' counts; the rest of the tree stays as it is
+    if (this.pending.size > 25 || this.pendingRoot) this.lastFull = Date.now();
+    if (this.pendingRoot) this.emitter.fire();
+    else if (this.pending.size) {
+      // the changed runs, and (grouped) their folders' counts, in one event: the window asks for
+      // those items only. (A refresh of the whole tree each second while a thousand runs were
+      // analysed sent every row again, and the first rows came late.)
+      const nodes: TreeNode[] = [];
       const folders = new Set<string>();
       for (const d of this.pending) {
-        this.emitter.fire(this.node({ kind: "run", dir: d }));
+        nodes.push(this.node({ kind: "run", dir: d }));
         if (this.grouped) folders.add(path.dirname(d));
       }
       // a folder's row is refreshed only when what it says changed (a refresh re-renders its runs)
       for (const f of folders) {
         const spec = this.spec({ kind: "folder", dir: f });
-        if (spec && spec.description !== this.folderText.get(f)) this.emitter.fire(this.node({ kind: "folder", dir: f }));
+        if (spec && spec.description !== this.folderText.get(f)) nodes.push(this.node({ kind: "folder", dir: f }));
       }
+      this.emitter.fire(nodes);
     }
     this.pending.clear();
     this.pendingRoot = false;
@@ -184,6 +190,8 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
         if (!this.listedOnce && folders.size) {
           this.listedOnce = true;
           this.s.log.info(`Runs view: first listing, ${this.s.store.size} runs (${this.s.store.pending} not analysed yet)`);
+          // the items are made and sent once this returns (promises): resolve after that
+          setTimeout(() => this.markListed(), 0);
         }
         if (this.grouped) return [...folders.keys()].sort((a, b) => compareRuns(this.folderLabel(a), this.folderLabel(b))).map((dir) => this.node({ kind: "folder", dir }));
         return this.runsIn([...folders.values()][0] ?? []);

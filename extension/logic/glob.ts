@@ -23,8 +23,6 @@ export function runFilesGlob(runsGlob: unknown): string {
   return `${normalizeRunsGlob(runsGlob)}/{events,tests}.jsonl`;
 }
 
-export const EXCLUDE_GLOB = "**/node_modules/**";
-
 /** A run folder we accept: not inside node_modules, not a run's own blobs folder, not a dot-folder. */
 export function isRunDirAllowed(dir: string): boolean {
   const parts = dir.split(/[\\/]+/);

@@ -93,6 +93,8 @@ export class RunStore {
   private queue = new Set<string>();
   private urgent = new Set<string>();
   private pumping: ReturnType<typeof setImmediate> | undefined;
+  /** Holds on the background analysis (see {@link RunStore.hold}). */
+  private holds = 0;
   private invCache = new Map<string, { version: number; inv: Investigation }>();
   private batch: StoreChange = { added: [], removed: [], changed: [] };
   private flushTimer: ReturnType<typeof setTimeout> | undefined;
@@ -420,7 +422,28 @@ export class RunStore {
     this.pump();
   }
 
+  /**
+   * Holds the background analysis (not urgent runs: a changed or asked-for run is still analysed)
+   * until the returned function is called: while the Runs view lists a thousand runs for the first
+   * time, analysis slices back to back kept the extension host busy and the listing waited.
+   * Added and removed runs are still announced.
+   */
+  hold(): () => void {
+    this.holds++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.holds--;
+      this.pump();
+    };
+  }
+
   private pump(): void {
+    if (this.holds > 0 && !this.urgent.size) {
+      this.scheduleFlush();
+      return;
+    }
     if (this.pumping || this.disposed) return;
     // setImmediate: the next slice runs after pending I/O (messages from the UI) has been handled
     this.pumping = setImmediate(() => this.slice());
@@ -430,7 +453,7 @@ export class RunStore {
     this.pumping = undefined;
     if (this.disposed) return;
     const t0 = performance.now();
-    while (this.urgent.size || this.queue.size) {
+    while (this.urgent.size || (this.queue.size && this.holds === 0)) {
       const dir = (this.urgent.size ? this.urgent : this.queue).values().next().value!;
       this.urgent.delete(dir);
       this.queue.delete(dir);
@@ -445,7 +468,7 @@ export class RunStore {
     this.stats.longestSliceMs = Math.max(this.stats.longestSliceMs, took);
     if (took > 50) this.stats.slicesOver50ms++;
     this.flush();
-    if (this.urgent.size || this.queue.size) this.pump();
+    if (this.urgent.size || (this.queue.size && this.holds === 0)) this.pump();
   }
 
   private scheduleFlush(): void {

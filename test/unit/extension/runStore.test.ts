@@ -191,3 +191,25 @@ describe("RunStore.pollLive", () => {
     expect(s.pollLive()).toBe(0);
   });
 });
+
+describe("holding the background analysis", () => {
+  it("announces added runs but analyses only urgent ones until released", async () => {
+    const ws = await demoWorkspace();
+    const dirs = fs.readdirSync(path.join(ws, "runs")).map((n) => path.join(ws, "runs", n));
+    const s = store();
+    const changes: StoreChange[] = [];
+    s.onDidChange((c) => changes.push(c));
+    const release = s.hold();
+    for (const d of dirs.slice(1)) s.add(d, ws);
+    await until(() => changes.some((c) => c.added.length === dirs.length - 1));
+    s.add(dirs[0], ws, true); // asked for (a new run, a click): analysed even while held
+    await until(() => s.get(dirs[0])?.analysis !== undefined);
+    // the slice that analysed it would have gone on with the queue, were it not held
+    expect(dirs.slice(1).filter((d) => s.get(d)?.analysis)).toEqual([]);
+    expect(s.pending).toBe(dirs.length - 1);
+    release();
+    release(); // twice is once
+    await s.idle();
+    expect(dirs.every((d) => s.get(d)?.analysis)).toBe(true);
+  });
+});
