@@ -6,7 +6,8 @@
  *
  * An optional webhook receives each new high alert as Slack-compatible JSON: its rule, title and
  * run — never the call's arguments or the traced value — with <, > and & escaped so a title can't
- * mention anyone. At most 100 posts wait to be sent; more are dropped and counted.
+ * mention anyone. A post whose connection fails, times out or is answered 5xx or 429 is tried again
+ * (4 attempts, 1, 2 and 4 s apart). At most 100 posts wait to be sent; more are dropped and counted.
  */
 import fs from "node:fs";
 import http from "node:http";
@@ -37,8 +38,12 @@ export interface WatchOptions {
   onAlert?: (a: WatchedAlert) => void;
   /** Report alerts present at start too (default false). */
   includeExisting?: boolean;
-  /** A webhook post failed (default: ignored). */
+  /** A webhook post failed for good, after its retries (default: ignored). */
   onWebhookError?: (err: Error) => void;
+  /** How long one webhook post may take (default 10 s). */
+  webhookTimeoutMs?: number;
+  /** The first retry's delay, doubled for each further one (default 1 s). */
+  webhookRetryMs?: number;
 }
 
 /** What a webhook receives: rule, title, run; the text escaped for Slack. */
@@ -158,10 +163,19 @@ export class AlertWatcher {
     try {
       while (this.queue.length) {
         const p = this.queue.shift()!;
-        try {
-          await postWebhook(this.opts.webhook!, p);
-        } catch (err) {
-          this.opts.onWebhookError?.(err as Error);
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await postWebhook(this.opts.webhook!, p, this.opts.webhookTimeoutMs ?? 10_000);
+            break;
+          } catch (err) {
+            // a 4xx is the hook refusing this post: sending it again would not help
+            const final = attempt >= WEBHOOK_ATTEMPTS || (err instanceof WebhookRefused && err.status < 500 && err.status !== 429);
+            if (final) {
+              this.opts.onWebhookError?.(err as Error);
+              break;
+            }
+            await new Promise((r) => setTimeout(r, (this.opts.webhookRetryMs ?? 1000) * 2 ** (attempt - 1)));
+          }
         }
       }
     } finally {
@@ -203,13 +217,23 @@ export function liveRunData(tail: RunTail): RunData {
   };
 }
 
-function postWebhook(url: string, payload: unknown): Promise<void> {
+/** A webhook post is tried this many times when the connection fails, times out or the hook answers 5xx or 429. */
+const WEBHOOK_ATTEMPTS = 4;
+
+/** The hook answered with an error status. */
+class WebhookRefused extends Error {
+  constructor(readonly status: number) {
+    super(`webhook answered HTTP ${status}`);
+  }
+}
+
+function postWebhook(url: string, payload: unknown, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const data = Buffer.from(JSON.stringify(payload));
     const u = new URL(url);
-    const req = (u.protocol === "https:" ? https : http).request(u, { method: "POST", headers: { "content-type": "application/json", "content-length": String(data.length) }, timeout: 10_000 }, (res) => {
+    const req = (u.protocol === "https:" ? https : http).request(u, { method: "POST", headers: { "content-type": "application/json", "content-length": String(data.length) }, timeout: timeoutMs }, (res) => {
       res.resume();
-      res.on("end", () => ((res.statusCode ?? 0) < 300 ? resolve() : reject(new Error(`webhook answered HTTP ${res.statusCode}`))));
+      res.on("end", () => ((res.statusCode ?? 0) < 300 ? resolve() : reject(new WebhookRefused(res.statusCode ?? 0))));
     });
     req.on("timeout", () => req.destroy(new Error("webhook timed out")));
     req.on("error", reject);

@@ -79,6 +79,47 @@ describe("AlertWatcher", () => {
     expect(seen.length).toBe(found.length);
   });
 
+  it("tries a post again when the hook fails for a moment (5xx), and not when it refuses it (4xx)", async () => {
+    await exfil().run({ outDir: root, runId: "before" });
+    let calls = 0;
+    let status = [503, 503, 200];
+    const flaky = http.createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.statusCode = status[Math.min(calls++, status.length - 1)];
+        res.end();
+      });
+    });
+    await new Promise<void>((r) => flaky.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(flaky.address() as AddressInfo).port}/hook`;
+    try {
+      const errors: string[] = [];
+      const w = new AlertWatcher({ root, webhook: url, webhookRetryMs: 1, onWebhookError: (e) => errors.push(e.message) });
+      w.poll();
+      await exfil().run({ outDir: root, runId: "after" });
+      w.poll();
+      await w.drained();
+      expect(calls).toBe(3); // two 503s, then accepted
+      expect(errors).toEqual([]);
+      calls = 0;
+      status = [400, 200];
+      await exfil().run({ outDir: root, runId: "refused" });
+      w.poll();
+      await w.drained();
+      expect(calls).toBe(1); // a refusal is not sent again
+      expect(errors).toEqual(["webhook answered HTTP 400"]);
+      calls = 0;
+      status = [500];
+      await exfil().run({ outDir: root, runId: "down" });
+      w.poll();
+      await w.drained();
+      expect(calls).toBe(4); // every attempt, then reported
+      expect(errors).toEqual(["webhook answered HTTP 400", "webhook answered HTTP 500"]);
+    } finally {
+      await new Promise<void>((r) => flaky.close(() => r()));
+    }
+  });
+
   it("does not raise an integrity alert for a run caught mid-line", async () => {
     const r = await exfil().run({ outDir: root, runId: "partial" });
     const file = path.join(r.dir!, "events.jsonl");
@@ -101,6 +142,8 @@ describe("causeway watch", () => {
     const until = async (cond: () => boolean, what: string) => {
       while (!cond()) {
         if (child.exitCode !== null) throw new Error(`the watcher exited while waiting for ${what}\nstdout: ${stdout}\nstderr: ${stderr}`);
+        // a post that failed for good (after its retries) will not arrive: say so instead of waiting forever
+        if (/webhook:/.test(stderr)) throw new Error(`a webhook post failed while waiting for ${what}\nstdout: ${stdout}\nstderr: ${stderr}`);
         await new Promise((r) => setTimeout(r, 20));
       }
     };
