@@ -166,7 +166,8 @@ try {
         const errors = [];
         page.on("pageerror", (e) => errors.push(String(e)));
         page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
-        await page.goto(fileUrl(report, `screen=graph&run=${encodeURIComponent(run.runId)}`));
+        // not waiting for "load": the page draws before the browser has parsed the data after its script
+        await page.goto(fileUrl(report, `screen=graph&run=${encodeURIComponent(run.runId)}`), { waitUntil: "commit" });
         await page.waitForFunction(() => typeof window.__causewayGraphReady === "number", null, { timeout: 120_000 });
         const t = await page.evaluate(() => ({
           ready: window.__causewayGraphReady,

@@ -5,7 +5,7 @@
  * Requests that need an answer carry a `requestId`; the host answers with `progress` messages and
  * one `result`.
  */
-import type { Investigation, Workspace } from "./analysis/types";
+import type { Investigation, RunGraph, Workspace } from "./analysis/types";
 
 export type Screen = "runs" | "overview" | "why" | "timeline" | "graph" | "agents" | "influence";
 export const SCREENS: readonly Screen[] = ["runs", "overview", "why", "timeline", "graph", "agents", "influence"];
@@ -26,6 +26,8 @@ export type HostToWebview =
   | { type: "init"; capabilities: Capabilities }
   | { type: "workspace"; workspace: Workspace }
   | { type: "investigation"; run: string; investigation: Investigation }
+  /** The Graph screen's part of a run, ahead of (or instead of, until asked) the investigation. */
+  | { type: "runGraph"; run: string; graph: RunGraph }
   /** A run that was being shown went away (deleted). */
   | { type: "runRemoved"; run: string }
   /** Show a run (and optionally one event) on a screen. */
@@ -38,8 +40,8 @@ export type HostToWebview =
 
 export type WebviewToHost =
   | { type: "ready" }
-  /** Ask for a run's investigation. */
-  | { type: "openRun"; run: string }
+  /** Ask for a run's investigation; part "graph": only what the Graph screen draws, for now. */
+  | { type: "openRun"; run: string; part?: "graph" }
   | { type: "runTest"; requestId: string; run: string; intervention: string; target: string; n?: number; nMax?: number }
   | { type: "findCause"; requestId: string; run: string; target: string; suspects?: string[] }
   /** Replay with a fix applied: harm rate without → with it, and the intended actions. */
@@ -77,7 +79,7 @@ export function parseWebviewMessage(m: unknown): WebviewToHost | null {
     case "exportReport":
       return { type: x.type };
     case "openRun":
-      return str(x.run) ? { type: "openRun", run: x.run } : null;
+      return str(x.run) ? { type: "openRun", run: x.run, ...(x.part === "graph" ? { part: "graph" as const } : {}) } : null;
     case "runTest":
       if (!str(x.requestId) || !ID_RE.test(x.requestId) || !str(x.run) || !str(x.intervention, 1000) || !str(x.target, 1000)) return null;
       if (x.n !== undefined && !int(x.n, 1, 10000)) return null;

@@ -9,6 +9,7 @@ import * as vscode from "vscode";
 import fs from "node:fs";
 import path from "node:path";
 import { influence } from "../core/analysis/influence";
+import { runGraphOf } from "../core/analysis/runGraph";
 import type { RunSummary, Workspace } from "../core/analysis/types";
 import type { RunData } from "../core/log/reader";
 import { parseWebviewMessage, type HostToWebview, type Screen, type WebviewToHost } from "../core/protocol";
@@ -34,12 +35,18 @@ export interface RevealTarget {
   action?: boolean;
 }
 
+/** A run with more graph nodes than this is pushed unasked as its graph part only. */
+const PUSH_WHOLE_MAX_NODES = 600;
+
 export class InvestigatorPanel implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
   private panelDisposables: vscode.Disposable[] = [];
   private ready = false;
-  /** Runs whose investigation the webview holds (pushed again when they change). */
-  private shown = new Set<string>();
+  /**
+   * Runs the webview holds, and what of them: their graph part only, or all of the investigation
+   * (pushed again when they change).
+   */
+  private shown = new Map<string, "graph" | "all">();
   private selected: string | undefined;
   private pendingReveal: { run: string; screen?: Screen; node?: string; seq?: number } | undefined;
   private requests = new Map<string, AbortController>();
@@ -160,11 +167,22 @@ export class InvestigatorPanel implements vscode.Disposable {
 
   // ------------------------------------------------------------------ sending
 
-  private sendInvestigation(run: string): void {
+  /**
+   * Sends a run: its graph part when the webview asked for only that (a big run's Graph screen
+   * draws before the rest is sent), else the investigation. Unasked, a big run is pushed as its
+   * graph part: the webview asks for the rest when a screen needs it.
+   */
+  private sendInvestigation(run: string, part?: "graph" | "all"): void {
     try {
       const inv = this.s.store.investigation(run);
       if (!inv) return;
-      this.shown.add(run);
+      const want = part ?? this.shown.get(run) ?? (inv.graph.nodes.length > PUSH_WHOLE_MAX_NODES ? "graph" : "all");
+      if (want === "graph" && this.shown.get(run) !== "all") {
+        this.shown.set(run, "graph");
+        this.post({ type: "runGraph", run, graph: runGraphOf(inv) });
+        return;
+      }
+      this.shown.set(run, "all");
       this.post({ type: "investigation", run, investigation: inv });
     } catch (err) {
       this.s.log.error(`investigating ${run} failed: ${(err as Error)?.stack ?? err}`);
@@ -255,7 +273,7 @@ export class InvestigatorPanel implements vscode.Disposable {
         return;
       case "openRun":
         this.selected = path.resolve(m.run);
-        this.sendInvestigation(this.selected);
+        this.sendInvestigation(this.selected, m.part ?? "all");
         return;
       case "runTest":
       case "findCause":

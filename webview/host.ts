@@ -7,7 +7,8 @@
  *               the URL's #fragment, and cannot replay.
  * Messages that arrive are checked for shape before the app sees them.
  */
-import type { Investigation, RunSummary, Workspace } from "../core/analysis/types";
+import type { Investigation, RunGraph, RunSummary, Workspace } from "../core/analysis/types";
+import { runGraphOf } from "../core/analysis/runGraph";
 import type { Capabilities, HostToWebview, Screen, WebviewToHost } from "../core/protocol";
 import { SCREENS } from "./screens";
 
@@ -63,7 +64,7 @@ export interface Host {
   keyOf(summary: RunSummary): string;
 }
 
-const HOST_TYPES = new Set(["init", "workspace", "investigation", "runRemoved", "reveal", "progress", "result"]);
+const HOST_TYPES = new Set(["init", "workspace", "investigation", "runGraph", "runRemoved", "reveal", "progress", "result"]);
 
 /** A message from the host, or null when it is not shaped like one. */
 export function asHostMessage(data: unknown): HostToWebview | null {
@@ -77,6 +78,8 @@ export function asHostMessage(data: unknown): HostToWebview | null {
       return m.workspace && typeof m.workspace === "object" && Array.isArray((m.workspace as Workspace).runs) ? (m as unknown as HostToWebview) : null;
     case "investigation":
       return typeof m.run === "string" && isInvestigation(m.investigation) ? (m as unknown as HostToWebview) : null;
+    case "runGraph":
+      return typeof m.run === "string" && isRunGraph(m.graph) ? (m as unknown as HostToWebview) : null;
     case "runRemoved":
     case "reveal":
       return typeof m.run === "string" ? (m as unknown as HostToWebview) : null;
@@ -90,6 +93,11 @@ export function asHostMessage(data: unknown): HostToWebview | null {
 function isInvestigation(x: unknown): x is Investigation {
   const i = x as Investigation | null;
   return !!i && typeof i === "object" && i.schema === "causeway.investigation.v1" && !!i.summary && Array.isArray(i.timeline);
+}
+
+function isRunGraph(x: unknown): x is RunGraph {
+  const g = x as RunGraph | null;
+  return !!g && typeof g === "object" && !!g.summary && !!g.graph && Array.isArray(g.graph.nodes) && Array.isArray(g.graph.edges) && !!g.marks && typeof g.marks === "object";
 }
 
 /** A fresh request id (letters, digits, - and _ only, as the host requires). */
@@ -153,6 +161,29 @@ export interface ReportData {
   runs: Record<string, Investigation>;
 }
 
+/** A run of a static report: its graph part at once, the whole investigation when a screen asks. */
+export interface ReportRun {
+  graph(): RunGraph;
+  investigation(): Promise<Investigation>;
+}
+
+/** A report's data as the webview reads it: runs by key, each read on demand. */
+export interface ReportSource {
+  generated: string;
+  workspace: Workspace;
+  runs: Map<string, ReportRun>;
+}
+
+/** A source over investigations already read (tests, small reports). */
+export function reportSource(data: ReportData): ReportSource {
+  const runs = new Map<string, ReportRun>();
+  for (const [key, inv] of Object.entries(data.runs)) {
+    let graph: RunGraph | undefined;
+    runs.set(key, { graph: () => (graph ??= runGraphOf(inv)), investigation: async () => inv });
+  }
+  return { generated: data.generated, workspace: data.workspace, runs };
+}
+
 export const REPORT_REASON = "This is a static report: open the runs in VS Code to run tests.";
 
 export class ReportHost implements Host {
@@ -160,8 +191,12 @@ export class ReportHost implements Host {
   private readonly listeners = new Set<(msg: HostToWebview) => void>();
   private readonly byDir = new Map<string, string>();
 
-  constructor(readonly data: ReportData) {
-    for (const [key, inv] of Object.entries(data.runs)) this.byDir.set(inv.summary.dir, key);
+  constructor(readonly data: ReportSource) {
+    // the keys follow the workspace's order (core/report/report.ts: one key per summary, in order)
+    const keys = [...data.runs.keys()];
+    data.workspace.runs.forEach((s, i) => {
+      if (keys[i] !== undefined) this.byDir.set(s.dir, keys[i]);
+    });
   }
 
   post(msg: WebviewToHost): void {
@@ -171,9 +206,16 @@ export class ReportHost implements Host {
       send({ type: "init", capabilities: this.caps });
       send({ type: "workspace", workspace: this.data.workspace });
     } else if (msg.type === "openRun") {
-      const inv = Object.prototype.hasOwnProperty.call(this.data.runs, msg.run) ? this.data.runs[msg.run] : undefined;
-      if (inv) send({ type: "investigation", run: msg.run, investigation: inv });
-      else send({ type: "runRemoved", run: msg.run });
+      const r = this.data.runs.get(msg.run);
+      if (!r) return send({ type: "runRemoved", run: msg.run });
+      if (msg.part === "graph") return send({ type: "runGraph", run: msg.run, graph: r.graph() });
+      r.investigation().then(
+        (investigation) => send({ type: "investigation", run: msg.run, investigation }),
+        (err) => {
+          console.error(`this report's run ${msg.run} could not be read: ${err instanceof Error ? err.message : String(err)}`);
+          send({ type: "runRemoved", run: msg.run });
+        },
+      );
     }
     // Nothing else has a meaning in a static file: replays and editor links are disabled.
   }

@@ -22,7 +22,7 @@ const indexes = new WeakMap<Investigation, Index>();
 export function indexOf(inv: Investigation): Index {
   let ix = indexes.get(inv);
   if (!ix) {
-    const nodes = new Map(inv.graph.nodes.map((n) => [n.id, n] as const));
+    const nodes = nodesOf(inv.graph);
     const eventsBySeq = new Map(inv.events.map((e) => [e.seq, e] as const));
     const eventsByNode = new Map(inv.events.map((e) => [`ev:${e.id}`, e] as const));
     const actions = Object.values(inv.actions).sort((a, b) => a.seq - b.seq);
@@ -32,9 +32,18 @@ export function indexOf(inv: Investigation): Index {
   return ix;
 }
 
+const nodeMaps = new WeakMap<Investigation["graph"], Map<string, GNode>>();
+
+/** A graph's nodes by id (memoised on the graph object). */
+export function nodesOf(graph: Investigation["graph"]): Map<string, GNode> {
+  let m = nodeMaps.get(graph);
+  if (!m) nodeMaps.set(graph, (m = new Map(graph.nodes.map((n) => [n.id, n] as const))));
+  return m;
+}
+
 /** A node's display name: "researcher · summarize", "send_email", "vendor:portal/notes.md". */
-export function nodeName(inv: Investigation, id: string): string {
-  const n = indexOf(inv).nodes.get(id);
+export function nodeName(inv: Pick<Investigation, "graph">, id: string): string {
+  const n = nodesOf(inv.graph).get(id);
   if (!n) return id;
   if (n.type === "decision") return `${n.agent} \u00b7 ${n.label}`;
   if (n.type === "action") return `${n.agent} \u00b7 ${n.label}`;

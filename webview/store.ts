@@ -4,7 +4,8 @@
  * Controller turns host messages and user intents into new states and asks the host to act.
  * Nothing here computes analysis: alerts, verdicts, edges and causes arrive ready-made.
  */
-import type { Investigation, RunSummary, Workspace } from "../core/analysis/types";
+import type { Investigation, RunGraph, RunSummary, Workspace } from "../core/analysis/types";
+import { runGraphOf, sameGraph } from "../core/analysis/runGraph";
 import type { Capabilities, HostToWebview, Screen } from "../core/protocol";
 import { DEFAULT_UI, newRequestId, type GraphToggles, type Host, type ThemeChoice, type TimelineFilters, type UiState } from "./host";
 
@@ -38,8 +39,13 @@ export interface AppState {
   connected: boolean;
   workspace: Workspace | null;
   runs: Record<string, Investigation>;
-  /** Runs asked for and not yet received. */
-  pending: Record<string, true>;
+  /**
+   * The Graph screen's part of runs (core/analysis/runGraph.ts), received ahead of their
+   * investigation; kept while it draws the same graph, so the drawn graph stays.
+   */
+  graphs: Record<string, RunGraph>;
+  /** Runs asked for and not yet received: "graph" when only their graph part was asked for. */
+  pending: Record<string, "graph" | "all">;
   /** Runs the host said went away. */
   removed: Record<string, true>;
   jobs: Record<string, Job>;
@@ -47,6 +53,15 @@ export interface AppState {
 }
 
 type Listener = () => void;
+
+const graphParts = new WeakMap<Investigation, RunGraph>();
+
+/** An investigation's graph part, computed once per investigation. */
+export function graphOf(inv: Investigation): RunGraph {
+  let g = graphParts.get(inv);
+  if (!g) graphParts.set(inv, (g = runGraphOf(inv)));
+  return g;
+}
 
 /** A minimal observable store. */
 export class Store {
@@ -109,6 +124,7 @@ export class Controller {
       connected: false,
       workspace: null,
       runs: {},
+      graphs: {},
       pending: {},
       removed: {},
       jobs: {},
@@ -136,6 +152,20 @@ export class Controller {
     return ui.run ? runs[ui.run] ?? null : null;
   }
 
+  /** The Graph screen's part of the run on screen: sent on its own, or taken from the investigation. */
+  currentGraph(): RunGraph | null {
+    const { ui, runs, graphs } = this.state;
+    if (!ui.run) return null;
+    if (graphs[ui.run]) return graphs[ui.run];
+    const inv = runs[ui.run];
+    return inv ? graphOf(inv) : null;
+  }
+
+  /** The summary of the run on screen, from whichever part of it has arrived. */
+  currentSummary(): RunSummary | null {
+    return this.current()?.summary ?? this.currentGraph()?.summary ?? null;
+  }
+
   entries(): RunEntry[] {
     return runEntries(this.state, (r) => this.host.keyOf(r));
   }
@@ -155,13 +185,31 @@ export class Controller {
       case "investigation": {
         const { [m.run]: _done, ...pending } = this.state.pending;
         const { [m.run]: _gone, ...removed } = this.state.removed;
-        this.store.set((s) => ({ runs: { ...s.runs, [m.run]: m.investigation }, pending, removed }));
+        // the graph part stays while the investigation draws the same graph, else it goes
+        const { [m.run]: part, ...graphs } = this.state.graphs;
+        if (part && sameGraph(part, graphOf(m.investigation))) graphs[m.run] = part;
+        this.store.set((s) => ({ runs: { ...s.runs, [m.run]: m.investigation }, graphs, pending, removed }));
+        this.ensureRun();
+        break;
+      }
+      case "runGraph": {
+        const { [m.run]: asked, ...pending } = this.state.pending;
+        if (asked === "all") pending[m.run] = asked; // the rest is still to come
+        const { [m.run]: _gone, ...removed } = this.state.removed;
+        const { [m.run]: old, ...runs } = this.state.runs;
+        const prev = this.state.graphs[m.run];
+        const graph = prev && sameGraph(prev, m.graph) ? prev : m.graph;
+        // an investigation that draws another graph is out of date: it is asked for again when needed
+        if (old && sameGraph(graphOf(old), graph)) runs[m.run] = old;
+        this.store.set((s) => ({ graphs: { ...s.graphs, [m.run]: graph }, runs, pending, removed }));
+        this.ensureRun();
         break;
       }
       case "runRemoved": {
         const { [m.run]: _inv, ...runs } = this.state.runs;
+        const { [m.run]: _g, ...graphs } = this.state.graphs;
         const { [m.run]: _p, ...pending } = this.state.pending;
-        this.store.set((s) => ({ runs, pending, removed: { ...s.removed, [m.run]: true } }));
+        this.store.set((s) => ({ runs, graphs, pending, removed: { ...s.removed, [m.run]: true } }));
         break;
       }
       case "reveal": {
@@ -205,12 +253,24 @@ export class Controller {
     this.ensureRun();
   }
 
-  /** Asks the host for the selected run when it is not here yet. */
+  /**
+   * Asks the host for the selected run when it is not here yet: on the Graph screen only its graph
+   * part (a big run's rest is read when another screen, the record drawer or a node's panel needs
+   * it: {@link needRun}).
+   */
   private ensureRun(): void {
-    const { ui, runs, pending, connected } = this.state;
-    if (!connected || !ui.run || runs[ui.run] || pending[ui.run]) return;
-    this.store.set((s) => ({ pending: { ...s.pending, [ui.run!]: true } }));
-    this.host.post({ type: "openRun", run: ui.run });
+    const { ui } = this.state;
+    this.needRun(ui.screen === "graph" && ui.record === null ? "graph" : "all");
+  }
+
+  /** Asks the host for the selected run's graph part, or all of it, unless it is here or asked for. */
+  needRun(part: "graph" | "all"): void {
+    const { ui, runs, graphs, pending, connected } = this.state;
+    const run = ui.run;
+    if (!connected || !run || runs[run] || pending[run] === "all") return;
+    if (part === "graph" && (graphs[run] || pending[run])) return;
+    this.store.set((s) => ({ pending: { ...s.pending, [run]: part } }));
+    this.host.post(part === "graph" ? { type: "openRun", run, part } : { type: "openRun", run });
   }
 
   // ------------------------------------------------------------------ UI intents
@@ -238,6 +298,7 @@ export class Controller {
 
   openRecord(seq: number | null): void {
     this.setUi({ record: seq });
+    this.ensureRun();
   }
 
   setFilters(patch: Partial<TimelineFilters>): void {

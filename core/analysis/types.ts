@@ -295,3 +295,22 @@ export interface Workspace {
   runs: RunSummary[];
   influence: Influence;
 }
+
+/** How a tool call is drawn on the graph: declared or named sensitive, blocked, with a high alert. */
+export interface ActionMarks {
+  sensitive: boolean;
+  blocked: boolean;
+  high: boolean;
+}
+
+/**
+ * What the Graph screen needs of an investigation (a small part of it): the static report embeds
+ * it apart from the rest and the extension sends it first, so a big run's graph is drawn before
+ * the rest of its investigation is read. See core/analysis/runGraph.ts.
+ */
+export interface RunGraph {
+  summary: RunSummary;
+  graph: Investigation["graph"];
+  /** Per tool-call node. */
+  marks: Record<string, ActionMarks>;
+}

@@ -12,6 +12,7 @@ import { readRun } from "../log/reader";
 import { investigateSafe, influenceSafe } from "../analysis/safe";
 import { listRuns } from "../analysis/influence";
 import type { Investigation, Workspace } from "../analysis/types";
+import { runGraphOf } from "../analysis/runGraph";
 import { packageRoot } from "../replay/loader";
 import { attributedTargets, buildCase, caseHtml } from "./case";
 
@@ -53,23 +54,47 @@ export function reportData(root: string, reportDir?: string): ReportData {
 }
 
 /**
- * Data larger than this is embedded gzipped and base64-encoded (the webview inflates it with the
- * browser's DecompressionStream): big runs' investigations compress 10–20×, and a browser parses a
- * few MB of base64 much faster than tens of MB of JSON text.
+ * A run's investigation is embedded in two parts: what the Graph screen draws (runGraphOf: the
+ * summary, the graph, the tool calls' marks), as JSON, and the rest, read only when a screen needs
+ * it. The rest is JSON up to this size and gzipped and base64-encoded above it (the webview
+ * inflates it with the browser's DecompressionStream): big runs' investigations compress 10–20×,
+ * and every byte of the page is parsed before it has loaded.
  */
 export const GZIP_FROM = 1024 * 1024;
 
-/** The data element: JSON as text for small reports, gzip+base64 for big ones. */
-export function dataElement(data: unknown): string {
+/**
+ * The data elements: the index (the workspace and the runs' keys) and, for the run with index i,
+ * causeway-graph-i ("first", before the script) and causeway-run-i ("rest", after it: the page
+ * starts before the browser has parsed them). webview/main.tsx reads them.
+ */
+export function dataElements(data: ReportData): { first: string; rest: string } {
+  const keys = Object.keys(data.runs);
+  const index = { mode: data.mode, generated: data.generated, workspace: data.workspace, runs: keys };
+  const first = [`<script type="application/json" id="causeway-data">${embedJson(index)}</script>`];
+  const rest: string[] = [];
+  keys.forEach((key, i) => {
+    const { graph: _drawn, ...others } = data.runs[key];
+    first.push(`<script type="application/json" id="causeway-graph-${i}">${embedJson(runGraphOf(data.runs[key]))}</script>`);
+    rest.push(dataElement(`causeway-run-${i}`, others));
+  });
+  return { first: first.join("\n"), rest: rest.join("\n") };
+}
+
+/** A data element: JSON as text, or gzip+base64 above GZIP_FROM. */
+export function dataElement(id: string, data: unknown): string {
   const json = JSON.stringify(data);
-  if (json.length <= GZIP_FROM) return `<script type="application/json" id="causeway-data">${embedJson(data)}</script>`;
+  if (json.length <= GZIP_FROM) return `<script type="application/json" id="${id}">${safeJson(json)}</script>`;
   // base64 has no "<": nothing in it can close the element.
-  return `<script type="application/octet-stream" id="causeway-data" data-encoding="gzip+base64">${gzipSync(json).toString("base64")}</script>`;
+  return `<script type="application/octet-stream" id="${id}" data-encoding="gzip+base64">${gzipSync(json).toString("base64")}</script>`;
 }
 
 /** JSON that is safe inside <script type="application/json">: no "<", no U+2028/2029 surprises. */
 export function embedJson(v: unknown): string {
-  return JSON.stringify(v).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+  return safeJson(JSON.stringify(v));
+}
+
+function safeJson(json: string): string {
+  return json.replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
 }
 
 function asset(name: string): string {
@@ -84,6 +109,7 @@ export function renderReport(data: ReportData): string {
   const js = asset("webview.js").replace(/<\/script/gi, "<\\/script");
   const css = asset("webview.css");
   const theme = asset("report-theme.css");
+  const parts = dataElements(data);
   const title = `Causeway report — ${data.workspace.runs.length} run${data.workspace.runs.length === 1 ? "" : "s"}`;
   return `<!DOCTYPE html>
 <html lang="en">
@@ -98,8 +124,9 @@ export function renderReport(data: ReportData): string {
 <body class="causeway-report">
 <div id="root"></div>
 ${casesSection(data)}
-${dataElement(data)}
+${parts.first}
 <script nonce="${nonce}">${js}</script>
+${parts.rest}
 </body>
 </html>
 `;

@@ -129,20 +129,47 @@ describe("the demo's report", () => {
 });
 
 describe("a big report", () => {
-  test("embeds its data gzipped and inflates it in the browser", async () => {
-    // Three copies of the demo's runs: over the size from which the data is gzipped.
+  test("draws the Graph screen from the run's graph part and inflates the gzipped rest when another screen needs it", async () => {
+    // Eight agents passing work around, 160 inputs: the rest of its investigation is over the size
+    // from which it is gzipped.
     const root = tempDir("causeway-big-");
-    demoReport(path.join(root, "a"));
-    for (const copy of ["b", "c"]) fs.cpSync(path.join(root, "a"), path.join(root, copy), { recursive: true });
+    const sdk = createRequire(import.meta.url)(path.join(ROOT, "dist/lib/index.js"));
+    const system = new sdk.System({
+      name: "big",
+      task: "Handle every request per policy.",
+      sensitiveTools: ["send_email"],
+      models: { sim: (context, call) => ({ note: `${call.agent} ${call.purpose}: ${context.length} items` }) },
+      tools: { lookup: ({ id }) => ({ id, total: id * 3 }), send_email: ({ to }) => ({ queued: true, to }) },
+      program: async (rt) => {
+        const agents = Array.from({ length: 8 }, (_, i) => rt.agent(`agent-${i}`, { parent: i ? "agent-0" : undefined }));
+        for (let i = 0; i < 160; i++) {
+          const [a, b] = [agents[i % 8], agents[(i + 1) % 8]];
+          const input = a.observe(`Request ${i}: reply to user-${i}@example.com.`, { source: `inbox:item-${i}`, trust: i % 4 ? "untrusted" : "trusted" });
+          const found = await a.act("lookup", { id: i });
+          const d1 = await a.decide([rt.taskRef, input, found, ...a.inbox().slice(-1)], { model: "sim", purpose: "triage" });
+          a.send(b.name, d1);
+          const d2 = await b.decide([rt.taskRef, ...b.inbox().slice(-1)], { model: "sim", purpose: "act" });
+          await b.act("send_email", { to: `user-${i}@example.com` }, { decision: d2 });
+        }
+      },
+    });
+    await system.run({ seed: 0, outDir: root, runId: "big" });
     const report = path.join(root, "report.html");
     cli("report", root, "-o", report);
     const html = fs.readFileSync(report, "utf8");
-    assert.match(html, /<script type="application\/octet-stream" id="causeway-data" data-encoding="gzip\+base64">[A-Za-z0-9+/=]+<\/script>/);
-    const { page, seen, context } = await open(report, "screen=runs");
-    await screenReady(page, "runs");
-    assert.equal(await page.locator(".runs-table tbody tr").count(), 24);
-    await page.locator(".runs-table tbody tr", { hasText: "demo-seed0" }).first().click();
+    // the graph part as JSON before the script, the rest gzipped after it
+    const graphAt = html.search(/<script type="application\/json" id="causeway-graph-0">/);
+    const scriptAt = html.indexOf("<script nonce=");
+    const restAt = html.search(/<script type="application\/octet-stream" id="causeway-run-0" data-encoding="gzip\+base64">[A-Za-z0-9+/=]+<\/script>/);
+    assert.ok(graphAt > 0 && graphAt < scriptAt && scriptAt < restAt, "graph part, script, gzipped rest, in that order");
+    const { page, seen, context } = await open(report, "screen=graph&run=big");
+    await screenReady(page, "graph");
+    assert.match(await page.locator(".graph-toolbar").innerText(), /grouped/);
+    // the rest is read only when a screen needs it: the Overview's alerts come from it
+    await page.getByRole("tab", { name: "Overview" }).click();
     await page.waitForSelector(".alert.top");
+    await page.getByRole("tab", { name: "Timeline" }).click();
+    await page.waitForSelector(".screen table tbody tr");
     clean(seen, "big report");
     await context.close();
   });

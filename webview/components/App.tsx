@@ -48,7 +48,7 @@ function Header() {
   const { ctl, state } = useApp();
   const entries = ctl.entries();
   const run = state.ui.run;
-  const inv = ctl.current();
+  const summary = ctl.currentSummary();
   const onRun = (e: JSX.TargetedEvent<HTMLSelectElement>) => {
     const key = e.currentTarget.value;
     ctl.go(state.ui.screen === "runs" || state.ui.screen === "influence" ? "overview" : state.ui.screen, { run: key });
@@ -72,13 +72,13 @@ function Header() {
           </select>
         </label>
       )}
-      {inv && (
+      {summary && (
         <span class="topbar-status">
-          {inv.summary.status === "running" ? (
+          {summary.status === "running" ? (
             <Chip tone="info" icon="pulse">
               recording
             </Chip>
-          ) : inv.summary.integrity === "ok" ? (
+          ) : summary.integrity === "ok" ? (
             <Chip tone="clear" icon="verified">
               log intact
             </Chip>
@@ -187,7 +187,8 @@ function ScreenBody() {
           This run was deleted. <Button small onClick={() => ctl.go("runs", { run: "" })}>Back to runs</Button>
         </Empty>
       );
-    if (!state.runs[run])
+    // the Graph screen draws from the run's graph part (the rest is read when another screen asks)
+    if (!state.runs[run] && !(info.id === "graph" && state.graphs[run]))
       return (
         <Empty icon="loading">
           <span class="loading">Reading the run…</span>

@@ -4,21 +4,23 @@
  */
 import { CausingSpanLink } from "./CauseDetails";
 import { useMemo, useState } from "preact/hooks";
-import type { Investigation } from "../../core/analysis/types";
+import type { Investigation, RunGraph } from "../../core/analysis/types";
 import { effect, int, typeLabel, verdictLabel, verdictTone } from "../format";
-import { edgeVisible, indexOf, nodeName, trace } from "../logic";
+import { edgeVisible, indexOf, nodeName, nodesOf, trace } from "../logic";
 import { useApp } from "./context";
 import { Button, Chip, Icon, KeyValues, TrustChip } from "./ui";
 
-export function NodeSearch({ inv }: { inv: Investigation }) {
+export function NodeSearch({ rg }: { rg: RunGraph }) {
   const { ctl, state } = useApp();
   const [q, setQ] = useState("");
   const [miss, setMiss] = useState(false);
-  const names = useMemo(() => inv.graph.nodes.map((n) => ({ id: n.id, text: `${nodeName(inv, n.id)} #${n.seq}`.toLowerCase() })), [inv]);
+  // the names are listed on the first search, not with the first frame
+  const names = useMemo((): { list: { id: string; text: string }[] | null } => ({ list: null }), [rg.graph]);
   const find = () => {
     const s = q.trim().toLowerCase();
     if (!s) return;
-    const hits = names.filter((n) => n.text.includes(s));
+    names.list ??= rg.graph.nodes.map((n) => ({ id: n.id, text: `${nodeName(rg, n.id)} #${n.seq}`.toLowerCase() }));
+    const hits = names.list.filter((n) => n.text.includes(s));
     setMiss(!hits.length);
     if (!hits.length) return;
     const at = hits.findIndex((h) => h.id === state.ui.graph.node);
@@ -62,12 +64,12 @@ export function Legend({ grouped = false }: { grouped?: boolean }) {
   );
 }
 
-export function NodePanel({ inv }: { inv: Investigation }) {
+/** The traced node; `inv` is null while only the run's graph part is here (a big run's Graph screen). */
+export function NodePanel({ rg, inv }: { rg: RunGraph; inv: Investigation | null }) {
   const { ctl, state } = useApp();
   const id = state.ui.graph.node;
-  const ix = indexOf(inv);
-  const n = id ? ix.nodes.get(id) : undefined;
-  const tr = useMemo(() => (id ? trace(inv.graph.edges.filter((e) => edgeVisible(e, state.ui.graph)), id) : null), [inv, id, state.ui.graph]);
+  const n = id ? nodesOf(rg.graph).get(id) : undefined;
+  const tr = useMemo(() => (id ? trace(rg.graph.edges.filter((e) => edgeVisible(e, state.ui.graph)), id) : null), [rg, id, state.ui.graph]);
   if (!n || !tr) {
     return (
       <aside class="graph-panel">
@@ -76,9 +78,10 @@ export function NodePanel({ inv }: { inv: Investigation }) {
       </aside>
     );
   }
-  const ev = ix.eventsByNode.get(n.id);
-  const action = inv.actions[n.id];
-  const tested = inv.graph.edges.filter((e) => e.evidence === "tested" && (e.src === n.id || e.dst === n.id));
+  // every node is an event; the full record opens by its seq (the drawer reads the rest of the run)
+  const ev = inv ? indexOf(inv).eventsByNode.get(n.id) : n;
+  const action = inv ? !!inv.actions[n.id] : n.type === "action";
+  const tested = rg.graph.edges.filter((e) => e.evidence === "tested" && (e.src === n.id || e.dst === n.id));
   return (
     <aside class="graph-panel" aria-label="Selected node">
       <div class="graph-panel-head">
@@ -112,7 +115,7 @@ export function NodePanel({ inv }: { inv: Investigation }) {
             Full record
           </Button>
         )}
-        <CausingSpanLink inv={inv} node={n.id} />
+        {inv && <CausingSpanLink inv={inv} node={n.id} />}
         {action && (
           <Button small icon="question" onClick={() => ctl.go("why", { action: n.id })}>
             Why did it happen?

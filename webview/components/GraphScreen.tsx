@@ -33,7 +33,9 @@ const viewports = new Map<string, { zoom: number; pan: { x: number; y: number } 
 
 export function GraphScreen() {
   const { ctl, state } = useApp();
-  const inv = ctl.current()!;
+  // the run's graph part: all this screen draws (the rest of a big run is read when needed)
+  const rg = ctl.currentGraph()!;
+  const inv = ctl.current();
   const run = state.ui.run!;
   const toggles = state.ui.graph;
   const box = useRef<HTMLDivElement>(null);
@@ -42,7 +44,7 @@ export function GraphScreen() {
   const applied = useRef<GraphToggles>({ inferred: false, ruledOut: false, node: null });
   const [ready, setReady] = useState(false);
   const [failure, setFailure] = useState<string | null>(null);
-  const big = inv.graph.nodes.length > BIG_GRAPH;
+  const big = rg.graph.nodes.length > BIG_GRAPH;
   // A big run opens grouped (agents, channels, source families; groups.ts); groups expand on a
   // click, a selected node's lineage is drawn node by node.
   const [grouping, setGrouping] = useState(true);
@@ -51,20 +53,20 @@ export function GraphScreen() {
   const expanded = expandedOf.run === run ? expandedOf.keys : NONE;
   const setExpanded = (f: (prev: ReadonlySet<string>) => ReadonlySet<string>) => setExpandedOf((p) => ({ run, keys: f(p.run === run ? p.keys : NONE) }));
   const grouped = big && grouping;
-  const shownEdges = useMemo(() => (grouped ? inv.graph.edges.filter((e) => edgeVisible(e, toggles)) : null), [grouped, inv, toggles.inferred, toggles.ruledOut]);
+  const shownEdges = useMemo(() => (grouped ? rg.graph.edges.filter((e) => edgeVisible(e, toggles)) : null), [grouped, rg, toggles.inferred, toggles.ruledOut]);
   const focus = useMemo(() => (shownEdges && toggles.node ? lineage(shownEdges, toggles.node) : []), [shownEdges, toggles.node]);
-  const view = useMemo(() => (grouped ? groupedView(inv, (e) => edgeVisible(e, toggles), expanded, focus) : null), [grouped, inv, toggles.inferred, toggles.ruledOut, expanded, focus]);
+  const view = useMemo(() => (grouped ? groupedView(rg, (e) => edgeVisible(e, toggles), expanded, focus) : null), [grouped, rg, toggles.inferred, toggles.ruledOut, expanded, focus]);
 
   // Build the graph once per investigation (grouped: once per view).
   useEffect(() => {
-    if (!box.current || !inv.graph.nodes.length) return;
+    if (!box.current || !rg.graph.nodes.length) return;
     performance.mark("causeway:graph-start");
     const viewEdges = view?.edges.filter((e) => e.evidence !== "inferred");
     const layout = view
       ? layeredLayout(view.nodes, viewEdges!, { dx: 220, dy: 120 })
       : layeredLayout(
-          inv.graph.nodes,
-          inv.graph.edges.filter((e) => e.evidence === "observed"),
+          rg.graph.nodes,
+          rg.graph.edges.filter((e) => e.evidence === "observed"),
         );
     // the groups alone (nothing traced): a few dozen nodes, placed by forces (a chain of layers
     // would be too wide to read), started from the layered positions so it is repeatable
@@ -72,7 +74,7 @@ export function GraphScreen() {
     performance.mark("causeway:graph-layout");
     let cy: cytoscape.Core;
     try {
-      cy = view ? createGraphOf(box.current, buildViewElements(inv, view, positions), false) : createGraph(box.current, inv, layout.positions, big, (e) => edgeVisible(e, toggles));
+      cy = view ? createGraphOf(box.current, buildViewElements(rg, view, positions), false) : createGraph(box.current, rg, layout.positions, big, (e) => edgeVisible(e, toggles));
     } catch (err) {
       // No canvas (an unusual browser, a test DOM): say so instead of breaking the app.
       setFailure(err instanceof Error ? err.message : String(err));
@@ -88,7 +90,7 @@ export function GraphScreen() {
       if (traced.nonempty()) cy.fit(traced, 50);
       else cy.fit(undefined, 50);
     } else {
-      if (toggles.node) applyTrace(cy, inv, toggles, applied.current);
+      if (toggles.node) applyTrace(cy, rg, toggles, applied.current);
       cy.viewport(viewports.get(run) ?? fitted(layout.positions, cy.width(), cy.height()));
     }
     cy.on("tap", "node", (e) => {
@@ -122,6 +124,8 @@ export function GraphScreen() {
         window.__causewayGraphReady = performance.now();
         performance.mark("causeway:graph-ready");
         setReady(true);
+        // a small run's rest is read now (a big run's when another screen or the drawer needs it)
+        if (!big) ctl.needRun("all");
       }),
     );
     return () => {
@@ -129,22 +133,22 @@ export function GraphScreen() {
       cyRef.current = null;
     };
     // toggles are applied by the effects below; rebuilding on them would lose the viewport.
-  }, [inv, run, big, ctl, view]);
+  }, [rg, run, big, ctl, view]);
 
   useEffect(() => {
-    if (cyRef.current && !view) applyToggles(cyRef.current, inv, toggles, applied.current);
-  }, [inv, toggles.inferred, toggles.ruledOut]);
+    if (cyRef.current && !view) applyToggles(cyRef.current, rg, toggles, applied.current);
+  }, [rg, toggles.inferred, toggles.ruledOut]);
 
   useEffect(() => {
     const cy = cyRef.current;
     if (!cy || view) return;
-    applyTrace(cy, inv, toggles, applied.current);
+    applyTrace(cy, rg, toggles, applied.current);
     const n = toggles.node ? cy.getElementById(toggles.node) : null;
     if (n && n.nonempty()) {
       const bb = n.renderedBoundingBox();
       if (bb.x2 < 0 || bb.y2 < 0 || bb.x1 > cy.width() || bb.y1 > cy.height()) cy.center(n);
     }
-  }, [inv, toggles.node, toggles.inferred, toggles.ruledOut]);
+  }, [rg, toggles.node, toggles.inferred, toggles.ruledOut]);
 
   // Re-style when the theme changes (VS Code swaps body classes and the variables on <html>).
   useEffect(() => {
@@ -167,7 +171,7 @@ export function GraphScreen() {
     };
   }, [big, grouped]);
 
-  if (!inv.graph.nodes.length) return <Empty icon="type-hierarchy-sub">This run has no inputs, model calls, tool calls or messages to draw.</Empty>;
+  if (!rg.graph.nodes.length) return <Empty icon="type-hierarchy-sub">This run has no inputs, model calls, tool calls or messages to draw.</Empty>;
 
   const zoomBy = (f: number) => {
     const cy = cyRef.current;
@@ -192,13 +196,13 @@ export function GraphScreen() {
     e.preventDefault();
     e.stopPropagation();
   };
-  const hidden = inv.graph.edges.filter((e) => !edgeVisible(e, toggles)).length;
+  const hidden = rg.graph.edges.filter((e) => !edgeVisible(e, toggles)).length;
 
   return (
     <div class="graph-screen">
       <div class="graph-toolbar">
-        <label class="check" title={inv.graph.inferSkipped ? "Inferred edges were not computed for this run" : "Heuristic links: wording of one item reappears in another"}>
-          <input type="checkbox" checked={toggles.inferred} disabled={inv.graph.inferSkipped} onChange={(e) => ctl.setGraph({ inferred: e.currentTarget.checked })} />
+        <label class="check" title={rg.graph.inferSkipped ? "Inferred edges were not computed for this run" : "Heuristic links: wording of one item reappears in another"}>
+          <input type="checkbox" checked={toggles.inferred} disabled={rg.graph.inferSkipped} onChange={(e) => ctl.setGraph({ inferred: e.currentTarget.checked })} />
           <span>Inferred edges</span>
         </label>
         <label class="check">
@@ -212,9 +216,9 @@ export function GraphScreen() {
           </label>
         )}
         {view && expanded.size > 0 && <Button small icon="collapse-all" label="Collapse groups" title="Collapse the expanded groups" onClick={() => setExpanded(() => NONE)} />}
-        <NodeSearch inv={inv} />
+        <NodeSearch rg={rg} />
         <span class="topbar-spacer" />
-        <span class="muted">{`${int(inv.graph.nodes.length)} nodes \u00b7 ${int(inv.graph.edges.length - hidden)} edges${hidden ? ` (${int(hidden)} hidden)` : ""}${view ? ` \u00b7 grouped: ${int(view.groups.size)} groups, ${int(view.nodes.length - view.groups.size)} node${view.nodes.length - view.groups.size === 1 ? "" : "s"} drawn alone` : ""}`}</span>
+        <span class="muted">{`${int(rg.graph.nodes.length)} nodes \u00b7 ${int(rg.graph.edges.length - hidden)} edges${hidden ? ` (${int(hidden)} hidden)` : ""}${view ? ` \u00b7 grouped: ${int(view.groups.size)} groups, ${int(view.nodes.length - view.groups.size)} node${view.nodes.length - view.groups.size === 1 ? "" : "s"} drawn alone` : ""}`}</span>
         <Button small icon="zoom-in" label="Zoom in" title="Zoom in (+)" onClick={() => zoomBy(1.25)} />
         <Button small icon="zoom-out" label="Zoom out" title="Zoom out (−)" onClick={() => zoomBy(0.8)} />
         <Button small icon="screen-full" label="Fit" title={toggles.node ? "Fit the traced nodes (0)" : "Fit the graph (0)"} onClick={fit} />
@@ -237,7 +241,7 @@ export function GraphScreen() {
           )}
           <Legend grouped={!!view} />
         </div>
-        <NodePanel inv={inv} />
+        <NodePanel rg={rg} inv={inv} />
       </div>
     </div>
   );

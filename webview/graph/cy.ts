@@ -4,7 +4,7 @@
  * elements that change, so a 2,000-node graph stays responsive.
  */
 import cytoscape from "cytoscape";
-import type { Investigation } from "../../core/analysis/types";
+import type { RunGraph } from "../../core/analysis/types";
 import type { GEdge } from "../../core/graph/graph";
 import type { GraphToggles } from "../host";
 import { edgeVisible, trace } from "../logic";
@@ -12,8 +12,8 @@ import { LABEL_MARGIN, buildElements, graphStyle } from "./elements";
 import { readColors } from "./theme";
 
 /** A Cytoscape graph of the investigation at the given positions, edges hidden per visible(). */
-export function createGraph(container: HTMLElement, inv: Investigation, positions: Map<string, { x: number; y: number }>, big: boolean, visible: (e: GEdge) => boolean): cytoscape.Core {
-  return createGraphOf(container, buildElements(inv, positions, visible), big);
+export function createGraph(container: HTMLElement, rg: RunGraph, positions: Map<string, { x: number; y: number }>, big: boolean, visible: (e: GEdge) => boolean): cytoscape.Core {
+  return createGraphOf(container, buildElements(rg, positions, visible), big);
 }
 
 /** A Cytoscape graph of the given elements (a grouped view's, or every node's). */
@@ -100,11 +100,11 @@ export function fitted(positions: Map<string, { x: number; y: number }>, width: 
 }
 
 /** Shows and hides the toggled edges, touching only those whose visibility changes. */
-export function applyToggles(cy: cytoscape.Core, inv: Investigation, t: GraphToggles, now: GraphToggles) {
+export function applyToggles(cy: cytoscape.Core, rg: RunGraph, t: GraphToggles, now: GraphToggles) {
   if (now.inferred === t.inferred && now.ruledOut === t.ruledOut) return;
   cy.batch(() => {
     const changed = cy.edges().filter((e) => {
-      const g = inv.graph.edges[e.data("index") as number];
+      const g = rg.graph.edges[e.data("index") as number];
       return !!g && edgeVisible(g, t) === e.hasClass("hidden");
     });
     changed.filter(".hidden").removeClass("hidden");
@@ -116,14 +116,14 @@ export function applyToggles(cy: cytoscape.Core, inv: Investigation, t: GraphTog
 }
 
 /** Fades everything but the selected node and what is upstream and downstream of it. */
-export function applyTrace(cy: cytoscape.Core, inv: Investigation, t: GraphToggles, now: GraphToggles) {
+export function applyTrace(cy: cytoscape.Core, rg: RunGraph, t: GraphToggles, now: GraphToggles) {
   if (now.node === t.node) return;
   cy.batch(() => {
     cy.elements(".faded, .traced, .picked").removeClass("faded traced picked");
     now.node = t.node;
     if (!t.node || cy.getElementById(t.node).empty()) return;
     const at: number[] = [];
-    const visible = inv.graph.edges.filter((e, i) => edgeVisible(e, t) && at.push(i) > 0);
+    const visible = rg.graph.edges.filter((e, i) => edgeVisible(e, t) && at.push(i) > 0);
     const tr = trace(visible, t.node);
     const keep = new Set([t.node, ...tr.up, ...tr.down]);
     const idx = new Set([...tr.edges].map((i) => at[i]));

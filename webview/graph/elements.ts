@@ -5,7 +5,7 @@
  * effect, ruled-out tests dashed. Labels are canvas text, never markup.
  */
 import type cytoscape from "cytoscape";
-import type { Investigation } from "../../core/analysis/types";
+import type { RunGraph } from "../../core/analysis/types";
 import type { GEdge, GNode } from "../../core/graph/graph";
 import { clip, effect } from "../format";
 import type { GraphColors } from "./theme";
@@ -21,15 +21,15 @@ export const BIG_GRAPH = 600;
  */
 export const LABEL_ZOOM = 0.5;
 
-export function nodeClasses(inv: Investigation, n: GNode): string {
+export function nodeClasses(rg: RunGraph, n: GNode): string {
   const cls: string[] = [n.type];
   if (n.type === "input") cls.push(n.kind === "task" ? "task" : n.trust === "untrusted" ? "untrusted" : "trusted");
   if (n.type === "message" && n.trust === "untrusted") cls.push("carries-untrusted");
   if (n.type === "action") {
-    const a = inv.actions[n.id];
+    const a = rg.marks[n.id];
     if (a?.sensitive) cls.push("sensitive");
     if (a?.blocked) cls.push("blocked");
-    if (a?.alerts.includes("high")) cls.push("flagged");
+    if (a?.high) cls.push("flagged");
   }
   return cls.join(" ");
 }
@@ -54,9 +54,9 @@ export function nodeLabel(n: GNode): string {
 export const LABEL_MARGIN = 100;
 
 /** Elements of a grouped view (groups.ts): groups, the nodes drawn alone, the merged edges. */
-export function buildViewElements(inv: Investigation, view: GraphView, positions: Map<string, { x: number; y: number }>): cytoscape.ElementDefinition[] {
+export function buildViewElements(rg: RunGraph, view: GraphView, positions: Map<string, { x: number; y: number }>): cytoscape.ElementDefinition[] {
   const out: cytoscape.ElementDefinition[] = [];
-  const byId = new Map(inv.graph.nodes.map((n) => [n.id, n]));
+  const byId = new Map(rg.graph.nodes.map((n) => [n.id, n]));
   for (const v of view.nodes) {
     const position = { ...(positions.get(v.id) ?? { x: 0, y: 0 }) };
     if (v.group) {
@@ -68,14 +68,14 @@ export function buildViewElements(inv: Investigation, view: GraphView, positions
       out.push({ group: "nodes", data: { id: v.id, label: groupLabel(g), size: Math.round(34 + 10 * Math.log2(g.members.length)) }, position, classes: cls.join(" ") });
     } else {
       const n = byId.get(v.id)!;
-      out.push({ group: "nodes", data: { id: n.id, label: nodeLabel(n) }, position, classes: nodeClasses(inv, n) });
+      out.push({ group: "nodes", data: { id: n.id, label: nodeLabel(n) }, position, classes: nodeClasses(rg, n) });
     }
   }
   const fromSource = new Map<string, number>();
   view.edges.forEach((e, i) => {
-    const causal = e.causal !== undefined ? inv.graph.edges[e.causal] : undefined;
-    const first = inv.graph.edges[e.members[0]];
-    const cls = causal ? "tested causal" : e.evidence === "tested" ? edgeClasses(inv.graph.edges[e.members.find((m) => inv.graph.edges[m].evidence === "tested")!]) : e.evidence === "observed" ? "observed" : edgeClasses(first);
+    const causal = e.causal !== undefined ? rg.graph.edges[e.causal] : undefined;
+    const first = rg.graph.edges[e.members[0]];
+    const cls = causal ? "tested causal" : e.evidence === "tested" ? edgeClasses(rg.graph.edges[e.members.find((m) => rg.graph.edges[m].evidence === "tested")!]) : e.evidence === "observed" ? "observed" : edgeClasses(first);
     const k = causal ? (fromSource.get(e.src) ?? 0) : 0;
     if (causal) fromSource.set(e.src, k + 1);
     out.push({
@@ -88,19 +88,19 @@ export function buildViewElements(inv: Investigation, view: GraphView, positions
 }
 
 /** Elements with their starting classes: edges the toggles hide are created hidden. */
-export function buildElements(inv: Investigation, positions: Map<string, { x: number; y: number }>, visible: (e: GEdge) => boolean = () => true): cytoscape.ElementDefinition[] {
+export function buildElements(rg: RunGraph, positions: Map<string, { x: number; y: number }>, visible: (e: GEdge) => boolean = () => true): cytoscape.ElementDefinition[] {
   const out: cytoscape.ElementDefinition[] = [];
-  for (const n of inv.graph.nodes) {
+  for (const n of rg.graph.nodes) {
     out.push({
       group: "nodes",
       data: { id: n.id, label: nodeLabel(n) },
       position: { ...(positions.get(n.id) ?? { x: 0, y: 0 }) },
-      classes: nodeClasses(inv, n),
+      classes: nodeClasses(rg, n),
     });
   }
   // several tests from one source: their labels sit at different distances along the edges
   const fromSource = new Map<string, number>();
-  inv.graph.edges.forEach((e, i) => {
+  rg.graph.edges.forEach((e, i) => {
     const k = e.evidence === "tested" ? (fromSource.get(e.src) ?? 0) : 0;
     if (e.evidence === "tested") fromSource.set(e.src, k + 1);
     out.push({

@@ -9,7 +9,7 @@
  * is drawn node by node, so the selected action and its path are in focus while the rest of the
  * run stays grouped. Pure: the Graph screen turns the result into Cytoscape elements.
  */
-import type { Investigation } from "../../core/analysis/types";
+import type { RunGraph } from "../../core/analysis/types";
 import type { GEdge, GNode } from "../../core/graph/graph";
 
 /** At most this many nodes of a selected node's lineage are drawn one by one. */
@@ -37,7 +37,7 @@ export interface GroupInfo {
 export interface ViewEdge {
   src: string;
   dst: string;
-  /** Indices into inv.graph.edges this edge stands for. */
+  /** Indices into g.graph.edges this edge stands for. */
   members: number[];
   /** The strongest evidence among the members: tested > observed > inferred. */
   evidence: GEdge["evidence"];
@@ -103,11 +103,11 @@ export function lineage(edges: readonly GEdge[], id: string, max = LINEAGE_MAX):
  * The grouped view: groups not in `expanded` are drawn as one node (a group of one is drawn as
  * its member), except the members of `focus` (a node's lineage), drawn one by one.
  */
-export function groupedView(inv: Investigation, visible: (e: GEdge) => boolean, expanded: ReadonlySet<string>, focus: readonly string[] = []): GraphView {
+export function groupedView(rg: RunGraph, visible: (e: GEdge) => boolean, expanded: ReadonlySet<string>, focus: readonly string[] = []): GraphView {
   const alone = new Set(focus);
   const byKey = new Map<string, GroupInfo>();
   const keyOf = new Map<string, string>();
-  for (const n of inv.graph.nodes) {
+  for (const n of rg.graph.nodes) {
     const g = groupKey(n);
     if (!g) continue;
     keyOf.set(n.id, g.key);
@@ -119,8 +119,8 @@ export function groupedView(inv: Investigation, visible: (e: GEdge) => boolean, 
     info.members.push(n.id);
     if (n.type === "message" && n.trust === "untrusted") info.trust = "untrusted";
     if (n.type === "action") {
-      const a = inv.actions[n.id];
-      if (a?.alerts.includes("high")) info.flagged = true;
+      const a = rg.marks[n.id];
+      if (a?.high) info.flagged = true;
       if (a?.sensitive) info.sensitive = true;
     }
   }
@@ -129,7 +129,7 @@ export function groupedView(inv: Investigation, visible: (e: GEdge) => boolean, 
   const nodes: ViewNode[] = [];
   const left = new Map<string, number>(); // members of each group not drawn alone
   for (const [k, info] of byKey) left.set(k, info.members.length - countIn(info.members, alone));
-  for (const n of inv.graph.nodes) {
+  for (const n of rg.graph.nodes) {
     const key = keyOf.get(n.id);
     const info = key ? byKey.get(key)! : undefined;
     if (!info || alone.has(n.id) || expanded.has(info.key) || left.get(info.key)! <= 1) {
@@ -149,7 +149,7 @@ export function groupedView(inv: Investigation, visible: (e: GEdge) => boolean, 
   }
   const merged = new Map<string, ViewEdge>();
   const rank = { inferred: 0, observed: 1, tested: 2 } as const;
-  inv.graph.edges.forEach((e, i) => {
+  rg.graph.edges.forEach((e, i) => {
     if (!visible(e)) return;
     const a = viewOf.get(e.src);
     const b = viewOf.get(e.dst);
@@ -162,7 +162,7 @@ export function groupedView(inv: Investigation, visible: (e: GEdge) => boolean, 
     }
     v.members.push(i);
     if (rank[e.evidence] > rank[v.evidence]) v.evidence = e.evidence;
-    if (e.evidence === "tested" && e.verdict === "causal" && (v.causal === undefined || Math.abs(e.effect ?? 0) > Math.abs(inv.graph.edges[v.causal].effect ?? 0))) v.causal = i;
+    if (e.evidence === "tested" && e.verdict === "causal" && (v.causal === undefined || Math.abs(e.effect ?? 0) > Math.abs(rg.graph.edges[v.causal].effect ?? 0))) v.causal = i;
   });
   return { nodes, edges: [...merged.values()], viewOf, groups };
 }

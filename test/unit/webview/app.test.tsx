@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, test } from "vitest";
 import type { ReportData } from "../../../webview/host";
 import { REPORT_REASON } from "../../../webview/host";
 import { ScriptedHost, VSCODE, connect, demoData, mount, step, text, withText } from "./fixture";
+import { runGraphOf } from "../../../core/analysis/runGraph";
 
 let data: ReportData;
 beforeAll(async () => {
@@ -255,7 +256,34 @@ describe("state", () => {
     // No canvas in this DOM: the graph says so instead of breaking the app.
     expect(text(document.querySelector(".graph-canvas-wrap"))).toContain("could not be drawn");
     expect(document.querySelector<HTMLInputElement>(".graph-toolbar input[type=checkbox]")!.checked).toBe(true);
-    expect(again.last("openRun")).toEqual({ type: "openRun", run: "demo-seed0" });
+    // on the Graph screen it asks only for the run's graph part
+    expect(again.last("openRun")).toEqual({ type: "openRun", run: "demo-seed0", part: "graph" });
+  });
+
+  test("the Graph screen draws from a run's graph part; another screen asks for the rest, and the graph part stays", () => {
+    const host = new ScriptedHost(VSCODE, { screen: "graph", run: "demo-seed0" });
+    const { root, ctl } = mount(host);
+    host.send({ type: "init", capabilities: VSCODE });
+    expect(host.last("openRun")).toEqual({ type: "openRun", run: "demo-seed0", part: "graph" });
+    const inv = data.runs["demo-seed0"];
+    const part = runGraphOf(structuredClone(inv));
+    host.send({ type: "runGraph", run: "demo-seed0", graph: part });
+    expect(ctl.current()).toBeNull();
+    expect(text(root.querySelector(".graph-toolbar"))).toContain(`${inv.graph.nodes.length} nodes`);
+    expect(text(root.querySelector(".topbar-status"))).toContain("log intact");
+    // the full record of a node needs the rest of the run: asked for
+    const posted = host.posted.length;
+    step(() => ctl.openRecord(inv.graph.nodes[0].seq));
+    expect(host.posted.slice(posted)).toContainEqual({ type: "openRun", run: "demo-seed0" });
+    host.send({ type: "investigation", run: "demo-seed0", investigation: inv });
+    expect(root.querySelector(".drawer")).not.toBeNull();
+    // the same graph (another copy of it): the part drawn stays, so the canvas is not rebuilt
+    expect(ctl.currentGraph()).toBe(part);
+    // a graph that changed (a new test) replaces it
+    const tested = structuredClone(inv);
+    tested.graph.edges.push({ src: tested.graph.nodes[0].id, dst: tested.graph.nodes[1].id, kind: "test", evidence: "tested", effect: 0.5, verdict: "causal" });
+    host.send({ type: "investigation", run: "demo-seed0", investigation: tested });
+    expect(ctl.currentGraph()!.graph).toBe(tested.graph);
   });
 
   test("a reveal switches run, screen and record; a removed run says so", () => {

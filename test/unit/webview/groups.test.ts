@@ -1,7 +1,8 @@
 // The grouped first view of a big graph (webview/graph/groups.ts) and the fitted viewport's room
 // for labels, on the demo's real investigations.
 import { beforeAll, describe, expect, test } from "vitest";
-import type { Investigation } from "../../../core/analysis/types";
+import type { Investigation, RunGraph } from "../../../core/analysis/types";
+import { runGraphOf } from "../../../core/analysis/runGraph";
 import type { ReportData } from "../../../webview/host";
 import { edgeVisible } from "../../../webview/logic";
 import { groupKey, groupedView, lineage } from "../../../webview/graph/groups";
@@ -11,16 +12,19 @@ import { forceLayout, layeredLayout } from "../../../webview/graph/layout";
 import { demoData } from "./fixture";
 
 let inv: Investigation;
+/** The Graph screen's part of it (what groupedView reads). */
+let rg: RunGraph;
 beforeAll(async () => {
   const data: ReportData = await demoData();
   inv = data.runs["demo-seed0"];
+  rg = runGraphOf(inv);
 }, 120_000);
 
 const visible = (e: Parameters<typeof edgeVisible>[0]) => edgeVisible(e, { inferred: false, ruledOut: false });
 
 describe("grouped view", () => {
   test("draws every node once, alone or in its group, and every visible edge between groups once", () => {
-    const v = groupedView(inv, visible, new Set());
+    const v = groupedView(rg, visible, new Set());
     expect(v.groups.size).toBeGreaterThan(0);
     expect(v.nodes.length).toBeLessThan(inv.graph.nodes.length);
     const drawn = new Map<string, number>();
@@ -46,13 +50,13 @@ describe("grouped view", () => {
 
   test("an expanded group and a selected node's lineage are drawn node by node", () => {
     const agent = inv.graph.nodes.find((n) => n.type === "action")!.agent;
-    const v = groupedView(inv, visible, new Set([`agent:${agent}`]));
+    const v = groupedView(rg, visible, new Set([`agent:${agent}`]));
     for (const n of inv.graph.nodes.filter((x) => groupKey(x)?.key === `agent:${agent}`)) expect(v.viewOf.get(n.id)).toBe(n.id);
     const email = Object.values(inv.actions).find((a) => a.alerts.includes("high"))!;
     const line = lineage(inv.graph.edges.filter(visible), email.node);
     expect(line[0]).toBe(email.node);
     expect(line.length).toBeGreaterThan(3);
-    const focused = groupedView(inv, visible, new Set(), line);
+    const focused = groupedView(rg, visible, new Set(), line);
     for (const id of line) expect(focused.viewOf.get(id)).toBe(id);
     // nearest first, and capped
     expect(lineage(inv.graph.edges.filter(visible), email.node, 3)).toEqual(line.slice(0, 3));
@@ -74,7 +78,7 @@ describe("fitted viewport", () => {
 
 describe("the groups' placement", () => {
   test("is the same every time and keeps every two nodes apart", () => {
-    const v = groupedView(inv, visible, new Set());
+    const v = groupedView(rg, visible, new Set());
     const ids = v.nodes.map((n) => n.id);
     const start = layeredLayout(v.nodes, v.edges, { dx: 220, dy: 120 }).positions;
     const a = forceLayout(ids, v.edges, start);
