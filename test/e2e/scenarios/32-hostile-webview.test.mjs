@@ -45,11 +45,19 @@ vs.scenario('the runs tree shows the hostile run and its agents as text', async 
   const rows = await vs.treeRows(page, 'Runs', { minRows: 1, timeout: 60_000 });
   assert.equal(rows[0].label, cw.HOSTILE_RUN);
   await page.locator('.pane .monaco-list-row .label-description', { hasText: /^\s*intact · 1 high · 1 review · agents\/hostile\.cjs:SYSTEM/ }).waitFor();
-  await vs.expandTreeRow(page, 'Runs', [cw.HOSTILE_RUN]);
-  const agents = (await vs.treeRows(page, 'Runs')).map((r) => r.label);
   // long labels are cut with "…" by the tree: compare the start
   const head = `${IMG} <script>wi`;
-  assert.ok(agents.includes(`reader ${head}…`) && agents.includes(`writer ${head}…`), JSON.stringify(agents));
+  const want = [`reader ${head}…`, `writer ${head}…`];
+  let agents = [];
+  // the run's children are fetched again whenever its row is refreshed (its analysis, its alerts):
+  // wait until they are on screen rather than reading the rows once
+  await vs.waitUntil(page, async () => {
+    await vs.expandTreeRow(page, 'Runs', [cw.HOSTILE_RUN]);
+    agents = (await vs.treeRows(page, 'Runs')).map((r) => r.label);
+    return want.every((a) => agents.includes(a));
+  }, { timeout: 60_000, what: 'the hostile run\'s agents under its row' }).catch((err) => {
+    throw new Error(`${err.message}: rows ${JSON.stringify(agents)}`);
+  });
   await vs.screenshot(page, '32-hostile-tree');
 });
 
