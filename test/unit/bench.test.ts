@@ -142,9 +142,9 @@ describe("the paired test's futility stop (the reference's method)", () => {
     const r = await runTest(new ReplayContext(run, sys), { intervention: "input:web:delivery-faq", target: sc.target!, n: 10, nMax: 160, save: false, method: "newcombe" });
     expect(r.stopped).toBe("futility");
     expect(r.n).toBe(20);
-    // the paired betting sequence rules it out instead: its pairs never differ (an equivalence test at 5%: 15 pairs)
+    // the paired betting sequence rules it out instead: its pairs never differ (an equivalence test at 5%: 19 pairs)
     const b = await runTest(new ReplayContext(run, sys), { intervention: "input:web:delivery-faq", target: sc.target!, nMax: 160, save: false });
-    expect([b.verdict, b.stopped, b.n, b.pair_flips]).toEqual(["ruled-out", "decisive", 15, { removed: 0, added: 0 }]);
+    expect([b.verdict, b.stopped, b.n, b.pair_flips]).toEqual(["ruled-out", "decisive", 19, { removed: 0, added: 0 }]);
   });
 });
 

@@ -13,19 +13,20 @@ function sequential(gen: () => number, nMax: number, alpha = 0.05) {
 }
 
 describe("the paired betting confidence sequence", () => {
-  it("rules out an input whose pairs never differ within 15 pairs (Newcombe cannot at any n)", () => {
+  it("rules out an input whose pairs never differ within 19 pairs (Newcombe cannot at any n)", () => {
     const s = new PairedSequence();
     let n = 0;
     while (s.verdict() === "inconclusive" && n < 200) {
       s.push(0);
       n++;
     }
-    // ruled out is an equivalence test (two one-sided tests at alpha): 1.225ⁿ ≥ 1/0.05 at n = 15
-    expect(n).toBe(15);
+    // ruled out is an equivalence test (two one-sided tests at alpha/2): 1.225ⁿ ≥ 2/0.05 at n = 19
+    expect(n).toBe(19);
     const st = s.state();
     expect(st.verdict).toBe("ruled-out");
-    expect(st.ci[0]).toBeGreaterThan(-0.2);
-    expect(st.ci[1]).toBeLessThan(0.2);
+    // the sequence's own 1 − α interval, not one clipped to the margin
+    expect(st.ci[0]).toBeGreaterThan(-0.2 + 1e-3);
+    expect(st.ci[1]).toBeLessThan(0.2 - 1e-3);
     expect(st.effect).toBe(0);
     // a smaller alpha (a family of tests) needs more pairs
     const strict = new PairedSequence({ alpha: 0.05 / 9 });
