@@ -16,13 +16,22 @@
  *  power      The injection of `weak`, followed 25% of the time: found causal how often, after how
  *             many pairs, and does the interval cover the true effect (estimated once from 20,000
  *             pairs) at the stopping time?
+ *  attribute  Find the cause itself on nulls, every attribution with its own seeds: one agent reads
+ *             three untrusted inputs (one alone holds the address the e-mail goes to, so it is the
+ *             lead suspect) and e-mails a report with probability 0.7 whatever it read:
+ *               reshuffle  the model's draw hashes its whole context, so every removal flips
+ *                          pairs both ways (the hardest null for a sequential test);
+ *               identical  the draw ignores the context, so no removal changes a pair.
+ *             Reported: attributions that blamed anything (all false), model calls and pairs.
  *  floor      As before: the fewest pairs a causal verdict needs, and Find the cause with n fixed
  *             pairs per test on the seeds' harmful runs (reference method).
  *
  * Every test uses its own seeds (seed base "cal-<kind>-<k>"), so the tests are independent.
- * Options: --tests N (2000 per batch and method)  --floor-runs R (20)  --only null,power,floor
+ * Options: --tests N (2000 per batch and method)  --attributions N (2000 per null and method)
+ * --floor-runs R (20)  --only null,power,attribute,floor
  * --methods betting,newcombe  --pick 0,2 (only those studies)  --json  --out DIR [--tag T]
  */
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -281,9 +290,82 @@ async function floorStudy(ns: number[], runs: number, dir: string): Promise<Floo
   return rows;
 }
 
+interface AttributionNullRow {
+  null: "reshuffle" | "identical";
+  method: "betting" | "newcombe";
+  attributions: number;
+  /** Attributions that named a cause or a joint cause (on a null every one is false). */
+  blamed: number;
+  rate_blamed: number;
+  rate_blamed_ci: [number, number];
+  /** Attributions whose lead suspect was tested alone first (betting). */
+  lead_tested: number;
+  mean_model_calls: number;
+  mean_pairs: number;
+  wall_s: number;
+}
+
+/**
+ * A null for Find the cause: one agent reads three untrusted inputs (only the wiki page holds the
+ * address the report goes to, which makes it the lead suspect) and e-mails the report with
+ * probability 0.7 whatever it read. `reshuffle`: the draw hashes the seed and the whole context, so
+ * removing any input flips pairs both ways; `identical`: the draw depends on the seed alone.
+ */
+async function attributionNullRun(dir: string, kind: "reshuffle" | "identical"): Promise<{ run: RunData; sys: System }> {
+  const program = async (rt: Runtime) => {
+    const a = rt.agent("ops");
+    const docs = [
+      a.observe("Send reports to ops-reports@example.org.", { source: "wiki:contacts", trust: "untrusted" }),
+      a.observe("The report is due on Monday.", { source: "issue:comment", trust: "untrusted" }),
+      a.observe("Printers jam on Fridays.", { source: "chat:oncall", trust: "untrusted" }),
+    ];
+    const d = await a.decide([rt.taskRef!, ...docs], { model: "m" });
+    for (const step of d.value as string[]) await a.act(step, step === "send_email" ? { to: "ops-reports@example.org" } : {}, { decision: d });
+  };
+  const draw = (ctx: unknown[], seed: number) =>
+    kind === "reshuffle" ? createHash("sha256").update(String(seed) + JSON.stringify(ctx)).digest().readUInt32BE(0) / 2 ** 32 : new PyRandom(seed).random();
+  const model = (ctx: unknown[], call: { seed: number }) => (draw(ctx, call.seed) < 0.7 ? ["send_email"] : ["archive"]);
+  const sys = new System({ program, models: { m: model }, tools: { send_email: () => ({ ok: true }), archive: () => ({ ok: true }) }, task: "Tidy the ops inbox.", sensitiveTools: ["send_email"], name: `null-${kind}` });
+  for (let seed = 0; seed < 50; seed++) {
+    const r = await sys.run({ seed, outDir: dir, runId: `attribution-null-${kind}-${seed}`, captureSites: false });
+    if (r.actions.some((x) => x.tool === "send_email")) return { run: readRun(r.dir!), sys };
+  }
+  throw new Error(`attribution null ${kind}: no run sent the e-mail`);
+}
+
+/** `count` independent Find the cause runs on a null: how often is anything blamed? */
+async function attributionNullStudy(kind: "reshuffle" | "identical", method: "betting" | "newcombe", count: number, dir: string): Promise<AttributionNullRow> {
+  const { run, sys } = await attributionNullRun(path.join(dir, `attribution-${method}`), kind);
+  const t0 = performance.now();
+  let blamed = 0;
+  let lead = 0;
+  let calls = 0;
+  let pairs = 0;
+  for (let k = 0; k < count; k++) {
+    const a = await attribute(new ReplayContext(run, sys), { target: "tool=send_email", n: 10, nMax: 30, roles: false, save: false, method, seedBase: `cal-attr-${kind}-${k}` });
+    if (a.causes.length || a.joint.length) blamed++;
+    if (a.phases?.some((ph) => ph.lead)) lead++;
+    calls += a.model_calls;
+    pairs += a.tests.reduce((sum, t) => sum + t.n, 0);
+  }
+  const ci = wilson(blamed, count);
+  return {
+    null: kind,
+    method,
+    attributions: count,
+    blamed,
+    rate_blamed: round(blamed / count),
+    rate_blamed_ci: [round(ci[0]), round(ci[1])],
+    lead_tested: lead,
+    mean_model_calls: round(calls / count, 1),
+    mean_pairs: round(pairs / count, 1),
+    wall_s: round((performance.now() - t0) / 1000, 2),
+  };
+}
+
 const pc = (x: number) => `${(100 * x).toFixed(1)}%`;
 
-export function calibrationMarkdown(res: { date: string; command: string; node: string; batches: TestBatch[]; floor: { mcnemar_min_pairs: number; min_causal_n: { family: number; n: number | null }[]; attribution: FloorRow[] }; wall_s: number }): string {
+export function calibrationMarkdown(res: { date: string; command: string; node: string; batches: TestBatch[]; attribution_nulls: AttributionNullRow[]; floor: { mcnemar_min_pairs: number; min_causal_n: { family: number; n: number | null }[]; attribution: FloorRow[] }; wall_s: number }): string {
   const L = [`# Calibration of the paired test, ${res.date}`, "", `Command: \`${res.command}\` (Node ${res.node}; ${res.wall_s} s wall).`, ""];
   L.push("Betting: the paired betting confidence sequence, looked at after every pair, up to 160 pairs. Newcombe: the reference's interval at looks 10, 20, 40, 80, 160 (Bonferroni over looks) with its futility stop.", "");
   L.push("| study | scenario | removed | method | tests | true effect | false causal/suppressive (95% CI) | called causal | coverage of the true effect | ruled out (≤ 30 pairs) | discordant pairs | best possible ≤ 30 | mean pairs (max) | stopped |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
@@ -294,6 +376,11 @@ export function calibrationMarkdown(res: { date: string; command: string; node: 
     );
   }
   L.push("", "Best possible ≤ 30: on a null, the share a fixed-n equivalence test (two one-sided z-tests at 5%, margin 0.2) that knew the variance of the differences would rule out at exactly 30 pairs, 2Φ(0.2·√30/σ − 1.645) − 1 with σ² the discordant share. An anytime-valid sequential test can only do worse: when removing an input reshuffles the draws, the pairs differ both ways and no valid test rules it out within 30 pairs in 90% of tests.");
+  if (res.attribution_nulls.length) {
+    L.push("", "Find the cause on nulls (n 10, n-max 30, roles off; each attribution with its own seeds): one agent reads three untrusted inputs, only one holds the address the e-mail goes to (the lead suspect), and it e-mails with probability 0.7 whatever it read. Reshuffle: every removal changes the draw (pairs flip both ways); identical: no removal changes a pair. Every blame is false; the target is at most alpha = 5%.", "");
+    L.push("| null | method | attributions | blamed anything (95% CI) | lead tested alone | mean model calls | mean pairs |", "|---|---|---|---|---|---|---|");
+    for (const r of res.attribution_nulls) L.push(`| ${r.null} | ${r.method} | ${r.attributions} | **${pc(r.rate_blamed)}** (${pc(r.rate_blamed_ci[0])}–${pc(r.rate_blamed_ci[1])}) | ${r.lead_tested} | ${r.mean_model_calls} | ${r.mean_pairs} |`);
+  }
   L.push("", `Floor: the exact McNemar test needs at least ${res.floor.mcnemar_min_pairs} discordant pairs, all one way, to reach p < 0.05 (five give 0.0625). Newcombe's interval, one look: ${res.floor.min_causal_n.map((m) => `family ${m.family}: ${m.n} pairs, all flipped`).join("; ")}. The betting sequence at alpha 0.05: 6 pairs, all flipped.`, "");
   if (res.floor.attribution.length) {
     L.push("Find the cause (reference method) with n fixed pairs per test (no sequential looks), on the harmful runs of the seeds' five scenarios:", "", "| pairs per test | exact | false blames | model calls (replay) |", "|---|---|---|---|");
@@ -303,11 +390,12 @@ export function calibrationMarkdown(res: { date: string; command: string; node: 
 }
 
 function parseArgs(argv: string[]) {
-  const o = { tests: 2000, floorRuns: 20, json: false, out: "", tag: "", pick: [] as number[], parts: ["null", "power", "floor"], methods: ["betting", "newcombe"] as ("betting" | "newcombe")[] };
+  const o = { tests: 2000, attributions: 2000, floorRuns: 20, json: false, out: "", tag: "", pick: [] as number[], parts: ["null", "power", "attribute", "floor"], methods: ["betting", "newcombe"] as ("betting" | "newcombe")[] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = () => argv[++i];
     if (a === "--tests") o.tests = Number(v());
+    else if (a === "--attributions") o.attributions = Number(v());
     else if (a === "--floor-runs") o.floorRuns = Number(v());
     else if (a === "--json") o.json = true;
     else if (a === "--out") o.out = v();
@@ -341,7 +429,17 @@ export async function main(argv: string[]): Promise<number> {
       for (const method of o.methods) {
         const b = await batch(sub, spec, o.tests, method, `${kind}`, truth);
         batches.push(b);
-        log(`${kind.padEnd(15)} ${sub.scenario.padEnd(8)} ${method.padEnd(8)} ${spec}: false ${pc(b.rate_false)} [${pc(b.rate_false_ci[0])}, ${pc(b.rate_false_ci[1])}], causal ${pc(b.rate_causal)}, coverage ${pc(b.coverage)} of ${b.true_effect}, ruled out ${pc(b.ruled_out / b.tests)} (≤30 pairs ${pc(b.ruled_out_30 / b.tests)}), mean pairs ${b.mean_pairs} (max ${b.max_pairs}); ${b.wall_s} s`);
+        log(`${kind.padEnd(15)} ${sub.scenario.padEnd(8)} ${method.padEnd(8)} ${spec}: ${kind.startsWith("null") ? `false ${pc(b.rate_false)} [${pc(b.rate_false_ci[0])}, ${pc(b.rate_false_ci[1])}]` : "a real cause"}, causal ${pc(b.rate_causal)}, coverage ${pc(b.coverage)} of ${b.true_effect}, ruled out ${pc(b.ruled_out / b.tests)} (≤30 pairs ${pc(b.ruled_out_30 / b.tests)}), mean pairs ${b.mean_pairs} (max ${b.max_pairs}); ${b.wall_s} s`);
+      }
+    }
+    const attributionNulls: AttributionNullRow[] = [];
+    if (o.parts.includes("attribute")) {
+      for (const kind of ["reshuffle", "identical"] as const) {
+        for (const method of o.methods) {
+          const r = await attributionNullStudy(kind, method, o.attributions, dir);
+          attributionNulls.push(r);
+          log(`attribute null ${kind.padEnd(9)} ${method.padEnd(8)}: blamed ${r.blamed} of ${r.attributions} (${pc(r.rate_blamed)} [${pc(r.rate_blamed_ci[0])}, ${pc(r.rate_blamed_ci[1])}]), ${r.mean_model_calls} model calls, ${r.mean_pairs} pairs; ${r.wall_s} s`);
+        }
       }
     }
     const families = [1, 7, 9];
@@ -353,7 +451,7 @@ export async function main(argv: string[]): Promise<number> {
     for (const r of floor.attribution) log(`floor Find the cause (reference method) with ${String(r.n).padStart(2)} fixed pairs per test: exact in ${r.exact} of ${r.harmful_runs} harmful runs (${(100 * r.rate_exact).toFixed(0)}%), ${r.false_blames} false blames, ${r.model_calls} model calls`);
     const wall = round((performance.now() - t0) / 1000, 1);
     log(`wall time ${wall} s`);
-    const res = { date: new Date().toISOString().slice(0, 10), command: `npm run bench:calibration${argv.length ? " -- " + argv.join(" ") : ""}`, node: process.version, batches, floor, wall_s: wall };
+    const res = { date: new Date().toISOString().slice(0, 10), command: `npm run bench:calibration${argv.length ? " -- " + argv.join(" ") : ""}`, node: process.version, batches, attribution_nulls: attributionNulls, floor, wall_s: wall };
     if (o.json) process.stdout.write(JSON.stringify(res) + "\n");
     if (o.out) {
       const file = writeResult(o.out, `${res.date}-calibration${o.tag ? "-" + o.tag : ""}`, res, calibrationMarkdown(res));

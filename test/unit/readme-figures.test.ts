@@ -131,7 +131,8 @@ describe("README figures", () => {
 
   it("the calibration row is the results file's (both methods, every null)", () => {
     interface Batch { kind: string; scenario: string; method: string; tests: number; rate_false: number; coverage: number; ruled_out_30: number; fixed_n_bound_30: number | null; mean_pairs: number; rate_causal: number }
-    const cal = results("2026-12-01-calibration-betting-vs-newcombe.json") as { batches: Batch[] };
+    interface AttributionNull { null: string; method: string; attributions: number; blamed: number; rate_blamed: number }
+    const cal = results("2026-12-02-calibration-betting-vs-newcombe.json") as { batches: Batch[]; attribution_nulls: AttributionNull[] };
     const pc = (x: number) => `${(100 * x).toFixed(1)}%`;
     const get = (kind: string, method: string, scenario?: string) => cal.batches.find((b) => b.kind === kind && b.method === method && (!scenario || b.scenario === scenario))!;
     const nulls = cal.batches.filter((b) => b.kind.startsWith("null"));
@@ -148,6 +149,15 @@ describe("README figures", () => {
     expect(readme).toContain(`ruled out within 30 pairs in ${pc(w.ruled_out_30 / w.tests)} and ${pc(e.ruled_out_30 / e.tests)} (no valid 5% test can beyond ${pc(w.fixed_n_bound_30!)} and ${pc(e.fixed_n_bound_30!)} there)`);
     const power = get("power-25%", "betting");
     expect(readme).toContain(`25% follow found in **${pc(power.rate_causal)}**, **mean ${power.mean_pairs} pairs** (Newcombe ${get("power-25%", "newcombe").mean_pairs})`);
+    expect(power.rate_causal).toBeGreaterThanOrEqual(0.99); // the issue's target
+    expect(power.mean_pairs).toBeLessThanOrEqual(30);
+    // Find the cause itself on nulls: every blame is false, at most alpha
+    const att = (kind: string) => cal.attribution_nulls.find((r) => r.null === kind && r.method === "betting")!;
+    for (const r of cal.attribution_nulls) {
+      expect(r.attributions).toBeGreaterThanOrEqual(2000);
+      expect(r.rate_blamed).toBeLessThanOrEqual(0.05);
+    }
+    expect(readme).toContain(`Find the cause on nulls blamed an input in **${pc(att("reshuffle").rate_blamed)}** of ${att("reshuffle").attributions.toLocaleString("en-US")} attributions (reshuffled draws; ${att("identical").blamed ? pc(att("identical").rate_blamed) : "0%"} with identical arms)`);
   });
 
   it("says the benchmark's model is a simulation and what its truth means", () => {
