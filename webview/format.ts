@@ -47,7 +47,8 @@ export function offset(x: number): string {
 /** Thousands separated: 18,234. */
 export function int(x: number | null | undefined): string {
   if (x === null || x === undefined || !Number.isFinite(x)) return "—";
-  return Math.round(x).toLocaleString("en-US");
+  // not toLocaleString: its first call loads the locale data (tens of ms on the first frame)
+  return String(Math.round(x)).replace(/\B(?=(\d{3})+$)/g, ",");
 }
 
 /** Bytes: 812 B, 4.1 KB, 2.3 MB. */

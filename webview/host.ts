@@ -161,9 +161,9 @@ export interface ReportData {
   runs: Record<string, Investigation>;
 }
 
-/** A run of a static report: its graph part at once, the whole investigation when a screen asks. */
+/** A run of a static report: its graph part first, the whole investigation when a screen asks. */
 export interface ReportRun {
-  graph(): RunGraph;
+  graph(): Promise<RunGraph>;
   investigation(): Promise<Investigation>;
 }
 
@@ -179,7 +179,7 @@ export function reportSource(data: ReportData): ReportSource {
   const runs = new Map<string, ReportRun>();
   for (const [key, inv] of Object.entries(data.runs)) {
     let graph: RunGraph | undefined;
-    runs.set(key, { graph: () => (graph ??= runGraphOf(inv)), investigation: async () => inv });
+    runs.set(key, { graph: async () => (graph ??= runGraphOf(inv)), investigation: async () => inv });
   }
   return { generated: data.generated, workspace: data.workspace, runs };
 }
@@ -208,14 +208,12 @@ export class ReportHost implements Host {
     } else if (msg.type === "openRun") {
       const r = this.data.runs.get(msg.run);
       if (!r) return send({ type: "runRemoved", run: msg.run });
-      if (msg.part === "graph") return send({ type: "runGraph", run: msg.run, graph: r.graph() });
-      r.investigation().then(
-        (investigation) => send({ type: "investigation", run: msg.run, investigation }),
-        (err) => {
-          console.error(`this report's run ${msg.run} could not be read: ${err instanceof Error ? err.message : String(err)}`);
-          send({ type: "runRemoved", run: msg.run });
-        },
-      );
+      const unreadable = (err: unknown) => {
+        console.error(`this report's run ${msg.run} could not be read: ${err instanceof Error ? err.message : String(err)}`);
+        send({ type: "runRemoved", run: msg.run });
+      };
+      if (msg.part === "graph") r.graph().then((graph) => send({ type: "runGraph", run: msg.run, graph }), unreadable);
+      else r.investigation().then((investigation) => send({ type: "investigation", run: msg.run, investigation }), unreadable);
     }
     // Nothing else has a meaning in a static file: replays and editor links are disabled.
   }

@@ -12,8 +12,8 @@ import { Controller } from "./store";
 
 /**
  * The report's embedded data (core/report/report.ts dataElements): an index (the workspace and the
- * runs' keys), then per run its graph part and the rest, each parsed only when a screen asks for it.
- * Nothing is fetched.
+ * runs' keys), then per run its graph part and the rest (each JSON, or gzipped when big), each read
+ * only when a screen asks for it. Nothing is fetched.
  */
 export function readEmbedded(doc: Document): ReportSource {
   const index = JSON.parse(doc.getElementById("causeway-data")?.textContent ?? "") as { generated: string; workspace: Workspace; runs: string[] };
@@ -24,14 +24,14 @@ export function readEmbedded(doc: Document): ReportSource {
       if (!e) throw new Error(`the report has no ${part} data for run ${key}`);
       return e;
     };
-    let graph: RunGraph | undefined;
+    let graph: Promise<RunGraph> | undefined;
     let inv: Promise<Investigation> | undefined;
-    const readGraph = () => (graph ??= JSON.parse(el("graph").textContent ?? "") as RunGraph);
+    const readGraph = () => (graph ??= readElement(el("graph")) as Promise<RunGraph>);
     runs.set(key, {
       graph: readGraph,
       investigation: () =>
         (inv ??= (async () => {
-          const { graph: drawn } = readGraph();
+          const { graph: drawn } = await readGraph();
           // the rest follows the script in the page: wait until the browser has parsed it
           if (doc.readyState === "loading") await new Promise((resolve) => doc.addEventListener("DOMContentLoaded", resolve, { once: true }));
           const rest = (await readElement(el("run"))) as Omit<Investigation, "graph">;
@@ -47,14 +47,21 @@ export function readEmbedded(doc: Document): ReportSource {
 async function readElement(el: HTMLElement): Promise<unknown> {
   const text = el.textContent ?? "";
   if (el.dataset.encoding !== "gzip+base64") return JSON.parse(text);
-  const raw = atob(text.trim());
-  const bytes = new Uint8Array(raw.length);
-  for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  const stream = new Blob([fromBase64(text.trim())]).stream().pipeThrough(new DecompressionStream("gzip"));
   return JSON.parse(await new Response(stream).text());
 }
 
-function boot(): void {
+/** Base64 to bytes: natively where the browser has Uint8Array.fromBase64, else through atob. */
+function fromBase64(text: string): Uint8Array<ArrayBuffer> {
+  const native = (Uint8Array as { fromBase64?: (s: string) => Uint8Array<ArrayBuffer> }).fromBase64;
+  if (native) return native.call(Uint8Array, text);
+  const raw = atob(text);
+  const bytes = new Uint8Array(raw.length);
+  for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+  return bytes;
+}
+
+async function boot(): Promise<void> {
   const root = document.getElementById("root");
   if (!root) return;
   const embedded = document.getElementById("causeway-data");
@@ -70,6 +77,10 @@ function boot(): void {
       return;
     }
     host = new ReportHost(data);
+    // A report opened on a run's Graph screen: its graph part is read (inflated) before the first
+    // render, so the page draws the graph at once rather than "Reading the run…" first.
+    const ui = host.loadState();
+    await (ui?.screen === "graph" && ui.run ? data.runs.get(ui.run)?.graph().catch(() => undefined) : undefined);
   } else {
     host = new VscodeHost();
   }
@@ -78,4 +89,4 @@ function boot(): void {
   ctl.start();
 }
 
-boot();
+void boot();

@@ -1,6 +1,6 @@
 import { describe, it, expect } from "vitest";
 import { pct, signed, signedInterval } from "../../core/format";
-import { effect, pct as webPct, interval } from "../../webview/format";
+import { effect, int, pct as webPct, interval } from "../../webview/format";
 import { formatTest } from "../../core/cli/format";
 
 describe("one formatter for effects and rates", () => {
@@ -12,6 +12,12 @@ describe("one formatter for effects and rates", () => {
     expect([pct(0.8), pct(0.125), pct(null), pct(undefined, "—")]).toEqual(["80%", "13%", "?", "—"]);
     // the webview's helpers are these, with its dash for a missing value
     expect([effect(-0.15), effect(null), webPct(0.8), webPct(undefined), interval([0.63, 0.9])]).toEqual(["\u22120.15", "—", "80%", "—", "[+0.63, +0.90]"]);
+  });
+
+  it("counts read with thousands separators, as en-US would write them (without loading a locale)", () => {
+    const xs = [0, 7, 999, 1000, -1000, 18234, 1234567, -12345.6, 999.5];
+    expect(xs.map(int)).toEqual(xs.map((x) => Math.round(x).toLocaleString("en-US")));
+    expect([int(null), int(undefined), int(NaN), int(Infinity)]).toEqual(["—", "—", "—", "—"]);
   });
 
   it("a sequential test's text says why it stopped", () => {

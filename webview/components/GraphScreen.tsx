@@ -6,7 +6,7 @@
  */
 import type cytoscape from "cytoscape";
 import type { JSX } from "preact";
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { int } from "../format";
 import { edgeVisible } from "../logic";
 import { applyFocus, applyToggles, applyTrace, createGraph, createGraphOf, fitted } from "../graph/cy";
@@ -57,8 +57,9 @@ export function GraphScreen() {
   const focus = useMemo(() => (shownEdges && toggles.node ? lineage(shownEdges, toggles.node) : []), [shownEdges, toggles.node]);
   const view = useMemo(() => (grouped ? groupedView(rg, (e) => edgeVisible(e, toggles), expanded, focus) : null), [grouped, rg, toggles.inferred, toggles.ruledOut, expanded, focus]);
 
-  // Build the graph once per investigation (grouped: once per view).
-  useEffect(() => {
+  // Build the graph once per investigation (grouped: once per view), as the screen commits: a
+  // layout effect, so Cytoscape's first frame comes with the screen's (no frame in between).
+  useLayoutEffect(() => {
     if (!box.current || !rg.graph.nodes.length) return;
     performance.mark("causeway:graph-start");
     const viewEdges = view?.edges.filter((e) => e.evidence !== "inferred");

@@ -3,7 +3,7 @@
  * (<App>) subscribes to the store once; components read a consistent snapshot with useApp().
  */
 import { createContext } from "preact";
-import { useContext, useEffect, useState } from "preact/hooks";
+import { useContext, useLayoutEffect, useState } from "preact/hooks";
 import type { AppState, Controller } from "../store";
 
 export interface AppValue {
@@ -19,10 +19,14 @@ export function useApp(): AppValue {
   return v;
 }
 
-/** The store's state, re-rendering the caller on every change (used by the root). */
+/**
+ * The store's state, re-rendering the caller on every change (used by the root). Subscribed in a
+ * layout effect, i.e. as the first render commits: the host's first answers (which follow in
+ * microtasks) render at once instead of after the browser's next frame.
+ */
 export function useStoreState(ctl: Controller): AppState {
   const [state, setState] = useState(ctl.store.get());
-  useEffect(() => {
+  useLayoutEffect(() => {
     setState(ctl.store.get());
     return ctl.store.subscribe(() => setState(ctl.store.get()));
   }, [ctl]);
