@@ -12,7 +12,7 @@ import { buildGraph, nodeId, nodesMatching, textOf, type Graph } from "../graph/
 import { closure } from "../graph/closure";
 import { RunModel } from "../graph/model";
 import type { Influence, InfluenceEdge, InfluenceSource, RunSummary, Workspace } from "./types";
-import { investigateLite } from "./investigate";
+import { investigateLite, REACH_NAMED } from "./investigate";
 
 /** Every folder holding an events.jsonl at or under root (node_modules and dot-folders skipped). */
 export function listRuns(root: string, maxDepth = 4): string[] {
@@ -146,7 +146,7 @@ export function influence(runs: readonly RunData[]): Influence {
 /** Summaries of every run under root, and their influence graph. Unreadable runs are listed as failed, never dropped. */
 export function workspace(root: string): Workspace {
   const runs: RunData[] = listRuns(root).map((d) => readRun(d));
-  const summaries: RunSummary[] = runs.map((r) => investigateLite(r).summary);
+  const summaries: RunSummary[] = runs.map((r) => investigateLite(r, { reachNamed: REACH_NAMED }).summary);
   summaries.sort((a, b) => (a.started < b.started ? 1 : a.started > b.started ? -1 : a.run_id.localeCompare(b.run_id)));
   return { schema: "causeway.workspace.v1", runs: summaries, influence: influence(runs) };
 }

@@ -356,7 +356,18 @@ function verdictSentence(v: ActionView, reached: number): string {
   return `No untrusted input reached ${v.tool}.`;
 }
 
-function alertsOf(m: RunModel, reach: UntrustedReach, views: Map<string, ActionView>): Alert[] {
+/** Sources an untrusted-reach alert lists as evidence. */
+const EVIDENCE_MAX = 20;
+/**
+ * Sources an untrusted-reach alert names in its detail in the investigator, the report and the
+ * Problems view; the others are counted ("and 2317 more"). A call deep in a big run is reached by
+ * thousands, and naming them all made the alerts of a 20,000-event run 48 MB. `causeway alerts`
+ * names every one, as the reference does.
+ */
+export const REACH_NAMED = 10;
+
+/** The alerts of a run; an untrusted-reach alert names `reachNamed` sources (all by default, as the reference). */
+function alertsOf(m: RunModel, reach: UntrustedReach, views: Map<string, ActionView>, reachNamed = Infinity): Alert[] {
   const out: Alert[] = [];
   const errors = m.run.problems.filter((p) => p.severity === "error");
   if (errors.length) {
@@ -405,15 +416,21 @@ function alertsOf(m: RunModel, reach: UntrustedReach, views: Map<string, ActionV
         cause: causeRef,
       });
     } else if (a.status !== "blocked" && v.sensitive) {
-      const up = reach.of(a.id).map((id) => m.byId.get(id)!);
+      const up = reach.of(a.id);
       if (up.length) {
+        const named = up.slice(0, reachNamed).map((id) => m.byId.get(id)!.source);
+        const more = up.length - named.length;
         out.push({
           ...base,
           severity: "review",
           rule: "untrusted-reach",
           title: `Sensitive action ${a.tool} is downstream of untrusted input`,
-          detail: `Reached from ${up.map((e) => e.source).join(", ")}. Reach is not cause; test it.`,
-          evidence: up.slice(0, 20).map((e) => ({ node: nodeId(e.id), seq: e.seq, line: e.line, label: safeText(e.source), trust: "untrusted", ref: safeText(e.ref ?? "") })),
+          detail: `Reached from ${named.join(", ")}${more ? ` and ${more} more (${up.length} untrusted inputs)` : ""}. Reach is not cause; test it.`,
+          reached: up.length,
+          evidence: up.slice(0, EVIDENCE_MAX).map((id) => {
+            const e = m.byId.get(id)!;
+            return { node: nodeId(e.id), seq: e.seq, line: e.line, label: safeText(e.source), trust: "untrusted", ref: safeText(e.ref ?? "") };
+          }),
           cause: causeRef,
         });
       }
@@ -713,7 +730,7 @@ export function investigate(run: RunData, opts: InvestigateOptions = {}): Invest
   const up = new Upstream(m, g);
   const views = new Map<string, ActionView>();
   for (const a of m.actions) views.set(nodeId(a.id), actionView(m, g, prov, idx, up, reach, a));
-  const al = alertsOf(m, reach, views);
+  const al = alertsOf(m, reach, views, REACH_NAMED);
   const bySeq = new Map<number, Severity[]>();
   for (const x of al) if (x.seq !== null) bySeq.set(x.seq, [...(bySeq.get(x.seq) ?? []), x.severity]);
   for (const v of views.values()) v.alerts = bySeq.get(v.seq) ?? [];
@@ -786,9 +803,10 @@ export function alertsFor(run: RunData): Alert[] {
 /**
  * Summary and alerts, without the timeline, events and blob previews (for lists of runs, alert
  * lists and diagnostics). Linear in the run: no graph is built unless the run has tests whose
- * causes the alerts must name.
+ * causes the alerts must name. An untrusted-reach alert names every source, as the reference's
+ * (`causeway alerts`), unless `reachNamed` caps them (lists and diagnostics: {@link REACH_NAMED}).
  */
-export function investigateLite(run: RunData): { summary: RunSummary; alerts: Alert[] } {
+export function investigateLite(run: RunData, opts: { reachNamed?: number } = {}): { summary: RunSummary; alerts: Alert[] } {
   const m = new RunModel(run);
   const prov = new ProvenanceIndex(m);
   const tested = run.tests.some((t) => (t.scope ?? "run") === "run");
@@ -797,7 +815,7 @@ export function investigateLite(run: RunData): { summary: RunSummary; alerts: Al
   const up = g ? new Upstream(m, g) : null;
   const views = new Map<string, ActionView>();
   for (const a of m.actions) views.set(nodeId(a.id), liteView(m, g, prov, idx, up, a));
-  const al = alertsOf(m, new UntrustedReach(m), views);
+  const al = alertsOf(m, new UntrustedReach(m), views, opts.reachNamed);
   return { summary: summaryOf(m, al), alerts: al };
 }
 
