@@ -81,8 +81,11 @@ export function closure(g: Graph, o: ClosureOptions): Map<string, Bits> | null {
   const sets = new Map<string, Bits>();
   const kept = new Map<string, Bits>();
   for (const n of order) {
-    const s = Bits.empty(o.width);
-    for (const p of from(n.id)) {
+    const parents = from(n.id);
+    // the set of a parent only this node still reads, and no caller keeps, becomes this node's
+    const last = parents.find((p) => !kept.has(p) && readers.get(p) === parents.filter((q) => q === p).length);
+    const s = last === undefined ? Bits.empty(o.width) : sets.get(last)!;
+    for (const p of parents) {
       const ps = sets.get(p)!;
       const a = s.words;
       const b = ps.words;
