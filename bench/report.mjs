@@ -40,15 +40,15 @@ const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-/** One `causeway report`: wall milliseconds and peak resident kilobytes (null without /usr/bin/time). */
+/** One `causeway report`: wall milliseconds, and (null without /usr/bin/time) peak resident kilobytes and CPU milliseconds (user + system). */
 function report(root, file) {
   const args = [CLI, "report", root, "-o", file];
   const t0 = performance.now();
-  const r = TIME ? spawnSync(TIME, ["-f", "peak-kb %M", process.execPath, ...args], { encoding: "utf8" }) : spawnSync(process.execPath, args, { encoding: "utf8" });
+  const r = TIME ? spawnSync(TIME, ["-f", "peak-kb %M cpu-s %U %S", process.execPath, ...args], { encoding: "utf8" }) : spawnSync(process.execPath, args, { encoding: "utf8" });
   const ms = performance.now() - t0;
   if (r.status !== 0) throw new Error(`causeway report failed (${r.status}): ${r.stderr}`);
-  const kb = /peak-kb (\d+)/.exec(r.stderr ?? "");
-  return { ms, kb: kb ? Number(kb[1]) : null };
+  const t = /peak-kb (\d+) cpu-s ([\d.]+) ([\d.]+)/.exec(r.stderr ?? "");
+  return { ms, kb: t ? Number(t[1]) : null, cpu: t ? Math.round((Number(t[2]) + Number(t[3])) * 1000) : null };
 }
 
 console.log(`${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}), load average ${load()}; timing ${CLI}`);
@@ -60,13 +60,15 @@ for (const events of SIZES) {
   const file = path.join(root, "report.html");
   const before = load();
   const times = [];
+  const cpu = [];
   let kb = null;
   for (let i = 0; i < RUNS; i++) {
     const r = report(root, file);
     times.push(Math.round(r.ms));
+    if (r.cpu !== null) cpu.push(r.cpu);
     if (r.kb !== null) kb = Math.max(kb ?? 0, r.kb);
   }
-  const res = { cli: LABEL, workload: "team", events: lines, report_bytes: fs.statSync(file).size, ms: times, median_ms: median(times), peak_kb: kb, load_before: before, load_after: load(), at: new Date().toISOString() };
+  const res = { cli: LABEL, workload: "team", events: lines, report_bytes: fs.statSync(file).size, ms: times, median_ms: median(times), cpu_ms: cpu, median_cpu_ms: cpu.length ? median(cpu) : null, peak_kb: kb, load_before: before, load_after: load(), at: new Date().toISOString() };
   console.log(`${row(res)}`);
   results.push(res);
   fs.rmSync(root, { recursive: true, force: true });
@@ -75,7 +77,7 @@ for (const events of SIZES) {
 /** A row of the results table. */
 function row(r) {
   const s = (x) => `${(x / 1000).toFixed(1)} s`;
-  return `| ${r.cli} | ${r.workload} | ${r.events.toLocaleString("en")} | ${(r.report_bytes / 1024 / 1024).toFixed(1)} MB | ${s(Math.min(...r.ms))} / **${s(r.median_ms)}** / ${s(Math.max(...r.ms))} | ${r.peak_kb ? `${Math.round(r.peak_kb / 1024)} MB` : "?"} | ${r.load_before} → ${r.load_after} |`;
+  return `| ${r.cli} | ${r.workload} | ${r.events.toLocaleString("en")} | ${(r.report_bytes / 1024 / 1024).toFixed(1)} MB | ${s(Math.min(...r.ms))} / **${s(r.median_ms)}** / ${s(Math.max(...r.ms))} | ${r.median_cpu_ms !== null ? s(r.median_cpu_ms) : "?"} | ${r.peak_kb ? `${Math.round(r.peak_kb / 1024)} MB` : "?"} | ${r.load_before} → ${r.load_after} |`;
 }
 
 if (OUT) {
@@ -86,9 +88,9 @@ if (OUT) {
   const md =
     `# \`causeway report\` on big runs\n\n` +
     `\`node bench/report.mjs --events … --runs N [--cli FILE --label NAME] --out ${OUT}\`, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}), shared with other jobs: ` +
-    `the load average is given for each row. Wall time of \`node CLI report ROOT -o FILE\` as a child process, Node's start included; ` +
+    `the load average is given for each row. Wall time of \`node CLI report ROOT -o FILE\` as a child process, Node's start included (CPU time is the steadier figure on a shared machine); ` +
     `the team workload of bench/workloads.mjs (10 agents passing work along: every call is downstream of everything before it).\n\n` +
-    `| CLI | workload | events | report | wall time (min / median / max) | peak memory | load average before → after |\n|---|---|---|---|---|---|---|\n` +
+    `| CLI | workload | events | report | wall time (min / median / max) | CPU time (median, user + system) | peak memory | load average before → after |\n|---|---|---|---|---|---|---|---|\n` +
     all.map(row).join("\n") +
     "\n";
   fs.writeFileSync(`${OUT}.md`, md);
