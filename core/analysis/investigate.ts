@@ -146,9 +146,8 @@ class Upstream {
   readonly specs: string[] = [];
   /** Per member: how much of its wording the next model output reused (its observed edges' most). */
   readonly reuse: Float64Array;
-  /** Per spec: the stamp of the last scan that saw it, and the member it was first seen at. */
+  /** Per spec: the stamp of the last scan that saw it. */
   private readonly seen: Int32Array;
-  private readonly first: Int32Array;
   private stamp = 0;
   private sets: Map<string, Bits> | null | undefined;
   private readonly cache = new Map<string, Up>();
@@ -178,7 +177,6 @@ class Upstream {
       for (const e of g.outEdges(n.id, ["observed"])) this.reuse[i] = Math.max(this.reuse[i], e.reuse ?? 0);
     });
     this.seen = new Int32Array(this.specs.length);
-    this.first = new Int32Array(this.specs.length);
   }
   private keyOf(a: ActionEvent): string {
     return typeof a.decision === "string" && this.g.nodes.has(nodeId(a.decision)) ? nodeId(a.decision) : nodeId(a.id);
@@ -212,7 +210,6 @@ class Upstream {
       const s = this.specOf[i];
       if (s < 0 || this.seen[s] === stamp) return;
       this.seen[s] = stamp;
-      this.first[s] = i;
       fn(i, s);
     });
   }

@@ -80,23 +80,30 @@ export function closure(g: Graph, o: ClosureOptions): Map<string, Bits> | null {
   for (const n of order) readers.set(n.id, up ? g.outEdges(n.id, o.evidence).length : g.inEdges(n.id, o.evidence).length);
   const sets = new Map<string, Bits>();
   const kept = new Map<string, Bits>();
+  const release = (p: string) => {
+    const left = readers.get(p)! - 1;
+    readers.set(p, left);
+    if (left === 0) sets.delete(p);
+  };
   for (const n of order) {
     const parents = from(n.id);
+    const keep = o.keep(n);
+    if (!keep && readers.get(n.id) === 0) {
+      parents.forEach(release); // no one reads this node's set: it is not built
+      continue;
+    }
     // the set of a parent only this node still reads, and no caller keeps, becomes this node's
     const last = parents.find((p) => !kept.has(p) && readers.get(p) === parents.filter((q) => q === p).length);
     const s = last === undefined ? Bits.empty(o.width) : sets.get(last)!;
     for (const p of parents) {
-      const ps = sets.get(p)!;
       const a = s.words;
-      const b = ps.words;
+      const b = sets.get(p)!.words;
       for (let k = 0; k < a.length; k++) a[k] |= b[k];
       const l = o.labelOf(g.nodes.get(p)!);
       if (l >= 0) s.add(l);
-      const left = readers.get(p)! - 1;
-      readers.set(p, left);
-      if (left === 0) sets.delete(p);
+      release(p);
     }
-    if (o.keep(n)) kept.set(n.id, s);
+    if (keep) kept.set(n.id, s);
     if (readers.get(n.id)! > 0) sets.set(n.id, s);
   }
   return kept;
