@@ -24,7 +24,7 @@ const arg = (name, dflt) => {
   const i = process.argv.indexOf(name);
   return i > 0 ? process.argv[i + 1] : dflt;
 };
-const SIZES = String(arg("--events", "1473,20000")).split(",").map(Number);
+const SIZES = String(arg("--events", "1473,20000")).split(",").filter(Boolean).map(Number); // --events "": rewrite BASE.md only
 const RUNS = Number(arg("--runs", 3));
 const CLI = path.resolve(arg("--cli", path.join(ROOT, "dist/cli.js")));
 const LABEL = arg("--label", path.relative(ROOT, CLI));
@@ -77,22 +77,25 @@ for (const events of SIZES) {
 /** A row of the results table. */
 function row(r) {
   const s = (x) => `${(x / 1000).toFixed(1)} s`;
-  return `| ${r.cli} | ${r.workload} | ${r.events.toLocaleString("en")} | ${(r.report_bytes / 1024 / 1024).toFixed(1)} MB | ${s(Math.min(...r.ms))} / **${s(r.median_ms)}** / ${s(Math.max(...r.ms))} | ${r.median_cpu_ms !== null ? s(r.median_cpu_ms) : "?"} | ${r.peak_kb ? `${Math.round(r.peak_kb / 1024)} MB` : "?"} | ${r.load_before} → ${r.load_after} |`;
+  return `| ${r.cli} | ${r.workload} | ${r.events.toLocaleString("en")} | ${(r.report_bytes / 1024 / 1024).toFixed(1)} MB | ${r.ms.length === 1 ? `**${s(r.ms[0])}** (1 run)` : `${s(Math.min(...r.ms))} / **${s(r.median_ms)}** / ${s(Math.max(...r.ms))} (${r.ms.length} runs)`} | ${r.median_cpu_ms !== null ? s(r.median_cpu_ms) : "?"} | ${r.peak_kb ? `${Math.round(r.peak_kb / 1024)} MB` : "?"} | ${r.load_before} → ${r.load_after} |`;
 }
 
 if (OUT) {
   const json = `${OUT}.json`;
-  const all = [...(fs.existsSync(json) ? JSON.parse(fs.readFileSync(json, "utf8")).results : []), ...results];
+  const old = fs.existsSync(json) ? JSON.parse(fs.readFileSync(json, "utf8")) : {};
+  const all = [...(old.results ?? []), ...results];
   fs.mkdirSync(path.dirname(json), { recursive: true });
-  fs.writeFileSync(json, JSON.stringify({ cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}`, results: all }, null, 2) + "\n");
+  // `notes` (written by hand in BASE.json) is kept and printed under the table
+  fs.writeFileSync(json, JSON.stringify({ cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}`, results: all, ...(old.notes ? { notes: old.notes } : {}) }, null, 2) + "\n");
   const md =
     `# \`causeway report\` on big runs\n\n` +
     `\`node bench/report.mjs --events … --runs N [--cli FILE --label NAME] --out ${OUT}\`, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}), shared with other jobs: ` +
     `the load average is given for each row. Wall time of \`node CLI report ROOT -o FILE\` as a child process, Node's start included (CPU time is the steadier figure on a shared machine); ` +
     `the team workload of bench/workloads.mjs (10 agents passing work along: every call is downstream of everything before it).\n\n` +
-    `| CLI | workload | events | report | wall time (min / median / max) | CPU time (median, user + system) | peak memory | load average before → after |\n|---|---|---|---|---|---|---|---|\n` +
+    `| CLI | workload | events | report | wall time (min / median / max) | CPU time (median; user + system, GC and worker threads included) | peak memory | load average before → after |\n|---|---|---|---|---|---|---|---|\n` +
     all.map(row).join("\n") +
-    "\n";
+    "\n" +
+    (old.notes ? `\n${[].concat(old.notes).join("\n")}\n` : "");
   fs.writeFileSync(`${OUT}.md`, md);
   console.log(`wrote ${OUT}.md and ${json}`);
 }
