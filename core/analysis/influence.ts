@@ -8,10 +8,11 @@ import fs from "node:fs";
 import path from "node:path";
 import type { RunData } from "../log/reader";
 import { readRun } from "../log/reader";
-import { buildGraph, nodeId, nodesMatching, textOf } from "../graph/graph";
+import { buildGraph, nodeId, nodesMatching, textOf, type Graph } from "../graph/graph";
+import { closure } from "../graph/closure";
 import { RunModel } from "../graph/model";
 import type { Influence, InfluenceEdge, InfluenceSource, RunSummary, Workspace } from "./types";
-import { investigateLite } from "./investigate";
+import { investigateLite, REACH_NAMED } from "./investigate";
 
 /** Every folder holding an events.jsonl at or under root (node_modules and dot-folders skipped). */
 export function listRuns(root: string, maxDepth = 4): string[] {
@@ -45,6 +46,23 @@ function short(v: unknown, n: number): string {
 const settledRuledOut = (t: { verdict: string; ci: [number, number]; stopped?: unknown }) =>
   t.verdict === "ruled-out" || (t.verdict !== "causal" && t.verdict !== "inconclusive" && t.ci[1] < 0.2 && t.ci[0] > -0.2);
 
+/**
+ * The tools each input reaches over observed edges (names of the calls downstream), computed for
+ * every input in one pass (core/graph/closure.ts); a graph with a cycle searches per input.
+ */
+function reachedTools(g: Graph): (input: string) => string[] {
+  const tools = [...new Set([...g.nodes.values()].filter((n) => n.type === "action").map((n) => n.label))];
+  const toolId = new Map(tools.map((t, i) => [t, i]));
+  const sets = closure(g, { direction: "down", evidence: ["observed"], width: tools.length, labelOf: (n) => (n.type === "action" ? toolId.get(n.label)! : -1), keep: (n) => n.type === "input" });
+  return (input) => {
+    const bits = sets?.get(input);
+    const out: string[] = [];
+    if (bits) bits.forEach((i) => out.push(tools[i]));
+    else if (!sets) for (const x of new Set([...g.descendants([input]).keys()].map((id) => g.nodes.get(id)!).filter((n) => n.type === "action").map((n) => n.label))) out.push(x);
+    return out;
+  };
+}
+
 /** The cross-run influence graph of several runs. */
 export function influence(runs: readonly RunData[]): Influence {
   const sources = new Map<string, InfluenceSource>();
@@ -63,6 +81,7 @@ export function influence(runs: readonly RunData[]): Influence {
   for (const run of runs) {
     const m = new RunModel(run);
     const g = buildGraph(m, { infer: false, reuse: false });
+    const toolsBelow = reachedTools(g);
     for (const ev of m.inputs) {
       if (ev.kind === "task" || typeof ev.ref !== "string") continue;
       const nid = nodeId(ev.id);
@@ -74,12 +93,7 @@ export function influence(runs: readonly RunData[]): Influence {
       if (!s.labels.includes(ev.source)) s.labels.push(ev.source);
       s.runs++;
       s.cited_by += g.outEdges(nid, ["observed"]).filter((e) => e.kind.startsWith("context")).length;
-      const tools = new Set<string>();
-      for (const x of g.descendants([nid]).keys()) {
-        const n = g.nodes.get(x)!;
-        if (n.type === "action") tools.add(n.label);
-      }
-      for (const tool of tools) edge(ev.ref, tool).reach_runs++;
+      for (const tool of toolsBelow(nid)) edge(ev.ref, tool).reach_runs++;
     }
     for (const t of run.tests) {
       if ((t.scope ?? "run") !== "run" || typeof t.intervention !== "string" || typeof t.target !== "string") continue;
@@ -114,8 +128,10 @@ export function influence(runs: readonly RunData[]): Influence {
     e.confirmed = e.tests.some((t) => t.verdict === "causal");
     e.ruled_out = e.tests.length > 0 && !e.confirmed && e.tests.every((t) => settledRuledOut(t));
   }
+  const bySource = new Map<string, InfluenceEdge[]>();
+  for (const e of edges.values()) (bySource.get(e.source) ?? bySource.set(e.source, []).get(e.source)!).push(e);
   for (const s of sources.values()) {
-    const es = [...edges.values()].filter((e) => e.source === s.id);
+    const es = bySource.get(s.id) ?? [];
     const effs = es.map((e) => e.max_effect).filter((x): x is number => x !== null);
     s.max_effect = effs.length ? Math.max(...effs) : null;
     s.confirmed_tools = [...new Set(es.filter((e) => e.confirmed).map((e) => e.tool))].sort();
@@ -130,7 +146,7 @@ export function influence(runs: readonly RunData[]): Influence {
 /** Summaries of every run under root, and their influence graph. Unreadable runs are listed as failed, never dropped. */
 export function workspace(root: string): Workspace {
   const runs: RunData[] = listRuns(root).map((d) => readRun(d));
-  const summaries: RunSummary[] = runs.map((r) => investigateLite(r).summary);
+  const summaries: RunSummary[] = runs.map((r) => investigateLite(r, { reachNamed: REACH_NAMED }).summary);
   summaries.sort((a, b) => (a.started < b.started ? 1 : a.started > b.started ? -1 : a.run_id.localeCompare(b.run_id)));
   return { schema: "causeway.workspace.v1", runs: summaries, influence: influence(runs) };
 }

@@ -9,6 +9,7 @@ import type { ActionEvent, LoadedEvent } from "../log/events";
 import type { RunData } from "../log/reader";
 import type { TestRecord } from "../log/testslog";
 import { buildGraph, criticalPath, nodeId, nodesMatching, targetHits, textOf, type GNode, type Graph, type GraphOptions } from "../graph/graph";
+import { Bits, closure } from "../graph/closure";
 import { RunModel } from "../graph/model";
 import { copiedFrom, specificValues } from "../graph/copied";
 import { roleFor } from "../stats";
@@ -123,31 +124,94 @@ class TestIndex {
 /** Untested candidates listed per call beyond the tested ones (a call deep in a big run has thousands upstream). */
 export const CANDIDATES_MAX = 20;
 
+/** A call's upstream: the ancestors of its model call, as positions in {@link Upstream.members}. */
+interface Up {
+  anc: Bits;
+  /** The candidate rows when no test names the call (shared by the calls of one model call). */
+  untested?: { rows: Candidate[]; total: number };
+}
+
 /**
- * Upstream inputs and message nodes of each call, in seq order, shared by the calls of one model
- * call (they have the same upstream): one search per decision instead of one per call, and a scan
- * of the run's inputs and messages in order instead of a sort per call.
+ * Upstream of each call, shared by the calls of one model call (they have the same upstream). The
+ * ancestor sets of every model call are computed in one pass over the graph (core/graph/closure.ts)
+ * as bits over the nodes an intervention can remove, in seq order; a graph with a cycle (a damaged
+ * log) falls back to one search per model call.
  */
 class Upstream {
-  private readonly order: GNode[];
-  private readonly cache = new Map<string, { anc: Set<string>; items: GNode[]; untested?: Candidate[] }>();
-  constructor(private g: Graph) {
-    this.order = [...g.nodes.values()].filter((n) => n.type === "input" || n.type === "message").sort((x, y) => x.seq - y.seq);
+  /** Input, message and action nodes in seq order: the positions of an ancestor set. */
+  readonly members: GNode[];
+  private readonly pos = new Map<string, number>();
+  /** Per member: the intervention that removes it, as an index into specs; -1 for calls and the task. */
+  readonly specOf: Int32Array;
+  readonly specs: string[] = [];
+  /** Per member: how much of its wording the next model output reused (its observed edges' most). */
+  readonly reuse: Float64Array;
+  /** Per spec: the stamp of the last scan that saw it. */
+  private readonly seen: Int32Array;
+  private stamp = 0;
+  private sets: Map<string, Bits> | null | undefined;
+  private readonly cache = new Map<string, Up>();
+  constructor(
+    private m: RunModel,
+    private g: Graph,
+  ) {
+    this.members = [...g.nodes.values()].filter((n) => n.type !== "decision").sort((x, y) => x.seq - y.seq);
+    this.specOf = new Int32Array(this.members.length).fill(-1);
+    this.reuse = new Float64Array(this.members.length);
+    const specIds = new Map<string, number>();
+    this.members.forEach((n, i) => {
+      this.pos.set(n.id, i);
+      const ev = m.byId.get(n.eventId)!;
+      let spec: string | null = null;
+      if (n.type === "input" && ev.kind !== "task") spec = `input:${ev.source}`;
+      else if (n.type === "message") spec = `msg:${ev.agent}->${ev.to}`;
+      if (spec !== null) {
+        let s = specIds.get(spec);
+        if (s === undefined) {
+          s = this.specs.length;
+          specIds.set(spec, s);
+          this.specs.push(spec);
+        }
+        this.specOf[i] = s;
+      }
+      for (const e of g.outEdges(n.id, ["observed"])) this.reuse[i] = Math.max(this.reuse[i], e.reuse ?? 0);
+    });
+    this.seen = new Int32Array(this.specs.length);
   }
-  of(a: ActionEvent): { anc: Set<string>; items: GNode[]; untested?: Candidate[] } {
-    const key = typeof a.decision === "string" && this.g.nodes.has(nodeId(a.decision)) ? nodeId(a.decision) : nodeId(a.id);
+  private keyOf(a: ActionEvent): string {
+    return typeof a.decision === "string" && this.g.nodes.has(nodeId(a.decision)) ? nodeId(a.decision) : nodeId(a.id);
+  }
+  of(a: ActionEvent): Up {
+    const key = this.keyOf(a);
     let hit = this.cache.get(key);
     if (!hit) {
-      const anc = this.g.ancestors(key);
-      if (key !== nodeId(a.id)) anc.add(key);
-      const items =
-        anc.size * 16 < this.order.length
-          ? [...anc].map((id) => this.g.nodes.get(id)!).filter((n) => n.type === "input" || n.type === "message").sort((x, y) => x.seq - y.seq)
-          : this.order.filter((n) => anc.has(n.id));
-      hit = { anc, items };
+      if (this.sets === undefined) {
+        const keys = new Set(this.m.actions.map((x) => this.keyOf(x)));
+        this.sets = closure(this.g, { direction: "up", evidence: ["observed"], width: this.members.length, labelOf: (n) => this.pos.get(n.id) ?? -1, keep: (n) => keys.has(n.id) });
+      }
+      let anc = this.sets?.get(key);
+      if (!anc) {
+        anc = Bits.empty(this.members.length);
+        for (const id of this.g.ancestors(key)) if (this.pos.has(id)) anc.add(this.pos.get(id)!);
+      }
+      hit = { anc };
       this.cache.set(key, hit);
     }
     return hit;
+  }
+  has(anc: Bits, id: string): boolean {
+    const i = this.pos.get(id);
+    return i !== undefined && anc.has(i);
+  }
+  /** Calls fn with the member each distinct spec upstream is first seen at, in seq order. */
+  eachSpec(anc: Bits, fn: (i: number, spec: number) => void): void {
+    const stamp = ++this.stamp;
+    anc.forEach((i) => {
+      const s = this.specOf[i];
+      if (s < 0 || this.seen[s] === stamp) return;
+      this.seen[s] = stamp;
+      fn(i, s);
+    });
   }
 }
 
@@ -160,81 +224,111 @@ function candidates(m: RunModel, g: Graph, idx: TestIndex, up: Upstream, a: Acti
   const hit = up.of(a);
   const mine = idx.runTests.filter((x) => x.hits.has(a.id));
   // no test names this call: its rows are those of every call of the same model call
-  const rows = mine.length ? candidateRows(m, g, idx, hit, mine) : (hit.untested ??= candidateRows(m, g, idx, hit, mine));
-  let untested = 0;
-  const kept = rows.filter((r) => r.status !== "untested" || ++untested <= CANDIDATES_MAX).map((r) => ({ ...r }));
+  const c = mine.length ? candidateRows(idx, up, hit.anc, mine) : (hit.untested ??= candidateRows(idx, up, hit.anc, mine));
+  const kept = c.rows.map((r) => ({ ...r }));
   const callValues = specificValues(m.value(a.args_ref));
   for (const r of kept) r.copied = copiedFrom(m.value(m.byId.get(g.nodes.get(r.node)!.eventId)!.ref), callValues);
-  return { rows: kept, total: rows.length };
+  return { rows: kept, total: c.total };
 }
 
-/** Every candidate row of a call's upstream, best first (copied values are filled in per call). */
-function candidateRows(m: RunModel, g: Graph, idx: TestIndex, { anc, items }: { anc: Set<string>; items: GNode[] }, mine: TestIndex["runTests"]): Candidate[] {
-  const rows: Candidate[] = [];
-  const seen = new Set<string>();
-  for (const n of items) {
-    const nid = n.id;
-    const ev = m.byId.get(n.eventId)!;
-    let spec: string | null = null;
-    if (n.type === "input" && ev.kind !== "task") spec = `input:${ev.source}`;
-    else if (n.type === "message") spec = `msg:${ev.agent}->${ev.to}`;
-    if (!spec || seen.has(spec)) continue;
-    seen.add(spec);
-    const tests = mine.length
-      ? mine.map((x) => x.t).filter((t) => !t.group && (t.intervention === spec || setEquals(intersect(idx.nodesOf(t.intervention), anc), nid)))
-      : [];
+const STATUS_ORDER: Record<CandidateStatus, number> = { primary: 0, confirmed: 1, contributing: 2, joint: 3, suppressive: 4, inconclusive: 5, untested: 6, "no-effect-seen": 7, "ruled-out": 8 };
+
+/** Candidate order: by status; inputs before the messages that carried them; effect; untrusted first; reuse. */
+function rowOrder(x: Candidate, y: Candidate): number {
+  return (
+    STATUS_ORDER[x.status] - STATUS_ORDER[y.status] ||
+    // a message only carries what an input put in it: name the input first
+    Number(x.kind === "message") - Number(y.kind === "message") ||
+    (y.test?.effect ?? 0) - (x.test?.effect ?? 0) ||
+    Number(x.trust !== "untrusted") - Number(y.trust !== "untrusted") ||
+    y.reuse - x.reuse
+  );
+}
+
+/**
+ * The candidate rows of a call's upstream, best first: every row a test names (or a causal group
+ * joins), and the best {@link CANDIDATES_MAX} of the untested ones, chosen in one scan without
+ * building the others; `total` counts every row. (Copied values are filled in per call.)
+ */
+function candidateRows(idx: TestIndex, up: Upstream, anc: Bits, mine: TestIndex["runTests"]): { rows: Candidate[]; total: number } {
+  const row = (i: number, status: CandidateStatus, test: TestSummary | null): Candidate => {
+    const n = up.members[i];
+    return {
+      node: n.id,
+      label: n.label,
+      kind: n.type,
+      agent: n.agent,
+      trust: n.trust,
+      intervention: up.specs[up.specOf[i]],
+      status,
+      role: status === "primary" || status === "contributing" || status === "confirmed" ? status : null,
+      test,
+      reuse: up.reuse[i],
+    };
+  };
+  // what the call's tests name: specs, the one upstream node an intervention removes, group members
+  const named = new Set<string>();
+  const single = new Map<TestSummary, string | null>();
+  for (const { t } of mine) {
+    if (t.group) {
+      for (const g of t.group) named.add(g);
+      continue;
+    }
+    named.add(t.intervention);
+    let only: string | null = null;
+    let k = 0;
+    for (const id of idx.nodesOf(t.intervention)) if (up.has(anc, id) && ++k === 1) only = id;
+    single.set(t, k === 1 ? only : null);
+  }
+  const shown: { r: Candidate; i: number }[] = [];
+  const best: { r: Candidate; i: number }[] = []; // the best untested rows so far, best first
+  const offer = (r: Candidate, i: number) => {
+    if (best.length === CANDIDATES_MAX && rowOrder(r, best[best.length - 1].r) >= 0) return;
+    let at = best.length;
+    while (at > 0 && rowOrder(r, best[at - 1].r) < 0) at--;
+    best.splice(at, 0, { r, i });
+    if (best.length > CANDIDATES_MAX) best.pop();
+  };
+  const singles = new Set(single.values());
+  // an untested row, to compare before building one that cannot enter the best
+  const probe: Candidate = { node: "", label: "", kind: "", agent: "", trust: "", intervention: "", status: "untested", role: null, test: null, reuse: 0 };
+  let total = 0;
+  up.eachSpec(anc, (i, s) => {
+    total++;
+    const spec = up.specs[s];
+    const nid = up.members[i].id;
+    if (!named.has(spec) && !singles.has(nid)) {
+      if (best.length === CANDIDATES_MAX) {
+        probe.kind = up.members[i].type;
+        probe.trust = up.members[i].trust;
+        probe.reuse = up.reuse[i];
+        if (rowOrder(probe, best[best.length - 1].r) >= 0) return;
+      }
+      offer(row(i, "untested", null), i);
+      return;
+    }
+    const tests = mine.map((x) => x.t).filter((t) => !t.group && (t.intervention === spec || single.get(t) === nid));
     // the latest test that applied (tests.jsonl order): a new Run test or Find the cause
     // supersedes earlier ones, so the verdict here and the job's notification name the same
     // result (choosing the test with the most replays showed an older +0.63 beside a new +0.70)
     const applied = tests.filter((t) => t.verdict !== "not-applied");
-    const best = applied.length ? applied[applied.length - 1] : tests.length ? tests[tests.length - 1] : null;
+    const latest = applied.length ? applied[applied.length - 1] : tests.length ? tests[tests.length - 1] : null;
     let status: CandidateStatus;
-    if (!best || best.verdict === "not-applied") status = "untested";
-    else if (best.verdict === "causal") status = causalRole(best);
-    else if (best.verdict === "suppressive") status = "suppressive";
-    else status = settled(best);
+    if (!latest || latest.verdict === "not-applied") status = "untested";
+    else if (latest.verdict === "causal") status = causalRole(latest);
+    else if (latest.verdict === "suppressive") status = "suppressive";
+    else status = settled(latest);
     // a causal group in which no single member is causal: each member is a joint (redundant) cause
     if (status === "untested" || status === "ruled-out" || status === "inconclusive" || status === "no-effect-seen") {
       const joint = mine.some((x) => x.t.group && x.t.verdict === "causal" && x.t.group.includes(spec) && x.t.group.every((member) => !mine.some((y) => y.t.intervention === member && y.t.verdict === "causal")) && x.t.group.some((member) => mine.some((y) => y.t.intervention === member)));
       if (joint) status = "joint";
     }
-    let reuse = 0;
-    for (const e of g.outEdges(nid, ["observed"])) reuse = Math.max(reuse, e.reuse ?? 0);
-    rows.push({
-      node: nid,
-      label: n.label,
-      kind: n.type,
-      agent: n.agent,
-      trust: n.trust,
-      intervention: spec,
-      status,
-      role: status === "primary" || status === "contributing" || status === "confirmed" ? status : null,
-      test: best,
-      reuse,
-    });
-  }
-  const order: Record<CandidateStatus, number> = { primary: 0, confirmed: 1, contributing: 2, joint: 3, suppressive: 4, inconclusive: 5, untested: 6, "no-effect-seen": 7, "ruled-out": 8 };
-  rows.sort(
-    (x, y) =>
-      order[x.status] - order[y.status] ||
-      // a message only carries what an input put in it: name the input first
-      Number(x.kind === "message") - Number(y.kind === "message") ||
-      (y.test?.effect ?? 0) - (x.test?.effect ?? 0) ||
-      Number(x.trust !== "untrusted") - Number(y.trust !== "untrusted") ||
-      y.reuse - x.reuse,
-  );
-  return rows;
+    if (status === "untested") offer(row(i, status, latest), i);
+    else shown.push({ r: row(i, status, latest), i });
+  });
+  const rows = [...shown, ...best].sort((x, y) => rowOrder(x.r, y.r) || x.i - y.i).map((x) => x.r);
+  return { rows, total };
 }
-
-function intersect(a: Set<string>, b: Set<string>): Set<string> {
-  const out = new Set<string>();
-  for (const x of a) if (b.has(x)) out.add(x);
-  return out;
-}
-function setEquals(s: Set<string>, one: string): boolean {
-  return s.size === 1 && s.has(one);
-}
-
 
 /** One sentence of verdict for a tool call; `reached` counts the untrusted inputs upstream of it. */
 function verdictSentence(v: ActionView, reached: number): string {
@@ -259,7 +353,18 @@ function verdictSentence(v: ActionView, reached: number): string {
   return `No untrusted input reached ${v.tool}.`;
 }
 
-function alertsOf(m: RunModel, reach: UntrustedReach, views: Map<string, ActionView>): Alert[] {
+/** Sources an untrusted-reach alert lists as evidence. */
+const EVIDENCE_MAX = 20;
+/**
+ * Sources an untrusted-reach alert names in its detail in the investigator, the report and the
+ * Problems view; the others are counted ("and 2317 more"). A call deep in a big run is reached by
+ * thousands, and naming them all made the alerts of a 20,000-event run 48 MB. `causeway alerts`
+ * names every one, as the reference does.
+ */
+export const REACH_NAMED = 10;
+
+/** The alerts of a run; an untrusted-reach alert names `reachNamed` sources (all by default, as the reference). */
+function alertsOf(m: RunModel, reach: UntrustedReach, views: Map<string, ActionView>, reachNamed = Infinity): Alert[] {
   const out: Alert[] = [];
   const errors = m.run.problems.filter((p) => p.severity === "error");
   if (errors.length) {
@@ -308,15 +413,21 @@ function alertsOf(m: RunModel, reach: UntrustedReach, views: Map<string, ActionV
         cause: causeRef,
       });
     } else if (a.status !== "blocked" && v.sensitive) {
-      const up = reach.of(a.id).map((id) => m.byId.get(id)!);
+      const up = reach.of(a.id);
       if (up.length) {
+        const named = up.slice(0, reachNamed).map((id) => m.byId.get(id)!.source);
+        const more = up.length - named.length;
         out.push({
           ...base,
           severity: "review",
           rule: "untrusted-reach",
           title: `Sensitive action ${a.tool} is downstream of untrusted input`,
-          detail: `Reached from ${up.map((e) => e.source).join(", ")}. Reach is not cause; test it.`,
-          evidence: up.slice(0, 20).map((e) => ({ node: nodeId(e.id), seq: e.seq, line: e.line, label: safeText(e.source), trust: "untrusted", ref: safeText(e.ref ?? "") })),
+          detail: `Reached from ${named.join(", ")}${more ? ` and ${more} more (${up.length} untrusted inputs)` : ""}. Reach is not cause; test it.`,
+          reached: up.length,
+          evidence: up.slice(0, EVIDENCE_MAX).map((id) => {
+            const e = m.byId.get(id)!;
+            return { node: nodeId(e.id), seq: e.seq, line: e.line, label: safeText(e.source), trust: "untrusted", ref: safeText(e.ref ?? "") };
+          }),
           cause: causeRef,
         });
       }
@@ -613,10 +724,10 @@ export function investigate(run: RunData, opts: InvestigateOptions = {}): Invest
   const prov = new ProvenanceIndex(m);
   const idx = new TestIndex(m, g);
   const reach = new UntrustedReach(m);
-  const up = new Upstream(g);
+  const up = new Upstream(m, g);
   const views = new Map<string, ActionView>();
   for (const a of m.actions) views.set(nodeId(a.id), actionView(m, g, prov, idx, up, reach, a));
-  const al = alertsOf(m, reach, views);
+  const al = alertsOf(m, reach, views, REACH_NAMED);
   const bySeq = new Map<number, Severity[]>();
   for (const x of al) if (x.seq !== null) bySeq.set(x.seq, [...(bySeq.get(x.seq) ?? []), x.severity]);
   for (const v of views.values()) v.alerts = bySeq.get(v.seq) ?? [];
@@ -689,18 +800,19 @@ export function alertsFor(run: RunData): Alert[] {
 /**
  * Summary and alerts, without the timeline, events and blob previews (for lists of runs, alert
  * lists and diagnostics). Linear in the run: no graph is built unless the run has tests whose
- * causes the alerts must name.
+ * causes the alerts must name. An untrusted-reach alert names every source, as the reference's
+ * (`causeway alerts`), unless `reachNamed` caps them (lists and diagnostics: {@link REACH_NAMED}).
  */
-export function investigateLite(run: RunData): { summary: RunSummary; alerts: Alert[] } {
+export function investigateLite(run: RunData, opts: { reachNamed?: number } = {}): { summary: RunSummary; alerts: Alert[] } {
   const m = new RunModel(run);
   const prov = new ProvenanceIndex(m);
   const tested = run.tests.some((t) => (t.scope ?? "run") === "run");
   const g = tested ? buildGraph(m, { infer: false, reuse: false }) : null;
   const idx = g ? new TestIndex(m, g) : null;
-  const up = g ? new Upstream(g) : null;
+  const up = g ? new Upstream(m, g) : null;
   const views = new Map<string, ActionView>();
   for (const a of m.actions) views.set(nodeId(a.id), liteView(m, g, prov, idx, up, a));
-  const al = alertsOf(m, new UntrustedReach(m), views);
+  const al = alertsOf(m, new UntrustedReach(m), views, opts.reachNamed);
   return { summary: summaryOf(m, al), alerts: al };
 }
 

@@ -13,6 +13,8 @@ const PRODUCED = ["ref", "output", "result_ref"] as const;
 export class UntrustedReach {
   /** event id → ids of the untrusted input events upstream (itself included), in seq order */
   private readonly up = new Map<string, readonly string[]>();
+  /** untrusted inputs: the only events whose list holds themselves */
+  private readonly selfIn = new Set<string>();
 
   constructor(m: RunModel) {
     const producer = new Map<string, string>(); // first event that brought each ref into the run
@@ -40,6 +42,7 @@ export class UntrustedReach {
           const p = typeof e.ref === "string" ? producer.get(e.ref) : undefined;
           const from = p && p !== e.id ? this.up.get(p) : undefined;
           list = e.trust === "untrusted" ? union([from, [e.id]]) : (from ?? NONE);
+          if (e.trust === "untrusted" && !this.up.has(e.id)) this.selfIn.add(e.id);
           break;
         }
         case "decision": {
@@ -68,6 +71,6 @@ export class UntrustedReach {
   /** Ids of the untrusted input events upstream of an event, in seq order (the event itself excluded). */
   of(eventId: string): readonly string[] {
     const l = this.up.get(eventId) ?? NONE;
-    return l.includes(eventId) ? l.filter((x) => x !== eventId) : l;
+    return this.selfIn.has(eventId) ? l.filter((x) => x !== eventId) : l;
   }
 }

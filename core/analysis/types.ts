@@ -37,8 +37,10 @@ export interface Alert {
   sensitive?: "declared" | "by name" | null;
   /** The traced value (untrusted-value). */
   value?: string;
-  /** Where the value or the reach came from. */
+  /** Where the value or the reach came from (untrusted-reach: the first 20 sources, in seq order). */
   evidence?: EvidenceRef[];
+  /** untrusted-reach: how many untrusted inputs reached the call (its detail names the first few). */
+  reached?: number;
   /** Once tested: the confirmed cause of this call. */
   cause?: { intervention: string; role: string | null; effect: number; ci: [number, number]; n: number } | null;
 }

@@ -4,7 +4,7 @@
  * recorded. Computed by core; nothing here judges a run.
  */
 import { safeText } from "../../core/log/sanitize";
-import { investigateLite } from "../../core/analysis/investigate";
+import { investigateLite, REACH_NAMED } from "../../core/analysis/investigate";
 import type { Alert, RunSummary } from "../../core/analysis/types";
 import type { RunData } from "../../core/log/reader";
 import type { Problem } from "../../core/log/problems";
@@ -69,7 +69,7 @@ function siteLabel(e: Record<string, unknown>): string {
 
 export function analyseRun(run: RunData): RunAnalysis {
   const t0 = performance.now();
-  const { summary, alerts } = investigateLite(run);
+  const { summary, alerts } = investigateLite(run, { reachNamed: REACH_NAMED });
   const sites: SiteHit[] = [];
   for (const e of run.events) {
     const s = validSite(e.site);

@@ -119,7 +119,7 @@ export function AlertCard({ alert: a, top }: { alert: Alert; top: boolean }) {
           )}
           {a.evidence && a.evidence.length > 0 && (
             <div>
-              <dt>{only ? "Only source" : a.evidence.length === 1 ? "Source" : "Sources"}</dt>
+              <dt>{only ? "Only source" : a.evidence.length === 1 ? "Source" : a.reached && a.reached > a.evidence.length ? `Sources (first ${a.evidence.length} of ${int(a.reached)})` : "Sources"}</dt>
               <dd class="chips">
                 {a.evidence.map((ev) => (
                   <button type="button" key={ev.node} class="srcchip" onClick={() => ctl.openRecord(ev.seq)} title={`Open event #${ev.seq}`}>

@@ -58,6 +58,24 @@ describe("runs and overview", () => {
     expect(text(top)).toContain("input:vendor:portal/notes.md +0.80 [+0.63, +0.90]");
     expect(screen).toContain("What needs attention");
   });
+
+  test("an alert reached by more sources than it lists says how many", () => {
+    // as a call deep in a big run: its evidence lists the first sources, `reached` counts them all
+    const inv = data.runs["demo-seed0"];
+    const alerts = inv.alerts.map((a) => (a.rule === "untrusted-reach" ? { ...a, reached: 2327 } : a));
+    const host = new ScriptedHost(VSCODE);
+    const { root } = mount(host);
+    host.send({ type: "init", capabilities: VSCODE });
+    host.send({ type: "workspace", workspace: data.workspace });
+    key(withText(root, ".runs-table tbody tr", "demo-seed0")[0], "Enter");
+    host.send({ type: "investigation", run: "demo-seed0", investigation: { ...inv, alerts } });
+    const reach = withText(root, ".alert", "downstream of untrusted input");
+    expect(reach.length).toBeGreaterThan(0);
+    expect(text(reach[0])).toContain("Sources (first 3 of 2,327)");
+    // without a count past the list, the list is all there is
+    host.send({ type: "investigation", run: "demo-seed0", investigation: inv });
+    expect(text(withText(root, ".alert", "downstream of untrusted input")[0])).not.toContain("first 3 of");
+  });
 });
 
 describe("why did it happen", () => {
