@@ -50,6 +50,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const lenses = new CausewayLenses(s);
   const replay = new ReplayService(s);
   const discovery = new RunDiscovery(s);
+  tree.waitForRuns(discovery.listed);
   const panel = new InvestigatorPanel(s, replay, {
     revealInTree: (run, seq) => tree.reveal(run, seq),
     openBlob: (run, ref) => openBlob(s, run, ref),
