@@ -99,7 +99,8 @@ export function activate(context: vscode.ExtensionContext): void {
       );
     });
   }, 0);
-  log.info(`activated in ${(performance.now() - t0).toFixed(1)} ms (workspace ${vscode.workspace.isTrusted ? "trusted" : "in Restricted Mode: replays are off"})`);
+  // the host's uptime: the log's times are stamped when a line is written, late when the host is busy
+  log.info(`activated in ${(performance.now() - t0).toFixed(1)} ms (workspace ${vscode.workspace.isTrusted ? "trusted" : "in Restricted Mode: replays are off"}; extension host up ${Math.round(process.uptime() * 1000)} ms)`);
 }
 
 export function deactivate(): void {

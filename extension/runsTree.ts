@@ -224,7 +224,7 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
         this.sentRoot = nodes;
         if (!this.listedOnce && nodes.length) {
           this.listedOnce = true;
-          this.s.log.info(`Runs view: first listing, ${this.s.store.size} runs (${this.s.store.pending} not analysed yet)`);
+          this.s.log.info(`Runs view: first listing, ${this.s.store.size} runs (${this.s.store.pending} not analysed yet; extension host up ${Math.round(process.uptime() * 1000)} ms)`);
           // the items are made and sent once this returns (promises): resolve after that
           setTimeout(() => this.markListed(), 0);
         }
