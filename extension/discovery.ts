@@ -22,6 +22,7 @@ export class RunDiscovery implements vscode.Disposable {
   private candidates = new Map<string, ReturnType<typeof setTimeout>>();
   private livePoll: ReturnType<typeof setInterval> | undefined;
   private scannedOnce = false;
+  private lastSessionListed = false;
   private scanning: Promise<void> | undefined;
   private generation = 0;
   /** Resolves when the first scan is done. */
@@ -64,7 +65,7 @@ export class RunDiscovery implements vscode.Disposable {
     const gen = ++this.generation;
     const t0 = Date.now();
     const run = async () => {
-      if (!this.scannedOnce && this.listLastSession()) this.markListed();
+      if (!this.scannedOnce) this.listLastSession();
       const found = new Set<string>();
       const globs: string[] = [];
       for (const folder of this.folders()) {
@@ -96,20 +97,25 @@ export class RunDiscovery implements vscode.Disposable {
   }
 
   /**
-   * Lists at once the runs the last session found (those still there): the walk of the workspace
-   * corrects this listing when it ends (runs gone are dropped, new ones added). How many it listed.
+   * Lists at once the runs the last session found (those still there), once: the walk of the
+   * workspace corrects this listing when it ends (runs gone are dropped, new ones added). Called
+   * from activate() itself, so that the Runs view's first request finds them (a timer after
+   * activation ran a second or two late on a busy extension host, behind other extensions).
    */
-  private listLastSession(): number {
+  listLastSession(): void {
+    if (this.lastSessionListed) return;
+    this.lastSessionListed = true;
     const storage = this.storageDir();
-    if (!storage) return 0;
+    if (!storage) return;
     const t0 = Date.now();
     let n = 0;
     for (const folder of this.folders()) {
       const root = folder.uri.fsPath;
       for (const dir of readRemembered(storage, root, this.s.settings(root).runsGlob)) if (this.s.store.add(dir, root)) n++;
     }
-    if (n) this.s.log.info(`listed ${n} run${n === 1 ? "" : "s"} found by the last session in ${Date.now() - t0} ms`);
-    return n;
+    if (!n) return;
+    this.s.log.info(`listed ${n} run${n === 1 ? "" : "s"} found by the last session in ${Date.now() - t0} ms (extension host up ${Math.round(process.uptime() * 1000)} ms)`);
+    this.markListed();
   }
 
   /** Where the run folders found are remembered (the extension's global storage: see rememberedRuns). */

@@ -85,6 +85,8 @@ export function activate(context: vscode.ExtensionContext): void {
   // waits for the Runs view's first listing (at most a second after the runs are found, when the
   // view is closed): analysing first kept the extension host too busy to answer the view.
   const release = store.hold();
+  // the runs the last session found, listed now: the Runs view's first request answers with them
+  discovery.listLastSession();
   setTimeout(() => {
     const t1 = performance.now();
     void collector.restore().catch((err) => log.warn(`collector: ${(err as Error).message}`));
