@@ -5,8 +5,8 @@
  * storage, one per workspace folder and glob: a window's workspace storage (and its Memento) is
  * locked by the window that has it, and a second window on the same folder (code-server keeps a
  * closed window's extension host for hours) gets a fresh, empty storage folder. The file is ours
- * but read as untrusted: only relative folder names inside the workspace folder that still hold an
- * events.jsonl are listed. vscode-free.
+ * but read as untrusted: only relative folder names inside the workspace folder that still exist
+ * are listed. vscode-free.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -28,8 +28,8 @@ export function rememberedFile(storageDir: string, folder: string, runsGlob: str
 }
 
 /**
- * The run folders (absolute) remembered for `folder` and `runsGlob` that still hold an
- * events.jsonl; none when nothing was remembered or the file is unreadable or not ours.
+ * The run folders (absolute) remembered for `folder` and `runsGlob` that are still there; none
+ * when nothing was remembered or the file is unreadable or not ours.
  */
 export function readRemembered(storageDir: string, folder: string, runsGlob: string): string[] {
   let data: Partial<Remembered>;
@@ -39,11 +39,28 @@ export function readRemembered(storageDir: string, folder: string, runsGlob: str
     return []; // none yet, or unreadable: the walk lists the runs
   }
   if (!data || data.folder !== folder || data.runsGlob !== runsGlob || !Array.isArray(data.dirs)) return [];
+  // a run deleted since is not listed: one readdir per folder of runs (a stat per run took a second
+  // for a thousand runs on a busy extension host); a run folder left without its events.jsonl is
+  // listed as being read until the walk drops it
+  const names = new Map<string, Set<string>>();
+  const inParent = (dir: string) => {
+    const parent = path.dirname(dir);
+    let set = names.get(parent);
+    if (!set) {
+      try {
+        set = new Set(fs.readdirSync(parent));
+      } catch {
+        set = new Set();
+      }
+      names.set(parent, set);
+    }
+    return set.has(path.basename(dir));
+  };
   const out: string[] = [];
   for (const rel of data.dirs.slice(0, MAX_REMEMBERED)) {
     if (typeof rel !== "string" || path.isAbsolute(rel)) continue;
     const dir = path.resolve(folder, rel);
-    if (isInside(dir, folder) && fs.existsSync(path.join(dir, "events.jsonl"))) out.push(dir);
+    if (isInside(dir, folder) && inParent(dir)) out.push(dir);
   }
   return out;
 }
