@@ -9,6 +9,7 @@ import path from "node:path";
 import fs from "node:fs";
 import { eventsGlob, isInside, isUnderRunsGlob, runDirOfFile, runFilesGlob } from "./logic/glob";
 import { findRunDirs } from "./logic/findRuns";
+import { readRemembered, writeRemembered } from "./logic/rememberedRuns";
 import type { Services } from "./services";
 
 /** When a new folder may become a run, look for its events.jsonl again after these delays (ms). */
@@ -16,25 +17,27 @@ const RECHECK_MS = [250, 1000, 3000, 10_000];
 /** Runs being written are re-read this often even without a file event (ms). */
 const LIVE_POLL_MS = 1000;
 
-/** The run folders found last time (relative paths, by workspace folder and runs glob). */
-const LISTED_FILE = "run-folders.json";
-/** Most run folders remembered per workspace folder. */
-const MAX_LISTED = 20_000;
-const listedKey = (folder: string, runsGlob: string) => `${folder}\0${runsGlob}`;
-
 export class RunDiscovery implements vscode.Disposable {
   private watchers: vscode.Disposable[] = [];
   private candidates = new Map<string, ReturnType<typeof setTimeout>>();
   private livePoll: ReturnType<typeof setInterval> | undefined;
   private scannedOnce = false;
+  private lastSessionListed = false;
   private scanning: Promise<void> | undefined;
   private generation = 0;
   /** Resolves when the first scan is done. */
   readonly ready: Promise<void>;
   private markReady!: () => void;
+  /**
+   * Resolves when the store first holds the runs known at start: those the last session found
+   * (still there), or, when none were remembered, those the first scan found.
+   */
+  readonly listed: Promise<void>;
+  private markListed!: () => void;
 
   constructor(private s: Services) {
     this.ready = new Promise((r) => (this.markReady = r));
+    this.listed = new Promise((r) => (this.markListed = r));
   }
 
   /** Scans and watches the current workspace folders with the current setting. */
@@ -65,7 +68,6 @@ export class RunDiscovery implements vscode.Disposable {
       if (!this.scannedOnce) this.listLastSession();
       const found = new Set<string>();
       const globs: string[] = [];
-      const listed: Record<string, string[]> = {};
       for (const folder of this.folders()) {
         const runsGlob = this.s.settings(folder.uri.fsPath).runsGlob;
         const glob = eventsGlob(runsGlob);
@@ -77,9 +79,8 @@ export class RunDiscovery implements vscode.Disposable {
           found.add(dir);
           this.s.store.add(dir, folder.uri.fsPath);
         }
-        listed[listedKey(folder.uri.fsPath, runsGlob)] = dirs.slice(0, MAX_LISTED).map((d) => path.relative(folder.uri.fsPath, d));
+        void this.remember(folder.uri.fsPath, runsGlob, dirs);
       }
-      void this.saveListed(listed);
       // runs cached from a collector (extension/collector.ts) are not the workspace's to drop
       const cache = path.join(this.s.context.globalStorageUri.fsPath, "collectors") + path.sep;
       this.s.store.retain((d) => found.has(d) || d.startsWith(cache));
@@ -88,49 +89,46 @@ export class RunDiscovery implements vscode.Disposable {
     };
     this.scanning = run()
       .catch((err) => this.s.log.error(`finding runs failed: ${(err as Error)?.stack ?? err}`))
-      .finally(() => this.markReady());
+      .finally(() => {
+        this.markListed();
+        this.markReady();
+      });
     return this.scanning;
   }
 
   /**
-   * Lists at once the runs the last session found (those still there): the walk of the workspace
-   * takes a second or more with a thousand runs, and corrects this listing when it ends.
+   * Lists at once the runs the last session found (those still there), once: the walk of the
+   * workspace corrects this listing when it ends (runs gone are dropped, new ones added). Called
+   * from activate() itself, so that the Runs view's first request finds them (a timer after
+   * activation ran a second or two late on a busy extension host, behind other extensions).
    */
-  private listLastSession(): void {
+  listLastSession(): void {
+    if (this.lastSessionListed) return;
+    this.lastSessionListed = true;
+    const storage = this.storageDir();
+    if (!storage) return;
     const t0 = Date.now();
-    const file = this.listedFile();
-    let last: Record<string, unknown> = {};
-    try {
-      if (file) last = JSON.parse(fs.readFileSync(file, "utf8")) ?? {};
-    } catch {
-      return; // none yet, or unreadable: the walk lists the runs
-    }
     let n = 0;
     for (const folder of this.folders()) {
       const root = folder.uri.fsPath;
-      const dirs = last[listedKey(root, this.s.settings(root).runsGlob)];
-      if (!Array.isArray(dirs)) continue;
-      for (const rel of dirs) {
-        if (typeof rel !== "string") continue;
-        const dir = path.resolve(root, rel);
-        if (isInside(dir, root) && fs.existsSync(path.join(dir, "events.jsonl")) && this.s.store.add(dir, root)) n++;
-      }
+      for (const dir of readRemembered(storage, root, this.s.settings(root).runsGlob)) if (this.s.store.add(dir, root)) n++;
     }
-    if (n) this.s.log.info(`listed ${n} run${n === 1 ? "" : "s"} found by the last session in ${Date.now() - t0} ms`);
+    if (!n) return;
+    this.s.log.info(`listed ${n} run${n === 1 ? "" : "s"} found by the last session in ${Date.now() - t0} ms (extension host up ${Math.round(process.uptime() * 1000)} ms)`);
+    this.markListed();
   }
 
-  /** The file remembering the run folders found (in the extension's storage for this workspace). */
-  private listedFile(): string | undefined {
-    const dir = this.s.context.storageUri;
-    return dir?.scheme === "file" ? path.join(dir.fsPath, LISTED_FILE) : undefined;
+  /** Where the run folders found are remembered (the extension's global storage: see rememberedRuns). */
+  private storageDir(): string | undefined {
+    const dir = this.s.context.globalStorageUri;
+    return dir.scheme === "file" ? dir.fsPath : undefined;
   }
 
-  private async saveListed(listed: Record<string, string[]>): Promise<void> {
-    const file = this.listedFile();
-    if (!file) return;
+  private async remember(folder: string, runsGlob: string, dirs: readonly string[]): Promise<void> {
+    const storage = this.storageDir();
+    if (!storage) return;
     try {
-      await fs.promises.mkdir(path.dirname(file), { recursive: true });
-      await fs.promises.writeFile(file, JSON.stringify(listed));
+      await writeRemembered(storage, folder, runsGlob, dirs);
     } catch (err) {
       this.s.log.warn(`could not remember the runs found: ${(err as Error).message}`);
     }

@@ -50,6 +50,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const lenses = new CausewayLenses(s);
   const replay = new ReplayService(s);
   const discovery = new RunDiscovery(s);
+  tree.waitForRuns(discovery.listed);
   const panel = new InvestigatorPanel(s, replay, {
     revealInTree: (run, seq) => tree.reveal(run, seq),
     openBlob: (run, ref) => openBlob(s, run, ref),
@@ -84,6 +85,8 @@ export function activate(context: vscode.ExtensionContext): void {
   // waits for the Runs view's first listing (at most a second after the runs are found, when the
   // view is closed): analysing first kept the extension host too busy to answer the view.
   const release = store.hold();
+  // the runs the last session found, listed now: the Runs view's first request answers with them
+  discovery.listLastSession();
   setTimeout(() => {
     const t1 = performance.now();
     void collector.restore().catch((err) => log.warn(`collector: ${(err as Error).message}`));
@@ -98,7 +101,8 @@ export function activate(context: vscode.ExtensionContext): void {
       );
     });
   }, 0);
-  log.info(`activated in ${(performance.now() - t0).toFixed(1)} ms (workspace ${vscode.workspace.isTrusted ? "trusted" : "in Restricted Mode: replays are off"})`);
+  // the host's uptime: the log's times are stamped when a line is written, late when the host is busy
+  log.info(`activated in ${(performance.now() - t0).toFixed(1)} ms (workspace ${vscode.workspace.isTrusted ? "trusted" : "in Restricted Mode: replays are off"}; extension host up ${Math.round(process.uptime() * 1000)} ms)`);
 }
 
 export function deactivate(): void {

@@ -62,6 +62,12 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
   private disposables: vscode.Disposable[] = [];
   /** A collector's listed runs (extension/collector.ts), shown beside the store's until opened. */
   private remote: RemoteRuns | undefined;
+  /** While set, the first listing waits for it (the runs known at start: see {@link waitForRuns}). */
+  private startup: Promise<void> | undefined;
+  /** The top-level items last sent to the window (a refresh that would send the same is skipped). */
+  private sentRoot: readonly TreeNode[] | undefined;
+  /** Whether the root must be sent even when its items are the same (a collector's rows changed). */
+  private rootText = false;
 
   constructor(private s: Services) {
     this.view = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this, showCollapseAll: true });
@@ -74,8 +80,20 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
     this.disposables.push(onDidChange(() => this.onStoreChange({ added: [], removed: [], changed: [], listing: true })));
   }
 
+  /**
+   * The view's first listing waits until `runs` resolves (discovery's runs known at start: those
+   * the last session found, or the first walk's), rather than answering "no runs" and then
+   * listing them all again a moment later.
+   */
+  waitForRuns(runs: Promise<void>): void {
+    const p = runs.then(() => {
+      if (this.startup === p) this.startup = undefined;
+    });
+    this.startup = p;
+  }
+
   private onStoreChange(c: StoreChange & { listing?: boolean }): void {
-    if (c.listing) this.pendingRoot = true;
+    if (c.listing) this.pendingRoot = this.rootText = true;
     if (c.added.length || c.removed.length) this.pendingRoot = true;
     for (const d of c.removed) {
       this.cache.delete(d);
@@ -98,7 +116,15 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
   private flush(): void {
     this.timer = undefined;
     if (this.pending.size > 25 || this.pendingRoot) this.lastFull = Date.now();
-    if (this.pendingRoot) this.emitter.fire();
+    // runs added that the window was already sent (the last session's, found again by the walk)
+    // need no new listing: a listing of a thousand runs costs the window half a second. (Grouped,
+    // the folders' rows stay the same while their runs change: then the whole tree is sent.)
+    let root = this.pendingRoot;
+    if (root && !this.rootText && this.sentRoot) {
+      const nodes = this.rootNodes();
+      root = this.grouped || !sameNodes(this.sentRoot, nodes);
+    }
+    if (root) this.emitter.fire();
     else if (this.pending.size) {
       // the changed runs, and (grouped) their folders' counts, in one event: the window asks for
       // those items only. (A refresh of the whole tree each second while a thousand runs were
@@ -117,7 +143,7 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
       this.emitter.fire(nodes);
     }
     this.pending.clear();
-    this.pendingRoot = false;
+    this.pendingRoot = this.rootText = false;
     const left = this.s.store.pending;
     this.view.message = left > 0 ? vscode.l10n.t("Reading runs… {0} left", left) : undefined;
   }
@@ -182,19 +208,27 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
     return e?.analysis && e.analysedVersion === e.version ? e.analysis.problems : run.problems;
   }
 
+  /** The top-level items: the runs, or (runs in more than one folder) their folders. */
+  private rootNodes(): TreeNode[] {
+    const folders = this.folders();
+    this.grouped = folders.size > 1;
+    if (this.grouped) return [...folders.keys()].sort((a, b) => compareRuns(this.folderLabel(a), this.folderLabel(b))).map((dir) => this.node({ kind: "folder", dir }));
+    return this.runsIn([...folders.values()][0] ?? []);
+  }
+
   getChildren(el?: TreeNode): TreeNode[] | Thenable<TreeNode[]> {
     try {
       if (!el) {
-        const folders = this.folders();
-        this.grouped = folders.size > 1;
-        if (!this.listedOnce && folders.size) {
+        if (this.startup) return this.startup.then(() => this.getChildren());
+        const nodes = this.rootNodes();
+        this.sentRoot = nodes;
+        if (!this.listedOnce && nodes.length) {
           this.listedOnce = true;
-          this.s.log.info(`Runs view: first listing, ${this.s.store.size} runs (${this.s.store.pending} not analysed yet)`);
+          this.s.log.info(`Runs view: first listing, ${this.s.store.size} runs (${this.s.store.pending} not analysed yet; extension host up ${Math.round(process.uptime() * 1000)} ms)`);
           // the items are made and sent once this returns (promises): resolve after that
           setTimeout(() => this.markListed(), 0);
         }
-        if (this.grouped) return [...folders.keys()].sort((a, b) => compareRuns(this.folderLabel(a), this.folderLabel(b))).map((dir) => this.node({ kind: "folder", dir }));
-        return this.runsIn([...folders.values()][0] ?? []);
+        return nodes;
       }
       if (el.kind === "folder") return this.runsIn(this.folders().get(el.dir) ?? []);
       // a collector's run not opened yet: expanding it opens it (pulled, verified, cached)
@@ -291,6 +325,11 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
     clearTimeout(this.timer);
     for (const d of this.disposables) d.dispose();
   }
+}
+
+/** The same items in the same order (nodes are single instances: see RunsTree.node). */
+function sameNodes(a: readonly TreeNode[], b: readonly TreeNode[]): boolean {
+  return a.length === b.length && a.every((n, i) => n === b[i]);
 }
 
 const COLLAPSIBLE = {

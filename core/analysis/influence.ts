@@ -4,38 +4,21 @@
  * matter. Also: finding run folders under a root.
  */
 import { safeText } from "../log/sanitize";
-import fs from "node:fs";
-import path from "node:path";
 import type { RunData } from "../log/reader";
 import { readRun } from "../log/reader";
+import { listRunDirs } from "../log/runDirs";
 import { buildGraph, nodeId, nodesMatching, textOf, type Graph } from "../graph/graph";
 import { closure } from "../graph/closure";
 import { RunModel } from "../graph/model";
 import type { Influence, InfluenceEdge, InfluenceSource, RunSummary, Workspace } from "./types";
 import { investigateLite, REACH_NAMED } from "./investigate";
 
-/** Every folder holding an events.jsonl at or under root (node_modules and dot-folders skipped). */
+/**
+ * Every folder holding an events.jsonl at or under root, sorted: a run's own folders are not
+ * searched for more runs; node_modules, blobs and dot-folders are skipped, links not followed.
+ */
 export function listRuns(root: string, maxDepth = 4): string[] {
-  const out: string[] = [];
-  const walk = (dir: string, depth: number) => {
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    // a FIFO or a link named events.jsonl is a run too: reading it reports what it is
-    if (entries.some((e) => e.name === "events.jsonl" && !e.isDirectory())) {
-      out.push(dir);
-      return;
-    }
-    if (depth >= maxDepth) return;
-    for (const e of entries) {
-      if (e.isDirectory() && e.name !== "node_modules" && e.name !== "blobs" && !e.name.startsWith(".")) walk(path.join(dir, e.name), depth + 1);
-    }
-  };
-  walk(root, 0);
-  return out.sort();
+  return listRunDirs(root, { maxDepth, nested: false, followLinks: false, skip: (n) => n === "node_modules" || n === "blobs" || n.startsWith(".") });
 }
 
 function short(v: unknown, n: number): string {

@@ -46,6 +46,24 @@ interface Internal extends RunEntry {
   settleTimer?: ReturnType<typeof setTimeout>;
   /** The background blob check (see {@link RunStore.checkBlobsStep}). */
   blobCheck?: BlobCheck;
+  /** events.jsonl and tests.jsonl as the current version read them (see {@link filesStamp}). */
+  stamp?: string;
+}
+
+/**
+ * Inode, size and modification time of a run's events.jsonl and tests.jsonl: a file event after
+ * which neither changed (the watcher reporting a write already read) needs no re-read.
+ */
+function filesStamp(dir: string): string {
+  const one = (name: string) => {
+    try {
+      const st = fs.statSync(path.join(dir, name));
+      return `${st.ino}:${st.size}:${st.mtimeMs}`;
+    } catch {
+      return "-";
+    }
+  };
+  return `${one("events.jsonl")}|${one("tests.jsonl")}`;
 }
 
 /**
@@ -178,14 +196,18 @@ export class RunStore {
 
   // ------------------------------------------------------------------ changes
 
-  /** events.jsonl or tests.jsonl of the run changed (or was created): re-read after a debounce. */
+  /**
+   * events.jsonl or tests.jsonl of the run changed (or was created): re-read after a debounce,
+   * unless neither file changed since it was last read (a late or repeated file event: re-reading
+   * then made a new version, and the Runs view refreshed the run's row and its children for it).
+   */
   touch(dir: string): void {
     const e = this.runs.get(path.resolve(dir));
     if (!e || this.disposed) return;
     clearTimeout(e.timer);
     e.timer = setTimeout(() => {
       e.timer = undefined;
-      this.refresh(e.dir);
+      if (e.stamp === undefined || e.stamp !== filesStamp(e.dir)) this.refresh(e.dir);
     }, this.o.debounceMs);
   }
 
@@ -219,6 +241,8 @@ export class RunStore {
       this.remove(e.dir);
       return;
     }
+    // taken before the read: a write after it is seen as a change by the next touch
+    e.stamp = filesStamp(e.dir);
     if (e.tail) this.poll(e);
     e.version++;
     this.enqueue(e.dir, true);
@@ -292,6 +316,8 @@ export class RunStore {
     const fresh = e.analysis && e.analysedVersion === e.version;
     if (fresh && !this.blobsPending(e)) return e.analysis;
     const version = e.version;
+    // what the first version reflects (later versions: refresh); taken before the read
+    e.stamp ??= filesStamp(e.dir);
     try {
       const before = e.blobCheck ? this.blobProblems(e).length : 0;
       if (fresh) {
@@ -459,8 +485,11 @@ export class RunStore {
       this.queue.delete(dir);
       const e = this.runs.get(dir);
       if (!e || (e.analysis && e.analysedVersion === e.version && !this.blobsPending(e))) continue;
+      const before = { analysis: e.analysis, version: e.analysedVersion, error: e.error };
       this.analyse(dir);
-      this.batch.changed.push(dir);
+      // a blob-check step that found nothing changes nothing: announcing it refreshed the run's
+      // row in the Runs view, and re-fetched its children, for nothing
+      if (e.analysis !== before.analysis || e.analysedVersion !== before.version || e.error !== before.error) this.batch.changed.push(dir);
       if (performance.now() - t0 >= this.o.sliceMs) break;
     }
     const took = performance.now() - t0;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  env, launchBrowser, makeWorkspace, openViewContainer, openWorkbench, runCommand, scenario, screenshot, treeRows, viewPane, waitUntil,
+  env, launchBrowser, makeWorkspace, openViewContainer, openWorkbench, runCommand, scenario, screenshot, treeRow, treeRows, viewPane, waitUntil,
 } from '../lib.mjs';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
@@ -30,17 +30,19 @@ function causewayLog(text) {
   return found.map((f) => fs.readFileSync(f, 'utf8')).filter((t) => t.includes(text)).at(-1);
 }
 
+/** A run folder `name` under the workspace's runs/ holding the reference run `src`. */
+function addRun(src, name) {
+  const d = path.join(ws, 'runs', name);
+  fs.mkdirSync(d, { recursive: true });
+  fs.linkSync(path.join(src, 'events.jsonl'), path.join(d, 'events.jsonl'));
+  fs.symlinkSync(path.join(src, 'blobs'), path.join(d, 'blobs'), 'dir');
+}
+
 before(async () => {
   ws = makeWorkspace('causeway-1000-runs');
   const names = fs.readdirSync(REF);
   // each run: its own folder and events.jsonl; blobs/ linked to the reference run's (saves disk work only)
-  for (let i = 0; i < N; i++) {
-    const src = path.join(REF, names[i % names.length]);
-    const d = path.join(ws, 'runs', `run-${String(i).padStart(4, '0')}`);
-    fs.mkdirSync(d, { recursive: true });
-    fs.linkSync(path.join(src, 'events.jsonl'), path.join(d, 'events.jsonl'));
-    fs.symlinkSync(path.join(src, 'blobs'), path.join(d, 'blobs'), 'dir');
-  }
+  for (let i = 0; i < N; i++) addRun(path.join(REF, names[i % names.length]), `run-${String(i).padStart(4, '0')}`);
   b = await launchBrowser();
   page = b.page;
 });
@@ -74,4 +76,24 @@ scenario('1,000 runs: cheap activation, runs listed at once, analysed in the bac
   // came, the palette answered while the analysis ran, and every run ended analysed
   console.log(`[1000 runs] activate() ${activated} ms; runs found in ${found} ms; workbench up in ${workbench} ms, then the first rows on screen in ${listed} ms; palette command while analysing ${palette} ms; ${analysed}`);
   await screenshot(page, '40-1000-runs');
+});
+
+scenario('a new window lists the runs the last one found at once, never a run deleted since, then the runs added', async () => {
+  // the first window found the runs and remembered them (extension/logic/rememberedRuns.ts)
+  await waitUntil(page, () => fs.existsSync(path.join(env.WORK_DIR, 'main/ud/User/globalStorage/causeway-dev.causeway-vscode/run-folders')), { what: 'the remembered runs' });
+  await b.close();
+  // between the windows: a run deleted, a run added (sorted first)
+  fs.rmSync(path.join(ws, 'runs', 'run-0000'), { recursive: true });
+  addRun(path.join(REF, fs.readdirSync(REF)[0]), 'a-new');
+  b = await launchBrowser();
+  page = b.page;
+  await openWorkbench(page, { folder: ws });
+  await openViewContainer(page, 'Causeway');
+  const log = await waitUntil(page, () => causewayLog('found by the last session'), { timeout: 300_000, interval: 200, what: 'the remembered runs listed' });
+  assert.match(log, new RegExp(`listed ${N - 1} runs found by the last session`));
+  // the walk adds the new run; the deleted one was never listed
+  await treeRow(page, 'Runs', 'a-new').waitFor({ timeout: 300_000 });
+  const labels = await viewPane(page, 'Runs').locator('.monaco-list-row .label-name').evaluateAll((els) => els.slice(0, 2).map((e) => e.textContent.trim()));
+  assert.deepEqual(labels, ['a-new', 'run-0001']);
+  console.log(`[1000 runs, second window] ${/listed \d+ runs found by the last session in \d+ ms/.exec(log)[0]}; ${/Runs view: first listing, \d+ runs/.exec(causewayLog('found by the last session'))?.[0]}`);
 });

@@ -213,3 +213,58 @@ describe("holding the background analysis", () => {
     expect(dirs.every((d) => s.get(d)?.analysis)).toBe(true);
   });
 });
+
+describe("announcing only what changed (the Runs view refreshes a run's row for each announcement)", () => {
+  it("a file event after which events.jsonl and tests.jsonl are unchanged re-reads nothing", async () => {
+    const a = await partialRun(8);
+    const b = await partialRun(8);
+    const s = store();
+    s.add(a.dir, path.dirname(a.dir));
+    s.add(b.dir, path.dirname(b.dir));
+    await s.idle();
+    const version = s.get(a.dir)!.version;
+    // a late event for a: nothing changed. Then a real change of b, touched after it: once b's
+    // change is read, a's (earlier, same debounce) has been handled too
+    s.touch(a.dir);
+    b.append(b.lines[8] + "\n");
+    s.touch(b.dir);
+    await until(() => s.get(b.dir)!.analysis?.summary.events === 9, 3000, "b's new event");
+    expect(s.get(a.dir)!.version).toBe(version);
+    // a real change of a is read
+    a.append(a.lines[8] + "\n");
+    s.touch(a.dir);
+    await until(() => s.get(a.dir)!.analysis?.summary.events === 9, 3000, "a's new event");
+    expect(s.get(a.dir)!.version).toBe(version + 1);
+    // a new tests.jsonl is a change too
+    fs.writeFileSync(path.join(a.dir, "tests.jsonl"), "");
+    s.touch(a.dir);
+    await until(() => s.get(a.dir)!.version === version + 2, 3000, "tests.jsonl read");
+  });
+
+  it("a blob check spread over many slices announces the run once when it finds nothing", async () => {
+    const base = tmpDir();
+    const dir = copyDir(path.join(REFERENCE_RUNS, "demo-seed0"), path.join(base, "runs", "r"));
+    // a slice this short checks about one blob: the run's check needs many slices
+    const s = store({ sliceMs: 0.001 });
+    const changed: string[] = [];
+    s.onDidChange((c) => changed.push(...c.changed));
+    s.add(dir, base);
+    await s.idle();
+    expect(s.stats.slices).toBeGreaterThan(3);
+    expect(s.get(dir)!.analysis!.summary.status).toBe("intact");
+    expect(changed).toEqual([dir]);
+  });
+
+  it("but announces the run again when a later slice finds a bad blob", async () => {
+    const base = tmpDir();
+    const dir = copyDir(path.join(REFERENCE_RUNS, "demo-seed0"), path.join(base, "runs", "r"));
+    for (const b of fs.readdirSync(path.join(dir, "blobs"))) fs.writeFileSync(path.join(dir, "blobs", b), '{"v": "forged"}');
+    const s = store({ sliceMs: 0.001 });
+    const changed: string[] = [];
+    s.onDidChange((c) => changed.push(...c.changed));
+    s.add(dir, base);
+    await s.idle();
+    expect(s.get(dir)!.analysis!.summary.status).toBe("failed");
+    expect(changed.length).toBeGreaterThan(1);
+  });
+});
