@@ -3,7 +3,9 @@
  * results files and fails when the README (or bench/README.md) says something else.
  */
 import { describe, it, expect } from "vitest";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 
 const ROOT = path.resolve(__dirname, "../..");
@@ -175,6 +177,23 @@ describe("README figures", () => {
       expect(r.rate_blamed).toBeLessThanOrEqual(0.05);
     }
     expect(readme).toContain(`Find the cause on nulls blamed an input in **${pc(att("reshuffle").rate_blamed)}** of ${att("reshuffle").attributions.toLocaleString("en-US")} attributions (reshuffled draws; ${att("identical").blamed ? pc(att("identical").rate_blamed) : "0%"} with identical arms)`);
+  });
+
+  it("the demo's transcript in the README is what `causeway demo` prints", () => {
+    const block = /`npm run demo` prints:\n\n```\n([\s\S]*?)\n```/.exec(readme)![1];
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cw-readme-demo-"));
+    try {
+      const r = spawnSync(process.execPath, [path.join(ROOT, "dist/cli.js"), "demo", "--out", "runs"], { cwd: dir, encoding: "utf8", maxBuffer: 16 << 20 });
+      expect(r.status, r.stderr).toBe(0);
+      const norm = (l: string) => l.trim().replace(/\s+/g, " ");
+      const printed = new Set(r.stdout.split("\n").map(norm));
+      // every line the README shows (the "…" elides lines) is printed, column padding aside
+      const shown = block.split("\n").filter((l) => l.trim() !== "…");
+      expect(shown.length).toBeGreaterThan(10);
+      for (const l of shown) expect(printed.has(norm(l)), l).toBe(true);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("says the benchmark's model is a simulation and what its truth means", () => {
