@@ -9,13 +9,13 @@
  * mention anyone. A post whose connection fails, times out or is answered 5xx or 429 is tried again
  * (4 attempts, 1, 2 and 4 s apart). At most 100 posts wait to be sent; more are dropped and counted.
  */
-import fs from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import path from "node:path";
 import { BlobStore } from "../log/blobs";
 import { problem } from "../log/problems";
 import type { RunData } from "../log/reader";
+import { runFilesStamp } from "../log/runDirs";
 import { RunTail } from "../log/tail";
 import { readTestsLog } from "../log/testslog";
 import { investigateLite } from "../analysis/investigate";
@@ -114,7 +114,7 @@ export class AlertWatcher {
       for (const dir of listRuns(this.opts.root)) {
         const w = this.runs.get(dir) ?? { tail: new RunTail(dir), stamp: "", known: new Set<string>() };
         this.runs.set(dir, w);
-        const stamp = stampOf(dir);
+        const stamp = runFilesStamp(dir);
         if (stamp === w.stamp) continue;
         w.stamp = stamp;
         w.tail.poll();
@@ -182,19 +182,6 @@ export class AlertWatcher {
       this.posting = false;
     }
   }
-}
-
-/** Size and mtime of events.jsonl and tests.jsonl: a run changed when this does. */
-function stampOf(dir: string): string {
-  const s = (f: string) => {
-    try {
-      const st = fs.statSync(path.join(dir, f));
-      return `${st.size}:${st.mtimeMs}:${st.ino}`;
-    } catch {
-      return "-";
-    }
-  };
-  return `${s("events.jsonl")}|${s("tests.jsonl")}`;
 }
 
 /** A run as far as its complete lines go (a partial last line is still being written). */

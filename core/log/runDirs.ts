@@ -97,3 +97,19 @@ export function listRunDirs(root: string, opts: RunWalkOptions = {}): string[] {
   walk.step();
   return walk.found.sort();
 }
+
+/**
+ * Inode, size and modification time of a run's events.jsonl and tests.jsonl: the run changed when
+ * this does (a file event after which it did not needs no re-read).
+ */
+export function runFilesStamp(dir: string): string {
+  const one = (name: string) => {
+    try {
+      const st = fs.statSync(path.join(dir, name));
+      return `${st.ino}:${st.size}:${st.mtimeMs}`;
+    } catch {
+      return "-";
+    }
+  };
+  return `${one("events.jsonl")}|${one("tests.jsonl")}`;
+}

@@ -20,6 +20,7 @@ import { isRef } from "../../core/log/hash";
 import { problem, type Problem } from "../../core/log/problems";
 import { Emitter } from "./emitter";
 import { isInside } from "./glob";
+import { runFilesStamp } from "../../core/log/runDirs";
 
 export interface RunEntry {
   /** The run folder (absolute): the key everywhere, also in the webview protocol. */
@@ -46,24 +47,8 @@ interface Internal extends RunEntry {
   settleTimer?: ReturnType<typeof setTimeout>;
   /** The background blob check (see {@link RunStore.checkBlobsStep}). */
   blobCheck?: BlobCheck;
-  /** events.jsonl and tests.jsonl as the current version read them (see {@link filesStamp}). */
+  /** events.jsonl and tests.jsonl as the current version read them (see {@link runFilesStamp}). */
   stamp?: string;
-}
-
-/**
- * Inode, size and modification time of a run's events.jsonl and tests.jsonl: a file event after
- * which neither changed (the watcher reporting a write already read) needs no re-read.
- */
-function filesStamp(dir: string): string {
-  const one = (name: string) => {
-    try {
-      const st = fs.statSync(path.join(dir, name));
-      return `${st.ino}:${st.size}:${st.mtimeMs}`;
-    } catch {
-      return "-";
-    }
-  };
-  return `${one("events.jsonl")}|${one("tests.jsonl")}`;
 }
 
 /**
@@ -207,7 +192,7 @@ export class RunStore {
     clearTimeout(e.timer);
     e.timer = setTimeout(() => {
       e.timer = undefined;
-      if (e.stamp === undefined || e.stamp !== filesStamp(e.dir)) this.refresh(e.dir);
+      if (e.stamp === undefined || e.stamp !== runFilesStamp(e.dir)) this.refresh(e.dir);
     }, this.o.debounceMs);
   }
 
@@ -242,7 +227,7 @@ export class RunStore {
       return;
     }
     // taken before the read: a write after it is seen as a change by the next touch
-    e.stamp = filesStamp(e.dir);
+    e.stamp = runFilesStamp(e.dir);
     if (e.tail) this.poll(e);
     e.version++;
     this.enqueue(e.dir, true);
@@ -317,7 +302,7 @@ export class RunStore {
     if (fresh && !this.blobsPending(e)) return e.analysis;
     const version = e.version;
     // what the first version reflects (later versions: refresh); taken before the read
-    e.stamp ??= filesStamp(e.dir);
+    e.stamp ??= runFilesStamp(e.dir);
     try {
       const before = e.blobCheck ? this.blobProblems(e).length : 0;
       if (fresh) {
