@@ -31,6 +31,8 @@ import type { EventRef, Services } from "./services";
 export const VIEW_ID = "causeway.runs";
 /** Least time between two refreshes while many runs change (ms). */
 const FULL_REFRESH_MS = 1000;
+/** How often the view looks whether the analysis is over while no run changes (ms). */
+const SETTLE_MS = 1000;
 
 interface RunCache {
   version: number;
@@ -59,6 +61,9 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
   /** Resolves once the view's first listing of runs has been sent to the window. */
   readonly listed = new Promise<void>((r) => (this.markListed = r));
   private timer: ReturnType<typeof setTimeout> | undefined;
+  private settleTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Runs were waiting for analysis at the last refresh. */
+  private analysing = false;
   private disposables: vscode.Disposable[] = [];
   /** A collector's listed runs (extension/collector.ts), shown beside the store's until opened. */
   private remote: RemoteRuns | undefined;
@@ -115,7 +120,17 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
 
   private flush(): void {
     this.timer = undefined;
-    if (this.pending.size > 25 || this.pendingRoot) this.lastFull = Date.now();
+    clearTimeout(this.settleTimer);
+    this.settleTimer = undefined;
+    const left = this.s.store.pending;
+    // The analysis is over: the whole tree is sent once more, so every row ends with what it says
+    // now. A row refreshed alone can be lost in the window: VS Code applies an item's refresh to
+    // the row it has, and a listing of the row's parent answered just before (same message batch)
+    // then replaces that row with its older copy. Seen on CI: every run analysed, their folder's
+    // row still "8 runs" without its high alerts, and no later change to send it again.
+    const settled = left === 0 && this.analysing;
+    this.analysing = left > 0;
+    if (this.pending.size > 25 || this.pendingRoot || settled) this.lastFull = Date.now();
     // runs added that the window was already sent (the last session's, found again by the walk)
     // need no new listing: a listing of a thousand runs costs the window half a second. (Grouped,
     // the folders' rows stay the same while their runs change: then the whole tree is sent.)
@@ -124,7 +139,7 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
       const nodes = this.rootNodes();
       root = this.grouped || !sameNodes(this.sentRoot, nodes);
     }
-    if (root) this.emitter.fire();
+    if (root || (settled && this.sentRoot)) this.emitter.fire();
     else if (this.pending.size) {
       // the changed runs, and (grouped) their folders' counts, in one event: the window asks for
       // those items only. (A refresh of the whole tree each second while a thousand runs were
@@ -144,8 +159,10 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
     }
     this.pending.clear();
     this.pendingRoot = this.rootText = false;
-    const left = this.s.store.pending;
     this.view.message = left > 0 ? vscode.l10n.t("Reading runs… {0} left", left) : undefined;
+    // runs whose last step changed nothing (a blob check that found no problem) send no change:
+    // look again, so the count above moves and the end of the analysis is seen
+    if (left > 0) this.settleTimer = setTimeout(() => (this.timer ? undefined : this.flush()), SETTLE_MS);
   }
 
   /** The one instance of a node (tree views track elements by identity). */
@@ -323,6 +340,7 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
 
   dispose(): void {
     clearTimeout(this.timer);
+    clearTimeout(this.settleTimer);
     for (const d of this.disposables) d.dispose();
   }
 }
