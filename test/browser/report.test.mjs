@@ -164,7 +164,23 @@ describe("a big report", () => {
     assert.ok(graphAt > 0 && graphAt < scriptAt && scriptAt < restAt, "gzipped graph part, script, gzipped rest, in that order");
     const { page, seen, context } = await open(report, "screen=graph&run=big");
     await screenReady(page, "graph");
-    assert.match(await page.locator(".graph-toolbar").innerText(), /grouped/);
+    const shape = /grouped: (\d+) groups, (\d+) nodes? drawn alone/.exec(await page.locator(".graph-toolbar").innerText());
+    assert.ok(shape, "the big run opens grouped");
+    // drawn as SVG: one element per group and per node drawn alone, labels as text
+    await page.waitForFunction(() => typeof window.__causewayGraphReady === "number");
+    const drawn = page.locator(".graph-svg .gnode");
+    assert.equal(await drawn.count(), Number(shape[1]) + Number(shape[2]));
+    assert.ok((await page.locator(".graph-svg .gnode.group-agent text").allTextContents()).some((t) => /agent-0/.test(t)));
+    // a click on an agent's group expands it: its calls are drawn one by one
+    const before = await drawn.count();
+    await page.locator(".graph-svg .gnode.group-agent").first().click();
+    await page.waitForFunction((n) => document.querySelectorAll(".graph-svg .gnode").length > n, before);
+    assert.equal(await page.getByRole("button", { name: "Collapse groups" }).count(), 1);
+    // keyboard: a node takes focus, Enter selects it and its panel opens
+    const task = page.locator(".graph-svg .gnode.input.task");
+    await task.focus();
+    await page.keyboard.press("Enter");
+    await page.locator(".graph-panel").getByText("Downstream").waitFor();
     // the rest is read only when a screen needs it: the Overview's alerts come from it
     await page.getByRole("tab", { name: "Overview" }).click();
     await page.waitForSelector(".alert.top");

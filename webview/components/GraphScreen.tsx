@@ -2,14 +2,15 @@
  * Graph: the run's data-flow graph in Cytoscape, laid out left to right in layers. Observed edges
  * show; tested causes are red and labelled with their effect; inferred edges and ruled-out tests
  * are hidden until switched on. Clicking a node traces it upstream and downstream. Colours follow
- * the theme and are re-read when it changes.
+ * the theme and are re-read when it changes. A big run opens grouped, drawn as SVG
+ * (GroupedGraph.tsx): groups expand on a click, a selected node's lineage is drawn node by node.
  */
 import type cytoscape from "cytoscape";
 import type { JSX } from "preact";
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { int } from "../format";
 import { edgeVisible } from "../logic";
-import { applyFocus, applyToggles, applyTrace, createGraph, createGraphOf, fitted } from "../graph/cy";
+import { applyToggles, applyTrace, createGraph, fitted } from "../graph/cy";
 import { BIG_GRAPH, LABEL_ZOOM, buildViewElements, graphStyle } from "../graph/elements";
 import { groupedView, lineage } from "../graph/groups";
 import type { GraphToggles } from "../host";
@@ -17,6 +18,7 @@ import { forceLayout, layeredLayout } from "../graph/layout";
 import { readColors } from "../graph/theme";
 import { useApp } from "./context";
 import { Legend, NodePanel, NodeSearch } from "./GraphParts";
+import { GroupedGraph, type GraphNav } from "./GroupedGraph";
 import { Button, Empty } from "./ui";
 
 declare global {
@@ -56,26 +58,46 @@ export function GraphScreen() {
   const shownEdges = useMemo(() => (grouped ? rg.graph.edges.filter((e) => edgeVisible(e, toggles)) : null), [grouped, rg, toggles.inferred, toggles.ruledOut]);
   const focus = useMemo(() => (shownEdges && toggles.node ? lineage(shownEdges, toggles.node) : []), [shownEdges, toggles.node]);
   const view = useMemo(() => (grouped ? groupedView(rg, (e) => edgeVisible(e, toggles), expanded, focus) : null), [grouped, rg, toggles.inferred, toggles.ruledOut, expanded, focus]);
+  /** The graph's first frame is on screen (its first view's, or a new grouped view's). */
+  const drawn = () => {
+    window.__causewayGraphReady = performance.now();
+    performance.mark("causeway:graph-ready");
+    setReady(true);
+    // a small run's rest is read now (a big run's when another screen or the drawer needs it)
+    if (!big) ctl.needRun("all");
+  };
+  /** Zoom, pan and fit of whichever draws the graph (the toolbar and the keyboard use it). */
+  const nav = useRef<GraphNav | null>(null);
+  // the grouped view's colours, re-read when the theme changes (Cytoscape is re-styled instead)
+  const [theme, setTheme] = useState(0);
+  const colors = useMemo(() => (view ? readColors() : null), [!!view, theme]);
 
-  // Build the graph once per investigation (grouped: once per view), as the screen commits: a
-  // layout effect, so Cytoscape's first frame comes with the screen's (no frame in between).
-  useLayoutEffect(() => {
-    if (!box.current || !rg.graph.nodes.length) return;
+  // A grouped view, laid out as the screen renders: drawn as SVG by GroupedGraph.
+  const placed = useMemo(() => {
+    if (!view) return null;
     performance.mark("causeway:graph-start");
-    const viewEdges = view?.edges.filter((e) => e.evidence !== "inferred");
-    const layout = view
-      ? layeredLayout(view.nodes, viewEdges!, { dx: 220, dy: 120 })
-      : layeredLayout(
-          rg.graph.nodes,
-          rg.graph.edges.filter((e) => e.evidence === "observed"),
-        );
+    const viewEdges = view.edges.filter((e) => e.evidence !== "inferred");
+    const layout = layeredLayout(view.nodes, viewEdges, { dx: 220, dy: 120 });
     // the groups alone (nothing traced): a few dozen nodes, placed by forces (a chain of layers
     // would be too wide to read), started from the layered positions so it is repeatable
-    const positions = view && !focus.length ? forceLayout(view.nodes.map((n) => n.id), viewEdges!, layout.positions) : layout.positions;
+    const positions = focus.length ? layout.positions : forceLayout(view.nodes.map((n) => n.id), viewEdges, layout.positions);
+    performance.mark("causeway:graph-layout");
+    return buildViewElements(rg, view, positions);
+  }, [rg, view]);
+
+  // Build Cytoscape once per investigation (ungrouped graphs), as the screen commits: a layout
+  // effect, so Cytoscape's first frame comes with the screen's (no frame in between).
+  useLayoutEffect(() => {
+    if (view || !box.current || !rg.graph.nodes.length) return;
+    performance.mark("causeway:graph-start");
+    const layout = layeredLayout(
+      rg.graph.nodes,
+      rg.graph.edges.filter((e) => e.evidence === "observed"),
+    );
     performance.mark("causeway:graph-layout");
     let cy: cytoscape.Core;
     try {
-      cy = view ? createGraphOf(box.current, buildViewElements(rg, view, positions), false) : createGraph(box.current, rg, layout.positions, big, (e) => edgeVisible(e, toggles));
+      cy = createGraph(box.current, rg, layout.positions, big, (e) => edgeVisible(e, toggles));
     } catch (err) {
       // No canvas (an unusual browser, a test DOM): say so instead of breaking the app.
       setFailure(err instanceof Error ? err.message : String(err));
@@ -85,25 +107,22 @@ export function GraphScreen() {
     setFailure(null);
     cyRef.current = cy;
     applied.current = { inferred: toggles.inferred, ruledOut: toggles.ruledOut, node: null };
-    if (view) {
-      applyFocus(cy, toggles.node, focus);
-      const traced = cy.elements(".traced");
-      if (traced.nonempty()) cy.fit(traced, 50);
-      else cy.fit(undefined, 50);
-    } else {
-      if (toggles.node) applyTrace(cy, rg, toggles, applied.current);
-      cy.viewport(viewports.get(run) ?? fitted(layout.positions, cy.width(), cy.height()));
-    }
-    cy.on("tap", "node", (e) => {
-      const g = view?.groups.get(e.target.id());
-      if (g) setExpanded((prev) => new Set([...prev, g.key]));
-      else ctl.setGraph({ node: e.target.id() });
-    });
+    if (toggles.node) applyTrace(cy, rg, toggles, applied.current);
+    cy.viewport(viewports.get(run) ?? fitted(layout.positions, cy.width(), cy.height()));
+    nav.current = {
+      zoomBy: (f) => cy.zoom({ level: cy.zoom() * f, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } }),
+      panBy: (x, y) => cy.panBy({ x, y }),
+      fit: () => {
+        const traced = cy.elements(".traced");
+        cy.fit(traced.nonempty() ? traced : undefined, 40);
+      },
+    };
+    cy.on("tap", "node", (e) => ctl.setGraph({ node: e.target.id() }));
     cy.on("tap", (e) => {
       if (e.target === cy) ctl.setGraph({ node: null });
     });
-    if (!view) cy.on("viewport", () => viewports.set(run, { zoom: cy.zoom(), pan: { ...cy.pan() } }));
-    if (big && !view) {
+    cy.on("viewport", () => viewports.set(run, { zoom: cy.zoom(), pan: { ...cy.pan() } }));
+    if (big) {
       // Label nodes once the zoom makes them readable (see LABEL_ZOOM), after the user stops zooming.
       let labelled = false;
       let timer = 0;
@@ -120,18 +139,11 @@ export function GraphScreen() {
         timer = window.setTimeout(sync, 120);
       });
     }
-    cy.one("render", () =>
-      requestAnimationFrame(() => {
-        window.__causewayGraphReady = performance.now();
-        performance.mark("causeway:graph-ready");
-        setReady(true);
-        // a small run's rest is read now (a big run's when another screen or the drawer needs it)
-        if (!big) ctl.needRun("all");
-      }),
-    );
+    cy.one("render", () => requestAnimationFrame(drawn));
     return () => {
       cy.destroy();
       cyRef.current = null;
+      nav.current = null;
     };
     // toggles are applied by the effects below; rebuilding on them would lose the viewport.
   }, [rg, run, big, ctl, view]);
@@ -160,6 +172,7 @@ export function GraphScreen() {
       if (key === last) return; // a class was touched but the theme is the same
       last = key;
       cyRef.current?.style(graphStyle(colors, big && !grouped));
+      setTheme((t) => t + 1);
     };
     const obs = new MutationObserver(restyle);
     obs.observe(document.body, { attributes: true, attributeFilter: ["class"] });
@@ -174,24 +187,16 @@ export function GraphScreen() {
 
   if (!rg.graph.nodes.length) return <Empty icon="type-hierarchy-sub">This run has no inputs, model calls, tool calls or messages to draw.</Empty>;
 
-  const zoomBy = (f: number) => {
-    const cy = cyRef.current;
-    if (cy) cy.zoom({ level: cy.zoom() * f, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } });
-  };
-  const fit = () => {
-    const cy = cyRef.current;
-    if (!cy) return;
-    const traced = cy.elements(".traced");
-    cy.fit(traced.nonempty() ? traced : undefined, 40);
-  };
+  const zoomBy = (f: number) => nav.current?.zoomBy(f);
+  const fit = () => nav.current?.fit();
   const onKeyDown = (e: JSX.TargetedKeyboardEvent<HTMLDivElement>) => {
-    const cy = cyRef.current;
-    if (!cy) return;
+    const g = nav.current;
+    if (!g) return;
     const pan: Record<string, [number, number]> = { ArrowLeft: [60, 0], ArrowRight: [-60, 0], ArrowUp: [0, 60], ArrowDown: [0, -60] };
     if (e.key === "+" || e.key === "=") zoomBy(1.25);
     else if (e.key === "-") zoomBy(0.8);
     else if (e.key === "0") fit();
-    else if (e.key in pan) cy.panBy({ x: pan[e.key][0], y: pan[e.key][1] });
+    else if (e.key in pan) g.panBy(pan[e.key][0], pan[e.key][1]);
     else if (e.key === "Escape" && toggles.node) ctl.setGraph({ node: null });
     else return;
     e.preventDefault();
@@ -228,14 +233,32 @@ export function GraphScreen() {
         <div class="graph-canvas-wrap">
           <div
             class="graph-canvas"
-            ref={box}
             tabIndex={0}
             role="application"
             aria-label="Data-flow graph. Arrow keys pan, plus and minus zoom, 0 fits, Escape clears the trace."
             onKeyDown={onKeyDown}
             data-ready={ready ? "true" : "false"}
-          />
-          {failure && (
+          >
+            {view && placed && colors ? (
+              <GroupedGraph
+                elements={placed}
+                picked={toggles.node}
+                focus={focus}
+                colors={colors}
+                nav={nav}
+                onDrawn={drawn}
+                onTapNode={(id) => {
+                  const g = view.groups.get(id);
+                  if (g) setExpanded((prev) => new Set([...prev, g.key]));
+                  else ctl.setGraph({ node: id });
+                }}
+                onTapBackground={() => ctl.setGraph({ node: null })}
+              />
+            ) : (
+              <div class="graph-cy" ref={box} />
+            )}
+          </div>
+          {failure && !view && (
             <div class="graph-failure">
               <Empty icon="warning">{`The graph could not be drawn here (${failure}). The other screens show the same data.`}</Empty>
             </div>

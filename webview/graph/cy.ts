@@ -58,9 +58,14 @@ declare global {
   }
 }
 
+/** Lets tests read the edges of the graph drawn last (Cytoscape's, or the grouped view's SVG). */
+export function exposeEdges(read: () => DrawnEdge[]): void {
+  window.__causewayGraphEdges = read;
+}
+
 /** Lets tests read the last created graph's edges; reads only, and nothing once it is destroyed. */
 function exposeForTests(cy: cytoscape.Core): void {
-  window.__causewayGraphEdges = () =>
+  exposeEdges(() =>
     cy.destroyed()
       ? []
       : cy.edges().map((e) => ({
@@ -72,7 +77,8 @@ function exposeForTests(cy: cytoscape.Core): void {
           classes: e.classes(),
           visible: e.visible(),
           color: String(e.style("line-color")),
-        }));
+        })),
+  );
 }
 
 /**
@@ -134,22 +140,5 @@ export function applyTrace(cy: cytoscape.Core, rg: RunGraph, t: GraphToggles, no
     edges.filter((e) => idx.has(e.data("index") as number)).addClass("traced");
     edges.filter((e) => !idx.has(e.data("index") as number)).addClass("faded");
     cy.getElementById(t.node).addClass("picked");
-  });
-}
-
-
-/** Grouped view: the selected node and its lineage (drawn one by one) stand out, the rest fades. */
-export function applyFocus(cy: cytoscape.Core, node: string | null, focus: readonly string[]): void {
-  cy.batch(() => {
-    cy.elements(".faded, .traced, .picked").removeClass("faded traced picked");
-    if (!node || cy.getElementById(node).empty()) return;
-    const keep = new Set(focus);
-    cy.nodes().forEach((n) => {
-      n.addClass(keep.has(n.id()) ? "traced" : "faded");
-    });
-    cy.edges().forEach((e) => {
-      e.addClass(keep.has(e.source().id()) && keep.has(e.target().id()) ? "traced" : "faded");
-    });
-    cy.getElementById(node).addClass("picked");
   });
 }

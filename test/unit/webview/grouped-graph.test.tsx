@@ -1,0 +1,193 @@
+// @vitest-environment happy-dom
+/** @jsxImportSource preact */
+// The grouped view drawn as SVG (webview/components/GroupedGraph.tsx) on the demo's real
+// investigation: every group and edge drawn once, labels as text, clicks and keys that select or
+// expand, a drag that pans without clicking, the selected lineage in focus, and a hostile label
+// that stays text.
+import { render } from "preact";
+import { act } from "preact/test-utils";
+import { afterEach, beforeAll, describe, expect, test } from "vitest";
+import type { RunGraph } from "../../../core/analysis/types";
+import { runGraphOf } from "../../../core/analysis/runGraph";
+import { GroupedGraph, type GraphNav } from "../../../webview/components/GroupedGraph";
+import type { DrawnEdge } from "../../../webview/graph/cy";
+import { buildViewElements } from "../../../webview/graph/elements";
+import { groupedView, lineage, type GraphView } from "../../../webview/graph/groups";
+import { layeredLayout } from "../../../webview/graph/layout";
+import type { GraphColors } from "../../../webview/graph/theme";
+import { edgeVisible } from "../../../webview/logic";
+import { HOSTILE } from "../../browser/hostile.mjs";
+import { demoData, step } from "./fixture";
+
+const COLORS: GraphColors = {
+  background: "rgb(255, 255, 255)",
+  foreground: "rgb(51, 51, 51)",
+  muted: "rgb(113, 113, 113)",
+  edge: "rgb(140, 140, 140)",
+  trusted: "rgb(26, 133, 255)",
+  untrusted: "rgb(209, 134, 22)",
+  task: "rgb(26, 133, 255)",
+  decision: "rgb(101, 45, 144)",
+  action: "rgb(56, 138, 52)",
+  message: "rgb(191, 136, 3)",
+  sensitive: "rgb(191, 136, 3)",
+  flagged: "rgb(229, 20, 0)",
+  causal: "rgb(229, 20, 1)",
+  ruledOut: "rgb(140, 140, 141)",
+  focus: "rgb(0, 144, 241)",
+  labelBackground: "rgb(255, 255, 255)",
+  fontFamily: "sans-serif",
+  highContrast: false,
+};
+
+let rg: RunGraph;
+beforeAll(async () => {
+  rg = runGraphOf((await demoData()).runs["demo-seed0"]);
+}, 120_000);
+
+const visible = (e: Parameters<typeof edgeVisible>[0]) => edgeVisible(e, { inferred: false, ruledOut: false });
+
+function elementsOf(view: GraphView) {
+  const layout = layeredLayout(view.nodes, view.edges, { dx: 220, dy: 120 });
+  return buildViewElements(rg, view, layout.positions);
+}
+
+let host: HTMLElement | null = null;
+afterEach(() => {
+  if (host) render(null, host);
+  host?.remove();
+  host = null;
+});
+
+/** Mounts the view; returns what it called back. */
+function draw(props: { view: GraphView; picked?: string | null; focus?: string[]; elements?: ReturnType<typeof elementsOf> }) {
+  const calls = { taps: [] as string[], background: 0, drawn: 0 };
+  const nav: { current: GraphNav | null } = { current: null };
+  host = document.createElement("div");
+  document.body.append(host);
+  step(() => {
+    render(
+      <GroupedGraph
+        elements={props.elements ?? elementsOf(props.view)}
+        picked={props.picked ?? null}
+        focus={props.focus ?? []}
+        colors={COLORS}
+        nav={nav}
+        onDrawn={() => calls.drawn++}
+        onTapNode={(id) => calls.taps.push(id)}
+        onTapBackground={() => calls.background++}
+      />,
+      host!,
+    );
+  });
+  return { svg: host.querySelector("svg.graph-svg")!, calls, nav };
+}
+
+const pointer = (el: Element, type: string, x: number, y: number) =>
+  step(() => {
+    el.dispatchEvent(new PointerEvent(type, { bubbles: true, clientX: x, clientY: y, button: 0, pointerId: 1 }));
+  });
+
+describe("the grouped view as SVG", () => {
+  test("draws every group and node of the view once, labelled in text, and every merged edge with its arrow", () => {
+    const view = groupedView(rg, visible, new Set());
+    const { svg } = draw({ view });
+    const nodes = [...svg.querySelectorAll(".gnode")];
+    expect(nodes.map((n) => n.getAttribute("data-node")).sort()).toEqual(view.nodes.map((n) => n.id).sort());
+    // a group's label: its name, then what it holds
+    const agent = view.nodes.find((n) => n.group?.kind === "agent")!;
+    const g = svg.querySelector(`.gnode[data-node="${agent.id}"]`)!;
+    expect([...g.querySelectorAll("tspan")].map((t) => t.textContent)).toEqual([agent.group!.label, expect.stringMatching(/^\d+ calls?$/)]);
+    expect(g.getAttribute("aria-label")).toContain(agent.group!.label);
+    expect(svg.querySelectorAll(".gedge").length).toBe(view.edges.length);
+    for (const e of svg.querySelectorAll(".gedge")) {
+      expect(e.querySelector("path")!.getAttribute("d")).toMatch(/^M[-\d.]+ [-\d.]+ [LQ]/);
+      expect(e.querySelector("polygon")!.getAttribute("points")!.split(" ")).toHaveLength(3);
+    }
+    // what the end-to-end tests read of the drawing
+    const read = (window as unknown as { __causewayGraphEdges: () => DrawnEdge[] }).__causewayGraphEdges();
+    expect(read).toHaveLength(view.edges.length);
+    expect(read[0].sourceLabel).not.toBe("");
+  });
+
+  test("a click on a group asks to expand it, on the background to clear the selection; a drag pans and clicks nothing", () => {
+    const view = groupedView(rg, visible, new Set());
+    const { svg, calls } = draw({ view });
+    const agent = view.nodes.find((n) => n.group?.kind === "agent")!;
+    const shape = svg.querySelector(`.gnode[data-node="${agent.id}"] .shape > *`)!;
+    pointer(shape, "pointerdown", 100, 100);
+    pointer(shape, "pointerup", 101, 100);
+    expect(calls.taps).toEqual([agent.id]);
+    pointer(svg, "pointerdown", 10, 10);
+    pointer(svg, "pointerup", 10, 10);
+    expect(calls.background).toBe(1);
+    const layer = svg.querySelector("g")!;
+    const before = layer.getAttribute("transform");
+    pointer(shape, "pointerdown", 100, 100);
+    pointer(shape, "pointermove", 160, 130);
+    pointer(shape, "pointerup", 160, 130);
+    expect(calls.taps).toEqual([agent.id]);
+    expect(calls.background).toBe(1);
+    const [x0, y0] = /translate\(([-\d.]+) ([-\d.]+)\)/.exec(before!)!.slice(1).map(Number);
+    const [x1, y1] = /translate\(([-\d.]+) ([-\d.]+)\)/.exec(layer.getAttribute("transform")!)!.slice(1).map(Number);
+    expect([x1 - x0, y1 - y0]).toEqual([60, 30]);
+  });
+
+  test("nodes take keyboard focus and Enter selects; the toolbar's zoom keeps the centre", () => {
+    const view = groupedView(rg, visible, new Set());
+    const { svg, calls, nav } = draw({ view });
+    const task = view.nodes.find((n) => !n.group)!;
+    const g = svg.querySelector<SVGGElement>(`.gnode[data-node="${task.id}"]`)!;
+    expect(g.getAttribute("tabindex")).toBe("0");
+    expect(g.getAttribute("role")).toBe("button");
+    step(() => {
+      g.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+    });
+    expect(calls.taps).toEqual([task.id]);
+    const scale = () => Number(/scale\(([-\d.]+)\)/.exec(svg.querySelector("g")!.getAttribute("transform")!)![1]);
+    const z = scale();
+    step(() => nav.current!.zoomBy(2));
+    expect(scale()).toBeCloseTo(Math.min(4, z * 2), 6);
+  });
+
+  test("a selected node's lineage stands out and the rest fades", () => {
+    const action = rg.graph.nodes.find((n) => n.type === "action" && rg.marks[n.id]?.high)!;
+    const shown = rg.graph.edges.filter(visible);
+    const focus = lineage(shown, action.id);
+    const view = groupedView(rg, visible, new Set(), focus);
+    const { svg } = draw({ view, picked: action.id, focus });
+    const cls = (id: string) => svg.querySelector(`.gnode[data-node="${CSS.escape(id)}"]`)!.getAttribute("class")!;
+    expect(cls(action.id)).toMatch(/\btraced\b/);
+    const faded = view.nodes.filter((n) => !focus.includes(n.id));
+    expect(faded.length).toBeGreaterThan(0);
+    for (const n of faded) expect(cls(n.id)).toMatch(/\bfaded\b/);
+    const edges = (window as unknown as { __causewayGraphEdges: () => DrawnEdge[] }).__causewayGraphEdges();
+    const traced = edges.filter((e) => e.classes.includes("traced"));
+    expect(traced.length).toBeGreaterThan(0);
+    for (const e of traced) expect(focus.includes(e.source) && focus.includes(e.target)).toBe(true);
+    expect(traced.every((e) => e.color === COLORS.focus || e.color === COLORS.causal)).toBe(true);
+  });
+
+  test("reports its first frame once per view", async () => {
+    const view = groupedView(rg, visible, new Set());
+    const { calls } = draw({ view });
+    await new Promise((r) => setTimeout(r, 50));
+    await act(async () => {
+      for (let i = 0; i < 50 && !calls.drawn; i++) await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+    });
+    expect(calls.drawn).toBe(1);
+  });
+
+  test("a hostile label is drawn as text and creates no element or attribute", () => {
+    const view = groupedView(rg, visible, new Set());
+    const elements = elementsOf(view);
+    HOSTILE.forEach((label, i) => elements.push({ group: "nodes", data: { id: `hostile-${i}`, label }, position: { x: 40 * i, y: 900 }, classes: "input untrusted" }));
+    const { svg } = draw({ view, elements });
+    const texts = [...svg.querySelectorAll(".gnode text")].map((t) => t.textContent);
+    for (const s of HOSTILE) expect(texts).toContain(s);
+    for (const el of svg.querySelectorAll("*")) {
+      expect(["svg", "g", "title", "text", "tspan", "path", "polygon", "rect", "ellipse"]).toContain(el.tagName.toLowerCase());
+      for (const a of el.attributes) expect(a.name.startsWith("on")).toBe(false);
+    }
+  });
+});
