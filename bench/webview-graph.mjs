@@ -2,9 +2,9 @@
 //
 // Records synthetic multi-agent runs of about N events with the SDK, writes each one's static
 // report with the CLI, opens the report's Graph screen in headless Chromium from a file:// URL
-// several times, and reads window.__causewayGraphReady: performance.now() once the layered layout
-// is computed and Cytoscape has drawn the first frame, i.e. milliseconds from navigation to a graph
-// that answers clicks. Each load then finds a node (send_email) and selects it, and measures how
+// several times, and reads window.__causewayGraphReady: performance.now() once the layout is
+// computed and the graph's first frame is drawn (Cytoscape's; a big run's grouped view is SVG),
+// i.e. milliseconds from navigation to a graph that answers clicks. Each load then finds a node (send_email) and selects it, and measures how
 // long until its lineage is drawn ("select": a big run's graph is grouped, and selecting a node
 // draws its lineage node by node). Workloads:
 //   team   the issue's run: 10 agents passing work around, 200 inputs from four source families in
@@ -109,8 +109,8 @@ if (OUT) {
       `Command: \`${cmd}\`, headless Debian Chromium, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}), load average at the end ${os.loadavg().map((x) => x.toFixed(1)).join(" ")}.\n\n` +
       `| workload | events | graph | report | interactive after (min / median / max) | layout + Cytoscape + first frame (median) | select a node → lineage drawn (median) |\n|---|---|---|---|---|---|---|\n` +
       rows.join("\n") +
-      `\n\n"Interactive" is measured from navigation to \`window.__causewayGraphReady\` (layout computed and Cytoscape's first frame drawn). ` +
-      `Runs of more than 600 nodes open grouped (agents, message channels, input source families); selecting a node draws its lineage node by node. ` +
+      `\n\n"Interactive" is measured from navigation to \`window.__causewayGraphReady\` (layout computed and the graph's first frame drawn: Cytoscape's, or the grouped view's SVG). ` +
+      `Runs of more than 600 nodes open grouped (agents, message channels, input source families), drawn as SVG; selecting a node draws its lineage node by node. ` +
       `Targets: 1 s at 1,500 events, 3 s at 20,000.\n`,
   );
   console.log(`wrote ${OUT}`);

@@ -181,6 +181,15 @@ describe("a big report", () => {
     await task.focus();
     await page.keyboard.press("Enter");
     await page.locator(".graph-panel").getByText("Downstream").waitFor();
+    // ungrouped, Cytoscape draws every node; grouped again, the toolbar zooms the SVG
+    await page.getByText("Group", { exact: true }).click();
+    await page.locator(".graph-canvas canvas").first().waitFor();
+    await page.getByText("Group", { exact: true }).click();
+    await page.locator(".graph-svg").waitFor();
+    const transform = () => page.locator(".graph-svg > g").getAttribute("transform");
+    const unzoomed = await transform();
+    await page.getByRole("button", { name: "Zoom in" }).click();
+    assert.notEqual(await transform(), unzoomed, "Zoom in zooms the grouped view");
     // the rest is read only when a screen needs it: the Overview's alerts come from it
     await page.getByRole("tab", { name: "Overview" }).click();
     await page.waitForSelector(".alert.top");

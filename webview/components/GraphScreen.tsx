@@ -109,7 +109,7 @@ export function GraphScreen() {
     applied.current = { inferred: toggles.inferred, ruledOut: toggles.ruledOut, node: null };
     if (toggles.node) applyTrace(cy, rg, toggles, applied.current);
     cy.viewport(viewports.get(run) ?? fitted(layout.positions, cy.width(), cy.height()));
-    nav.current = {
+    const cyNav: GraphNav = {
       zoomBy: (f) => cy.zoom({ level: cy.zoom() * f, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } }),
       panBy: (x, y) => cy.panBy({ x, y }),
       fit: () => {
@@ -117,6 +117,7 @@ export function GraphScreen() {
         cy.fit(traced.nonempty() ? traced : undefined, 40);
       },
     };
+    nav.current = cyNav;
     cy.on("tap", "node", (e) => ctl.setGraph({ node: e.target.id() }));
     cy.on("tap", (e) => {
       if (e.target === cy) ctl.setGraph({ node: null });
@@ -143,7 +144,8 @@ export function GraphScreen() {
     return () => {
       cy.destroy();
       cyRef.current = null;
-      nav.current = null;
+      // the grouped view drawn in its place may have set its own already (it renders first)
+      if (nav.current === cyNav) nav.current = null;
     };
     // toggles are applied by the effects below; rebuilding on them would lose the viewport.
   }, [rg, run, big, ctl, view]);
