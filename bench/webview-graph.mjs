@@ -93,7 +93,7 @@ try {
       console.log(
         `${workload.padEnd(5)} ${lines} events, ${shape}; report ${mb} MB (written in ${f(reportMs)})\n` +
           `      graph interactive after min ${f(Math.min(...times))} / median ${f(median(times))} / max ${f(Math.max(...times))} from navigation` +
-          ` (layout + Cytoscape + first frame: median ${f(median(builds))}; select a node → lineage drawn: median ${f(median(selects))}; ${RUNS} loads)`,
+          ` (layout + drawing + first frame: median ${f(median(builds))}; select a node → lineage drawn: median ${f(median(selects))}; ${RUNS} loads)`,
       );
       rows.push(`| ${workload} | ${lines.toLocaleString("en")} | ${shape} | ${mb} MB | ${f(Math.min(...times))} / **${f(median(times))}** / ${f(Math.max(...times))} | ${f(median(builds))} | ${f(median(selects))} |`);
     }
@@ -107,7 +107,7 @@ if (OUT) {
     OUT,
     `# Graph render benchmark, ${new Date().toISOString().slice(0, 10)}\n\n` +
       `Command: \`${cmd}\`, headless Debian Chromium, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}), load average at the end ${os.loadavg().map((x) => x.toFixed(1)).join(" ")}.\n\n` +
-      `| workload | events | graph | report | interactive after (min / median / max) | layout + Cytoscape + first frame (median) | select a node → lineage drawn (median) |\n|---|---|---|---|---|---|---|\n` +
+      `| workload | events | graph | report | interactive after (min / median / max) | layout + drawing + first frame (median) | select a node → lineage drawn (median) |\n|---|---|---|---|---|---|---|\n` +
       rows.join("\n") +
       `\n\n"Interactive" is measured from navigation to \`window.__causewayGraphReady\` (layout computed and the graph's first frame drawn: Cytoscape's, or the grouped view's SVG). ` +
       `Runs of more than 600 nodes open grouped (agents, message channels, input source families), drawn as SVG; selecting a node draws its lineage node by node. ` +
