@@ -11,7 +11,7 @@
 import type cytoscape from "cytoscape";
 import type { JSX } from "preact";
 import { useLayoutEffect, useMemo, useRef } from "preact/hooks";
-import { exposeEdges } from "../graph/cy";
+import { exposeEdges, fitBox } from "../graph/cy";
 import { blend, type GraphColors } from "../graph/theme";
 
 /** What the toolbar's buttons and the keyboard ask of the drawn graph, whichever draws it. */
@@ -173,14 +173,9 @@ export function GroupedGraph(p: Props) {
       y2 = Math.max(y2, n.y + n.look.h / 2 + n.look.fontSize * (n.cls.has("group") ? 2.6 : 1.6));
     }
     const { w, h } = size();
-    if (!Number.isFinite(x1)) {
-      vp.current = { zoom: 1, x: w / 2, y: h / 2 };
-    } else {
-      // the legend covers the bottom of the drawing: keep the graph above it
-      const [pad, below] = [40, 50];
-      const zoom = Math.max(MIN_ZOOM, Math.min(1.5, (w - 2 * pad) / Math.max(1, x2 - x1), (h - 2 * pad - below) / Math.max(1, y2 - y1)));
-      vp.current = { zoom, x: w / 2 - ((x1 + x2) / 2) * zoom, y: (h - below) / 2 - ((y1 + y2) / 2) * zoom };
-    }
+    // the legend covers the bottom of the drawing (50 px): keep the graph above it
+    const { zoom, pan } = fitBox({ x1, y1, x2, y2 }, w, h, 40, 50);
+    vp.current = { zoom, x: pan.x, y: pan.y };
     apply();
   };
   p.nav.current = {
@@ -273,7 +268,7 @@ export function GroupedGraph(p: Props) {
           return <Edge key={i} e={e} a={a} b={b} both={pairs.has(`${e.target}\u0000${e.source}`)} state={state([a.id, b.id])} c={c} />;
         })}
         {[...nodes.values()].map((n) => (
-          <Node key={n.id} n={n} state={keep ? (keep.has(n.id) ? "traced" : "faded") : ""} picked={n.id === p.picked} c={c} onKey={() => p.onTapNode(n.id)} />
+          <Node key={n.id} n={n} state={state([n.id])} picked={n.id === p.picked} c={c} onKey={() => p.onTapNode(n.id)} />
         ))}
       </g>
     </svg>

@@ -13,14 +13,9 @@ import { readColors } from "./theme";
 
 /** A Cytoscape graph of the investigation at the given positions, edges hidden per visible(). */
 export function createGraph(container: HTMLElement, rg: RunGraph, positions: Map<string, { x: number; y: number }>, big: boolean, visible: (e: GEdge) => boolean): cytoscape.Core {
-  return createGraphOf(container, buildElements(rg, positions, visible), big);
-}
-
-/** A Cytoscape graph of the given elements (a grouped view's, or every node's). */
-export function createGraphOf(container: HTMLElement, elements: cytoscape.ElementDefinition[], big: boolean): cytoscape.Core {
   const cy = cytoscape({
     container,
-    elements,
+    elements: buildElements(rg, positions, visible),
     style: graphStyle(readColors(), big),
     // Positions are given; the first viewport is computed from them (fitted), which spares
     // Cytoscape measuring every label up front.
@@ -97,12 +92,20 @@ export function fitted(positions: Map<string, { x: number; y: number }>, width: 
     x2 = Math.max(x2, p.x);
     y2 = Math.max(y2, p.y);
   }
+  // the label below the lowest node
+  return fitBox({ x1: x1 - labelMargin, y1, x2: x2 + labelMargin, y2: y2 + 20 }, width, height, pad);
+}
+
+/**
+ * The viewport showing a box (model units) with `pad` pixels around it and `below` more pixels
+ * under it (what covers the drawing's bottom), at most 1.5× zoom; a box with no extent (no
+ * nodes) is centred at 1×.
+ */
+export function fitBox(box: { x1: number; y1: number; x2: number; y2: number }, width: number, height: number, pad: number, below = 0): { zoom: number; pan: { x: number; y: number } } {
+  const { x1, y1, x2, y2 } = box;
   if (!Number.isFinite(x1)) return { zoom: 1, pan: { x: width / 2, y: height / 2 } };
-  x1 -= labelMargin;
-  x2 += labelMargin;
-  y2 += 20; // the label below the lowest node
-  const zoom = Math.max(0.02, Math.min(1.5, (width - 2 * pad) / Math.max(1, x2 - x1), (height - 2 * pad) / Math.max(1, y2 - y1)));
-  return { zoom, pan: { x: width / 2 - ((x1 + x2) / 2) * zoom, y: height / 2 - ((y1 + y2) / 2) * zoom } };
+  const zoom = Math.max(0.02, Math.min(1.5, (width - 2 * pad) / Math.max(1, x2 - x1), (height - 2 * pad - below) / Math.max(1, y2 - y1)));
+  return { zoom, pan: { x: width / 2 - ((x1 + x2) / 2) * zoom, y: (height - below) / 2 - ((y1 + y2) / 2) * zoom } };
 }
 
 /** Shows and hides the toggled edges, touching only those whose visibility changes. */
