@@ -60,6 +60,20 @@ const builds = [
     logLevel: "warning",
     loader: { ".ttf": "dataurl" },
   },
+  // Cytoscape on its own: loaded by the investigator when it first draws an ungrouped graph
+  // (webview/graph/loadCytoscape.ts), embedded inert in the static report.
+  {
+    entryPoints: ["webview/cytoscape.ts"],
+    outfile: "dist/webview/cytoscape.js",
+    bundle: true,
+    platform: "browser",
+    format: "iife",
+    target: "es2022",
+    sourcemap: production ? false : "linked",
+    minify: true,
+    legalComments: "none",
+    logLevel: "warning",
+  },
   // The static report's stand-in for VS Code's theme: every --vscode-* variable the webview uses.
   {
     entryPoints: ["webview/report-theme.css"],

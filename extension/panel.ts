@@ -141,7 +141,7 @@ export class InvestigatorPanel implements vscode.Disposable {
       webview.html = renderMissing("dist/webview/webview.js");
       return;
     }
-    webview.html = renderShell({ cspSource: webview.cspSource, nonce: makeNonce(), scriptUri: webview.asWebviewUri(js).toString(), styleUri: webview.asWebviewUri(css).toString() });
+    webview.html = renderShell({ cspSource: webview.cspSource, nonce: makeNonce(), scriptUri: webview.asWebviewUri(js).toString(), cytoscapeUri: webview.asWebviewUri(vscode.Uri.joinPath(root, "cytoscape.js")).toString(), styleUri: webview.asWebviewUri(css).toString() });
   }
 
   private post(msg: HostToWebview): void {

@@ -111,9 +111,16 @@ function asset(name: string): string {
   return fs.readFileSync(file, "utf8").replace(/\n?\/\/# sourceMappingURL=\S+\s*$/, "\n").replace(/\n?\/\*# sourceMappingURL=\S+ \*\/\s*$/, "\n");
 }
 
+/** Script text that cannot end its element early ("</script" inside a string in the code). */
+function inlineScript(js: string): string {
+  return js.replace(/<\/script/gi, "<\\/script");
+}
+
 export function renderReport(data: ReportData): string {
   const nonce = randomBytes(16).toString("base64");
-  const js = asset("webview.js").replace(/<\/script/gi, "<\\/script");
+  const js = inlineScript(asset("webview.js"));
+  // Cytoscape, inert until the investigator draws an ungrouped graph (webview/graph/loadCytoscape.ts)
+  const cytoscape = inlineScript(asset("cytoscape.js"));
   const css = asset("webview.css");
   const theme = asset("report-theme.css");
   const parts = dataElements(data);
@@ -134,6 +141,7 @@ ${casesSection(data)}
 ${parts.first}
 <script nonce="${nonce}">${js}</script>
 ${parts.rest}
+<script type="text/plain" id="causeway-cytoscape">${cytoscape}</script>
 </body>
 </html>
 `;

@@ -10,11 +10,13 @@ export interface ShellParts {
   cspSource: string;
   nonce: string;
   scriptUri: string;
+  /** Cytoscape's bundle, loaded by the investigator when it first draws an ungrouped graph. */
+  cytoscapeUri: string;
   styleUri: string;
 }
 
 export function renderShell(p: ShellParts): string {
-  return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src ${p.cspSource} data:; style-src ${p.cspSource} 'unsafe-inline'; font-src ${p.cspSource} data:; script-src 'nonce-${p.nonce}';"><meta name="viewport" content="width=device-width, initial-scale=1"><link rel="stylesheet" href="${p.styleUri}"><title>Causeway</title></head><body><div id="root"></div><script nonce="${p.nonce}" src="${p.scriptUri}"></script></body></html>`;
+  return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src ${p.cspSource} data:; style-src ${p.cspSource} 'unsafe-inline'; font-src ${p.cspSource} data:; script-src 'nonce-${p.nonce}';"><meta name="viewport" content="width=device-width, initial-scale=1"><link rel="stylesheet" href="${p.styleUri}"><title>Causeway</title></head><body><div id="root"></div><script nonce="${p.nonce}" src="${p.scriptUri}" data-cytoscape="${p.cytoscapeUri}"></script></body></html>`;
 }
 
 function escapeHtml(s: string): string {

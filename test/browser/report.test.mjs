@@ -162,6 +162,8 @@ describe("a big report", () => {
     const scriptAt = html.indexOf("<script nonce=");
     const restAt = html.search(/<script type="application\/octet-stream" id="causeway-run-0" data-encoding="gzip\+base64">[A-Za-z0-9+/=]+<\/script>/);
     assert.ok(graphAt > 0 && graphAt < scriptAt && scriptAt < restAt, "gzipped graph part, script, gzipped rest, in that order");
+    // Cytoscape last, as text the browser does not run (the investigator runs it when it needs it)
+    assert.ok(html.indexOf('<script type="text/plain" id="causeway-cytoscape">') > restAt, "Cytoscape embedded inert after the data");
     const { page, seen, context } = await open(report, "screen=graph&run=big");
     await screenReady(page, "graph");
     const shape = /grouped: (\d+) groups, (\d+) nodes? drawn alone/.exec(await page.locator(".graph-toolbar").innerText());
@@ -171,6 +173,7 @@ describe("a big report", () => {
     const drawn = page.locator(".graph-svg .gnode");
     assert.equal(await drawn.count(), Number(shape[1]) + Number(shape[2]));
     assert.ok((await page.locator(".graph-svg .gnode.group-agent text").allTextContents()).some((t) => /agent-0/.test(t)));
+    assert.equal(await page.evaluate(() => typeof window.__causewayCytoscape), "undefined", "the grouped view draws without loading Cytoscape");
     // a click on an agent's group expands it: its calls are drawn one by one
     const before = await drawn.count();
     await page.locator(".graph-svg .gnode.group-agent").first().click();
@@ -184,6 +187,7 @@ describe("a big report", () => {
     // ungrouped, Cytoscape draws every node; grouped again, the toolbar zooms the SVG
     await page.getByText("Group", { exact: true }).click();
     await page.locator(".graph-canvas canvas").first().waitFor();
+    assert.equal(await page.evaluate(() => typeof window.__causewayCytoscape), "function", "Cytoscape is loaded for the ungrouped graph");
     await page.getByText("Group", { exact: true }).click();
     await page.locator(".graph-svg").waitFor();
     const transform = () => page.locator(".graph-svg > g").getAttribute("transform");

@@ -84,7 +84,7 @@ describe("the npm package", () => {
   }, 180_000);
 
   it("holds the library, its types, the CLI and the report's assets, and nothing of the repository's tests or sources", () => {
-    for (const f of ["dist/lib/index.js", "dist/types/core/index.d.ts", "dist/types/core/sdk/runtime.d.ts", "dist/cli.js", "dist/webview/webview.js", "examples/demo/system.ts", "LICENSE", "README.md", "CHANGELOG.md"]) {
+    for (const f of ["dist/lib/index.js", "dist/types/core/index.d.ts", "dist/types/core/sdk/runtime.d.ts", "dist/cli.js", "dist/webview/webview.js", "dist/webview/cytoscape.js", "examples/demo/system.ts", "LICENSE", "README.md", "CHANGELOG.md"]) {
       expect(files, f).toContain(f);
     }
     // every entry point package.json promises (exports, bin) is in the tarball

@@ -15,6 +15,7 @@ import { BIG_GRAPH, LABEL_ZOOM, buildViewElements, graphStyle } from "../graph/e
 import { groupedView, lineage } from "../graph/groups";
 import type { GraphToggles } from "../host";
 import { forceLayout, layeredLayout } from "../graph/layout";
+import { cytoscapeLoaded, loadCytoscape, type Cytoscape } from "../graph/loadCytoscape";
 import { readColors } from "../graph/theme";
 import { useApp } from "./context";
 import { Legend, NodePanel, NodeSearch } from "./GraphParts";
@@ -85,10 +86,25 @@ export function GraphScreen() {
     return buildViewElements(rg, view, positions);
   }, [rg, view]);
 
+  // Cytoscape itself, loaded the first time an ungrouped graph is drawn (a big run's grouped view
+  // and the other screens never need it)
+  const [lib, setLib] = useState<Cytoscape | undefined>(cytoscapeLoaded);
+  useEffect(() => {
+    if (view || lib) return;
+    let live = true;
+    loadCytoscape().then(
+      (cy) => live && setLib(() => cy),
+      (err: unknown) => live && setFailure(err instanceof Error ? err.message : String(err)),
+    );
+    return () => {
+      live = false;
+    };
+  }, [!view, lib]);
+
   // Build Cytoscape once per investigation (ungrouped graphs), as the screen commits: a layout
   // effect, so Cytoscape's first frame comes with the screen's (no frame in between).
   useLayoutEffect(() => {
-    if (view || !box.current || !rg.graph.nodes.length) return;
+    if (view || !lib || !box.current || !rg.graph.nodes.length) return;
     performance.mark("causeway:graph-start");
     const layout = layeredLayout(
       rg.graph.nodes,
@@ -97,7 +113,7 @@ export function GraphScreen() {
     performance.mark("causeway:graph-layout");
     let cy: cytoscape.Core;
     try {
-      cy = createGraph(box.current, rg, layout.positions, big, (e) => edgeVisible(e, toggles));
+      cy = createGraph(lib, box.current, rg, layout.positions, big, (e) => edgeVisible(e, toggles));
     } catch (err) {
       // No canvas (an unusual browser, a test DOM): say so instead of breaking the app.
       setFailure(err instanceof Error ? err.message : String(err));
@@ -148,7 +164,7 @@ export function GraphScreen() {
       if (nav.current === cyNav) nav.current = null;
     };
     // toggles are applied by the effects below; rebuilding on them would lose the viewport.
-  }, [rg, run, big, ctl, view]);
+  }, [rg, run, big, ctl, view, lib]);
 
   useEffect(() => {
     if (cyRef.current && !view) applyToggles(cyRef.current, rg, toggles, applied.current);

@@ -3,17 +3,21 @@
  * viewport, and the two incremental updates (edge toggles, tracing a node) that touch only the
  * elements that change, so a 2,000-node graph stays responsive.
  */
-import cytoscape from "cytoscape";
+import type cytoscape from "cytoscape";
 import type { RunGraph } from "../../core/analysis/types";
 import type { GEdge } from "../../core/graph/graph";
 import type { GraphToggles } from "../host";
 import { edgeVisible, trace } from "../logic";
 import { LABEL_MARGIN, buildElements, graphStyle } from "./elements";
+import type { Cytoscape } from "./loadCytoscape";
 import { readColors } from "./theme";
 
-/** A Cytoscape graph of the investigation at the given positions, edges hidden per visible(). */
-export function createGraph(container: HTMLElement, rg: RunGraph, positions: Map<string, { x: number; y: number }>, big: boolean, visible: (e: GEdge) => boolean): cytoscape.Core {
-  const cy = cytoscape({
+/**
+ * A Cytoscape graph of the investigation at the given positions, edges hidden per visible().
+ * `lib` is Cytoscape itself, loaded when first needed (loadCytoscape.ts).
+ */
+export function createGraph(lib: Cytoscape, container: HTMLElement, rg: RunGraph, positions: Map<string, { x: number; y: number }>, big: boolean, visible: (e: GEdge) => boolean): cytoscape.Core {
+  const cy = lib({
     container,
     elements: buildElements(rg, positions, visible),
     style: graphStyle(readColors(), big),
