@@ -11,6 +11,8 @@ import { blobUri } from "./blobs";
 import type { Services } from "./services";
 
 export const SOURCE = "Causeway";
+/** Longest stretch of one diagnostics slice before it yields to the extension host (ms). */
+const SLICE_MS = 20;
 
 const SEVERITY: Record<DiagSpec["severity"], vscode.DiagnosticSeverity> = {
   error: vscode.DiagnosticSeverity.Error,
@@ -31,6 +33,8 @@ export class DiagnosticsController implements vscode.Disposable {
   /** Quick-fix targets by diagnostic (file, line, code, message). */
   private fixes = new Map<string, FixTarget[]>();
   private pending = new Set<string>();
+  /** The publish under way: when it started and in how many slices so far. */
+  private flushing: { started: number; slices: number } | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private disposables: vscode.Disposable[] = [];
 
@@ -65,12 +69,26 @@ export class DiagnosticsController implements vscode.Disposable {
     return out;
   }
 
+  /**
+   * Publishes the pending runs' diagnostics in slices of about SLICE_MS, yielding to the extension
+   * host between them (1,000 runs took 0.2–0.8 s in one go, during which the Runs view and every
+   * command waited), then the source lines' diagnostics, which aggregate over every run.
+   */
   private flush(): void {
     this.timer = undefined;
     const t0 = Date.now();
+    this.flushing ??= { started: t0, slices: 0 };
+    this.flushing.slices++;
     try {
       const runs = new Map(this.runsForDiagnostics().map((r) => [r.dir, r]));
+      let done = 0;
       for (const dir of this.pending) {
+        // at least one run per slice, so a slow host still gets through them
+        if (done++ && Date.now() - t0 >= SLICE_MS) {
+          this.timer = setTimeout(() => this.flush(), 0);
+          return;
+        }
+        this.pending.delete(dir);
         for (const file of this.runFiles.get(dir)?.keys() ?? []) this.collection.delete(vscode.Uri.file(file));
         this.runFiles.delete(dir);
         const r = runs.get(dir);
@@ -79,7 +97,6 @@ export class DiagnosticsController implements vscode.Disposable {
         this.runFiles.set(dir, byFile);
         for (const [file, specs] of byFile) this.collection.set(vscode.Uri.file(file), specs.map((d) => this.toDiagnostic(d)));
       }
-      this.pending.clear();
       // source-line diagnostics aggregate over every run: recompute them all (cheap: alerts only)
       this.s.sites.reset();
       const sites = group(siteDiagnostics([...runs.values()], this.s.sites));
@@ -88,10 +105,13 @@ export class DiagnosticsController implements vscode.Disposable {
       this.siteFiles = sites;
       this.rebuildFixes();
     } catch (err) {
+      this.pending.clear();
       this.s.log.error(`diagnostics: ${(err as Error)?.stack ?? err}`);
     }
-    const ms = Date.now() - t0;
-    if (ms > 100) this.s.log.info(`diagnostics updated in ${ms} ms (${this.runFiles.size} runs with diagnostics)`);
+    const { started, slices } = this.flushing;
+    this.flushing = undefined;
+    const ms = Date.now() - started;
+    if (ms > 100) this.s.log.info(`diagnostics updated in ${ms} ms, ${slices} slice${slices === 1 ? "" : "s"} (${this.runFiles.size} runs with diagnostics)`);
   }
 
   private rebuildFixes(): void {

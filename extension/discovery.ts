@@ -97,25 +97,26 @@ export class RunDiscovery implements vscode.Disposable {
   }
 
   /**
-   * Lists at once the runs the last session found (those still there), once: the walk of the
+   * Lists at once the runs the last session found (those still there), once, and says how many: the walk of the
    * workspace corrects this listing when it ends (runs gone are dropped, new ones added). Called
    * from activate() itself, so that the Runs view's first request finds them (a timer after
    * activation ran a second or two late on a busy extension host, behind other extensions).
    */
-  listLastSession(): void {
-    if (this.lastSessionListed) return;
+  listLastSession(): number {
+    if (this.lastSessionListed) return 0;
     this.lastSessionListed = true;
     const storage = this.storageDir();
-    if (!storage) return;
+    if (!storage) return 0;
     const t0 = Date.now();
     let n = 0;
     for (const folder of this.folders()) {
       const root = folder.uri.fsPath;
       for (const dir of readRemembered(storage, root, this.s.settings(root).runsGlob)) if (this.s.store.add(dir, root)) n++;
     }
-    if (!n) return;
+    if (!n) return 0;
     this.s.log.info(`listed ${n} run${n === 1 ? "" : "s"} found by the last session in ${Date.now() - t0} ms (extension host up ${Math.round(process.uptime() * 1000)} ms)`);
     this.markListed();
+    return n;
   }
 
   /** Where the run folders found are remembered (the extension's global storage: see rememberedRuns). */

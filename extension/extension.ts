@@ -85,14 +85,17 @@ export function activate(context: vscode.ExtensionContext): void {
   // waits for the Runs view's first listing (at most a second after the runs are found, when the
   // view is closed): analysing first kept the extension host too busy to answer the view.
   const release = store.hold();
-  // the runs the last session found, listed now: the Runs view's first request answers with them
-  discovery.listLastSession();
-  setTimeout(() => {
+  // the runs the last session found, listed now: the Runs view's first request answers with them,
+  // and the walk that corrects them (and the file watchers) waits for that listing too
+  const remembered = discovery.listLastSession();
+  const firstListing = () => Promise.race([tree.listed, new Promise((r) => setTimeout(r, ANALYSIS_WAIT_MS))]);
+  setTimeout(async () => {
+    if (remembered) await firstListing();
     const t1 = performance.now();
     void collector.restore().catch((err) => log.warn(`collector: ${(err as Error).message}`));
     void discovery.start().then(() => {
       const t2 = performance.now();
-      void Promise.race([tree.listed, new Promise((r) => setTimeout(r, ANALYSIS_WAIT_MS))]).then(release);
+      void firstListing().then(release);
       log.info(`runs found in ${(t2 - t1).toFixed(0)} ms; analysing ${store.pending} in the background`);
       void store.idle().then(() =>
         log.info(

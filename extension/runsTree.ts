@@ -57,6 +57,8 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
   /** When the whole tree was last refreshed (ms since epoch). */
   private lastFull = 0;
   private listedOnce = false;
+  /** The first listing's items: how many were made, in how long (logged once they are sent). */
+  private firstItems = { n: 0, ms: 0, logged: false };
   private markListed!: () => void;
   /** Resolves once the view's first listing of runs has been sent to the window. */
   readonly listed = new Promise<void>((r) => (this.markListed = r));
@@ -243,7 +245,12 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
           this.listedOnce = true;
           this.s.log.info(`Runs view: first listing, ${this.s.store.size} runs (${this.s.store.pending} not analysed yet; extension host up ${Math.round(process.uptime() * 1000)} ms)`);
           // the items are made and sent once this returns (promises): resolve after that
-          setTimeout(() => this.markListed(), 0);
+          const t0 = performance.now();
+          setTimeout(() => {
+            this.firstItems.logged = true;
+            this.s.log.info(`Runs view: ${this.firstItems.n} items made in ${this.firstItems.ms.toFixed(0)} ms, sent ${(performance.now() - t0).toFixed(0)} ms after the listing`);
+            this.markListed();
+          }, 0);
         }
         return nodes;
       }
@@ -271,6 +278,18 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
   }
 
   getTreeItem(el: TreeNode): vscode.TreeItem {
+    const t0 = this.listedOnce && !this.firstItems.logged ? performance.now() : 0;
+    try {
+      return this.treeItem(el);
+    } finally {
+      if (t0) {
+        this.firstItems.n++;
+        this.firstItems.ms += performance.now() - t0;
+      }
+    }
+  }
+
+  private treeItem(el: TreeNode): vscode.TreeItem {
     const spec = this.spec(el);
     if (el.kind === "folder") this.folderText.set(el.dir, spec?.description);
     return spec ? toItem(spec) : new vscode.TreeItem(vscode.l10n.t("(gone)"));
