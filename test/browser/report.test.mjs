@@ -99,15 +99,24 @@ describe("the demo's report", () => {
   test("Graph lays out, traces a found node and switches themes", async () => {
     const { page, seen, context } = await open(report, "screen=graph&run=demo-seed0");
     await screenReady(page, "graph");
-    assert.ok((await page.locator(".graph-canvas canvas").count()) > 0);
+    // a small run's graph: SVG, every node drawn, without loading Cytoscape
+    const nodes = Number(/(\d+) nodes/.exec(await page.locator(".graph-toolbar").innerText())[1]);
+    assert.equal(await page.locator(".graph-svg .gnode").count(), nodes);
+    assert.equal(await page.evaluate(() => typeof window.__causewayCytoscape), "undefined");
     await page.getByPlaceholder("Find a node (Enter)").fill("send_email #18");
     await page.keyboard.press("Enter");
     const panel = page.locator(".graph-panel");
     await panel.getByText("Downstream").waitFor();
     assert.match(await panel.innerText(), /send_email[\s\S]*Upstream\s+\d+ nodes/);
     assert.equal(await panel.getByRole("button", { name: "Why did it happen?" }).count(), 1);
+    // the trace: the email and what leads to it stand out, the rest fades
+    assert.ok((await page.locator(".graph-svg .gnode.traced").count()) > 1);
+    assert.ok((await page.locator(".graph-svg .gnode.faded").count()) > 0);
+    const stroke = () => page.locator(".graph-svg .gnode.decision .shape").first().getAttribute("stroke");
+    const light = await stroke();
     await page.getByLabel("Theme").selectOption("hc");
     await page.waitForFunction(() => document.documentElement.dataset.theme === "hc" && document.body.classList.contains("vscode-high-contrast"));
+    await page.waitForFunction((before) => document.querySelector(".graph-svg .gnode.decision .shape")?.getAttribute("stroke") !== before, light);
     assert.match(await page.evaluate(() => location.hash), /theme=hc/);
     clean(seen, "graph");
     await context.close();

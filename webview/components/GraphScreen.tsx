@@ -1,17 +1,18 @@
 /**
- * Graph: the run's data-flow graph in Cytoscape, laid out left to right in layers. Observed edges
- * show; tested causes are red and labelled with their effect; inferred edges and ruled-out tests
- * are hidden until switched on. Clicking a node traces it upstream and downstream. Colours follow
- * the theme and are re-read when it changes. A big run opens grouped, drawn as SVG
- * (GroupedGraph.tsx): groups expand on a click, a selected node's lineage is drawn node by node.
+ * Graph: the run's data-flow graph, laid out left to right in layers. Observed edges show; tested
+ * causes are red and labelled with their effect; inferred edges and ruled-out tests are hidden
+ * until switched on. Clicking a node traces it upstream and downstream. Colours follow the theme
+ * and are re-read when it changes. Drawn as SVG (SvgGraph.tsx); a big run opens grouped: groups
+ * expand on a click, a selected node's lineage is drawn node by node. Unticking Group draws a big
+ * run's every node with Cytoscape, loaded then (loadCytoscape.ts).
  */
 import type cytoscape from "cytoscape";
 import type { JSX } from "preact";
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { int } from "../format";
-import { edgeVisible } from "../logic";
+import { edgeVisible, trace } from "../logic";
 import { applyToggles, applyTrace, createGraph, fitted } from "../graph/cy";
-import { BIG_GRAPH, LABEL_ZOOM, buildViewElements, graphStyle } from "../graph/elements";
+import { BIG_GRAPH, LABEL_ZOOM, buildElements, buildViewElements, graphStyle } from "../graph/elements";
 import { groupedView, lineage } from "../graph/groups";
 import type { GraphToggles } from "../host";
 import { forceLayout, layeredLayout } from "../graph/layout";
@@ -19,7 +20,7 @@ import { cytoscapeLoaded, loadCytoscape, type Cytoscape } from "../graph/loadCyt
 import { readColors } from "../graph/theme";
 import { useApp } from "./context";
 import { Legend, NodePanel, NodeSearch } from "./GraphParts";
-import { GroupedGraph, type GraphNav } from "./GroupedGraph";
+import { SvgGraph, type GraphNav } from "./SvgGraph";
 import { Button, Empty } from "./ui";
 
 declare global {
@@ -56,8 +57,17 @@ export function GraphScreen() {
   const expanded = expandedOf.run === run ? expandedOf.keys : NONE;
   const setExpanded = (f: (prev: ReadonlySet<string>) => ReadonlySet<string>) => setExpandedOf((p) => ({ run, keys: f(p.run === run ? p.keys : NONE) }));
   const grouped = big && grouping;
+  // SVG draws every graph of up to BIG_GRAPH nodes and a big run's grouped view; Cytoscape a big
+  // run's graph ungrouped (see SvgGraph.tsx for why)
+  const svg = !big || grouped;
   const shownEdges = useMemo(() => (grouped ? rg.graph.edges.filter((e) => edgeVisible(e, toggles)) : null), [grouped, rg, toggles.inferred, toggles.ruledOut]);
   const focus = useMemo(() => (shownEdges && toggles.node ? lineage(shownEdges, toggles.node) : []), [shownEdges, toggles.node]);
+  // a small graph's selected node: what is upstream and downstream of it, as the canvas traces it
+  const traced = useMemo(() => {
+    if (big || !toggles.node) return [];
+    const t = trace(rg.graph.edges.filter((e) => edgeVisible(e, toggles)), toggles.node);
+    return [toggles.node, ...t.up, ...t.down];
+  }, [big, rg, toggles.node, toggles.inferred, toggles.ruledOut]);
   const view = useMemo(() => (grouped ? groupedView(rg, (e) => edgeVisible(e, toggles), expanded, focus) : null), [grouped, rg, toggles.inferred, toggles.ruledOut, expanded, focus]);
   /** The graph's first frame is on screen (its first view's, or a new grouped view's). */
   const drawn = () => {
@@ -69,12 +79,26 @@ export function GraphScreen() {
   };
   /** Zoom, pan and fit of whichever draws the graph (the toolbar and the keyboard use it). */
   const nav = useRef<GraphNav | null>(null);
-  // the grouped view's colours, re-read when the theme changes (Cytoscape is re-styled instead)
+  // the SVG's colours, re-read when the theme changes (Cytoscape is re-styled instead)
   const [theme, setTheme] = useState(0);
-  const colors = useMemo(() => (view ? readColors() : null), [!!view, theme]);
+  const colors = useMemo(() => (svg ? readColors() : null), [svg, theme]);
 
-  // A grouped view, laid out as the screen renders: drawn as SVG by GroupedGraph.
+  // A small graph's positions: layers left to right, as the screen renders.
+  const smallLayout = useMemo(() => {
+    if (big) return null;
+    performance.mark("causeway:graph-start");
+    const positions = layeredLayout(
+      rg.graph.nodes,
+      rg.graph.edges.filter((e) => e.evidence === "observed"),
+    ).positions;
+    performance.mark("causeway:graph-layout");
+    return positions;
+  }, [rg, big]);
+
+  // What SvgGraph draws: a small graph's elements (the toggled edges hidden), or a grouped view
+  // laid out as the screen renders.
   const placed = useMemo(() => {
+    if (smallLayout) return buildElements(rg, smallLayout, (e) => edgeVisible(e, toggles));
     if (!view) return null;
     performance.mark("causeway:graph-start");
     const viewEdges = view.edges.filter((e) => e.evidence !== "inferred");
@@ -84,13 +108,13 @@ export function GraphScreen() {
     const positions = focus.length ? layout.positions : forceLayout(view.nodes.map((n) => n.id), viewEdges, layout.positions);
     performance.mark("causeway:graph-layout");
     return buildViewElements(rg, view, positions);
-  }, [rg, view]);
+  }, [rg, view, smallLayout, toggles.inferred, toggles.ruledOut]);
 
-  // Cytoscape itself, loaded the first time an ungrouped graph is drawn (a big run's grouped view
-  // and the other screens never need it)
+  // Cytoscape itself, loaded the first time a big run's graph is drawn ungrouped (nothing else
+  // needs it)
   const [lib, setLib] = useState<Cytoscape | undefined>(cytoscapeLoaded);
   useEffect(() => {
-    if (view || lib) return;
+    if (svg || lib) return;
     let live = true;
     loadCytoscape().then(
       (cy) => live && setLib(() => cy),
@@ -99,12 +123,12 @@ export function GraphScreen() {
     return () => {
       live = false;
     };
-  }, [!view, lib]);
+  }, [svg, lib]);
 
   // Build Cytoscape once per investigation (ungrouped graphs), as the screen commits: a layout
   // effect, so Cytoscape's first frame comes with the screen's (no frame in between).
   useLayoutEffect(() => {
-    if (view || !lib || !box.current || !rg.graph.nodes.length) return;
+    if (svg || !lib || !box.current || !rg.graph.nodes.length) return;
     performance.mark("causeway:graph-start");
     const layout = layeredLayout(
       rg.graph.nodes,
@@ -164,15 +188,15 @@ export function GraphScreen() {
       if (nav.current === cyNav) nav.current = null;
     };
     // toggles are applied by the effects below; rebuilding on them would lose the viewport.
-  }, [rg, run, big, ctl, view, lib]);
+  }, [rg, run, big, ctl, svg, lib]);
 
   useEffect(() => {
-    if (cyRef.current && !view) applyToggles(cyRef.current, rg, toggles, applied.current);
+    if (cyRef.current && !svg) applyToggles(cyRef.current, rg, toggles, applied.current);
   }, [rg, toggles.inferred, toggles.ruledOut]);
 
   useEffect(() => {
     const cy = cyRef.current;
-    if (!cy || view) return;
+    if (!cy || svg) return;
     applyTrace(cy, rg, toggles, applied.current);
     const n = toggles.node ? cy.getElementById(toggles.node) : null;
     if (n && n.nonempty()) {
@@ -257,16 +281,16 @@ export function GraphScreen() {
             onKeyDown={onKeyDown}
             data-ready={ready ? "true" : "false"}
           >
-            {view && placed && colors ? (
-              <GroupedGraph
+            {svg && placed && colors ? (
+              <SvgGraph
                 elements={placed}
                 picked={toggles.node}
-                focus={focus}
+                focus={view ? focus : traced}
                 colors={colors}
                 nav={nav}
                 onDrawn={drawn}
                 onTapNode={(id) => {
-                  const g = view.groups.get(id);
+                  const g = view?.groups.get(id);
                   if (g) setExpanded((prev) => new Set([...prev, g.key]));
                   else ctl.setGraph({ node: id });
                 }}
@@ -276,7 +300,7 @@ export function GraphScreen() {
               <div class="graph-cy" ref={box} />
             )}
           </div>
-          {failure && !view && (
+          {failure && !svg && (
             <div class="graph-failure">
               <Empty icon="warning">{`The graph could not be drawn here (${failure}). The other screens show the same data.`}</Empty>
             </div>

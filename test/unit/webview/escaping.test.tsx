@@ -26,7 +26,7 @@ function injected(root: Element): string[] {
   for (const el of root.querySelectorAll("*")) {
     const tag = el.tagName.toLowerCase();
     if (["img", "script", "iframe", "object", "embed", "a", "form", "link", "style", "meta", "foreignobject"].includes(tag)) bad.push(`<${tag}>`);
-    if (tag === "svg" && !el.classList.contains("influence-diagram")) bad.push("<svg>");
+    if (tag === "svg" && !el.classList.contains("influence-diagram") && !el.classList.contains("graph-svg")) bad.push("<svg>");
     for (const a of el.attributes) {
       if (/^on/i.test(a.name)) bad.push(`${tag}[${a.name}]`);
       if (/^\s*javascript:/i.test(a.value) && !["title", "aria-label", "value"].includes(a.name)) bad.push(`${tag}[${a.name}=${a.value}]`);

@@ -1,6 +1,6 @@
 // @vitest-environment happy-dom
 /** @jsxImportSource preact */
-// The grouped view drawn as SVG (webview/components/GroupedGraph.tsx) on the demo's real
+// The grouped view drawn as SVG (webview/components/SvgGraph.tsx) on the demo's real
 // investigation: every group and edge drawn once, labels as text, clicks and keys that select or
 // expand, a drag that pans without clicking, the selected lineage in focus, and a hostile label
 // that stays text.
@@ -9,13 +9,13 @@ import { act } from "preact/test-utils";
 import { afterEach, beforeAll, describe, expect, test } from "vitest";
 import type { RunGraph } from "../../../core/analysis/types";
 import { runGraphOf } from "../../../core/analysis/runGraph";
-import { GroupedGraph, type GraphNav } from "../../../webview/components/GroupedGraph";
+import { SvgGraph, type GraphNav } from "../../../webview/components/SvgGraph";
 import type { DrawnEdge } from "../../../webview/graph/cy";
-import { buildViewElements } from "../../../webview/graph/elements";
+import { buildElements, buildViewElements } from "../../../webview/graph/elements";
 import { groupedView, lineage, type GraphView } from "../../../webview/graph/groups";
 import { layeredLayout } from "../../../webview/graph/layout";
 import type { GraphColors } from "../../../webview/graph/theme";
-import { edgeVisible } from "../../../webview/logic";
+import { edgeVisible, trace } from "../../../webview/logic";
 import { HOSTILE } from "../../browser/hostile.mjs";
 import { demoData, step } from "./fixture";
 
@@ -67,7 +67,7 @@ function draw(props: { view: GraphView; picked?: string | null; focus?: string[]
   document.body.append(host);
   step(() => {
     render(
-      <GroupedGraph
+      <SvgGraph
         elements={props.elements ?? elementsOf(props.view)}
         picked={props.picked ?? null}
         focus={props.focus ?? []}
@@ -189,5 +189,43 @@ describe("the grouped view as SVG", () => {
       expect(["svg", "g", "title", "text", "tspan", "path", "polygon", "rect", "ellipse"]).toContain(el.tagName.toLowerCase());
       for (const a of el.attributes) expect(a.name.startsWith("on")).toBe(false);
     }
+  });
+});
+
+describe("a small run's whole graph as SVG", () => {
+  const whole = (toggles = { inferred: false, ruledOut: false }) =>
+    buildElements(rg, layeredLayout(rg.graph.nodes, rg.graph.edges.filter((e) => e.evidence === "observed")).positions, (e) => edgeVisible(e, toggles));
+
+  test("draws every node once and only the edges the toggles show; the hook reports the hidden ones as hidden, colours as rgb()", () => {
+    const shown = rg.graph.edges.filter(visible).length;
+    expect(shown).toBeLessThan(rg.graph.edges.length); // the demo has inferred edges, hidden by default
+    const { svg } = draw({ view: groupedView(rg, visible, new Set()), elements: whole() });
+    expect(svg.querySelectorAll(".gnode")).toHaveLength(rg.graph.nodes.length);
+    expect(svg.querySelectorAll(".gedge")).toHaveLength(shown);
+    expect(svg.getAttribute("aria-label")).toBe(`${rg.graph.nodes.length} nodes, ${shown} links`);
+    const read = (window as unknown as { __causewayGraphEdges: () => DrawnEdge[] }).__causewayGraphEdges();
+    expect(read).toHaveLength(rg.graph.edges.length);
+    expect(read.filter((e) => e.visible)).toHaveLength(shown);
+    const cause = read.find((e) => e.classes.includes("causal"))!;
+    expect(cause.color).toBe("rgb(229, 20, 1)");
+    expect(cause.label).toMatch(/^\+0\.\d\d$/);
+  });
+
+  test("a selection restyles the nodes without refitting the viewport; upstream and downstream stay, the rest fades", () => {
+    const action = rg.graph.nodes.find((n) => n.type === "action" && rg.marks[n.id]?.high)!;
+    const { svg, nav } = draw({ view: groupedView(rg, visible, new Set()), elements: whole() });
+    nav.current!.zoomBy(2);
+    const zoomed = svg.querySelector("svg > g")!.getAttribute("transform");
+    const t = trace(rg.graph.edges.filter(visible), action.id);
+    const focus = [action.id, ...t.up, ...t.down];
+    step(() => {
+      render(
+        <SvgGraph elements={whole()} picked={action.id} focus={focus} colors={COLORS} nav={nav} onDrawn={() => {}} onTapNode={() => {}} onTapBackground={() => {}} />,
+        host!,
+      );
+    });
+    expect(svg.querySelector("svg > g")!.getAttribute("transform")).toBe(zoomed);
+    expect(svg.querySelectorAll(".gnode.traced")).toHaveLength(focus.length);
+    expect(svg.querySelectorAll(".gnode.faded")).toHaveLength(rg.graph.nodes.length - focus.length);
   });
 });

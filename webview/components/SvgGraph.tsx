@@ -1,12 +1,13 @@
 /**
- * A big run's grouped view (groups.ts) drawn as SVG: a few dozen groups and the selected node's
- * lineage, styled like the Cytoscape graph (same elements, same classes, same colours).
+ * The graph drawn as SVG: every run's graph of up to BIG_GRAPH nodes (elements.ts buildElements),
+ * and a big run's grouped view (groups.ts, buildViewElements), styled like the Cytoscape graph
+ * (same elements, same classes, same colours). The selected node's lineage stands out.
  *
- * Why not Cytoscape here: on a canvas, the first frame of even 25 groups costs Cytoscape about
- * 0.6 s of code running for the first time (styles, label measurement, texture layers), which kept
- * a 1,500-event run's graph from answering within a second. SVG draws the same view in a few
- * milliseconds, its labels are text nodes (never markup), and its nodes take keyboard focus.
- * Cytoscape still draws every ungrouped graph, where its level of detail pays off.
+ * Why not Cytoscape here: on a canvas, the first frame costs Cytoscape about 0.5 s of code running
+ * for the first time (styles, label measurement, texture layers) even for 25 groups, and 1.1 s for
+ * 585 nodes. SVG draws the same in tens of milliseconds, its labels are text nodes (never markup),
+ * and its nodes take keyboard focus. Cytoscape draws a big run's graph ungrouped (Group unticked),
+ * where its level of detail pays off.
  */
 import type cytoscape from "cytoscape";
 import type { JSX } from "preact";
@@ -23,11 +24,14 @@ export interface GraphNav {
 }
 
 interface Props {
-  /** The view's elements (elements.ts buildViewElements): nodes with positions, merged edges. */
+  /**
+   * The elements (elements.ts buildElements or buildViewElements): nodes with positions, edges
+   * (those of class "hidden" are not drawn).
+   */
   elements: cytoscape.ElementDefinition[];
   /** The selected node (traced: its lineage stands out, the rest fades), if it is drawn. */
   picked: string | null;
-  /** The nodes of the selected node's lineage (groups.ts lineage). */
+  /** The nodes of the selected node's lineage (groups.ts lineage, or logic.ts trace). */
   focus: readonly string[];
   colors: GraphColors;
   onTapNode(id: string): void;
@@ -120,7 +124,7 @@ interface DrawnNode {
   look: Look;
 }
 
-export function GroupedGraph(p: Props) {
+export function SvgGraph(p: Props) {
   const svg = useRef<SVGSVGElement>(null);
   const layer = useRef<SVGGElement>(null);
   const vp = useRef({ zoom: 1, x: 0, y: 0 });
@@ -190,10 +194,14 @@ export function GroupedGraph(p: Props) {
     fit,
   };
 
-  // a new view: fitted, exposed to tests, and reported drawn after its first frame
+  // fitted when the nodes drawn change (a new view, a group expanded, a lineage drawn), not when
+  // a selection or a toggle only restyles them
+  const nodeSet = useMemo(() => [...nodes.keys()].join("\n"), [nodes]);
+  useLayoutEffect(() => fit(), [nodeSet]);
+
+  // exposed to tests, and reported drawn after its first frame
   useLayoutEffect(() => {
     performance.mark("causeway:graph-cy");
-    fit();
     exposeEdges(() =>
       edges.map((e) => ({
         source: e.source,
@@ -202,8 +210,9 @@ export function GroupedGraph(p: Props) {
         targetLabel: nodes.get(e.target)?.label ?? "",
         label: e.label,
         classes: [...e.cls, ...[state([e.source, e.target])].filter(Boolean)],
-        visible: true,
-        color: edgeLook(e.cls, state([e.source, e.target]), c).stroke,
+        visible: !e.cls.has("hidden"),
+        // as the canvas reports it: rgb(r, g, b)
+        color: cssRgb(edgeLook(e.cls, state([e.source, e.target]), c).stroke),
       })),
     );
     let frame = requestAnimationFrame(() => {
@@ -252,7 +261,7 @@ export function GroupedGraph(p: Props) {
       ref={svg}
       class="graph-svg"
       role="group"
-      aria-label={`${nodes.size} groups and nodes, ${edges.length} links`}
+      aria-label={`${nodes.size} ${p.elements.some((el) => String(el.classes ?? "").startsWith("group")) ? "groups and nodes" : "nodes"}, ${edges.filter((e) => !e.cls.has("hidden")).length} links`}
       onPointerDown={onPointerDown}
       onPointerMove={onPointerMove}
       onPointerUp={onPointerUp}
@@ -264,7 +273,7 @@ export function GroupedGraph(p: Props) {
         {edges.map((e, i) => {
           const a = nodes.get(e.source);
           const b = nodes.get(e.target);
-          if (!a || !b) return null;
+          if (!a || !b || e.cls.has("hidden")) return null;
           return <Edge key={i} e={e} a={a} b={b} both={pairs.has(`${e.target}\u0000${e.source}`)} state={state([a.id, b.id])} c={c} />;
         })}
         {[...nodes.values()].map((n) => (
@@ -376,4 +385,14 @@ function Edge({ e, a, b, both, state, c }: { e: { label: string; labelOffset: nu
       {label}
     </g>
   );
+}
+
+/** A CSS colour as the browser computes it (rgb(r, g, b)): what the test hook reports. */
+function cssRgb(color: string): string {
+  const probe = document.createElement("span");
+  probe.style.color = color;
+  document.body.appendChild(probe);
+  const out = getComputedStyle(probe).color || color;
+  probe.remove();
+  return out;
 }
