@@ -198,6 +198,17 @@ export function SvgGraph(p: Props) {
   // a selection or a toggle only restyles them
   const nodeSet = useMemo(() => [...nodes.keys()].join("\n"), [nodes]);
   useLayoutEffect(() => fit(), [nodeSet]);
+  // a node selected off screen (found by name, picked in a panel) is brought to the centre
+  useLayoutEffect(() => {
+    const n = p.picked ? nodes.get(p.picked) : undefined;
+    if (!n) return;
+    const v = vp.current;
+    const { w, h } = size();
+    const [x, y] = [n.x * v.zoom + v.x, n.y * v.zoom + v.y];
+    if (x >= 0 && x <= w && y >= 0 && y <= h) return;
+    vp.current = { ...v, x: w / 2 - n.x * v.zoom, y: h / 2 - n.y * v.zoom };
+    apply();
+  }, [p.picked, nodeSet]);
 
   // exposed to tests, and reported drawn after its first frame
   useLayoutEffect(() => {

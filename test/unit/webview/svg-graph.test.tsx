@@ -211,7 +211,7 @@ describe("a small run's whole graph as SVG", () => {
     expect(cause.label).toMatch(/^\+0\.\d\d$/);
   });
 
-  test("a selection restyles the nodes without refitting the viewport; upstream and downstream stay, the rest fades", () => {
+  test("a selection restyles the nodes without refitting the viewport; upstream and downstream stay, the rest fades; a node off screen is centred", () => {
     const action = rg.graph.nodes.find((n) => n.type === "action" && rg.marks[n.id]?.high)!;
     const { svg, nav } = draw({ view: groupedView(rg, visible, new Set()), elements: whole() });
     nav.current!.zoomBy(2);
@@ -224,8 +224,25 @@ describe("a small run's whole graph as SVG", () => {
         host!,
       );
     });
-    expect(svg.querySelector("svg > g")!.getAttribute("transform")).toBe(zoomed);
+    // not refitted: the zoom stays (the view may move to bring the node on screen)
+    const scale = (t: string | null) => Number(/scale\(([-\d.e]+)\)/.exec(t!)![1]);
+    expect(scale(svg.querySelector("svg > g")!.getAttribute("transform"))).toBe(scale(zoomed));
     expect(svg.querySelectorAll(".gnode.traced")).toHaveLength(focus.length);
     expect(svg.querySelectorAll(".gnode.faded")).toHaveLength(rg.graph.nodes.length - focus.length);
+    // panned far away, a node selected by name is brought to the centre (the zoom stays)
+    nav.current!.panBy(100_000, 0);
+    const task = rg.graph.nodes.find((n) => n.type === "input" && n.kind === "task")!;
+    step(() => {
+      render(
+        <SvgGraph elements={whole()} picked={task.id} focus={[task.id]} colors={COLORS} nav={nav} onDrawn={() => {}} onTapNode={() => {}} onTapBackground={() => {}} />,
+        host!,
+      );
+    });
+    const [, x, y, zoom] = /translate\(([-\d.e]+) ([-\d.e]+)\) scale\(([-\d.e]+)\)/.exec(svg.querySelector("svg > g")!.getAttribute("transform")!)!.map(Number);
+    expect(zoom).toBe(scale(zoomed));
+    const at = svg.querySelector(`.gnode[data-node="${task.id}"]`)!.getAttribute("transform")!;
+    const [, nx, ny] = /translate\(([-\d.e]+) ([-\d.e]+)\)/.exec(at)!.map(Number);
+    expect(nx * zoom + x).toBeCloseTo(400); // happy-dom has no layout: an 800 × 600 box
+    expect(ny * zoom + y).toBeCloseTo(300);
   });
 });
