@@ -125,7 +125,7 @@ export function GraphScreen() {
     };
   }, [svg, lib]);
 
-  // Build Cytoscape once per investigation (ungrouped graphs), as the screen commits: a layout
+  // Build Cytoscape once per investigation (a big run drawn ungrouped), as the screen commits: a layout
   // effect, so Cytoscape's first frame comes with the screen's (no frame in between).
   useLayoutEffect(() => {
     if (svg || !lib || !box.current || !rg.graph.nodes.length) return;
