@@ -89,8 +89,7 @@ export function activate(context: vscode.ExtensionContext): void {
   // and the walk that corrects them (and the file watchers) waits for that listing too
   const remembered = discovery.listLastSession();
   const firstListing = () => Promise.race([tree.listed, new Promise((r) => setTimeout(r, ANALYSIS_WAIT_MS))]);
-  setTimeout(async () => {
-    if (remembered) await firstListing();
+  const findRuns = () => {
     const t1 = performance.now();
     void collector.restore().catch((err) => log.warn(`collector: ${(err as Error).message}`));
     void discovery.start().then(() => {
@@ -103,7 +102,8 @@ export function activate(context: vscode.ExtensionContext): void {
         ),
       );
     });
-  }, 0);
+  };
+  setTimeout(() => (remembered ? void firstListing().then(findRuns) : findRuns()), 0);
   // the host's uptime: the log's times are stamped when a line is written, late when the host is busy
   log.info(`activated in ${(performance.now() - t0).toFixed(1)} ms (workspace ${vscode.workspace.isTrusted ? "trusted" : "in Restricted Mode: replays are off"}; extension host up ${Math.round(process.uptime() * 1000)} ms)`);
 }
