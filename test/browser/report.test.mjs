@@ -9,6 +9,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { ROOT, build, cli, demoReport, fileUrl, launch, screenReady, tempDir, watchedPage } from "./lib.mjs";
 import { HOSTILE, recordHostile } from "./hostile.mjs";
+import { recordBig } from "./big.mjs";
 
 const REASON = "This is a static report: open the runs in VS Code to run tests.";
 let browser;
@@ -142,27 +143,7 @@ describe("a big report", () => {
     // Eight agents passing work around, 160 inputs: the rest of its investigation is over the size
     // from which it is gzipped.
     const root = tempDir("causeway-big-");
-    const sdk = createRequire(import.meta.url)(path.join(ROOT, "dist/lib/index.js"));
-    const system = new sdk.System({
-      name: "big",
-      task: "Handle every request per policy.",
-      sensitiveTools: ["send_email"],
-      models: { sim: (context, call) => ({ note: `${call.agent} ${call.purpose}: ${context.length} items` }) },
-      tools: { lookup: ({ id }) => ({ id, total: id * 3 }), send_email: ({ to }) => ({ queued: true, to }) },
-      program: async (rt) => {
-        const agents = Array.from({ length: 8 }, (_, i) => rt.agent(`agent-${i}`, { parent: i ? "agent-0" : undefined }));
-        for (let i = 0; i < 160; i++) {
-          const [a, b] = [agents[i % 8], agents[(i + 1) % 8]];
-          const input = a.observe(`Request ${i}: reply to user-${i}@example.com.`, { source: `inbox:item-${i}`, trust: i % 4 ? "untrusted" : "trusted" });
-          const found = await a.act("lookup", { id: i });
-          const d1 = await a.decide([rt.taskRef, input, found, ...a.inbox().slice(-1)], { model: "sim", purpose: "triage" });
-          a.send(b.name, d1);
-          const d2 = await b.decide([rt.taskRef, ...b.inbox().slice(-1)], { model: "sim", purpose: "act" });
-          await b.act("send_email", { to: `user-${i}@example.com` }, { decision: d2 });
-        }
-      },
-    });
-    await system.run({ seed: 0, outDir: root, runId: "big" });
+    await recordBig(createRequire(import.meta.url)(path.join(ROOT, "dist/lib/index.js")), root);
     const report = path.join(root, "report.html");
     cli("report", root, "-o", report);
     const html = fs.readFileSync(report, "utf8");

@@ -1,11 +1,15 @@
 // Every screen of the investigator renders the demo's run demo-seed0 in the real webview, as a
 // user reaches them: Runs (the run list), Overview, Why?, Timeline (its filters narrow the rows),
 // Graph (drawn, with the tested cause as a red edge from the vendor note to the email, and a node
-// traced), Agents and Influence. Assertions are on the text each screen shows; the graph is a
-// canvas, so its edges are read through the webview's read-only test hook
-// window.__causewayGraphEdges (webview/graph/cy.ts).
+// traced), Agents and Influence; then a big run written into the workspace, whose graph opens
+// grouped and, unticked, is drawn by Cytoscape, loaded from the extension's files only then.
+// Assertions are on the text each screen shows; the graph's edges are read through the webview's
+// read-only test hook window.__causewayGraphEdges (webview/graph/cy.ts).
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { recordBig } from '../../browser/big.mjs';
 import * as vs from '../lib.mjs';
 import * as cw from '../causeway.mjs';
 
@@ -147,4 +151,26 @@ vs.scenario('Influence: across the 8 runs, the vendor note is the confirmed caus
   assert.match(text, /2 vendor:portal\/notes\.md sha256:[0-9a-f]+… untrusted 8 8 \+0\.85 send_email Batch B-200/);
   assert.equal(b.errors.length, 0, `no page errors: ${b.errors.map((e) => e.message).join('; ')}`);
   await vs.screenshot(page, '31-screen-influence');
+});
+
+vs.scenario('a big run opens grouped as SVG; unticked, Cytoscape is loaded from the extension and draws every node', async () => {
+  await recordBig(createRequire(import.meta.url)(path.join(cw.ROOT, 'dist/lib/index.js')), path.join(ws, 'runs'));
+  // the new run reaches the investigator's run list
+  const pick = f.locator('header select[aria-label="Run"]');
+  await pick.locator('option', { hasText: /^big$/ }).waitFor({ state: 'attached', timeout: 60_000 });
+  await pick.selectOption({ label: 'big' });
+  await cw.showScreen(f, 'Graph');
+  await f.locator('.graph-svg .gnode.group').first().waitFor({ timeout: 60_000 });
+  assert.match(await f.locator('.graph-toolbar').innerText(), /grouped: \d+ groups/);
+  const { inner } = await cw.investigatorFrames(page);
+  assert.equal(await inner.evaluate(() => typeof window.__causewayCytoscape), 'undefined', 'the grouped view draws without Cytoscape');
+  await f.getByText('Group', { exact: true }).click();
+  // drawn, or the graph says why not
+  await f.locator('.graph-canvas canvas, .graph-failure').first().waitFor({ timeout: 60_000 });
+  if (await f.locator('.graph-failure').count()) assert.fail(await f.locator('.graph-failure').innerText());
+  await f.locator('.graph-canvas[data-ready="true"]').waitFor({ timeout: 60_000 });
+  assert.equal(await inner.evaluate(() => typeof window.__causewayCytoscape), 'function', 'Cytoscape loaded by its webview URI');
+  const edges = await inner.evaluate(() => window.__causewayGraphEdges().length);
+  assert.ok(edges > 600, `every edge drawn: ${edges}`);
+  await vs.screenshot(page, '31-screen-graph-big-ungrouped');
 });
