@@ -24,11 +24,15 @@ import { exportCase } from "./cliJobs";
 import { setTranslator } from "./logic/l10n";
 import { registerRecording } from "./record";
 
+/** The extension host's uptime when this bundle had been evaluated (ms), for the activation log. */
+const EVALUATED_AT = Math.round(process.uptime() * 1000);
+
 /** Longest wait of the background analysis for the Runs view's first listing (ms). */
 const ANALYSIS_WAIT_MS = 1000;
 
 export function activate(context: vscode.ExtensionContext): void {
   const t0 = performance.now();
+  const t0Uptime = process.uptime() * 1000;
   setTranslator((message, ...args) => vscode.l10n.t(message, ...args));
   const log = vscode.window.createOutputChannel("Causeway", { log: true });
   context.subscriptions.push(log);
@@ -105,7 +109,7 @@ export function activate(context: vscode.ExtensionContext): void {
   };
   setTimeout(() => (remembered ? void firstListing().then(findRuns) : findRuns()), 0);
   // the host's uptime: the log's times are stamped when a line is written, late when the host is busy
-  log.info(`activated in ${(performance.now() - t0).toFixed(1)} ms (workspace ${vscode.workspace.isTrusted ? "trusted" : "in Restricted Mode: replays are off"}; extension host up ${Math.round(process.uptime() * 1000)} ms)`);
+  log.info(`activated in ${(performance.now() - t0).toFixed(1)} ms (workspace ${vscode.workspace.isTrusted ? "trusted" : "in Restricted Mode: replays are off"}; extension host up ${Math.round(process.uptime() * 1000)} ms, bundle evaluated at ${EVALUATED_AT} ms, activate() called at ${Math.round(t0Uptime)} ms)`);
 }
 
 export function deactivate(): void {
