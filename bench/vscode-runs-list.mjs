@@ -15,6 +15,8 @@
 // It also reads activate()'s time and discovery's "found N runs in … ms" from the log. Then a second
 // new window activates Causeway (a palette command) and opens the view once it is activated:
 //   warm rows  the first 10 rows on screen from opening the view in a window whose extension is up.
+// The control (bench/control-tree/package.mjs): a 40-line extension with the same view that lists
+// the run folders as plain rows, to see how much of the time is VS Code's own.
 // Writes bench/results/<date>-vscode-runs-list[-$SUFFIX].{json,md} with every load and the medians
 // (SUFFIX=quiet: a name of its own, so that a run does not overwrite the day's other results).
 import { after } from 'node:test';

@@ -5,7 +5,8 @@
 #
 # Env: SHOTS_DIR (default test/e2e/shots), WORKSPACE_TRUST (true|false, default false),
 #      SCENARIOS (default test/e2e/scenarios/; a file or folder), SKIP_PACKAGE=1 (reuse
-#      build/causeway.vsix), KEEP_WORK=1 (keep the scratch dir), PORT, CHROMIUM.
+#      build/causeway.vsix), VSIX (another .vsix to install, with SKIP_PACKAGE=1: the runs-list
+#      bench's control, bench/control-tree), KEEP_WORK=1 (keep the scratch dir), PORT, CHROMIUM.
 # WORKSPACE_TRUST=true: the folder opens untrusted (Restricted Mode). A scenario that needs a
 # second instance with trust enabled calls lib.mjs startCodeServer({ trust: true }) (README.md);
 # its PID goes to CS_PIDS_FILE so the trap below kills it too.
@@ -14,7 +15,7 @@ T_START=$(date +%s%N)
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 CS_BIN="$HERE/code-server/node_modules/.bin/code-server"
-VSIX="$ROOT/build/causeway.vsix"
+VSIX="${VSIX:-$ROOT/build/causeway.vsix}"  # another .vsix with SKIP_PACKAGE=1 (bench/control-tree)
 SHOTS_DIR="${SHOTS_DIR:-$HERE/shots}"
 WORKSPACE_TRUST="${WORKSPACE_TRUST:-false}"
 SCENARIOS="${SCENARIOS:-$HERE/scenarios/}"

@@ -151,6 +151,10 @@ describe("README figures", () => {
     const ms = (n: number) => `${thousands(n)} ms`;
     expect(readme).toContain(`rows after activation **${ms(before.rowsAfterActivationMs)} → ${ms(after.rowsAfterActivationMs)}** median, from a new window ${ms(before.rowsMs)} → ${ms(after.rowsMs)}, with the view opened after activation ${ms(before.warmRowsMs)} → ${ms(after.warmRowsMs)}`);
     expect(after.rowsAfterActivationMs).toBeGreaterThan(1000); // "not met"
+    // the control (bench/control-tree): its 6 loads' range and median, against Causeway's median
+    const control = ["control-first", "control"].flatMap((n) => (results(`2026-12-02-vscode-runs-list-${n}.json`) as { loads: Median[] }).loads.map((l) => l.rowsAfterActivationMs)).sort((a, b) => a - b);
+    expect(control).toHaveLength(6);
+    expect(readme).toContain(`gets its rows on screen **${thousands(control[0])}–${ms(control[5])}** after activation (6 loads, median ${ms(Math.floor((control[2] + control[3]) / 2))}, against Causeway's ${ms(after.rowsAfterActivationMs)})`);
   });
 
   it("the calibration row is the results file's (both methods, every null)", () => {
