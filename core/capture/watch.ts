@@ -91,7 +91,7 @@ export class AlertWatcher {
     if (opts.webhook && !/^https?:\/\//i.test(opts.webhook)) throw new Error(`--webhook must be an http(s) URL, got ${opts.webhook}`);
   }
 
-  /** Polls until stopped. The first poll sets the baseline. */
+  /** Polls until stopped. The first poll sets the baseline, before this returns. */
   start(): void {
     const tick = () => {
       this.poll();

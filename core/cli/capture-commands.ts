@@ -231,9 +231,12 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
         w.stop();
         await w.drained();
       });
+      // the first poll sets the baseline: "watching" is said once it is set, so a run written
+      // after that line is always reported (said before it, a run written at once could be taken
+      // into the baseline by a slow first poll, and never reported)
+      w.start();
       if (p.flags.json) jsonLine({ event: "watching", root });
       else out(`watching ${root} for new alerts (Ctrl-C to stop)`);
-      w.start();
       return done;
     },
   },

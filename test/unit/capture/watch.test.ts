@@ -140,7 +140,10 @@ describe("causeway watch", () => {
     child.stdout.on("data", (c) => (stdout += c));
     child.stderr.on("data", (c) => (stderr += c));
     const until = async (cond: () => boolean, what: string) => {
+      // no wall-clock pass condition: the deadline only turns a hang into a failure that says what it waited for
+      const deadline = Date.now() + 300_000;
       while (!cond()) {
+        if (Date.now() > deadline) throw new Error(`still waiting for ${what} after 300 s\nstdout: ${stdout}\nstderr: ${stderr}\nposts received: ${JSON.stringify(received)}`);
         if (child.exitCode !== null) throw new Error(`the watcher exited while waiting for ${what}\nstdout: ${stdout}\nstderr: ${stderr}`);
         // a post that failed for good (after its retries) will not arrive: say so instead of waiting forever
         if (/webhook:/.test(stderr)) throw new Error(`a webhook post failed while waiting for ${what}\nstdout: ${stdout}\nstderr: ${stderr}`);
