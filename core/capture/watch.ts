@@ -36,6 +36,11 @@ export interface WatchOptions {
   webhook?: string;
   /** Called with each new alert (after the baseline). */
   onAlert?: (a: WatchedAlert) => void;
+  /**
+   * Called once, when the first poll has set the baseline, before any alert is reported: runs
+   * written from then on are always reported.
+   */
+  onBaseline?: () => void;
   /** Report alerts present at start too (default false). */
   includeExisting?: boolean;
   /** A webhook post failed for good, after its retries (default: ignored). */
@@ -91,7 +96,7 @@ export class AlertWatcher {
     if (opts.webhook && !/^https?:\/\//i.test(opts.webhook)) throw new Error(`--webhook must be an http(s) URL, got ${opts.webhook}`);
   }
 
-  /** Polls until stopped. The first poll sets the baseline, before this returns. */
+  /** Polls until stopped. The first poll sets the baseline (see onBaseline). */
   start(): void {
     const tick = () => {
       this.poll();
@@ -110,6 +115,7 @@ export class AlertWatcher {
     if (this.polling) return [];
     this.polling = true;
     const found: WatchedAlert[] = [];
+    const baseline = this.first;
     try {
       for (const dir of listRuns(this.opts.root)) {
         const w = this.runs.get(dir) ?? { tail: new RunTail(dir), stamp: "", known: new Set<string>() };
@@ -137,6 +143,7 @@ export class AlertWatcher {
       this.first = false;
       this.polling = false;
     }
+    if (baseline) this.opts.onBaseline?.();
     for (const w of found) {
       this.opts.onAlert?.(w);
       if (this.opts.webhook && w.alert.severity === "high") this.enqueue(webhookPayload(w));

@@ -223,6 +223,10 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
           includeExisting: !!p.flags.all,
           onAlert: p.flags.json ? (a) => jsonLine({ event: "alert", run: a.run, dir: a.dir, ...alertRecord(a.alert) }) : (a) => out(alertLine(a)),
           onWebhookError: (err) => process.stderr.write(`causeway watch: webhook: ${err.message}\n`),
+          // "watching" is said once the first poll has set the baseline, so a run written after
+          // that line is always reported (said before it, a run written at once could be taken
+          // into the baseline by a slow first poll, and never reported); --all's existing alerts follow it
+          onBaseline: () => (p.flags.json ? jsonLine({ event: "watching", root }) : out(`watching ${root} for new alerts (Ctrl-C to stop)`)),
         });
       } catch (err) {
         throw new UsageError((err as Error).message);
@@ -231,12 +235,7 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
         w.stop();
         await w.drained();
       });
-      // the first poll sets the baseline: "watching" is said once it is set, so a run written
-      // after that line is always reported (said before it, a run written at once could be taken
-      // into the baseline by a slow first poll, and never reported)
       w.start();
-      if (p.flags.json) jsonLine({ event: "watching", root });
-      else out(`watching ${root} for new alerts (Ctrl-C to stop)`);
       return done;
     },
   },

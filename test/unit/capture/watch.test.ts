@@ -120,6 +120,19 @@ describe("AlertWatcher", () => {
     }
   });
 
+  it("says the baseline is set once, after the first poll and before any alert it reports", async () => {
+    await exfil().run({ outDir: root, runId: "existing" });
+    const order: string[] = [];
+    const w = new AlertWatcher({ root, includeExisting: true, onBaseline: () => order.push("baseline"), onAlert: (a) => order.push(a.run) });
+    w.poll();
+    await exfil().run({ outDir: root, runId: "later" });
+    w.poll();
+    expect(order[0]).toBe("baseline");
+    expect(order.filter((x) => x === "baseline")).toHaveLength(1);
+    expect(order).toContain("existing");
+    expect(order.indexOf("later")).toBeGreaterThan(order.lastIndexOf("existing"));
+  });
+
   it("does not raise an integrity alert for a run caught mid-line", async () => {
     const r = await exfil().run({ outDir: root, runId: "partial" });
     const file = path.join(r.dir!, "events.jsonl");
