@@ -43,7 +43,15 @@ let b;
 let page;
 
 function prepare() {
-  ws = makeWorkspace('causeway-main', { files: { 'agents/evil.cjs': EVIL_PROGRAM } });
+  // the JavaScript program is allowed by hand in the settings file before the window opens: an
+  // edit made while it is open is seen after a file watch that no page state shows (a fixed wait
+  // for it failed on a loaded CI)
+  ws = makeWorkspace('causeway-main', {
+    files: {
+      'agents/evil.cjs': EVIL_PROGRAM,
+      '.vscode/settings.json': JSON.stringify({ 'causeway.allowedPrograms': ['agents/evil.cjs:SYSTEM'] }, null, 2),
+    },
+  });
   const cli = (...args) => execFileSync(process.execPath, [CLI, ...args], { cwd: ws, stdio: 'pipe' }).toString();
   cli('demo', '--out', path.join(ws, 'runs'), '--n', '20');
   fs.cpSync(path.join(ROOT, 'examples/demo'), path.join(ws, 'examples/demo'), { recursive: true });
@@ -178,8 +186,12 @@ async function problemsOf(glob, minCount) {
   await openProblems(page);
   const filter = page.locator('.part.panel .viewpane-filter input').first();
   await filter.fill(glob);
-  await page.waitForTimeout(300); // the filter applies after a short debounce
-  const list = await problems(page, { minCount, timeout: 30_000 });
+  // the filter applies after a debounce: wait until the list holds only the files it lets through
+  const suffix = glob.replace(/^\*\*\//, '');
+  const list = await waitUntil(page, async () => {
+    const l = await problems(page, { minCount, timeout: 30_000 });
+    return l.every((p) => p.file === suffix || p.file.endsWith(`/${suffix}`)) ? l : undefined;
+  }, { timeout: 30_000, what: `the Problems filter ${glob}` });
   await filter.fill('');
   return list.filter((p) => p.message); // related-information rows have no message of their own
 }
@@ -301,16 +313,11 @@ scenario('Find the cause on a workspace TypeScript program asks once, then repla
   assert.match(await notificationText(toast), /— primary cause input:web:acme\/usb-c-hub \(\+0\.\d\d\)/);
   assert.ok(fs.readFileSync(path.join(ws, 'runs/quickstart-seed5/tests.jsonl'), 'utf8').includes('web:acme/usb-c-hub'));
   const settings = JSON.parse(fs.readFileSync(path.join(ws, '.vscode/settings.json'), 'utf8'));
-  assert.deepEqual(settings['causeway.allowedPrograms'], ['examples/quickstart/quickstart.ts:SYSTEM']);
+  // the choice is added to what the user wrote, not written over it
+  assert.deepEqual(settings['causeway.allowedPrograms'], ['agents/evil.cjs:SYSTEM', 'examples/quickstart/quickstart.ts:SYSTEM']);
 });
 
-scenario('a JavaScript program replays too (Replay run)', async () => {
-  fs.mkdirSync(path.join(ws, '.vscode'), { recursive: true });
-  const file = path.join(ws, '.vscode/settings.json');
-  const settings = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {};
-  settings['causeway.allowedPrograms'] = [...(settings['causeway.allowedPrograms'] ?? []), 'agents/evil.cjs:SYSTEM'];
-  fs.writeFileSync(file, JSON.stringify(settings, null, 2));
-  await page.waitForTimeout(500); // the settings file is watched
+scenario('a JavaScript program allowed in the settings file replays without asking (Replay run)', async () => {
   await openViewContainer(page, 'Causeway');
   await collapseRuns();
   const row = viewPane(page, VIEW).locator('.monaco-list-row').filter({ has: page.locator('.label-name', { hasText: /^\s*evil-markup\s*$/ }) }).first();

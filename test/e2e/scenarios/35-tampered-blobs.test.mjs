@@ -7,7 +7,7 @@ import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { launchBrowser, makeWorkspace, openViewContainer, openWorkbench, problems, scenario, screenshot, treeRows } from '../lib.mjs';
+import { launchBrowser, makeWorkspace, openViewContainer, openWorkbench, problems, scenario, screenshot, treeRows, waitUntil } from '../lib.mjs';
 import { REFERENCE_RUNS, cliAlertCounts } from '../causeway.mjs';
 
 const VIEW = 'Runs';
@@ -47,13 +47,11 @@ after(async () => {
 scenario('the runs tree shows the forged-blob and missing-blob runs as failed verify, without Verify', async () => {
   await openViewContainer(page, 'Causeway');
   await treeRows(page, VIEW, { minRows: 3, timeout: 60_000 });
-  let rows;
-  for (let i = 0; i < 150; i++) { // until every run is analysed ("reading…" goes away)
-    rows = await treeRows(page, VIEW);
-    const runs = rows.filter((r) => ['intact', 'forged', 'missing'].includes(r.label));
-    if (runs.length === 3 && runs.every((r) => !r.description.startsWith('reading'))) break;
-    await page.waitForTimeout(200);
-  }
+  const rows = await waitUntil(page, async () => { // until every run is analysed ("reading…" goes away)
+    const all = await treeRows(page, VIEW);
+    const runs = all.filter((r) => ['intact', 'forged', 'missing'].includes(r.label));
+    return runs.length === 3 && runs.every((r) => !r.description.startsWith('reading')) ? all : undefined;
+  }, { timeout: 60_000, what: 'the three runs analysed' });
   const desc = (label) => rows.find((r) => r.label === label)?.description ?? '';
   assert.match(desc('intact'), /^intact · /);
   assert.match(desc('forged'), /^failed verify · /);
@@ -81,11 +79,8 @@ scenario('the status bar counts the integrity alerts of the tampered runs', asyn
   const high = ['intact', 'forged', 'missing'].reduce((n, name) => n + Number(/(\d+) high/.exec(cliAlertCounts(path.join(ws, 'runs', name)))?.[1] ?? 0), 0);
   const item = page.locator('.part.statusbar .statusbar-item', { hasText: / high$/ }).first();
   await item.waitFor({ timeout: 30_000 });
-  let text = '';
-  for (let i = 0; i < 100; i++) {
-    text = (await item.innerText()).trim();
-    if (text.endsWith(`${high} high`)) break;
-    await page.waitForTimeout(200);
-  }
+  let last = '';
+  const text = await waitUntil(page, async () => ((last = (await item.innerText()).trim()).endsWith(`${high} high`) ? last : undefined), { timeout: 30_000, what: `the status bar at ${high} high` })
+    .catch((e) => assert.fail(`${e.message}; it shows "${last}"`));
   assert.match(text, new RegExp(`\\b${high} high$`));
 });
