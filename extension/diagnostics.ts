@@ -60,13 +60,11 @@ export class DiagnosticsController implements vscode.Disposable {
     if (!this.timer) this.timer = setTimeout(() => this.flush(), 0);
   }
 
-  private runsForDiagnostics(): RunForDiagnostics[] {
-    const out: RunForDiagnostics[] = [];
-    for (const e of this.s.store.list()) {
-      if (!e.analysis) continue;
-      out.push({ dir: e.dir, analysis: e.analysis, verified: e.verified && e.verified.version === e.version ? e.verified.result.problems : undefined });
-    }
-    return out;
+  /** A run's analysis and current verify problems, if it has been analysed. */
+  private forDiagnostics(dir: string): RunForDiagnostics | undefined {
+    const e = this.s.store.get(dir);
+    if (!e?.analysis) return undefined;
+    return { dir: e.dir, analysis: e.analysis, verified: e.verified && e.verified.version === e.version ? e.verified.result.problems : undefined };
   }
 
   /**
@@ -80,7 +78,8 @@ export class DiagnosticsController implements vscode.Disposable {
     this.flushing ??= { started: t0, slices: 0 };
     this.flushing.slices++;
     try {
-      const runs = new Map(this.runsForDiagnostics().map((r) => [r.dir, r]));
+      // each run is read from the store when its turn comes (not once per slice for all runs: a
+      // publish of 1,000 runs took some 15 slices, each of which listed every run first)
       let done = 0;
       for (const dir of this.pending) {
         // at least one run per slice, so a slow host still gets through them
@@ -91,7 +90,7 @@ export class DiagnosticsController implements vscode.Disposable {
         this.pending.delete(dir);
         for (const file of this.runFiles.get(dir)?.keys() ?? []) this.collection.delete(vscode.Uri.file(file));
         this.runFiles.delete(dir);
-        const r = runs.get(dir);
+        const r = this.forDiagnostics(dir);
         if (!r) continue;
         const byFile = group(runDiagnostics(r, this.s.sites));
         this.runFiles.set(dir, byFile);
@@ -99,7 +98,8 @@ export class DiagnosticsController implements vscode.Disposable {
       }
       // source-line diagnostics aggregate over every run: recompute them all (cheap: alerts only)
       this.s.sites.reset();
-      const sites = group(siteDiagnostics([...runs.values()], this.s.sites));
+      const runs = this.s.store.list().flatMap((e) => this.forDiagnostics(e.dir) ?? []);
+      const sites = group(siteDiagnostics(runs, this.s.sites));
       for (const file of this.siteFiles.keys()) if (!sites.has(file)) this.collection.delete(vscode.Uri.file(file));
       for (const [file, specs] of sites) this.collection.set(vscode.Uri.file(file), specs.map((d) => this.toDiagnostic(d)));
       this.siteFiles = sites;
