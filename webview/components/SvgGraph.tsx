@@ -213,8 +213,16 @@ export function SvgGraph(p: Props) {
   // exposed to tests, and reported drawn after its first frame
   useLayoutEffect(() => {
     performance.mark("causeway:graph-cy");
-    exposeEdges(() =>
-      edges.map((e) => ({
+    exposeEdges(() => {
+      // each colour converted once per call (a graph has a handful); not kept across calls, as
+      // the theme may have changed in between
+      const rgbOf = new Map<string, string>();
+      const rgb = (color: string): string => {
+        let out = rgbOf.get(color);
+        if (out === undefined) rgbOf.set(color, (out = cssRgb(color)));
+        return out;
+      };
+      return edges.map((e) => ({
         source: e.source,
         target: e.target,
         sourceLabel: nodes.get(e.source)?.label ?? "",
@@ -223,9 +231,9 @@ export function SvgGraph(p: Props) {
         classes: [...e.cls, ...[state([e.source, e.target])].filter(Boolean)],
         visible: !e.cls.has("hidden"),
         // as the canvas reports it: rgb(r, g, b)
-        color: cssRgb(edgeLook(e.cls, state([e.source, e.target]), c).stroke),
-      })),
-    );
+        color: rgb(edgeLook(e.cls, state([e.source, e.target]), c).stroke),
+      }));
+    });
     let frame = requestAnimationFrame(() => {
       // a task queued from the frame's callback runs once that frame is drawn
       frame = window.setTimeout(() => p.onDrawn(), 0);
