@@ -277,7 +277,7 @@ export function GraphScreen() {
             class="graph-canvas"
             tabIndex={0}
             role="application"
-            aria-label="Data-flow graph. Arrow keys pan, plus and minus zoom, 0 fits, Escape clears the trace."
+            aria-label={svg ? "Data-flow graph. Arrow keys pan, plus and minus zoom, 0 fits, Escape clears the trace. Tab moves to the nodes, where arrow keys go from node to node and Enter selects." : "Data-flow graph. Arrow keys pan, plus and minus zoom, 0 fits, Escape clears the trace."}
             onKeyDown={onKeyDown}
             data-ready={ready ? "true" : "false"}
           >

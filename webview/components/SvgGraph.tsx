@@ -11,7 +11,7 @@
  */
 import type cytoscape from "cytoscape";
 import type { JSX } from "preact";
-import { useLayoutEffect, useMemo, useRef } from "preact/hooks";
+import { useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { exposeEdges, fitBox } from "../graph/cy";
 import { blend, type GraphColors } from "../graph/theme";
 
@@ -115,6 +115,27 @@ function shapeOf(look: Look, extra = 0): JSX.Element {
   return <rect x={-w / 2} y={-h / 2} width={w} height={h} rx={Math.min(w, h) / 5} />;
 }
 
+/** Arrow keys on a node: the direction they move the keyboard focus in. */
+const STEP: Record<string, [number, number]> = { ArrowRight: [1, 0], ArrowLeft: [-1, 0], ArrowDown: [0, 1], ArrowUp: [0, -1] };
+
+/**
+ * The node to move the keyboard focus to from `from` in direction `dir`: of the nodes ahead in
+ * that direction, the nearest, counting sideways distance twice (so a key follows the row or
+ * column it points along before it jumps across).
+ */
+export function nextNode<N extends { id: string; x: number; y: number }>(all: Iterable<N>, from: N, dir: [number, number]): N | undefined {
+  let best: N | undefined;
+  let score = Infinity;
+  for (const n of all) {
+    const ahead = (n.x - from.x) * dir[0] + (n.y - from.y) * dir[1];
+    if (n === from || ahead <= 0.5) continue;
+    const side = Math.abs((n.x - from.x) * dir[1] - (n.y - from.y) * dir[0]);
+    const s = ahead + 2 * side;
+    if (s < score) [best, score] = [n, s];
+  }
+  return best;
+}
+
 interface DrawnNode {
   id: string;
   label: string;
@@ -198,16 +219,42 @@ export function SvgGraph(p: Props) {
   // a selection or a toggle only restyles them
   const nodeSet = useMemo(() => [...nodes.keys()].join("\n"), [nodes]);
   useLayoutEffect(() => fit(), [nodeSet]);
-  // a node selected off screen (found by name, picked in a panel) is brought to the centre
-  useLayoutEffect(() => {
-    const n = p.picked ? nodes.get(p.picked) : undefined;
-    if (!n) return;
+  /** Brings a node that is off screen to the centre, at the same zoom. */
+  const reveal = (n: DrawnNode) => {
     const v = vp.current;
     const { w, h } = size();
     const [x, y] = [n.x * v.zoom + v.x, n.y * v.zoom + v.y];
     if (x >= 0 && x <= w && y >= 0 && y <= h) return;
     vp.current = { ...v, x: w / 2 - n.x * v.zoom, y: h / 2 - n.y * v.zoom };
     apply();
+  };
+
+  // One tab stop for the whole graph (a roving tab index): the node last focused, else the
+  // selected one, else the first. Tab enters and leaves the graph in one step; arrow keys move
+  // between nodes, Home and End go to the first and last.
+  const [focused, setFocused] = useState<string | null>(null);
+  const order = useMemo(() => [...nodes.values()].sort((a, b) => a.x - b.x || a.y - b.y), [nodes]);
+  const tabStop = focused && nodes.has(focused) ? focused : p.picked && nodes.has(p.picked) ? p.picked : (order[0]?.id ?? null);
+  const moveFocus = (from: DrawnNode, key: string): boolean => {
+    const to = key === "Home" ? order[0] : key === "End" ? order.at(-1) : key in STEP ? nextNode(order, from, STEP[key]) : null;
+    if (to === null) return false; // not a key of ours
+    if (!to || to === from) return true; // no node that way: the focus stays
+    reveal(to);
+    setFocused(to.id);
+    for (const el of layer.current?.querySelectorAll<SVGGElement>("[data-node]") ?? []) {
+      if (el.getAttribute("data-node") === to.id) {
+        el.focus();
+        break;
+      }
+    }
+    return true;
+  };
+
+  // a node selected off screen (found by name, picked in a panel) is brought to the centre
+  useLayoutEffect(() => {
+    const n = p.picked ? nodes.get(p.picked) : undefined;
+    if (!n) return;
+    reveal(n);
   }, [p.picked, nodeSet]);
 
   // exposed to tests, and reported drawn after its first frame
@@ -296,14 +343,35 @@ export function SvgGraph(p: Props) {
           return <Edge key={i} e={e} a={a} b={b} both={pairs.has(`${e.target}\u0000${e.source}`)} state={state([a.id, b.id])} c={c} />;
         })}
         {[...nodes.values()].map((n) => (
-          <Node key={n.id} n={n} state={state([n.id])} picked={n.id === p.picked} c={c} onKey={() => p.onTapNode(n.id)} />
+          <Node
+            key={n.id}
+            n={n}
+            state={state([n.id])}
+            picked={n.id === p.picked}
+            tabStop={n.id === tabStop}
+            c={c}
+            onKey={(key) => (key === "Enter" || key === " " ? (p.onTapNode(n.id), true) : moveFocus(n, key))}
+            onFocus={() => setFocused(n.id)}
+          />
         ))}
       </g>
     </svg>
   );
 }
 
-function Node({ n, state, picked, c, onKey }: { n: DrawnNode; state: string; picked: boolean; c: GraphColors; onKey: () => void }) {
+interface NodeProps {
+  n: DrawnNode;
+  state: string;
+  picked: boolean;
+  /** The graph's one tab stop. */
+  tabStop: boolean;
+  c: GraphColors;
+  /** A key pressed on the node: true when it was used. */
+  onKey(key: string): boolean;
+  onFocus(): void;
+}
+
+function Node({ n, state, picked, tabStop, c, onKey, onFocus }: NodeProps) {
   const look = picked ? { ...n.look, stroke: c.focus, strokeWidth: 3 } : n.look;
   const group = n.cls.has("group");
   // a group's label: its name, then what it holds ("fetch_doc · 120 untrusted inputs")
@@ -317,13 +385,15 @@ function Node({ n, state, picked, c, onKey }: { n: DrawnNode; state: string; pic
       transform={`translate(${n.x} ${n.y})`}
       opacity={state === "faded" ? 0.15 : 1}
       // lower case: on an SVG element "tabIndex" would be an attribute of that name, ignored
-      tabindex={0}
+      tabindex={tabStop ? 0 : -1}
       role="button"
       aria-label={n.label}
+      onFocus={onFocus}
       onKeyDown={(e) => {
-        if (e.key !== "Enter" && e.key !== " ") return;
+        if (!onKey(e.key)) return;
+        // used here: the graph's container would pan on an arrow key
         e.preventDefault();
-        onKey();
+        e.stopPropagation();
       }}
     >
       <title>{n.label}</title>

@@ -133,17 +133,48 @@ describe("the grouped view as SVG", () => {
     expect([x1 - x0, y1 - y0]).toEqual([60, 30]);
   });
 
-  test("nodes take keyboard focus and Enter selects; the toolbar's zoom keeps the centre", () => {
+  test("the graph is one tab stop; arrow keys go from node to node and Enter selects; the toolbar's zoom keeps the centre", () => {
     const view = groupedView(rg, visible, new Set());
     const { svg, calls, nav } = draw({ view });
-    const task = view.nodes.find((n) => !n.group)!;
-    const g = svg.querySelector<SVGGElement>(`.gnode[data-node="${task.id}"]`)!;
-    expect(g.getAttribute("tabindex")).toBe("0");
-    expect(g.getAttribute("role")).toBe("button");
-    step(() => {
-      g.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
-    });
-    expect(calls.taps).toEqual([task.id]);
+    const nodes = [...svg.querySelectorAll<SVGGElement>(".gnode")];
+    expect(nodes.every((g) => g.getAttribute("role") === "button")).toBe(true);
+    // one node takes Tab (the leftmost), the others only the arrow keys
+    const stops = nodes.filter((g) => g.getAttribute("tabindex") === "0");
+    expect(stops).toHaveLength(1);
+    expect(nodes.filter((g) => g.getAttribute("tabindex") === "-1")).toHaveLength(nodes.length - 1);
+    const x = (g: Element) => Number(/translate\(([-\d.]+) /.exec(g.getAttribute("transform")!)![1]);
+    expect(x(stops[0])).toBe(Math.min(...nodes.map(x)));
+    const key = (g: Element, k: string) => {
+      const e = new KeyboardEvent("keydown", { key: k, bubbles: true, cancelable: true });
+      step(() => {
+        g.dispatchEvent(e);
+      });
+      return e;
+    };
+    step(() => stops[0].focus());
+    expect(document.activeElement).toBe(stops[0]);
+    // ArrowRight: the focus moves to a node further right, which becomes the tab stop; the key is
+    // used (the container would have panned)
+    const used = key(stops[0], "ArrowRight");
+    expect(used.defaultPrevented).toBe(true);
+    const next = document.activeElement as Element;
+    expect(next).not.toBe(stops[0]);
+    expect(next.getAttribute("class")).toMatch(/\bgnode\b/);
+    expect(x(next)).toBeGreaterThan(x(stops[0]));
+    expect(next.getAttribute("tabindex")).toBe("0");
+    expect(svg.querySelectorAll('.gnode[tabindex="0"]')).toHaveLength(1);
+    // ArrowLeft goes back left; Home and End reach the ends; a key of the graph's own passes through
+    key(next, "ArrowLeft");
+    expect(x(document.activeElement!)).toBeLessThan(x(next));
+    key(document.activeElement!, "Home");
+    expect(document.activeElement).toBe(stops[0]);
+    key(stops[0], "End");
+    expect(x(document.activeElement!)).toBe(Math.max(...nodes.map(x)));
+    expect(key(document.activeElement!, "+").defaultPrevented).toBe(false);
+    // Enter selects the focused node
+    const focused = document.activeElement!;
+    key(focused, "Enter");
+    expect(calls.taps).toEqual([focused.getAttribute("data-node")]);
     const scale = () => Number(/scale\(([-\d.]+)\)/.exec(svg.querySelector("g")!.getAttribute("transform")!)![1]);
     const z = scale();
     step(() => nav.current!.zoomBy(2));
