@@ -7,7 +7,8 @@
 // Each load opens a new window on the workspace (a new extension host: activation, discovery,
 // analysis from scratch) and opens the Causeway view at once. It measures, from that moment:
 //   rows     the first 10 run rows on screen (waited for, not read: reading 1,000 rows scrolls the
-//            whole list, which took seconds of its own);
+//            whole list, which took seconds of its own), timed in the page from the click to the
+//            frame that drew them (the driver's own timing, with its round trips, is kept too);
 //   from the logs, when the extension host was launched, Causeway activated and the view's first
 //            listing was served, to see whose time the rows waited for;
 //   palette  a palette command answered while the runs are analysed;
@@ -52,6 +53,38 @@ async function firstRows(page) {
   await pane.locator('.monaco-list').first().locator('.monaco-list-row').nth(9).waitFor({ timeout: 600_000 });
 }
 
+/**
+ * Starts a clock in the page: the wall-clock time (ms) of the first press on the activity bar
+ * (the view opened, by the event's time stamp) and of the first frame after the Runs view holds 10 rows, read back by
+ * `readPageClock`. The times the test driver measures add its own round trips to the browser
+ * (each `waitFor` and click a message over the DevTools protocol, slow on a loaded machine):
+ * these are what the window did, as a user would see it.
+ */
+async function startPageClock(page) {
+  await page.evaluate(() => {
+    const clock = { press: NaN, rows: NaN };
+    window.__causewayRowsClock = clock;
+    const now = () => performance.timeOrigin + performance.now();
+    addEventListener('pointerdown', (e) => {
+      // the event's own time stamp: when the press was made, not when the busy page got to it
+      if (Number.isNaN(clock.press) && e.target instanceof Element && e.target.closest('.part.activitybar')) clock.press = performance.timeOrigin + e.timeStamp;
+    }, true);
+    const seen = new MutationObserver(() => {
+      const pane = document.querySelector('.pane > .pane-header[aria-label="Runs Section"]')?.parentElement;
+      if ((pane?.querySelector('.monaco-list')?.querySelectorAll('.monaco-list-row').length ?? 0) < 10) return;
+      seen.disconnect();
+      // the frame that draws them: after the next animation frame's callbacks, layout and paint
+      requestAnimationFrame(() => setTimeout(() => { clock.rows = now(); }, 0));
+    });
+    seen.observe(document.body, { childList: true, subtree: true });
+  });
+}
+
+/** The page clock's { press, rows } (wall-clock ms; press NaN when the view was already open). */
+async function readPageClock(page) {
+  return waitUntil(page, () => page.evaluate(() => (Number.isNaN(window.__causewayRowsClock.rows) ? undefined : { ...window.__causewayRowsClock })), { timeout: 60_000, interval: 50, what: 'the page clock' });
+}
+
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
@@ -91,10 +124,14 @@ scenario(`bench: first rows of ${N} runs`, async () => {
       await cdp.send('Profiler.setSamplingInterval', { interval: 1000 });
       await cdp.send('Profiler.start');
     }
+    await startPageClock(page);
     let t0 = Date.now();
     await openViewContainer(page, 'Causeway');
     await firstRows(page);
-    const rows = Date.now() - t0;
+    const rowsDriver = Date.now() - t0;
+    let clock = await readPageClock(page);
+    if (Number.isFinite(clock.press)) t0 = clock.press;
+    const rows = Math.round(clock.rows - t0);
     if (cdp) {
       const { profile } = await cdp.send('Profiler.stop');
       fs.writeFileSync(path.join(env.WORK_DIR, `window-${i + 1}.cpuprofile`), JSON.stringify(profile));
@@ -134,10 +171,13 @@ scenario(`bench: first rows of ${N} runs`, async () => {
     await openWorkbench(page, { folder: ws });
     await runCommand(page, 'Causeway: Show output', { timeout: 600_000 });
     await waitUntil(page, () => causewayLogs('activated in').some((x) => !seen.has(x.f)), { timeout: 600_000, interval: 100, what: 'Causeway activated' });
+    await startPageClock(page);
     t0 = Date.now();
     await openViewContainer(page, 'Causeway');
     await firstRows(page);
-    const warmRows = Date.now() - t0;
+    const warmRowsDriver = Date.now() - t0;
+    clock = await readPageClock(page);
+    const warmRows = Math.round(clock.rows - (Number.isFinite(clock.press) ? clock.press : t0));
     await b.close();
     b = undefined;
     const load = {
@@ -149,6 +189,9 @@ scenario(`bench: first rows of ${N} runs`, async () => {
       activatedMs: activated,
       listedMs: listed,
       warmRowsMs: warmRows,
+      // the same two spans as the test driver timed them, its round trips included
+      rowsDriverMs: rowsDriver,
+      warmRowsDriverMs: warmRowsDriver,
       paletteMs: palette,
       activateMs: Number(/activated in ([\d.]+) ms/.exec(log)[1]),
       foundMs: Number(/found \d+ runs in (\d+) ms/.exec(log)[1]),
@@ -158,20 +201,21 @@ scenario(`bench: first rows of ${N} runs`, async () => {
     console.log(`[bench] load ${i + 1}/${LOADS}: ${JSON.stringify(load)}`);
     loads.push(load);
   }
-  const keys = ['rowsMs', 'rowsAfterActivationMs', 'hostLaunchedMs', 'activatedMs', 'listedMs', 'warmRowsMs', 'paletteMs', 'activateMs', 'foundMs', 'analysedMs'];
+  const keys = ['rowsMs', 'rowsAfterActivationMs', 'hostLaunchedMs', 'activatedMs', 'listedMs', 'warmRowsMs', 'rowsDriverMs', 'warmRowsDriverMs', 'paletteMs', 'activateMs', 'foundMs', 'analysedMs'];
   const med = Object.fromEntries(keys.map((k) => [k, median(loads.map((l) => l[k]))]));
   const date = new Date().toISOString().slice(0, 10);
   const cpus = `${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'})`;
   const result = { date, runs: N, loads, median: med, machine: cpus, command: 'SCENARIOS=bench/vscode-runs-list.mjs bash test/e2e/run.sh' };
-  const row = (l) => `${l.rowsMs} ms | ${l.rowsAfterActivationMs} ms | ${l.remembered === undefined ? '' : l.remembered ? 'yes' : 'no'} | ${l.hostLaunchedMs} ms | ${l.activatedMs} ms | ${l.listedMs} ms | ${l.warmRowsMs} ms | ${l.paletteMs} ms | ${l.foundMs} ms | ${l.analysedMs} ms`;
+  const row = (l) => `${l.rowsMs} ms | ${l.rowsAfterActivationMs} ms | ${l.remembered === undefined ? '' : l.remembered ? 'yes' : 'no'} | ${l.hostLaunchedMs} ms | ${l.activatedMs} ms | ${l.listedMs} ms | ${l.warmRowsMs} ms | ${l.rowsDriverMs} / ${l.warmRowsDriverMs} ms | ${l.paletteMs} ms | ${l.foundMs} ms | ${l.analysedMs} ms`;
   const md = `# Runs view with ${N.toLocaleString('en')} runs, ${date}\n\n` +
     `Command: \`SCENARIOS=bench/vscode-runs-list.mjs bash test/e2e/run.sh\` (code-server 4.100.3, headless Chromium), ${cpus}.\n` +
     `Each load opens a new window (a new extension host) on a workspace of ${N} runs and opens the Causeway view at once; ` +
-    `times from opening the view: the first 10 rows on screen, and from the logs the extension host launched, Causeway activated, the view's first listing served. ` +
+    `times from opening the view (the click on the activity bar, timed in the page): the frame that drew the first 10 rows, and from the logs the extension host launched, Causeway activated, the view's first listing served. ` +
     `Then a second new window activates Causeway (a palette command) and opens the view once it is activated.\n\n` +
-    `| load | first 10 rows on screen | of which after activation | listed from the last session | host launched | activated | listing served | rows, view opened after activation | palette while analysing | runs found | all analysed | load average |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n` +
+    `| load | first 10 rows on screen | of which after activation | listed from the last session | host launched | activated | listing served | rows, view opened after activation | both rows as the test driver timed them | palette while analysing | runs found | all analysed | load average |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n` +
     loads.map((l, i) => `| ${i + 1} | ${row(l)} | ${l.load.toFixed(1)} |`).join('\n') +
-    `\n| **median** | ${row(med)} | |\n\nTarget: first rows on screen ≤ 1 s.\n`;
+    `\n| **median** | ${row(med)} | |\n\nTarget: first rows on screen ≤ 1 s. The rows are timed in the page, from the click's pointerdown to the first frame after the 10th row is in the DOM; ` +
+    `"as the test driver timed them" adds the driver's own round trips (Playwright over the DevTools protocol).\n`;
   const dir = path.join(ROOT, 'bench/results');
   fs.mkdirSync(dir, { recursive: true });
   const name = `${date}-vscode-runs-list${process.env.SUFFIX ? `-${process.env.SUFFIX.replace(/[^\w.-]+/g, '_')}` : ''}`;

@@ -367,8 +367,8 @@ interface NodeProps {
   tabStop: boolean;
   c: GraphColors;
   /** A key pressed on the node: true when it was used. */
-  onKey(key: string): boolean;
-  onFocus(): void;
+  onKey: (key: string) => boolean;
+  onFocus: () => void;
 }
 
 function Node({ n, state, picked, tabStop, c, onKey, onFocus }: NodeProps) {
