@@ -32,7 +32,10 @@ declare global {
 
 const NONE: ReadonlySet<string> = new Set();
 
-/** Viewports kept per run, so a live update or a screen switch does not lose the user's place. */
+/**
+ * Viewports kept per run, so a live update or a screen switch does not lose the user's place (the
+ * canvas's; SvgGraph keeps its own, by the run given as its viewKey).
+ */
 const viewports = new Map<string, { zoom: number; pan: { x: number; y: number } }>();
 
 export function GraphScreen() {
@@ -288,6 +291,7 @@ export function GraphScreen() {
                 focus={view ? focus : traced}
                 colors={colors}
                 nav={nav}
+                viewKey={run}
                 onDrawn={drawn}
                 onTapNode={(id) => {
                   const g = view?.groups.get(id);

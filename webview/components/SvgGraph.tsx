@@ -39,7 +39,15 @@ interface Props {
   nav: { current: GraphNav | null };
   /** Called once the view's first frame is on screen. */
   onDrawn(): void;
+  /**
+   * Names the drawing (the run): its zoom and pan are kept under that name and given back when
+   * the same nodes are drawn again (the Graph screen left and opened again).
+   */
+  viewKey?: string;
 }
+
+/** The zoom and pan each drawing was left at, with the nodes it drew. */
+const kept = new Map<string, { nodeSet: string; zoom: number; x: number; y: number }>();
 
 interface Look {
   shape: "ellipse" | "rect" | "diamond" | "tag";
@@ -167,6 +175,8 @@ export function SvgGraph(p: Props) {
     return { nodes, edges };
   }, [p.elements, c]);
 
+  const nodeSet = useMemo(() => [...nodes.keys()].join("\n"), [nodes]);
+
   // the selected node's lineage stands out, the rest fades (as applyFocus does on the canvas)
   const keep = useMemo(() => (p.picked && nodes.has(p.picked) ? new Set(p.focus) : null), [nodes, p.picked, p.focus]);
   const state = (ids: string[]) => (!keep ? "" : ids.every((id) => keep.has(id)) ? "traced" : "faded");
@@ -174,6 +184,7 @@ export function SvgGraph(p: Props) {
   const apply = () => {
     const v = vp.current;
     layer.current?.setAttribute("transform", `translate(${v.x} ${v.y}) scale(${v.zoom})`);
+    if (p.viewKey !== undefined) kept.set(p.viewKey, { nodeSet, ...v });
   };
   const size = () => ({ w: svg.current?.clientWidth || 800, h: svg.current?.clientHeight || 600 });
   const zoomAt = (factor: number, at: { x: number; y: number }) => {
@@ -216,9 +227,14 @@ export function SvgGraph(p: Props) {
   };
 
   // fitted when the nodes drawn change (a new view, a group expanded, a lineage drawn), not when
-  // a selection or a toggle only restyles them
-  const nodeSet = useMemo(() => [...nodes.keys()].join("\n"), [nodes]);
-  useLayoutEffect(() => fit(), [nodeSet]);
+  // a selection or a toggle only restyles them; the same nodes drawn again (the screen opened
+  // again) are shown as they were left
+  useLayoutEffect(() => {
+    const was = p.viewKey !== undefined ? kept.get(p.viewKey) : undefined;
+    if (was?.nodeSet !== nodeSet) return fit();
+    vp.current = { zoom: was.zoom, x: was.x, y: was.y };
+    apply();
+  }, [nodeSet]);
   /** Brings a node that is off screen to the centre, at the same zoom. */
   const reveal = (n: DrawnNode) => {
     const v = vp.current;

@@ -60,7 +60,7 @@ afterEach(() => {
 });
 
 /** Mounts the view; returns what it called back. */
-function draw(props: { view: GraphView; picked?: string | null; focus?: string[]; elements?: ReturnType<typeof elementsOf> }) {
+function draw(props: { view: GraphView; picked?: string | null; focus?: string[]; elements?: ReturnType<typeof elementsOf>; viewKey?: string }) {
   const calls = { taps: [] as string[], background: 0, drawn: 0 };
   const nav: { current: GraphNav | null } = { current: null };
   host = document.createElement("div");
@@ -73,6 +73,7 @@ function draw(props: { view: GraphView; picked?: string | null; focus?: string[]
         focus={props.focus ?? []}
         colors={COLORS}
         nav={nav}
+        viewKey={props.viewKey}
         onDrawn={() => calls.drawn++}
         onTapNode={(id) => calls.taps.push(id)}
         onTapBackground={() => calls.background++}
@@ -179,6 +180,27 @@ describe("the grouped view as SVG", () => {
     const z = scale();
     step(() => nav.current!.zoomBy(2));
     expect(scale()).toBeCloseTo(Math.min(4, z * 2), 6);
+  });
+
+  test("drawn again, the same nodes come back at the zoom and pan they were left at; other nodes are fitted", () => {
+    const view = groupedView(rg, visible, new Set());
+    const elements = elementsOf(view);
+    const transform = (svg: Element) => svg.querySelector("g")!.getAttribute("transform");
+    const first = draw({ view, elements, viewKey: "run-a" });
+    const fitted = transform(first.svg);
+    step(() => first.nav.current!.zoomBy(2));
+    step(() => first.nav.current!.panBy(30, -20));
+    const left = transform(first.svg);
+    expect(left).not.toBe(fitted);
+    render(null, host!);
+    // the screen opened again on the same run
+    expect(transform(draw({ view, elements, viewKey: "run-a" }).svg)).toBe(left);
+    render(null, host!);
+    // another run, and the same run with other nodes drawn (a group expanded), are fitted
+    expect(transform(draw({ view, elements, viewKey: "run-b" }).svg)).toBe(fitted);
+    render(null, host!);
+    const fewer = elements.filter((el) => !(el.group === "nodes" && el.data.id === view.nodes.at(-1)!.id));
+    expect(transform(draw({ view, elements: fewer, viewKey: "run-a" }).svg)).not.toBe(left);
   });
 
   test("a selected node's lineage stands out and the rest fades", () => {
