@@ -302,6 +302,19 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
     return spec ? toItem(spec) : new vscode.TreeItem(vscode.l10n.t("(gone)"));
   }
 
+  /**
+   * The tooltip, asked for when the row is hovered: a listing of a thousand runs carried half a
+   * megabyte of tooltips that the window decoded before it drew a row.
+   */
+  resolveTreeItem(item: vscode.TreeItem, el: TreeNode): vscode.TreeItem {
+    try {
+      item.tooltip = this.spec(el)?.tooltip;
+    } catch (err) {
+      this.s.log.error(`tree: ${(err as Error)?.stack ?? err}`);
+    }
+    return item;
+  }
+
   private spec(el: TreeNode): ItemSpec | undefined {
     if (el.kind === "folder") {
       const dirs = this.folders().get(el.dir);
@@ -386,7 +399,7 @@ function toItem(spec: ItemSpec): vscode.TreeItem {
   const item = new vscode.TreeItem(spec.label, COLLAPSIBLE[spec.collapsible]);
   item.id = spec.id;
   item.description = spec.description;
-  item.tooltip = spec.tooltip; // a string: shown as plain text
+  // the tooltip (a string: shown as plain text) is given on hover, by resolveTreeItem
   item.iconPath = new vscode.ThemeIcon(spec.icon.id, spec.icon.color ? new vscode.ThemeColor(spec.icon.color) : undefined);
   item.contextValue = spec.contextValue;
   if (spec.open?.kind === "reveal") {

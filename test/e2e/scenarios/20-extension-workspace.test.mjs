@@ -152,6 +152,23 @@ scenario('the runs tree lists every run with its status, alerts and program', as
   await screenshot(page, '20-runs-tree');
 });
 
+scenario("hovering a run shows its tooltip (given on hover, not with the listing)", async () => {
+  await openViewContainer(page, 'Causeway');
+  await collapseRuns();
+  const row = viewPane(page, VIEW).locator('.monaco-list-row').filter({ has: page.locator('.label-name', { hasText: /^\s*demo-seed0\s*$/ }) }).first();
+  const hover = page.locator('.workbench-hover, .monaco-hover').filter({ hasText: /Status: / }).first();
+  // the hover comes after a delay, and goes if the pointer leaves: hover again until it shows
+  await waitUntil(page, async () => {
+    await row.locator('.label-name').hover();
+    return hover.isVisible();
+  }, { timeout: 30_000, interval: 1000, what: 'the run row\'s hover' });
+  const text = await hover.innerText();
+  assert.match(text, /^demo-seed0 {2}\(.*demo-seed0\)\n/);
+  assert.match(text, /\nStatus: intact\n/);
+  assert.match(text, /\nAlerts: .*1 high/);
+  await page.mouse.move(0, 0);
+});
+
 scenario('a cut-off run shows as failed verify and still lists its intact events', async () => {
   // The run's children are rebuilt when its background blob check ends, which may collapse
   // what was just expanded: expand again until both the problem and the tool calls show.
