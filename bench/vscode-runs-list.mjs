@@ -105,6 +105,22 @@ function hostTimes({ f, t: log }, t0) {
   return { launched, activated: when('activated in'), listed: when('Runs view: first listing') };
 }
 
+/** PROFILE=1: starts the window's CPU profile (sampled every ms); `stop(name)` writes it. */
+async function startProfile(page) {
+  if (process.env.PROFILE !== '1') return { stop: async () => {} };
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 1000 });
+  await cdp.send('Profiler.start');
+  return {
+    stop: async (name) => {
+      const { profile } = await cdp.send('Profiler.stop');
+      fs.writeFileSync(path.join(env.WORK_DIR, `${name}.cpuprofile`), JSON.stringify(profile));
+      await cdp.detach();
+    },
+  };
+}
+
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
@@ -137,13 +153,9 @@ scenario(`bench: first rows of ${N} runs`, async () => {
     let seen = new Set(causewayLogs('activated in').map((x) => x.f));
     await openWorkbench(page, { folder: ws });
     // PROFILE=1: the window's CPU profile from opening the view to the rows on screen, written
-    // next to the code-server logs (WORK_DIR/window-<load>.cpuprofile), to see where its time goes
-    const cdp = process.env.PROFILE === '1' ? await page.context().newCDPSession(page) : undefined;
-    if (cdp) {
-      await cdp.send('Profiler.enable');
-      await cdp.send('Profiler.setSamplingInterval', { interval: 1000 });
-      await cdp.send('Profiler.start');
-    }
+    // next to the code-server logs (WORK_DIR/window-<load>.cpuprofile, warm-<load>.cpuprofile for
+    // the second window), to see where its time goes
+    let profile = await startProfile(page);
     await startPageClock(page);
     let t0 = Date.now();
     await openViewContainer(page, 'Causeway');
@@ -152,11 +164,7 @@ scenario(`bench: first rows of ${N} runs`, async () => {
     let clock = await readPageClock(page);
     if (Number.isFinite(clock.press)) t0 = clock.press;
     const rows = Math.round(clock.rows - t0);
-    if (cdp) {
-      const { profile } = await cdp.send('Profiler.stop');
-      fs.writeFileSync(path.join(env.WORK_DIR, `window-${i + 1}.cpuprofile`), JSON.stringify(profile));
-      await cdp.detach();
-    }
+    await profile.stop(`window-${i + 1}`);
     const t1 = Date.now();
     await runCommand(page, 'Causeway: Show output', { timeout: 600_000 });
     await page.locator('.part.panel .output-view, .part.panel [id="workbench.panel.output"]').first().waitFor({ timeout: 600_000 });
@@ -177,12 +185,14 @@ scenario(`bench: first rows of ${N} runs`, async () => {
     await openWorkbench(page, { folder: ws });
     await runCommand(page, 'Causeway: Show output', { timeout: 600_000 });
     await waitUntil(page, () => causewayLogs('activated in').some((x) => !seen.has(x.f)), { timeout: 600_000, interval: 100, what: 'Causeway activated' });
+    profile = await startProfile(page);
     await startPageClock(page);
     t0 = Date.now();
     await openViewContainer(page, 'Causeway');
     await firstRows(page);
     const warmRowsDriver = Date.now() - t0;
     clock = await readPageClock(page);
+    await profile.stop(`warm-${i + 1}`);
     const warmRows = Math.round(clock.rows - (Number.isFinite(clock.press) ? clock.press : t0));
     // when the warm window's listing was served, from the click: the rest of warmRows is the
     // window's (the request on its way, the rows drawn)
