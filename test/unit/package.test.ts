@@ -96,6 +96,14 @@ describe("the npm package", () => {
     expect(size).toBeLessThan(1.5 * 1024 * 1024);
   });
 
+  it("is what the README's figures row says: its file count, and its size to within 10%", () => {
+    const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
+    const row = /^\| npm package \(SDK, CLI, types\) \| about (\d+) KB tarball, (\d+) files\b/m.exec(readme);
+    expect(row, "the README's npm package row").not.toBeNull();
+    expect(files.length).toBe(Number(row![2]));
+    expect(Math.abs(size / 1024 - Number(row![1])) / Number(row![1])).toBeLessThan(0.1);
+  });
+
   it("installs offline into a new project, type-checks a program against the SDK's types and runs it", () => {
     const proj = path.join(tmp, "consumer");
     fs.mkdirSync(proj);
