@@ -131,7 +131,7 @@ const STEP: Record<string, [number, number]> = { ArrowRight: [1, 0], ArrowLeft: 
  * that direction, the nearest, counting sideways distance twice (so a key follows the row or
  * column it points along before it jumps across).
  */
-export function nextNode<N extends { id: string; x: number; y: number }>(all: Iterable<N>, from: N, dir: [number, number]): N | undefined {
+function nextNode<N extends { id: string; x: number; y: number }>(all: Iterable<N>, from: N, dir: [number, number]): N | undefined {
   let best: N | undefined;
   let score = Infinity;
   for (const n of all) {
@@ -257,12 +257,7 @@ export function SvgGraph(p: Props) {
     if (!to || to === from) return true; // no node that way: the focus stays
     reveal(to);
     setFocused(to.id);
-    for (const el of layer.current?.querySelectorAll<SVGGElement>("[data-node]") ?? []) {
-      if (el.getAttribute("data-node") === to.id) {
-        el.focus();
-        break;
-      }
-    }
+    layer.current?.querySelector<SVGGElement>(`[data-node="${CSS.escape(to.id)}"]`)?.focus();
     return true;
   };
 
