@@ -59,6 +59,10 @@ export async function launchBrowser({ viewport = { width: 1400, height: 900 }, h
   });
   context.setDefaultTimeout(DEFAULT_TIMEOUT);
   const page = context.pages()[0] ?? (await context.newPage());
+  // A tree row's tooltip shows after the pointer rests on it. When the tree redraws the row under
+  // it, the tooltip no longer sees the pointer leave and stays, over the rows below it, taking
+  // the clicks meant for them. Before each action, an open workbench hover is sent away.
+  await page.addLocatorHandler(page.locator('.context-view .workbench-hover').first(), () => dismissHover(page));
   const errors = [];
   page.on('pageerror', (e) => errors.push(e));
   const b = {
@@ -120,6 +124,17 @@ export async function waitForExtensionsActivated(page, { timeout = 60_000 } = {}
 export async function moveMouseAway(page) {
   const vp = page.viewportSize() ?? { width: 1400, height: 900 };
   await page.mouse.move(Math.round(vp.width * 0.2), 5);
+}
+
+/**
+ * Close an open workbench hover (a tooltip) that no longer follows the pointer: the pointer
+ * enters it and leaves it, which closes it.
+ */
+export async function dismissHover(page) {
+  const hover = page.locator('.context-view .workbench-hover').first();
+  const box = await hover.boundingBox().catch(() => null);
+  if (box) await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await moveMouseAway(page);
 }
 
 /** Save SHOTS_DIR/<name>.png (full viewport). Returns the file path. */

@@ -158,9 +158,11 @@ scenario("hovering a run shows its tooltip (given on hover, not with the listing
   const row = viewPane(page, VIEW).locator('.monaco-list-row').filter({ has: page.locator('.label-name', { hasText: /^\s*demo-seed0\s*$/ }) }).first();
   const hover = page.locator('.workbench-hover, .monaco-hover').filter({ hasText: /Status: / }).first();
   // the hover comes after a delay, and goes if the pointer leaves: hover again until it shows
+  // (not while it shows: before an action, the page's handler sends an open hover away)
   await waitUntil(page, async () => {
+    if (await hover.isVisible()) return true;
     await row.locator('.label-name').hover();
-    return hover.isVisible();
+    return false;
   }, { timeout: 30_000, interval: 1000, what: 'the run row\'s hover' });
   const text = await hover.innerText();
   assert.match(text, /^demo-seed0 {2}\(.*demo-seed0\)\n/);
