@@ -59,10 +59,6 @@ export async function launchBrowser({ viewport = { width: 1400, height: 900 }, h
   });
   context.setDefaultTimeout(DEFAULT_TIMEOUT);
   const page = context.pages()[0] ?? (await context.newPage());
-  // A tree row's tooltip shows after the pointer rests on it. When the tree redraws the row under
-  // it, the tooltip no longer sees the pointer leave and stays, over the rows below it, taking
-  // the clicks meant for them. Before each action, an open workbench hover is sent away.
-  await page.addLocatorHandler(page.locator('.context-view .workbench-hover').first(), () => dismissHover(page));
   const errors = [];
   page.on('pageerror', (e) => errors.push(e));
   const b = {
@@ -127,14 +123,21 @@ export async function moveMouseAway(page) {
 }
 
 /**
- * Close an open workbench hover (a tooltip) that no longer follows the pointer: the pointer
- * enters it and leaves it, which closes it.
+ * Close an open workbench hover (a tooltip). A tree row's tooltip that opened just before the
+ * tree redrew its row no longer sees the pointer leave, and stays over the rows below it, taking
+ * the clicks meant for them. The pointer enters it and leaves it, which closes it; if it stays,
+ * Escape. Waits (bounded) until it has gone.
  */
 export async function dismissHover(page) {
   const hover = page.locator('.context-view .workbench-hover').first();
+  if (!(await hover.isVisible())) return;
   const box = await hover.boundingBox().catch(() => null);
   if (box) await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
   await moveMouseAway(page);
+  const gone = () => hover.waitFor({ state: 'hidden', timeout: 2000 }).then(() => true, () => false);
+  if (await gone()) return;
+  await page.keyboard.press('Escape');
+  await gone();
 }
 
 /** Save SHOTS_DIR/<name>.png (full viewport). Returns the file path. */
@@ -531,6 +534,7 @@ export async function expandTreeRow(page, viewTitle, labels, { timeout = DEFAULT
   for (let i = 1; i <= path.length; i++) {
     row = await findTreeRow(page, viewTitle, path.slice(0, i), { timeout });
     if ((await row.getAttribute('aria-expanded')) === 'false') {
+      await dismissHover(page);
       await row.locator('.monaco-tl-twistie').click();
       await expectAttr(row, 'aria-expanded', 'true', timeout);
     }
@@ -543,6 +547,7 @@ export async function expandTreeRow(page, viewTitle, labels, { timeout = DEFAULT
 export async function collapseTreeRow(page, viewTitle, labels, { timeout = DEFAULT_TIMEOUT } = {}) {
   const row = await findTreeRow(page, viewTitle, labels, { timeout });
   if ((await row.getAttribute('aria-expanded')) === 'true') {
+    await dismissHover(page);
     await row.locator('.monaco-tl-twistie').click();
     await expectAttr(row, 'aria-expanded', 'false', timeout);
   }
@@ -588,7 +593,9 @@ export async function contextMenu(page, target, entry, { timeout = DEFAULT_TIMEO
   const container = page.locator('.context-view.monaco-menu-container');
   for (let attempt = 1; ; attempt++) {
     try {
-      await target.click({ button: 'right', timeout: left(timeout) });
+      // an open tooltip would take the click (Playwright, waiting for it to move, keeps it open)
+      await dismissHover(page);
+      await target.click({ button: 'right', timeout: left(10_000) });
       let menu = container.locator('.monaco-menu').first();
       for (let i = 0; i < path.length; i++) {
         const item = menu.locator(':scope > .monaco-action-bar > .actions-container > li.action-item')
