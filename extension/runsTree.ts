@@ -35,6 +35,20 @@ const FULL_REFRESH_MS = 1000;
 const SETTLE_MS = 1000;
 /** How long the analysis waits, once the first listing is sent, for the window to draw it (ms). */
 const FIRST_DRAW_MS = 1000;
+/**
+ * The first listing of a long list of runs holds its first rows only (more than a window shows);
+ * the rest follows a moment later. The window spent about half a second on a thousand rows before
+ * it drew the first of them (a view of plain rows as much as ours: bench/control-tree).
+ */
+const FIRST_PAGE = 100;
+/** How long after the first rows are sent the rest of the listing follows (ms). */
+const REST_AFTER_MS = 300;
+
+/** The rest of a first listing sent in part: `sent` resolves once the whole listing is sent. */
+interface RestOfListing {
+  sent: Promise<void>;
+  markSent: () => void;
+}
 
 interface RunCache {
   version: number;
@@ -77,6 +91,8 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
   private sentRoot: readonly TreeNode[] | undefined;
   /** Whether the root must be sent even when its items are the same (a collector's rows changed). */
   private rootText = false;
+  /** Set while the window holds the first rows only: resolves once the whole listing is sent. */
+  private rest: RestOfListing | undefined;
 
   constructor(private s: Services) {
     this.view = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this, showCollapseAll: true });
@@ -241,11 +257,21 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
     try {
       if (!el) {
         if (this.startup) return this.startup.then(() => this.getChildren());
-        const nodes = this.rootNodes();
-        this.sentRoot = nodes;
+        let nodes = this.rootNodes();
+        if (this.rest) {
+          this.rest.markSent();
+          this.rest = undefined;
+          this.s.log.info(`Runs view: the whole listing sent, ${nodes.length} rows`);
+        }
+        let rest: RestOfListing | undefined;
         if (!this.listedOnce && nodes.length) {
           this.listedOnce = true;
-          this.s.log.info(`Runs view: first listing, ${this.s.store.size} runs (${this.s.store.pending} not analysed yet; extension host up ${Math.round(process.uptime() * 1000)} ms)`);
+          this.s.log.info(`Runs view: first listing, ${this.s.store.size} runs (${this.s.store.pending} not analysed yet; ${nodes.length > FIRST_PAGE ? `the first ${FIRST_PAGE} rows sent first; ` : ""}extension host up ${Math.round(process.uptime() * 1000)} ms)`);
+          if (nodes.length > FIRST_PAGE) {
+            nodes = nodes.slice(0, FIRST_PAGE);
+            let markSent!: () => void;
+            rest = this.rest = { sent: new Promise<void>((r) => (markSent = r)), markSent };
+          }
           // The analysis pauses while the window draws the rows: on a machine of two cores, the
           // analysis of a thousand runs took the core the window needed, and the rows came 1.5 s
           // after the listing was sent (0.4-1 s for a view that analyses nothing).
@@ -257,8 +283,12 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
             this.s.log.info(`Runs view: ${this.firstItems.n} items made in ${this.firstItems.ms.toFixed(0)} ms, sent ${(performance.now() - t0).toFixed(0)} ms after the listing`);
             this.markListed();
             if (resume) setTimeout(resume, FIRST_DRAW_MS);
+            // the rest, once the window has had time to draw the first rows (unless a refresh of
+            // the whole tree has sent it already)
+            if (rest) setTimeout(() => this.rest === rest && this.emitter.fire(), REST_AFTER_MS);
           }, 0);
         }
+        this.sentRoot = nodes;
         return nodes;
       }
       if (el.kind === "folder") return this.runsIn(this.folders().get(el.dir) ?? []);
@@ -362,6 +392,15 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
   async reveal(run: string, seq?: number): Promise<void> {
     const entry = this.s.store.get(run);
     if (!entry) return;
+    // a run beyond the first rows is not in the window yet: the rest of the listing first
+    if (this.rest) {
+      const sent = this.rest.sent;
+      this.emitter.fire();
+      // a hidden view asks for it once shown: show it (revealing a row it has) before waiting
+      const shown = this.sentRoot?.[0];
+      if (!this.view.visible && shown) await this.view.reveal(shown, { select: false, focus: false });
+      await sent;
+    }
     let target: TreeNode = this.node({ kind: "run", dir: entry.dir });
     if (seq !== undefined) {
       const e = this.runCache(entry.dir)?.bySeq.get(seq);
