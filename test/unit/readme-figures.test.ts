@@ -130,7 +130,7 @@ describe("README figures", () => {
   });
 
   it("the 1,000-runs row is the runs-list summary's, and the summary is its script's output over the files it names", () => {
-    const md = read("bench/results/2026-12-02-vscode-runs-list-s24.md");
+    const md = read("bench/results/2026-12-03-vscode-runs-list-s25.md");
     // the summary's sets, as its "Files:" line names them, given to the script again
     const sets = /^Files: (.*)\.$/m.exec(md)![1].split("; ").map((x) => {
       const [label, files] = x.split(": ");
@@ -156,11 +156,12 @@ describe("README figures", () => {
     expect(readme).toContain(`opened in a window where Causeway is running: **${ms(warm.median)}** median (${warm.n} loads, ${thousands(warm.min)}–${thousands(warm.max)}; ${ms(fig(start, "warmRowsMs").median)} at the start of this round); in a new window, **${ms(cold.median)}** after Causeway's activation (${thousands(cold.min)}–${thousands(cold.max)})`);
     expect(readme).toContain(`analyses nothing (bench/control-tree): **${ms(fig("control", "warmRowsMs").median)}** and **${ms(fig("control", "rowsAfterActivationMs").median)}** (${fig("control", "warmRowsMs").n} loads)`);
     expect(readme).toContain(`Causeway's listing is served a median ${ms(fig(now, "warmListedMs").median)} after the click`);
-    // "not met": both of Causeway's figures are above 1 s
-    expect(Math.min(warm.median, cold.median)).toBeGreaterThan(1000);
+    // "met by the medians": both of Causeway's figures are at most 1 s
+    expect(readme).toContain("The 1 s target is met by the medians");
+    expect(Math.max(warm.median, cold.median)).toBeLessThanOrEqual(1000);
     // the driver's round trips: the spread of (driver - page) over the same loads
     const extra = loads(now).concat(loads("control")).map((l) => l.warmRowsDriverMs - l.warmRowsMs);
-    expect(readme).toContain(`whose round trips added ${(Math.min(...extra) / 1000).toFixed(1)}–${(Math.max(...extra) / 1000).toFixed(1)} s`);
+    expect(readme).toContain(`The test driver's own timing of the same loads adds ${(Math.min(...extra) / 1000).toFixed(1)}–${(Math.max(...extra) / 1000).toFixed(1)} s of round trips`);
   });
 
   it("the CI row is the fresh clone's log lines", () => {
