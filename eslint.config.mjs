@@ -59,4 +59,12 @@ export default tseslint.config(
     files: ["core/capture/gateway.ts"],
     rules: { "no-control-regex": "off" },
   },
+  {
+    // the engine, the host's vscode-free logic and the webview run outside the extension host (the
+    // CLI, the tests, a browser): the VS Code API stays in extension/ outside extension/logic/
+    files: ["core/**/*.ts", "extension/logic/**/*.ts", "webview/**/*.ts", "webview/**/*.tsx"],
+    rules: {
+      "no-restricted-imports": ["error", { paths: [{ name: "vscode", message: "core/, extension/logic/ and webview/ run outside VS Code: take what you need from the host through an interface" }] }],
+    },
+  },
 );
