@@ -149,12 +149,17 @@ describe("the CLI's contract", () => {
     expect(miss.err).toContain(path.join(elsewhere, "examples/quickstart/quickstart.ts"));
   });
 
-  it("every command whose usage offers --json prints JSON, and the README lists exactly those", async () => {
+  it("docs/cli.md's command reference is what each command's --help says", () => {
+    const r = spawnSync(process.execPath, [path.join(ROOT, "scripts/cli-docs.mjs"), "--check"], { encoding: "utf8" });
+    expect(r.status, r.stderr).toBe(0);
+  });
+
+  it("every command whose usage offers --json prints JSON, and docs/cli.md lists exactly those", async () => {
     const offered = commands().filter((name) => cli([name, "--help"]).out.includes("--json"));
     expect(offered.sort()).toEqual(commands().sort());
-    const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
+    const readme = fs.readFileSync(path.join(ROOT, "docs/cli.md"), "utf8");
     const sentence = /Every command takes `--json`[^.]*JSON Lines[^.]*\./.exec(readme);
-    expect(sentence, "README: the sentence saying what --json prints").not.toBeNull();
+    expect(sentence, "docs/cli.md: the sentence saying what --json prints").not.toBeNull();
     const streaming = [...sentence![0].matchAll(/`([a-z-]+)`/g)].map((m) => m[1]).filter((c) => offered.includes(c));
     expect(streaming.sort()).toEqual(["gateway", "serve", "watch"]);
 

@@ -1,6 +1,8 @@
 /**
- * The README's benchmark figures come from bench/results/: this test rebuilds them from the
- * results files and fails when the README (or bench/README.md) says something else.
+ * The benchmark figures (bench/README.md's Figures, the unmodified examples' table in
+ * docs/unmodified.md) come from bench/results/: this test rebuilds them from the results files and
+ * fails when a document says something else. The README's demo transcript is checked against
+ * what `causeway demo` prints.
  */
 import { describe, it, expect } from "vitest";
 import { spawnSync } from "node:child_process";
@@ -24,8 +26,10 @@ interface Scenario {
   methods: Record<"reach" | "provenance" | "reuse" | "causeway", Method>;
 }
 
-describe("README figures", () => {
+describe("published figures", () => {
   const readme = read("README.md");
+  const figures = read("bench/README.md");
+  const unmodified = read("docs/unmodified.md");
   const sim = results("2026-11-30-sim.json");
   const wide = results("2026-11-30-sim-n-max-160.json");
   const replay = results("2026-11-30-replay.json");
@@ -40,34 +44,34 @@ describe("README figures", () => {
         return `| ${s.name} | ${s.harmful_runs} | ${cell(s.methods.causeway, s.harmful_runs)} | ${cell(w.methods.causeway, w.harmful_runs)} | ${cell(s.methods.provenance, s.harmful_runs)} |`;
       });
     expect(rows).toHaveLength(11);
-    for (const r of rows) expect(readme).toContain(r);
+    for (const r of rows) expect(figures).toContain(r);
   });
 
   it("the headline counts and costs are the results files'", () => {
     const seeds = (sim.scenarios as Scenario[]).slice(0, 5);
     const harmful = seeds.reduce((a, s) => a + s.harmful_runs, 0);
     const exact = (k: keyof Scenario["methods"]) => seeds.reduce((a, s) => a + s.methods[k].exact, 0);
-    expect(readme).toContain(`the seeds' five scenarios (${harmful} harmful runs)`);
-    expect(readme).toContain(`exactly the true cause in ${exact("causeway")}/${harmful}`);
-    expect(readme).toContain(`reach ${exact("reach")}/${harmful}, provenance ${exact("provenance")}/${harmful}`);
+    expect(figures).toContain(`the seeds' five scenarios (${harmful} harmful runs)`);
+    expect(figures).toContain(`exactly the true cause in ${exact("causeway")}/${harmful}`);
+    expect(figures).toContain(`reach ${exact("reach")}/${harmful}, provenance ${exact("provenance")}/${harmful}`);
     // the cost row: the default (betting) against newcombe and the reference, each from its results file
-    expect(readme).toContain(`**${thousands(betting.seeds_model_calls)} model calls** with the paired betting sequence, against ${thousands(sim.seeds_model_calls)} with \`--method newcombe\``);
-    expect(readme).toContain(`the reference's ${thousands(sim.reference.total_model_calls)}`);
+    expect(figures).toContain(`**${thousands(betting.seeds_model_calls)} model calls** with the paired betting sequence, against ${thousands(sim.seeds_model_calls)} with \`--method newcombe\``);
+    expect(figures).toContain(`the reference's ${thousands(sim.reference.total_model_calls)}`);
     // issue 13's targets at the default budget, betting: weak and suppressor exact counts
     const bet = (name: string) => (betting.scenarios as Scenario[]).find((s) => s.name === name)!;
-    for (const name of ["weak", "suppressor"]) expect(readme).toContain(`${name} **${bet(name).methods.causeway.exact}/${bet(name).harmful_runs}**`);
-    expect(readme).toContain(`whole benchmark (12 scenarios) ${sim.wall_s.toFixed(1)} s`);
-    expect(read("bench/README.md")).toContain(`All 12 scenarios: ${thousands(sim.total_model_calls)} calls.`);
+    for (const name of ["weak", "suppressor"]) expect(figures).toContain(`${name} **${bet(name).methods.causeway.exact}/${bet(name).harmful_runs}**`);
+    expect(figures).toContain(`whole benchmark (12 scenarios) ${sim.wall_s.toFixed(1)} s`);
+    expect(figures).toContain(`All 12 scenarios: ${thousands(sim.total_model_calls)} calls.`);
 
     const [on] = replay.attribution as { wall_ms: number; model_calls: number; naive_model_calls: number }[];
-    expect(readme).toContain(`(${on.model_calls} with \`--method newcombe\``); // the demo's Find the cause, the reference's method
+    expect(figures).toContain(`(${on.model_calls} with \`--method newcombe\``); // the demo's Find the cause, the reference's method
     // the demo's Find the cause as the README runs it, through the CLI (npm run bench:replay -- --demo-find-cause)
     const demo = results("2026-12-02-demo-find-cause.json") as { methods: { method: string; model_calls: number; causes: { spec: string; role: string }[] }[] };
     const by = Object.fromEntries(demo.methods.map((m) => [m.method, m]));
     expect(by.betting.causes).toEqual([expect.objectContaining({ spec: "input:vendor:portal/notes.md", role: "primary" })]);
-    expect(readme).toContain(`vendor note alone, primary; **${by.betting.model_calls} model calls** with the paired betting sequence (${by.newcombe.model_calls} with \`--method newcombe\``);
-    expect(readme).toContain(`**${thousands(replay.throughput.calls_per_s)} model calls/s**`);
-    expect(read("bench/README.md")).toContain(`| on | ${on.wall_ms} ms | ${on.model_calls} | ${on.naive_model_calls} |`);
+    expect(figures).toContain(`vendor note alone, primary; **${by.betting.model_calls} model calls** with the paired betting sequence (${by.newcombe.model_calls} with \`--method newcombe\``);
+    expect(figures).toContain(`**${thousands(replay.throughput.calls_per_s)} model calls/s**`);
+    expect(figures).toContain(`| on | ${on.wall_ms} ms | ${on.model_calls} | ${on.naive_model_calls} |`);
   });
 
   it("the collectors-on-PostgreSQL row is the store benchmark's results file", () => {
@@ -89,7 +93,7 @@ describe("README figures", () => {
     for (const t of pages) expect(t.p50_ms).toBeLessThanOrEqual(200);
     const events = phases.reduce((a, p) => a + p.events_total, 0);
     const la = store.machine.load_avg_1m;
-    expect(readme).toContain(
+    expect(figures).toContain(
       `| Collectors on PostgreSQL: ${store.settings.agents} agent processes × ${thousands(store.settings.events)} events → 2 collectors → 1 database, then kill -9 a collector and restart PostgreSQL under load | **every run byte-identical and verified, nothing lost or duplicated** in all three phases (${thousands(events)} events); ${thousands(store.load.events_per_s)} events/s, batch p50 ${Math.round(store.load.batch_ms_p50)} ms, p99 ${Math.round(store.load.batch_ms_p99)} ms on 2 shared cores at load average ${la.mean} (max ${la.max}); one filtered page of ${thousands(store.listing.runs_in_table)} runs p50 **${Math.min(...pages.map((t) => t.p50_ms))}–${Math.max(...pages.map((t) => t.p50_ms))} ms**, slowest of ${pages.length * 20} requests ${maxPage} ms (target ≤ 200 ms) | \`npm run bench:store\` |`,
     );
     const scale = read("docs/scale.md");
@@ -109,12 +113,12 @@ describe("README figures", () => {
     const mid = medians(quiet, "597", "after");
     const small = medians(quiet, "58", "after");
     for (const xs of [big, mid, small]) expect(xs).toHaveLength(3);
-    expect(readme).toContain(`1,473 events interactive after ${ms(big)} (before: ${ms(medians(quiet, "1,473", "before"), false)} ms)`);
-    expect(readme).toContain(`597 events (585 nodes) ${ms(mid)} (before, Cytoscape: ${ms(medians(quiet, "597", "before"), false)} ms)`);
-    expect(readme).toContain(`58 events ${ms(small)} (${ms(medians(quiet, "58", "before"), false)} ms)`);
-    expect(readme).toContain(`1,473 events ${ms(medians(loaded, "1,473", "after"), false)} ms; 597 events ${ms(medians(loaded, "597", "after"), false)} ms`);
+    expect(figures).toContain(`1,473 events interactive after ${ms(big)} (before: ${ms(medians(quiet, "1,473", "before"), false)} ms)`);
+    expect(figures).toContain(`597 events (585 nodes) ${ms(mid)} (before, Cytoscape: ${ms(medians(quiet, "597", "before"), false)} ms)`);
+    expect(figures).toContain(`58 events ${ms(small)} (${ms(medians(quiet, "58", "before"), false)} ms)`);
+    expect(figures).toContain(`1,473 events ${ms(medians(loaded, "1,473", "after"), false)} ms; 597 events ${ms(medians(loaded, "597", "after"), false)} ms`);
     const huge = medians(quiet, "20,000", "after");
-    expect(readme).toContain(`20,001 events: **${thousands(huge[0])} ms** (median of 3)`);
+    expect(figures).toContain(`20,001 events: **${thousands(huge[0])} ms** (median of 3)`);
     // "the 1 s and 3 s targets are met (quiet, in every run)"
     expect([...big, ...mid, ...small].every((m) => m <= 1000)).toBe(true);
     expect(huge[0]).toBeLessThanOrEqual(3000);
@@ -125,8 +129,8 @@ describe("README figures", () => {
     const file = results("2026-12-02-report.json") as { results: Row[] };
     const row = (events: number) => file.results.filter((r) => r.cli.startsWith("after, quiet") && r.events === events).at(-1)!;
     const big = row(20001);
-    expect(readme).toContain(`20,001 events: **${(big.median_ms / 1000).toFixed(1)} s** (median of 3, load average 2.2; ${(big.median_cpu_ms / 1000).toFixed(1)} s CPU, peak ${Math.round(big.peak_kb / 1024)} MB`);
-    expect(readme).toContain(`1,473 events: ${(row(1473).median_ms / 1000).toFixed(1)} s ([results](bench/results/2026-12-02-report.md))`);
+    expect(figures).toContain(`20,001 events: **${(big.median_ms / 1000).toFixed(1)} s** (median of 3, load average 2.2; ${(big.median_cpu_ms / 1000).toFixed(1)} s CPU, peak ${Math.round(big.peak_kb / 1024)} MB`);
+    expect(figures).toContain(`1,473 events: ${(row(1473).median_ms / 1000).toFixed(1)} s ([results](results/2026-12-02-report.md))`);
   });
 
   it("the 1,000-runs row is the runs-list summary's, and the summary is its script's output over the files it names", () => {
@@ -153,21 +157,21 @@ describe("README figures", () => {
     const [start, now] = [sets[1].label, sets.at(-1)!.label];
     const warm = fig(now, "warmRowsMs");
     const cold = fig(now, "rowsAfterActivationMs");
-    expect(readme).toContain(`opened in a window where Causeway is running: **${ms(warm.median)}** median (${warm.n} loads, ${thousands(warm.min)}–${thousands(warm.max)}; ${ms(fig(start, "warmRowsMs").median)} at the start of this round); in a new window, **${ms(cold.median)}** after Causeway's activation (${thousands(cold.min)}–${thousands(cold.max)})`);
-    expect(readme).toContain(`analyses nothing (bench/control-tree): **${ms(fig("control", "warmRowsMs").median)}** and **${ms(fig("control", "rowsAfterActivationMs").median)}** (${fig("control", "warmRowsMs").n} loads)`);
-    expect(readme).toContain(`Causeway's listing is served a median ${ms(fig(now, "warmListedMs").median)} after the click`);
+    expect(figures).toContain(`opened in a window where Causeway is running: **${ms(warm.median)}** median (${warm.n} loads, ${thousands(warm.min)}–${thousands(warm.max)}; ${ms(fig(start, "warmRowsMs").median)} at the start of this round); in a new window, **${ms(cold.median)}** after Causeway's activation (${thousands(cold.min)}–${thousands(cold.max)})`);
+    expect(figures).toContain(`analyses nothing (bench/control-tree): **${ms(fig("control", "warmRowsMs").median)}** and **${ms(fig("control", "rowsAfterActivationMs").median)}** (${fig("control", "warmRowsMs").n} loads)`);
+    expect(figures).toContain(`Causeway's listing is served a median ${ms(fig(now, "warmListedMs").median)} after the click`);
     // "met by the medians": both of Causeway's figures are at most 1 s
-    expect(readme).toContain("The 1 s target is met by the medians");
+    expect(figures).toContain("The 1 s target is met by the medians");
     expect(Math.max(warm.median, cold.median)).toBeLessThanOrEqual(1000);
     // "narrowly": the first figure over the runs where all the builds alternated (the run number
     // that ends each of the start's files), and the gap to the control
     const round = (f: string) => /-(\d+)\.json$/.exec(f)![1];
     const paired = new Set(sets.find((x) => x.label === start)!.files.map(round));
     const pairedWarm = median(sets.find((x) => x.label === now)!.files.filter((f) => paired.has(round(f))).flatMap((f) => (results(f) as { loads: Load[] }).loads.map((l) => l.warmRowsMs)));
-    expect(readme).toContain(`in the runs where the three builds alternated it was ${ms(pairedWarm)} (${ms(fig(start, "warmRowsMs").median)} at the start of this round), and the control's rows come about ${((warm.median - fig("control", "warmRowsMs").median) / 1000).toFixed(1)} s sooner`);
+    expect(figures).toContain(`in the runs where the three builds alternated it was ${ms(pairedWarm)} (${ms(fig(start, "warmRowsMs").median)} at the start of this round), and the control's rows come about ${((warm.median - fig("control", "warmRowsMs").median) / 1000).toFixed(1)} s sooner`);
     // the driver's round trips: the spread of (driver - page) over the same loads
     const extra = loads(now).concat(loads("control")).map((l) => l.warmRowsDriverMs - l.warmRowsMs);
-    expect(readme).toContain(`The test driver's own timing of the same loads adds ${(Math.min(...extra) / 1000).toFixed(1)}–${(Math.max(...extra) / 1000).toFixed(1)} s of round trips`);
+    expect(figures).toContain(`The test driver's own timing of the same loads adds ${(Math.min(...extra) / 1000).toFixed(1)}–${(Math.max(...extra) / 1000).toFixed(1)} s of round trips`);
   });
 
   it("the CI row is the fresh clone's log lines", () => {
@@ -175,9 +179,9 @@ describe("README figures", () => {
     const n = (re: RegExp) => Number(re.exec(log)![1]);
     const unit = n(/^ {6}Tests {2}(\d+) passed/m);
     const [browser, e2e] = [...log.matchAll(/^# pass (\d+)$/gm)].map((m) => Number(m[1]));
-    expect(readme).toContain(`${unit} unit, ${browser} browser and ${e2e} end-to-end tests`);
-    expect(readme).toContain(`**${thousands(n(/^== CI passed in (\d+) s/m))} s** beside`);
-    expect(readme).toContain(`unit tests ${Math.round(n(/^ {3}Duration {2}([\d.]+)s/m))} s, code-server setup ${n(/^setup done in (\d+) s/m)} s, browser tests ${Math.round(Number(/^# duration_ms ([\d.]+)/m.exec(log)![1]) / 1000)} s, end-to-end ${Math.round(n(/^e2e: exit 0, total wall time ([\d.]+) s/m))} s`);
+    expect(figures).toContain(`${unit} unit, ${browser} browser and ${e2e} end-to-end tests`);
+    expect(figures).toContain(`**${thousands(n(/^== CI passed in (\d+) s/m))} s** beside`);
+    expect(figures).toContain(`unit tests ${Math.round(n(/^ {3}Duration {2}([\d.]+)s/m))} s, code-server setup ${n(/^setup done in (\d+) s/m)} s, browser tests ${Math.round(Number(/^# duration_ms ([\d.]+)/m.exec(log)![1]) / 1000)} s, end-to-end ${Math.round(n(/^e2e: exit 0, total wall time ([\d.]+) s/m))} s`);
   });
 
   it("the calibration row is the results file's (both methods, every null)", () => {
@@ -192,14 +196,14 @@ describe("README figures", () => {
     const bet = nulls.filter((b) => b.method === "betting");
     const worstFalse = Math.max(...bet.map((b) => b.rate_false));
     expect(worstFalse).toBeLessThanOrEqual(0.05);
-    expect(readme).toContain(`false causal/suppressive on nulls **≤ ${pc(worstFalse)}** with betting (Newcombe: up to **${pc(Math.max(...nulls.filter((b) => b.method === "newcombe").map((b) => b.rate_false)))}** with negatively correlated arms)`);
-    expect(readme).toContain(`coverage ≥ ${pc(Math.min(...bet.map((b) => b.coverage)))}`);
+    expect(figures).toContain(`false causal/suppressive on nulls **≤ ${pc(worstFalse)}** with betting (Newcombe: up to **${pc(Math.max(...nulls.filter((b) => b.method === "newcombe").map((b) => b.rate_false)))}** with negatively correlated arms)`);
+    expect(figures).toContain(`coverage ≥ ${pc(Math.min(...bet.map((b) => b.coverage)))}`);
     const same = get("null-identical", "betting");
-    expect(readme).toContain(`identical arms ruled out in **${same.mean_pairs} pairs, ${Math.round((100 * same.ruled_out_30) / same.tests)}%**`);
+    expect(figures).toContain(`identical arms ruled out in **${same.mean_pairs} pairs, ${Math.round((100 * same.ruled_out_30) / same.tests)}%**`);
     const [w, e] = [get("null-shift", "betting", "weak"), get("null-shift", "betting", "exfil")];
-    expect(readme).toContain(`ruled out within 30 pairs in ${pc(w.ruled_out_30 / w.tests)} and ${pc(e.ruled_out_30 / e.tests)} (no valid 5% test can beyond ${pc(w.fixed_n_bound_30!)} and ${pc(e.fixed_n_bound_30!)} there)`);
+    expect(figures).toContain(`ruled out within 30 pairs in ${pc(w.ruled_out_30 / w.tests)} and ${pc(e.ruled_out_30 / e.tests)} (no valid 5% test can beyond ${pc(w.fixed_n_bound_30!)} and ${pc(e.fixed_n_bound_30!)} there)`);
     const power = get("power-25%", "betting");
-    expect(readme).toContain(`25% follow found in **${pc(power.rate_causal)}**, **mean ${power.mean_pairs} pairs** (Newcombe ${get("power-25%", "newcombe").mean_pairs})`);
+    expect(figures).toContain(`25% follow found in **${pc(power.rate_causal)}**, **mean ${power.mean_pairs} pairs** (Newcombe ${get("power-25%", "newcombe").mean_pairs})`);
     expect(power.rate_causal).toBeGreaterThanOrEqual(0.99); // the issue's target
     expect(power.mean_pairs).toBeLessThanOrEqual(30);
     // Find the cause itself on nulls: every blame is false, at most alpha
@@ -208,7 +212,7 @@ describe("README figures", () => {
       expect(r.attributions).toBeGreaterThanOrEqual(2000);
       expect(r.rate_blamed).toBeLessThanOrEqual(0.05);
     }
-    expect(readme).toContain(`Find the cause on nulls blamed an input in **${pc(att("reshuffle").rate_blamed)}** of ${att("reshuffle").attributions.toLocaleString("en-US")} attributions (reshuffled draws; ${att("identical").blamed ? pc(att("identical").rate_blamed) : "0%"} with identical arms)`);
+    expect(figures).toContain(`Find the cause on nulls blamed an input in **${pc(att("reshuffle").rate_blamed)}** of ${att("reshuffle").attributions.toLocaleString("en-US")} attributions (reshuffled draws; ${att("identical").blamed ? pc(att("identical").rate_blamed) : "0%"} with identical arms)`);
   });
 
   it("the demo's transcript in the README is what `causeway demo` prints", () => {
@@ -229,14 +233,14 @@ describe("README figures", () => {
   });
 
   it("says the benchmark's model is a simulation and what its truth means", () => {
-    expect(readme).toMatch(/model is a \*\*simulation\*\*/);
-    expect(readme).toContain('"removing this\ninput changes the harm rate in the simulator"');
+    expect(figures).toMatch(/model is a \*\*simulation\*\*/);
+    expect(figures).toContain('"removing this\ninput changes the harm rate in the simulator"');
   });
 
   it("Find the cause on the unmodified examples: each row is the newest results file's, the rest marked pending", () => {
     const file = fs.readdirSync(path.join(ROOT, "bench/results")).filter((f) => f.endsWith("-unmodified.json")).sort().at(-1)!;
     const rows = results(file).rows as { example: string; model_calls: number; program_runs: number; wall_s: number; causes: string[] }[];
-    const lines = readme.split("\n").filter((l) => /^\| `(node|test\/node22\/\S+) examples\//.test(l));
+    const lines = unmodified.split("\n").filter((l) => /^\| `(node|test\/node22\/\S+) examples\//.test(l));
     for (const r of rows) {
       const line = lines.find((l) => l.startsWith(`| \`${r.example}\` |`));
       expect(line, r.example).toBeDefined();

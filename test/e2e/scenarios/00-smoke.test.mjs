@@ -44,7 +44,7 @@ vs.scenario('the .vsix installed is what the READMEs say: its file count, and it
   const files = zipEntries(vs.env.VSIX);
   const mb = fs.statSync(vs.env.VSIX).size / 1024 / 1024;
   for (const [readme, re] of [
-    ['README.md', /^\| Extension package \| `\.vsix` about ([\d.]+) MB \((\d+) files\b/m],
+    ['bench/README.md', /^\| Extension package \| `\.vsix` about ([\d.]+) MB \((\d+) files\b/m],
     ['extension/README.md', /^- `\.vsix`: about ([\d.]+) MB \((\d+) files\b/m],
   ]) {
     const row = re.exec(fs.readFileSync(path.join(root, readme), 'utf8'));
