@@ -433,7 +433,9 @@ function alertsOf(m: RunModel, reach: UntrustedReach, views: Map<string, ActionV
       }
     }
     if (a.status === "blocked") {
-      const by = ["deny", "ask"].includes(safeText((a as { policy?: { decision?: string } }).policy?.decision)) ? "Tracekit policy" : "the guard";
+      // runs in the older tracekit layout of the format record a policy decision ("deny", "ask") on a blocked action
+      const decision = safeText((a as { policy?: { decision?: string } }).policy?.decision);
+      const by = ["deny", "ask"].includes(decision) ? `the run's recorded policy (${decision})` : "the guard";
       out.push({ ...base, severity: "high", rule: "blocked", title: `${a.tool} was blocked by ${by}`, detail: safeText(a.guard?.reason ?? ""), evidence: bad[0]?.sources });
     } else if (a.status === "error") {
       out.push({ ...base, severity: "review", rule: "tool-error", title: `${a.tool} failed`, detail: textOf(m.value(a.result_ref)).slice(0, 200) });

@@ -14,10 +14,24 @@ describe("agent names", () => {
     expect(agentFromPrompt(chat("You are a helpful planner."))).toBe("planner");
     expect(agentFromPrompt(anthropicMessages.blocks({ model: "m", system: "You are the executor.", messages: [] }))).toBe("executor");
     const generic = agentFromPrompt(chat("Answer briefly."));
-    expect(generic).toMatch(/^agent-[0-9a-f]{8}$/);
+    expect(generic).toMatch(/^agent-answer-briefly-[0-9a-f]{4}$/);
     expect(agentFromPrompt(chat("Answer briefly."))).toBe(generic);
     expect(agentFromPrompt(chat("Answer at length."))).not.toBe(generic);
     expect(agentFromPrompt(openaiChat.blocks({ model: "m", messages: [{ role: "user", content: "hi" }] }))).toBe("agent");
+  });
+
+  it("are never a common word: a sentence after 'you are' is not a role", () => {
+    const chat = (system: string) => openaiChat.blocks({ model: "m", messages: [{ role: "system", content: system }, { role: "user", content: "hi" }] });
+    expect(agentFromPrompt(chat("You are given a customer ticket and three documents."))).toMatch(/^agent-you-are-given-[0-9a-f]{4}$/);
+    for (const p of ["You are now in charge of refunds.", "You are responsible for the ticket.", "You are tasked with triage.", "You are working on a ticket.", "You are an AI assistant.", "You are a helpful assistant."]) {
+      expect(agentFromPrompt(chat(p)), p).toMatch(/^agent-you-are-[a-z]+-[0-9a-f]{4}$/);
+    }
+    // a later sentence that names the role still names it
+    expect(agentFromPrompt(chat("You are given a ticket. You are the triager of the desk."))).toBe("triager");
+    expect(agentFromPrompt(chat("Your role is that of the reviewer."))).toBe("reviewer");
+    expect(agentFromPrompt(chat("Act as a senior analyst."))).toBe("analyst");
+    expect(agentFromPrompt(chat("Role: summariser\nKeep it short."))).toBe("summariser");
+    expect(agentFromPrompt(chat("You're the dispatcher."))).toBe("dispatcher");
   });
 });
 
