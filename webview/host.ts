@@ -64,13 +64,15 @@ export interface Host {
   keyOf(summary: RunSummary): string;
 }
 
-const HOST_TYPES = new Set(["init", "workspace", "investigation", "runGraph", "runRemoved", "reveal", "progress", "result"]);
+// every type of the protocol's union, once: a type added to HostToWebview fails to compile here
+// until it is listed (and checked below)
+const HOST_TYPES: Record<HostToWebview["type"], true> = { init: true, workspace: true, investigation: true, runGraph: true, runRemoved: true, reveal: true, progress: true, result: true };
 
 /** A message from the host, or null when it is not shaped like one. */
 export function asHostMessage(data: unknown): HostToWebview | null {
   if (!data || typeof data !== "object" || Array.isArray(data)) return null;
   const m = data as Record<string, unknown>;
-  if (typeof m.type !== "string" || !HOST_TYPES.has(m.type)) return null;
+  if (typeof m.type !== "string" || !Object.hasOwn(HOST_TYPES, m.type)) return null;
   switch (m.type) {
     case "init":
       return m.capabilities && typeof m.capabilities === "object" ? (m as unknown as HostToWebview) : null;
