@@ -38,10 +38,11 @@ import { readRun } from "../log/reader";
 import { RunModel } from "../graph/model";
 import { parseIntervention, removes } from "../specs";
 import { RunTape } from "../replay/engine";
-import { Runtime, type Agent, type Item } from "../sdk/runtime";
+import { Item, Runtime, type Agent } from "../sdk/runtime";
 import { AI_SDK_AGENTS, AI_SDK_ENTRIES, HOOKS_SOURCE, aiSdkEntry, clientKind } from "./hooks";
 import { AiSdkHooks, type AiSdkHost, type ModelCallHandle } from "./ai-sdk";
 import { patchAgentsSdk } from "./openai-agents";
+import { findCarried } from "./carried";
 import { agentFromPrompt, loadConfig, PRELOAD_TAG, SUPPORTED, versionOk, type PreloadConfig, type ReplaySummary } from "./config";
 
 type Obj = Record<string, unknown>;
@@ -397,9 +398,29 @@ export class Preload implements AiSdkHost {
   private link(value: unknown, agent: Agent): Item | undefined {
     if (typeof value !== "string" || !value) return undefined;
     const hit = this.texts.get(value);
-    if (!hit) return undefined;
+    if (!hit) return this.carriedMessage(value, agent);
     if (!hit.output) return hit.item;
     return hit.agent === agent ? undefined : this.messageFor(hit.agent, hit.item, agent.name);
+  }
+
+  /**
+   * A prompt that carries another agent's output inside other text (`"Brief:\n" + brief`, or
+   * trimmed): a message from that agent holding the prompt's own content, with the trust of the
+   * output it carries and the evidence (`carried: {grade, size}`), recorded once.
+   */
+  private carriedMessage(value: string, agent: Agent): Item | undefined {
+    const outputs = [...this.texts].filter(([, h]) => h.output && h.agent !== agent).map(([text, h]) => ({ text, of: h }));
+    const c = findCarried(value, outputs);
+    if (!c) return undefined;
+    const { agent: from, item } = c.of;
+    const key = `${from.name}\u0000${agent.name}\u0000${item.fromEvent}\u0000${value}`;
+    let msg = this.messages.get(key);
+    if (!msg) {
+      const content = new Item(value, from.rt.refFor(value), "output", item.source, item.trust, item.fromEvent, item.decision);
+      msg = from.send(agent.name, content, { carried: { grade: c.grade, size: c.size } });
+      this.messages.set(key, msg);
+    }
+    return msg;
   }
 
   /**

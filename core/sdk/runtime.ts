@@ -479,14 +479,14 @@ export class Agent {
   }
 
   /** Sends content (an item, or a plain value) to another agent. */
-  send(to: string, content: unknown): Item {
+  send(to: string, content: unknown, extra?: Record<string, unknown>): Item {
     const site = this.rt.site();
     const item = content instanceof Item || isItemLike(content) ? (content as Item) : null;
     const value = item ? item.value : content;
     const ref = item ? (this.rt.lean ? undefined : item.ref) : this.rt.refFor(value);
     const trust: Trust = item ? item.trust : "trusted";
     const decision = item?.decision ?? null;
-    const e = this.rt.emit(this.name, "message", () => ({ ref: ref ?? item!.ref, to, decision, trust }), site);
+    const e = this.rt.emit(this.name, "message", () => ({ ...extra, ref: ref ?? item!.ref, to, decision, trust }), site);
     const msg = new Item(value, ref, "message", `${this.name}->${to}`, trust, e.id, decision);
     this.rt.deliver(to, msg);
     return msg;
