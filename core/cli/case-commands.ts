@@ -7,6 +7,8 @@ import { intFlag, UsageError, type Parsed } from "./args";
 import type { Command } from "./command";
 import { out, json } from "./format";
 import { readRun } from "../log/reader";
+import { RunModel } from "../graph/model";
+import { checkFix } from "../replay/preflight";
 import { ReplayContext } from "../replay/engine";
 import { attribute } from "../replay/attribute";
 import { fixCheck, type FixCheck } from "../replay/fixcheck";
@@ -76,8 +78,12 @@ export function caseCommands(programFor: ProgramFor, requireRun: (d: string) => 
         parseTarget(harm);
         const keep = p.flags.keep as string[] | undefined;
         keep?.forEach(parseTarget);
+        const run = readRun(dir);
+        const model = new RunModel(run);
+        // a fix that changes nothing is refused before any model call
+        for (const f of fixes) checkFix(model, f);
         const sys = await programFor(p, dir);
-        const ctx = new ReplayContext(readRun(dir), sys);
+        const ctx = new ReplayContext(run, sys);
         const n = intFlag(p, "n", 40);
         const f = await fixCheck(ctx, { fix: fixes, harm, keep, n, nMax: intFlag(p, "n-max", Math.max(160, n), n), workers: intFlag(p, "workers", 1) });
         if (p.flags.json) json({ ...f, harm: { ...f.harm, test: undefined, n: f.harm.test.n }, keep: f.keep.map((k) => ({ ...k, test: undefined, n: k.test.n })) });

@@ -217,7 +217,7 @@ const COMMANDS: Record<string, Command> = {
   },
   test: {
     usage: "causeway test RUN (--remove SPEC --target SPEC [--n N] [--n-max N] [--roles] [--live-tools] | --decision SEQ --remove SPEC [--contains TEXT]) [--method betting|newcombe] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] (--allow-program P | --system P) [--json]",
-    help: "paired replay test: does removing SPEC change how often TARGET happens? (sequential until decisive or --n-max, default 200)",
+    help: "paired replay test: does removing SPEC change how often TARGET happens? Sequential until decisive, at most --n-max pairs (default 200); --n N alone runs exactly N pairs; with --n-max, no verdict before N pairs",
     spec: {
       positionals: ["run"],
       flags: { remove: "string", target: "string", n: "number", "n-max": "number", "live-tools": "boolean", decision: "string", contains: "string", system: "string", "allow-program": "strings", "max-calls": "number", workers: "number", roles: "boolean", ...COST_FLAGS, ...JSON_FLAG },
@@ -238,17 +238,20 @@ const COMMANDS: Record<string, Command> = {
       refuseUnreplayable(p, model, dir);
       if (target && !decision) checkTarget(model, target);
       checkRemoval(model, remove);
+      // --n N alone: exactly N pairs; with --n-max: no verdict before N pairs, at most n-max
       const n = method === "newcombe" ? intFlag(p, "n", 30) : p.flags.n === undefined ? undefined : intFlag(p, "n", 1);
       const nMax = p.flags["n-max"] === undefined ? undefined : intFlag(p, "n-max", n ?? 1);
       const maxPairs = nMax ?? n ?? DEFAULT_N_MAX;
+      const minPairs = n;
+      // the program is found and allowed before any estimate is printed: a refusal comes first
+      const sys = await programFor(p, dir);
       const est = estimateCost(model, maxPairs, pricesOf(p));
       const budget = budgetOf(p, est);
       if (!p.flags.json) process.stderr.write(describeEstimate(est) + (budget ? `; budget ${budget.max} model calls` : "") + "\n");
-      const sys = await programFor(p, dir);
       const ctx = new ReplayContext(run, sys, { liveTools: !!p.flags["live-tools"], budget });
       const r = decision
-        ? await decisionTest(ctx, { decision: /^\d+$/.test(decision) ? Number(decision) : decision, intervention: remove, contains: p.flags.contains as string | undefined, n, nMax, method })
-        : await runTest(ctx, { intervention: remove, target: target!, n, nMax, method, sizeRole: !!p.flags.roles, workers: intFlag(p, "workers", 1), onProgress: progress(!p.flags.json) });
+        ? await decisionTest(ctx, { decision: /^\d+$/.test(decision) ? Number(decision) : decision, intervention: remove, contains: p.flags.contains as string | undefined, n, nMax, method, minPairs })
+        : await runTest(ctx, { intervention: remove, target: target!, n, nMax, method, minPairs, sizeRole: !!p.flags.roles, workers: intFlag(p, "workers", 1), onProgress: progress(!p.flags.json) });
       r.estimate = est;
       if (process.stderr.isTTY && !p.flags.json) process.stderr.write("\r\x1b[K");
       if (p.flags.json) json(r);
@@ -280,10 +283,11 @@ const COMMANDS: Record<string, Command> = {
       for (const s of suspects) checkRemoval(model, s);
       const n = intFlag(p, "n", 10);
       const nMax = intFlag(p, "n-max", Math.max(80, n), n);
+      // the program is found and allowed before any estimate is printed: a refusal comes first
+      const sys = await programFor(p, dir);
       const est = estimateCost(model, nMax, pricesOf(p));
       const budget = budgetOf(p, est);
       if (!p.flags.json) process.stderr.write(`per test: ${describeEstimate(est)}${method === "newcombe" ? "" : `; a lead suspect's test (one an argument value points to) up to ${LEAD_N_MAX_FACTOR * nMax} pairs`}${budget ? `; budget ${budget.max} model calls for the whole attribution` : ""}\n`);
-      const sys = await programFor(p, dir);
       const ctx = new ReplayContext(run, sys, { liveTools: !!p.flags["live-tools"] });
       const a = await attribute(ctx, {
         target,
@@ -412,37 +416,38 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (name === "record" && rest.includes("--") && !rest.slice(0, rest.indexOf("--")).some((a) => a === "--help" || a === "-h")) {
+    const jsonMode = rest.slice(0, rest.indexOf("--")).includes("--json");
     try {
       return await recordCommand(rest);
     } catch (err) {
-      if (err instanceof UsageError) {
-        process.stderr.write(`causeway record: ${err.message.replace(/^record: /, "")}\n`);
-        return 2;
-      }
-      process.stderr.write(`causeway record: ${(err as Error)?.message ?? String(err)}\n`);
-      return 1;
+      if (err instanceof UsageError) return failed("record", err.message.replace(/^record: /, ""), 2, jsonMode);
+      return failed("record", (err as Error)?.message ?? String(err), 1, jsonMode);
     }
   }
   if (rest.includes("--help") || rest.includes("-h")) {
     out(`usage: ${cmd.usage}\n${cmd.help}`);
     return 0;
   }
+  const jsonMode = rest.includes("--json");
   try {
     const parsed = parseArgs(name, rest, cmd.spec);
     const code = await cmd.run(parsed);
     return typeof code === "number" ? code : 0;
   } catch (err) {
-    if (err instanceof UsageError || err instanceof SpecError || err instanceof Refusal) {
-      process.stderr.write(`causeway ${name}: ${err.message.replace(new RegExp(`^${name}: `), "")}\n`);
-      return 2;
-    }
-    if (err instanceof ProgramError || err instanceof ReplayError) {
-      process.stderr.write(`causeway ${name}: ${err.message}\n`);
-      return 1;
-    }
-    process.stderr.write(`causeway ${name}: ${(err as Error)?.stack ?? String(err)}\n`);
-    return 1;
+    if (err instanceof UsageError || err instanceof SpecError || err instanceof Refusal) return failed(name, err.message.replace(new RegExp(`^${name}: `), ""), 2, jsonMode);
+    if (err instanceof ProgramError || err instanceof ReplayError) return failed(name, err.message, 1, jsonMode);
+    return failed(name, (err as Error)?.message ?? String(err), 1, jsonMode, (err as Error)?.stack);
   }
+}
+
+/**
+ * A command that failed: one line on stderr (the stack too for an unexpected error) and, with
+ * --json, one object `{error, code}` on stdout, so a caller parsing stdout always gets JSON.
+ */
+function failed(name: string, message: string, code: 1 | 2, jsonMode: boolean, stack?: string): number {
+  process.stderr.write(`causeway ${name}: ${stack ?? message}\n`);
+  if (jsonMode) out(JSON.stringify({ error: message, code }));
+  return code;
 }
 
 if (require.main === module) {

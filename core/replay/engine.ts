@@ -688,6 +688,8 @@ export interface DecisionTestOptions {
   /** "betting" (default; sequential up to nMax, or n) or "newcombe" (the reference's looks). */
   method?: TestMethod;
   alpha?: number;
+  /** Betting: no stop before this many pairs (`--n N`; with n = n_max, exactly N pairs). */
+  minPairs?: number;
 }
 
 /**
@@ -754,7 +756,7 @@ export async function decisionTest(ctx: ReplayContext, opts: DecisionTestOptions
       k0 += noise;
       return changed - noise;
     };
-    const o = await sequentialBetting({ alpha, minEffect, nMax, signal: opts.signal, applied, onLook: (i) => opts.onProgress?.({ phase: "decision", done: i, total: nMax }) }, pair, score);
+    const o = await sequentialBetting({ alpha, minEffect, nMax, minPairs: opts.minPairs, signal: opts.signal, applied, onLook: (i) => opts.onProgress?.({ phase: "decision", done: i, total: nMax }) }, pair, score);
     const i = o.n;
     const base = { n: i, plan: [nMax], ci: i === 0 ? ([-1, 1] as [number, number]) : o.ci, verdict: o.verdict, minEffect };
     const extra = { p_value: o.p_value, e_value: o.e_value, alpha, stopped: o.stopped, stop_reason: o.stop_reason };

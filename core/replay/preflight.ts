@@ -11,7 +11,7 @@
  */
 import type { RunModel } from "../graph/model";
 import { targetHits } from "../graph/graph";
-import { parseIntervention, parseTarget, removes, type ItemLike } from "../specs";
+import { matchesPart, parseIntervention, parseTarget, removes, type ItemLike } from "../specs";
 
 /** A request that cannot be meant for this run (the CLI exits 2). */
 export class Refusal extends Error {
@@ -26,7 +26,9 @@ const list = (xs: string[]) => (xs.length ? xs.join(", ") : "none");
 /** The run's tools and agents. */
 export function runToolsAndAgents(m: RunModel): { tools: string[]; agents: string[] } {
   const tools = [...new Set(m.actions.map((a) => a.tool))].sort();
-  const agents = [...new Set(m.events.map((e) => (e as { agent?: unknown }).agent).filter((a): a is string => typeof a === "string" && a !== ""))].sort();
+  // run.start, run.end and the task are the run's own events (agent "run"), not an agent's
+  const own = (e: { type: unknown; kind?: unknown }) => String(e.type).startsWith("run.") || (e.type === "input" && e.kind === "task");
+  const agents = [...new Set(m.events.filter((e) => !own(e as { type: unknown; kind?: unknown })).map((e) => (e as { agent?: unknown }).agent).filter((a): a is string => typeof a === "string" && a !== ""))].sort();
   return { tools, agents };
 }
 
@@ -57,6 +59,12 @@ export function checkTarget(m: RunModel, spec: string): void {
 /** Refuses a removal that matches nothing any model call of the run saw, nor any input or message. */
 export function checkRemoval(m: RunModel, spec: string): void {
   const iv = parseIntervention(spec);
+  if (runItems(m).some((it) => removes([iv], it))) return;
+  throw new Refusal(`the removal ${JSON.stringify(spec)} matches nothing in this run (its sources: ${list(runSources(m))}); nothing was tested or saved`);
+}
+
+/** Every item an intervention can name: decisions' context items, inputs and messages. */
+function runItems(m: RunModel): ItemLike[] {
   const items: ItemLike[] = [];
   for (const d of m.decisions) for (const c of d.context ?? []) items.push({ kind: String(c.kind), source: String(c.source), trust: String(c.trust), ref: String(c.ref) });
   for (const e of m.events) {
@@ -64,8 +72,31 @@ export function checkRemoval(m: RunModel, spec: string): void {
     if (ev.type === "input") items.push({ kind: ev.kind === "task" ? "task" : "input", source: String(ev.source), trust: String(ev.trust), ref: String(ev.ref) });
     else if (ev.type === "message") items.push({ kind: "message", source: `${String(ev.agent)}->${String(ev.to)}`, trust: String(ev.trust ?? ""), ref: String(ev.ref) });
   }
-  if (items.some((it) => removes([iv], it))) return;
-  throw new Refusal(`the removal ${JSON.stringify(spec)} matches nothing in this run (its sources: ${list(runSources(m))}); nothing was tested or saved`);
+  return items;
+}
+
+/**
+ * Refuses a fix that would change nothing in this run, before anything runs: a removal or an edit
+ * whose item matches nothing, or a redaction whose text none of the items it names holds (a
+ * replay with it would only repeat the recording and report "not fixed").
+ */
+export function checkFix(m: RunModel, spec: string): void {
+  const iv = parseIntervention(spec);
+  if (iv.guard) return; // guard:block changes how the replay guards calls, not the content
+  if (!iv.edit) return checkRemoval(m, spec);
+  const edit = iv.edit;
+  const named = runItems(m).filter((it) => matchesPart(edit.item, it));
+  if (!named.length) throw new Refusal(`the fix ${JSON.stringify(spec)} names no item of this run (its sources: ${list(runSources(m))}); nothing was tested or saved`);
+  if (edit.kind !== "redact") return;
+  const re = new RegExp(edit.re.source, edit.re.flags.replace(/[gy]/g, ""));
+  const holds = named.some((it) => {
+    const v = m.value(it.ref);
+    return re.test(typeof v === "string" ? v : JSON.stringify(v ?? ""));
+  });
+  if (!holds) {
+    const sources = [...new Set(named.map((it) => it.source))];
+    throw new Refusal(`the fix ${JSON.stringify(spec)} redacts nothing: ${JSON.stringify(edit.pattern)} appears in none of the items it names (${list(sources.slice(0, 5))}${sources.length > 5 ? ", …" : ""}); nothing was tested or saved`);
+  }
 }
 
 /** Prices in US dollars per million tokens, per model name (the user's table). */
