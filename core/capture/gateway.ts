@@ -92,7 +92,7 @@ export function confinedPath(target: string): string {
       return refuse("a percent escape that is not UTF-8");
     }
     if (dec === "." || dec === "..") refuse("a dot segment (it would leave the upstream's base path)");
-    if (/[/\\\x00-\x1f\x7f]/.test(dec)) refuse("an encoded slash, backslash or control character");
+    if (/[/\\;\x00-\x1f\x7f]/.test(dec)) refuse("an encoded slash, backslash, ';' or control character");
     if (/%(2e|2f|5c|25)/i.test(dec)) refuse("a twice-encoded dot, slash or backslash");
   }
   // whatever else a URL parser would rewrite (the upstream may parse it so): refused, not guessed at

@@ -13,6 +13,7 @@
 import type http from "node:http";
 import type { Socket } from "node:net";
 import { createHash } from "node:crypto";
+import { performance } from "node:perf_hooks";
 
 /** Timeouts and the connection cap of a server that faces untrusted clients. */
 export interface ConnectionLimits {
@@ -88,6 +89,9 @@ export function principalKey(req: http.IncomingMessage): string | undefined {
   return secret ? `t:${createHash("sha256").update(secret).digest("hex").slice(0, 32)}` : undefined;
 }
 
+/** A connection this new is closed to make room only when no older one can be. */
+const NEW_CONNECTION_GRACE_MS = 1000;
+
 type State = "waiting" | "body" | "answering";
 
 interface Conn {
@@ -96,6 +100,8 @@ interface Conn {
   state: State;
   /** When the state began (an order, not a time): the longest waiting is closed first. */
   since: number;
+  /** When the state began (ms, performance.now). */
+  at: number;
   /** The principal of the request in progress (counted in `perKey`). */
   key?: string;
   timer?: NodeJS.Timeout;
@@ -150,6 +156,7 @@ export class ConnectionGuard {
   private setState(c: Conn, state: State): void {
     c.state = state;
     c.since = ++this.order;
+    c.at = performance.now();
   }
 
   private clearTimers(c: Conn): void {
@@ -180,11 +187,18 @@ export class ConnectionGuard {
     c.timer.unref();
   }
 
-  /** Closes the connection that has waited longest for its headers, else for its body, among those `pick` allows; false if there is none. */
+  /**
+   * Closes one connection among those `pick` allows: the one that has waited longest for its
+   * headers (past a short grace, so a client that just connected gets to send them), else the one
+   * that has waited longest for its body, else the oldest just connected; false if there is none.
+   */
   private makeRoom(pick: (c: Conn) => boolean): boolean {
+    const grace = Math.min(NEW_CONNECTION_GRACE_MS, this.limits.headerTimeoutMs / 2);
+    const now = performance.now();
+    const tiers: ((c: Conn) => boolean)[] = [(c) => c.state === "waiting" && now - c.at >= grace, (c) => c.state === "body", (c) => c.state === "waiting"];
     let victim: Conn | undefined;
-    for (const state of ["waiting", "body"] as const) {
-      for (const c of this.open.values()) if (c.state === state && pick(c) && (!victim || c.since < victim.since)) victim = c;
+    for (const tier of tiers) {
+      for (const c of this.open.values()) if (tier(c) && pick(c) && (!victim || c.since < victim.since)) victim = c;
       if (victim) break;
     }
     if (!victim) return false;
@@ -204,7 +218,7 @@ export class ConnectionGuard {
     const address = socket.remoteAddress ?? "";
     if ((this.perAddress.get(address) ?? 0) >= this.limits.maxConnectionsPerAddress && !this.makeRoom((c) => c.address === address)) return void socket.destroy();
     if (this.open.size >= this.limits.maxConnections && !this.makeRoom(() => true)) return void socket.destroy();
-    const c: Conn = { socket, address, state: "waiting", since: 0 };
+    const c: Conn = { socket, address, state: "waiting", since: 0, at: 0 };
     this.open.set(socket, c);
     this.bump(this.perAddress, address, 1);
     this.waitForHeaders(c);
