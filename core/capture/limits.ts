@@ -102,6 +102,8 @@ interface Conn {
   since: number;
   /** When the state began (ms, performance.now). */
   at: number;
+  /** The request in progress. */
+  req?: http.IncomingMessage;
   /** The principal of the request in progress (counted in `perKey`). */
   key?: string;
   timer?: NodeJS.Timeout;
@@ -244,6 +246,7 @@ export class ConnectionGuard {
     if (!c) return true;
     this.clearTimers(c);
     this.setState(c, "answering");
+    c.req = req;
     res.once("finish", () => {
       if (this.open.has(c.socket) && !c.socket.destroyed) {
         this.releaseKey(c);
@@ -265,9 +268,18 @@ export class ConnectionGuard {
       this.bump(this.perKey, a.key, 1);
     }
     if (req.complete) return true;
-    // the headers are in: now the body must come within its time, and never slower than the minimum rate
+    // the headers are in: now the body must come within its time, and never slower than the minimum rate.
+    // A request is complete once its body is in, read or not ('end' only comes when it is read: a
+    // tail never reads its empty body); a request without a body is complete right after this event.
     this.setState(c, "body");
-    c.timer = setTimeout(() => this.expire(c), this.limits.bodyTimeoutMs);
+    const received = () => {
+      if (c.req !== req || c.state !== "body" || !req.complete) return false;
+      this.clearTimers(c);
+      this.setState(c, "answering");
+      return true;
+    };
+    setImmediate(received);
+    c.timer = setTimeout(() => received() || this.expire(c), this.limits.bodyTimeoutMs);
     c.timer.unref();
     const { minBodyBytesPerSec: rate, bodyRateWindowMs: windowMs } = this.limits;
     if (rate > 0) {
@@ -276,7 +288,7 @@ export class ConnectionGuard {
       const check = () => {
         const got = c.socket.bytesRead - last;
         last = c.socket.bytesRead;
-        if (c.state !== "body") return;
+        if (c.req !== req || c.state !== "body" || received()) return;
         if (got < need) return this.expire(c);
         c.rateTimer = setTimeout(check, windowMs);
         c.rateTimer.unref();
@@ -284,11 +296,7 @@ export class ConnectionGuard {
       c.rateTimer = setTimeout(check, windowMs);
       c.rateTimer.unref();
     }
-    req.once("end", () => {
-      if (c.state !== "body" || !this.open.has(c.socket)) return;
-      this.clearTimers(c);
-      this.setState(c, "answering");
-    });
+    req.once("end", received);
     return true;
   }
 
