@@ -12,6 +12,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import type { AddressInfo } from "node:net";
+import { spawn } from "node:child_process";
 import { startGateway, type Gateway, type GatewayOptions } from "../../../core/capture/gateway";
 
 const cleanup: (() => unknown)[] = [];
@@ -142,6 +143,29 @@ describe("gateway boundary: requests from web pages", () => {
     expect(up.seen.map((s) => s.method)).toEqual(["POST", "POST", "GET", "POST"]);
     await gw.close();
     expect(gw.runs()).toHaveLength(1);
+  });
+
+  it("--allow-origin reaches the CLI's gateway; an origin with a path is a usage error", async () => {
+    const up = await upstream();
+    const CLI = path.resolve(__dirname, "../../../dist/cli.js");
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), "cw-sec-gw-cli-"));
+    cleanup.push(() => fs.rmSync(out, { recursive: true, force: true }));
+    const child = spawn(process.execPath, [CLI, "gateway", "--upstream", up.url, "--out", out, "--port", "0", "--allow-origin", "http://localhost:5173"], { stdio: ["ignore", "pipe", "pipe"] });
+    cleanup.push(() => {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    });
+    let text = "";
+    child.stdout.on("data", (d) => (text += d));
+    await new Promise<void>((resolve) => {
+      const check = () => (/gateway on http:\/\/127\.0\.0\.1:\d+/.test(text) || child.exitCode !== null ? resolve() : setTimeout(check, 10));
+      check();
+    });
+    const port = Number(/gateway on http:\/\/127\.0\.0\.1:(\d+)/.exec(text)![1]);
+    expect((await raw(port, `POST /v1/chat/completions HTTP/1.1\r\nOrigin: http://localhost:5173\r\nContent-Type: application/json`, CHAT)).status).toBe(200);
+    expect((await raw(port, `POST /v1/chat/completions HTTP/1.1\r\nOrigin: http://localhost:5174\r\nContent-Type: application/json`, CHAT)).status).toBe(403);
+    expect(up.seen).toHaveLength(1);
+    const bad = spawn(process.execPath, [CLI, "gateway", "--upstream", up.url, "--out", out, "--port", "0", "--allow-origin", "http://localhost:5173/app"], { stdio: "ignore" });
+    expect(await new Promise((r) => bad.once("exit", r))).toBe(2);
   });
 });
 
