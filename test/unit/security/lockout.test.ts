@@ -241,6 +241,15 @@ describe("collector lockout", () => {
   });
 });
 
+describe("limits: options", () => {
+  it("refuses limits that make no sense, on both servers", async () => {
+    for (const bad of [{ minBodyBytesPerSec: -1 }, { bodyRateWindowMs: 0 }, { maxTailsPerPrincipal: 1.5 }, { reservedConnections: 256 }, { maxConnectionsPerAddress: 0 }]) {
+      await expect(startCollector({ root: tmp(), token: ADMIN, port: 0, ...bad }), JSON.stringify(bad)).rejects.toThrow(/must be a whole number/);
+      await expect(startGateway({ upstream: "http://127.0.0.1:9", outDir: tmp(), port: 0, ...bad }), JSON.stringify(bad)).rejects.toThrow(/must be a whole number/);
+    }
+  });
+});
+
 describe("gateway lockout", () => {
   it("unauthenticated slow bodies from a local process, refilled: the gateway's clients are answered 10 of 10", async () => {
     const seen: string[] = [];
