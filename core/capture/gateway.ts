@@ -13,7 +13,11 @@
  * named by `x-causeway-run`, else one run per gateway process. Runs end when the gateway closes.
  *
  * Requests are confined to the upstream's base path: a path with a dot segment (`..`, `%2e%2e`),
- * an encoded slash or a backslash is refused with 400 before anything is sent. An upstream that
+ * an encoded slash, a backslash or a `;` is refused with 400 before anything is sent. Requests a
+ * browser sends for a web page (`Origin`) are refused with 403 and bodies not declared JSON with
+ * 415 (core/capture/gateway-boundary.ts); hop-by-hop and forwarding headers are not forwarded, and
+ * CORS and cookies are not passed back. Connections are limited as the collector's are
+ * (core/capture/limits.ts). An upstream that
  * does not connect within `connectTimeoutMs`, or goes silent for `idleTimeoutMs`, is answered 504
  * (or, mid-stream, the client's connection is closed), and the call is recorded as failed.
  */
@@ -26,9 +30,12 @@ import type { Runtime } from "../sdk/runtime";
 import { freeRunId } from "../sdk/system";
 import { codecForPath, type Codec } from "../adapters/codecs";
 import { ConversationRecorder, errorText, openRun, runDir } from "../adapters/shared";
-import { guardConnections, HttpError, hostAllowed, readBody, RUN_ID_RE } from "./http";
+import { HttpError, hostAllowed, readBody, RUN_ID_RE } from "./http";
+import { answerHeaders, checkJsonBody, checkOrigin, forwardedHeaders } from "./gateway-boundary";
+import { ConnectionGuard, principalKey, resolveLimits, type PrincipalLimits } from "./limits";
 
-export interface GatewayOptions {
+/** Besides the options below, the limits per address and per API key ({@link PrincipalLimits}). */
+export interface GatewayOptions extends Partial<PrincipalLimits> {
   /** Where requests go: http(s)://host[:port][/base]. The request's own path is appended. */
   upstream: string;
   /** Runs root. */
@@ -51,6 +58,14 @@ export interface GatewayOptions {
   idleTimeoutMs?: number;
   /** One line per recorded call (default: nothing). */
   log?: (line: string) => void;
+  /** Browser origins whose requests are taken (default none: any request with an `Origin` is refused with 403). */
+  allowOrigins?: readonly string[];
+  /** A connection must send a request's headers within this (default 10 s). */
+  headerTimeoutMs?: number;
+  /** ... and its body within this once the headers are in (default 120 s). */
+  bodyTimeoutMs?: number;
+  /** Most open connections (default 256). */
+  maxConnections?: number;
 }
 
 export const GATEWAY_DEFAULTS = { connectTimeoutMs: 10_000, idleTimeoutMs: 100_000, headerTimeoutMs: 10_000, bodyTimeoutMs: 120_000, maxConnections: 256 } as const;
@@ -67,6 +82,7 @@ export function confinedPath(target: string): string {
   };
   if (!p.startsWith("/") || p.startsWith("//")) refuse("it must be a path (this is not a forward proxy)");
   if (/[\\#\x00-\x20\x7f]/.test(p)) refuse("it holds a backslash, a '#', a space or a control character");
+  if (p.includes(";")) refuse("it holds a ';' (a path parameter some servers read as a path of their own)");
   for (const seg of p.split("/").slice(1)) {
     if (/%(?![0-9A-Fa-f]{2})/.test(seg)) refuse("a malformed percent escape");
     let dec: string;
@@ -76,9 +92,11 @@ export function confinedPath(target: string): string {
       return refuse("a percent escape that is not UTF-8");
     }
     if (dec === "." || dec === "..") refuse("a dot segment (it would leave the upstream's base path)");
-    if (/[/\\\x00-\x1f\x7f]/.test(dec)) refuse("an encoded slash, backslash or control character");
+    if (/[/\\;\x00-\x1f\x7f]/.test(dec)) refuse("an encoded slash, backslash, ';' or control character");
     if (/%(2e|2f|5c|25)/i.test(dec)) refuse("a twice-encoded dot, slash or backslash");
   }
+  // whatever else a URL parser would rewrite (the upstream may parse it so): refused, not guessed at
+  if (new URL(p, "http://gateway").pathname !== p) refuse("it is not in its normal form");
   return p;
 }
 
@@ -91,7 +109,6 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-const HOP = new Set(["connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade", "host", "content-length", "accept-encoding"]);
 const AGENT_RE = /^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$/;
 
 const digest = (s: string) => createHash("sha256").update(s).digest();
@@ -103,9 +120,15 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const maxBody = opts.maxBodyBytes ?? 32 << 20;
   const connectTimeoutMs = opts.connectTimeoutMs ?? GATEWAY_DEFAULTS.connectTimeoutMs;
   const idleTimeoutMs = opts.idleTimeoutMs ?? GATEWAY_DEFAULTS.idleTimeoutMs;
-  for (const [name, v] of [["connectTimeoutMs", connectTimeoutMs], ["idleTimeoutMs", idleTimeoutMs]] as const) {
+  const headerTimeoutMs = opts.headerTimeoutMs ?? GATEWAY_DEFAULTS.headerTimeoutMs;
+  const bodyTimeoutMs = opts.bodyTimeoutMs ?? GATEWAY_DEFAULTS.bodyTimeoutMs;
+  const timeouts = { connectTimeoutMs, idleTimeoutMs, headerTimeoutMs, bodyTimeoutMs };
+  for (const [name, v] of Object.entries(timeouts)) {
     if (!Number.isFinite(v) || v < 1 || v > 3_600_000) throw new Error(`${name} must be from 1 ms to an hour, got ${v}`);
   }
+  const maxConnections = opts.maxConnections ?? GATEWAY_DEFAULTS.maxConnections;
+  if (!Number.isSafeInteger(maxConnections) || maxConnections < 1 || maxConnections > 1 << 16) throw new Error(`maxConnections must be a whole number from 1 to 65536, got ${maxConnections}`);
+  const limits = resolveLimits({ headerTimeoutMs, bodyTimeoutMs, maxConnections }, opts);
   const host = opts.host ?? "127.0.0.1";
   const keys = Object.entries(opts.agentKeys ?? {}).map(([label, key]) => ({ label, digest: digest(key) }));
   const defaultRun = opts.runId ?? `gateway-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-")}`;
@@ -177,8 +200,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     if (target.origin !== upstream.origin || (basePath && target.pathname !== basePath && !target.pathname.startsWith(basePath + "/"))) {
       throw new HttpError(400, "the request path is refused: it leaves the upstream's base path");
     }
-    const headers: Record<string, string | string[]> = {};
-    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && !HOP.has(k) && !k.startsWith("x-causeway-")) headers[k] = v;
+    const headers = forwardedHeaders(req.headers);
     headers["accept-encoding"] = "identity";
     if (raw.length) headers["content-length"] = String(raw.length);
     const t0 = performance.now();
@@ -191,10 +213,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       if (codec && body && typeof body === "object") record(codec, req, body, { error: message, durationMs: performance.now() - t0 }, target.href);
     };
     const up = (target.protocol === "https:" ? https : http).request(target, { method: req.method, headers }, (upRes) => {
-      const out: Record<string, string | string[]> = {};
-      for (const [k, v] of Object.entries(upRes.headers)) if (v !== undefined && !HOP.has(k)) out[k] = v;
-      if (upRes.headers["content-length"]) out["content-length"] = upRes.headers["content-length"];
-      res.writeHead(upRes.statusCode ?? 502, out);
+      res.writeHead(upRes.statusCode ?? 502, answerHeaders(upRes.headers));
       const got: Buffer[] = [];
       let gotBytes = 0;
       upRes.on("data", (c: Buffer) => {
@@ -251,6 +270,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   };
 
   const server = http.createServer((req, res) => {
+    if (!guard.admit(req, res, { key: principalKey(req) })) return;
     const fail = (status: number, message: string) => {
       if (res.headersSent) return res.destroy();
       res.writeHead(status, { "content-type": "application/json" });
@@ -265,11 +285,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       req.resume();
       return fail(400, "the request target must be a path (this is not a forward proxy)");
     }
+    // before the body is read: nothing of a refused request is forwarded or recorded
     try {
+      checkOrigin(req.headers, opts.allowOrigins);
       confinedPath(url);
+      checkJsonBody(req.headers);
     } catch (err) {
       req.resume();
-      return fail(400, (err as Error).message);
+      return fail(err instanceof HttpError ? err.status : 400, (err as Error).message);
     }
     readBody(req, maxBody).then(
       (raw) => {
@@ -283,7 +306,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     );
   });
 
-  guardConnections(server, { headerTimeoutMs: GATEWAY_DEFAULTS.headerTimeoutMs, bodyTimeoutMs: GATEWAY_DEFAULTS.bodyTimeoutMs, maxConnections: GATEWAY_DEFAULTS.maxConnections });
+  const guard = new ConnectionGuard(server, limits);
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

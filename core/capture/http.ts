@@ -4,7 +4,6 @@
  * and run ids that are safe folder names.
  */
 import type http from "node:http";
-import type { Socket } from "node:net";
 import { parseLossless, type JsonValue } from "../log/pyjson";
 
 /** A run id that is a safe folder name: letters, digits, `._-`, at most 128, not starting with a dot. */
@@ -191,94 +190,6 @@ export function scanJson(buf: Uint8Array, budget: JsonBudget): { status: 413 | 4
     if (values > budget.maxValues) return { status: 413, message: `the body holds more than ${budget.maxValues} JSON values (the parse budget of one request)` };
   }
   return undefined;
-}
-
-/** Timeouts and the connection cap of a server that faces untrusted clients. */
-export interface ConnectionLimits {
-  /** A connection must send a request's complete headers within this (from connecting, or from its last answer). */
-  headerTimeoutMs: number;
-  /** ... and then its complete body within this. */
-  bodyTimeoutMs: number;
-  /** Most open connections; past it, the oldest connection still waiting for headers is closed, else the new one. */
-  maxConnections: number;
-}
-
-interface Tracked {
-  timer?: NodeJS.Timeout;
-  /** Waiting for a request's headers (idle or slow): may be closed to make room. */
-  waiting: boolean;
-}
-
-/**
- * Enforces {@link ConnectionLimits} on a server with its own timers (Node's headersTimeout is only
- * checked every 30 s, and never for a connection that has not sent a byte). A connection that
- * overstays is answered 408 and closed; the cap closes connections that wait for headers first,
- * so a flood of slow clients cannot keep a quick one (a health check) out.
- */
-export function guardConnections(server: http.Server, limits: ConnectionLimits): void {
-  const open = new Map<Socket, Tracked>();
-  const expire = (socket: Socket) => {
-    try {
-      if (socket.writable) socket.write("HTTP/1.1 408 Request Timeout\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
-    } catch {
-      /* closing anyway */
-    }
-    socket.destroy();
-  };
-  const arm = (socket: Socket, t: Tracked, ms: number, waiting: boolean) => {
-    if (t.timer) clearTimeout(t.timer);
-    t.waiting = waiting;
-    t.timer = setTimeout(() => expire(socket), ms);
-    t.timer.unref();
-  };
-  server.on("connection", (socket: Socket) => {
-    if (open.size >= limits.maxConnections) {
-      let victim: Socket | undefined;
-      for (const [s, t] of open) {
-        if (t.waiting) {
-          victim = s;
-          break;
-        }
-      }
-      if (!victim) {
-        socket.destroy();
-        return;
-      }
-      victim.destroy();
-      const t = open.get(victim);
-      if (t?.timer) clearTimeout(t.timer);
-      open.delete(victim);
-    }
-    const t: Tracked = { waiting: true };
-    open.set(socket, t);
-    arm(socket, t, limits.headerTimeoutMs, true);
-    socket.once("close", () => {
-      if (t.timer) clearTimeout(t.timer);
-      open.delete(socket);
-    });
-  });
-  server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
-    const socket = req.socket;
-    const t = open.get(socket);
-    if (!t) return;
-    // the headers are in: now the body must come within its time (an answer sent early ends the wait)
-    arm(socket, t, limits.bodyTimeoutMs, false);
-    const bodyDone = () => {
-      if (t.timer) clearTimeout(t.timer);
-      t.timer = undefined;
-    };
-    if (req.complete) bodyDone();
-    else req.once("end", bodyDone);
-    res.once("finish", () => {
-      if (open.has(socket) && !socket.destroyed) arm(socket, t, limits.headerTimeoutMs, true);
-    });
-  });
-  server.headersTimeout = limits.headerTimeoutMs;
-  server.requestTimeout = limits.headerTimeoutMs + limits.bodyTimeoutMs;
-  // an idle keep-alive connection is closed by the header timer above: say so in Keep-Alive, so a
-  // client stops reusing it first (with Node's default of 5 s, fetch reused connections the timer
-  // had just closed, and a pull under load failed with "fetch failed")
-  server.keepAliveTimeout = limits.headerTimeoutMs;
 }
 
 /** Reads a JSON body within the size limit, the shared pool and the parse budget (413/422/503), then parses it (400 if not JSON). */

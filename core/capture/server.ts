@@ -13,26 +13,30 @@
  * Host headers (DNS rebinding).
  *
  * Clients are untrusted: each connection must send its headers within `headerTimeoutMs` and its
- * body within `bodyTimeoutMs` or it is closed; at most `maxConnections` are open at once (the
- * oldest ones still waiting for headers make room first); the bodies received at once hold at most
+ * body within `bodyTimeoutMs`, never slower than `minBodyBytesPerSec`, or it is closed; at most
+ * `maxConnections` are open at once (the ones waiting longest for headers, then for their body,
+ * make room), a few of them held back for /healthz, and one address or token holds only its share
+ * (core/capture/limits.ts); the bodies received at once hold at most
  * `maxBodyPoolBytes` (503 past it); every malformed batch is a 422.
  */
 import http from "node:http";
 import path from "node:path";
 import type { AddressInfo } from "node:net";
 import type { JsonValue } from "../log/pyjson";
-import { DEFAULT_JSON_BUDGET, guardConnections, HttpError, hostAllowed, isLoopbackHost, readJsonBody, sendJson } from "./http";
+import { DEFAULT_JSON_BUDGET, HttpError, hostAllowed, isLoopbackHost, readJsonBody, sendJson } from "./http";
 import { batchRunId, DEFAULT_LIMITS, validateBatch, type IngestLimits, type RunHead } from "./ingest";
 import type { CollectorStore } from "../store/types";
 import { FolderStore } from "../store/folder";
 import { StoreError } from "../store/types";
 import { TokenSet, type ScopedToken } from "../store/tokens";
 import { handleApi } from "../store/api";
+import { ConnectionGuard, principalKey, resolveLimits, type PrincipalLimits } from "./limits";
 
 /** Marks a run folder as created by ingest (only those are appended to). */
 export { INGEST_MARKER } from "../store/folder";
 
-export interface CollectorOptions {
+/** Besides the options below, the limits per address and per token ({@link PrincipalLimits}). */
+export interface CollectorOptions extends Partial<PrincipalLimits> {
   /** The runs folder (the folder store), unless `store` is given. */
   root?: string;
   /** Where runs are kept (default: a {@link FolderStore} on `root`); initialised by the collector. */
@@ -75,6 +79,8 @@ export interface Collector {
   close(): Promise<void>;
 }
 
+const TAIL_RE = /^\/v1\/runs\/[^/]+\/tail$/;
+
 /** The largest body limit the collector takes (a body is held and parsed in memory whole). */
 export const MAX_BODY_BYTES = 256 << 20;
 export const COLLECTOR_DEFAULTS = { maxBodyBytes: 32 << 20, headerTimeoutMs: 10_000, bodyTimeoutMs: 60_000, maxConnections: 256 } as const;
@@ -101,11 +107,11 @@ export async function startCollector(opts: CollectorOptions): Promise<Collector>
   const maxDepth = budget.maxDepth;
   const pool = { used: 0, max: checkedInt("maxBodyPoolBytes", opts.maxBodyPoolBytes, 4 * maxBody, 2 ** 40) };
   const limits: IngestLimits = { ...DEFAULT_LIMITS, ...opts.limits, maxDepth };
-  const connLimits = {
+  const connLimits = resolveLimits({
     headerTimeoutMs: checkedInt("headerTimeoutMs", opts.headerTimeoutMs, COLLECTOR_DEFAULTS.headerTimeoutMs, 3_600_000),
     bodyTimeoutMs: checkedInt("bodyTimeoutMs", opts.bodyTimeoutMs, COLLECTOR_DEFAULTS.bodyTimeoutMs, 3_600_000),
     maxConnections: checkedInt("maxConnections", opts.maxConnections, COLLECTOR_DEFAULTS.maxConnections, 1 << 16),
-  };
+  }, opts);
   const log = opts.log ?? (() => {});
 
   const ingest = async (body: JsonValue): Promise<{ runId: string; accepted: number; head: RunHead }> => {
@@ -136,6 +142,11 @@ export async function startCollector(opts: CollectorOptions): Promise<Collector>
   };
 
   const server = http.createServer((req, res) => {
+    // the limits per address and token come first: a request over them is answered 429/503 here
+    const key = principalKey(req);
+    const url = (req.url ?? "/").split("?")[0];
+    if (!guard.admit(req, res, { key, health: url === "/healthz" })) return;
+    if (TAIL_RE.test(url) && tokens.allows(req.headers.authorization, "read") && !guard.openTail(key, res)) return;
     handle(req, res).catch((err) => {
       if (err instanceof HttpError || err instanceof StoreError) {
         log(`refused (${err.status}): ${err.message}`);
@@ -146,7 +157,7 @@ export async function startCollector(opts: CollectorOptions): Promise<Collector>
       }
     });
   });
-  guardConnections(server, connLimits);
+  const guard = new ConnectionGuard(server, connLimits);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(opts.port ?? 7788, host, () => resolve());

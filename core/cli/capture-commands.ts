@@ -98,7 +98,7 @@ function maxConnections(p: Parsed): number {
 export const CAPTURE_COMMANDS: Record<string, Command> = {
   gateway: {
     usage:
-      "causeway gateway --upstream URL --out DIR [--port P] [--host H] [--run-id ID] [--sensitive TOOL]... [--untrusted-tool TOOL]... [--agent-key NAME=ENVVAR]... [--connect-timeout-s S] [--idle-timeout-s S] [--json]",
+      "causeway gateway --upstream URL --out DIR [--port P] [--host H] [--run-id ID] [--sensitive TOOL]... [--untrusted-tool TOOL]... [--agent-key NAME=ENVVAR]... [--connect-timeout-s S] [--idle-timeout-s S] [--allow-origin ORIGIN]... [--json]",
     help: "a local OpenAI/Anthropic-compatible proxy that records every call as a decision",
     spec: {
       positionals: [],
@@ -113,10 +113,21 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
         "agent-key": "strings",
         "connect-timeout-s": "number",
         "idle-timeout-s": "number",
+        "allow-origin": "strings",
         json: "boolean",
       },
     },
     run: async (p) => {
+      const allowOrigins = list(p, "allow-origin");
+      for (const o of allowOrigins) {
+        let ok = false;
+        try {
+          ok = new URL(o).origin === o;
+        } catch {
+          ok = false;
+        }
+        if (!ok) throw new UsageError(`gateway: --allow-origin takes an origin such as http://localhost:5173 (scheme, host and port, no path), got ${JSON.stringify(o)}`);
+      }
       const upstream = p.flags.upstream as string | undefined;
       if (!upstream) throw new UsageError("gateway: --upstream URL is required (e.g. https://api.openai.com or https://api.anthropic.com)");
       if (!/^https?:\/\//i.test(upstream)) throw new UsageError("gateway: --upstream must be an http(s) URL");
@@ -132,6 +143,7 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
         agentKeys: agentKeys(p),
         connectTimeoutMs: secondsFlag(p, "connect-timeout-s", GATEWAY_DEFAULTS.connectTimeoutMs),
         idleTimeoutMs: secondsFlag(p, "idle-timeout-s", GATEWAY_DEFAULTS.idleTimeoutMs),
+        allowOrigins,
         log: p.flags.json ? (l) => jsonLine({ event: "log", message: l }) : (l) => out(`  ${l}`),
       });
       // the handlers are in place before the first line, so a signal sent on reading it is handled

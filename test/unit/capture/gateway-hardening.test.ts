@@ -73,7 +73,7 @@ async function gateway(up: string, extra: Partial<Parameters<typeof startGateway
 function raw(port: number, method: string, target: string, headers = ""): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.connect(port, "127.0.0.1", () => {
-      s.write(`${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer sk-secret-key\r\nContent-Length: 2\r\nConnection: close\r\n${headers}\r\n{}`);
+      s.write(`${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer sk-secret-key\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n${headers}\r\n{}`);
     });
     let text = "";
     s.on("data", (d) => (text += d.toString("latin1")));
