@@ -9,8 +9,11 @@
  *   causeway gateway --upstream https://api.openai.com --out runs      # then OPENAI_BASE_URL=http://127.0.0.1:7789/v1
  *
  * The agent is named by the `x-causeway-agent` header, else by the label given to its API key
- * (`--agent-key NAME=ENVVAR`), else by a short hash of the key (never the key itself). The run is
- * named by `x-causeway-run`, else one run per gateway process. Runs end when the gateway closes.
+ * (`--agent-key NAME=ENVVAR`), else by the role its system prompt names ("You are the researcher"
+ * → researcher, as the preload names agents), else by a short hash of the key (never the key
+ * itself). One agent's output in another agent's prompt, alone or wrapped in text, is a message
+ * between them (core/adapters/handoffs.ts). The run is named by `x-causeway-run`, else one run per
+ * gateway process. Runs end when the gateway closes.
  *
  * Requests are confined to the upstream's base path: a path with a dot segment (`..`, `%2e%2e`),
  * an encoded slash, a backslash or a `;` is refused with 400 before anything is sent. Requests a
@@ -30,6 +33,8 @@ import type { Runtime } from "../sdk/runtime";
 import { freeRunId } from "../sdk/system";
 import { codecForPath, type Codec } from "../adapters/codecs";
 import { ConversationRecorder, errorText, openRun, runDir } from "../adapters/shared";
+import { agentFromPrompt } from "../adapters/agent-names";
+import { Handoffs } from "../adapters/handoffs";
 import { HttpError, hostAllowed, readBody, RUN_ID_RE } from "./http";
 import { answerHeaders, checkJsonBody, checkOrigin, forwardedHeaders } from "./gateway-boundary";
 import { ConnectionGuard, principalKey, resolveLimits, type PrincipalLimits } from "./limits";
@@ -132,21 +137,24 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const host = opts.host ?? "127.0.0.1";
   const keys = Object.entries(opts.agentKeys ?? {}).map(([label, key]) => ({ label, digest: digest(key) }));
   const defaultRun = opts.runId ?? `gateway-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-")}`;
-  const runs = new Map<string, { rt: Runtime; recorders: Map<string, ConversationRecorder> }>();
+  const runs = new Map<string, { rt: Runtime; recorders: Map<string, ConversationRecorder>; handoffs: Handoffs }>();
   const log = opts.log ?? (() => {});
 
-  const agentName = (req: http.IncomingMessage): string => {
+  /** The x-causeway-agent header, else the API key's label, else the role the system prompt names, as the preload names agents. */
+  const agentName = (req: http.IncomingMessage, codec: Codec, body: unknown): string => {
     const h = req.headers["x-causeway-agent"];
     if (typeof h === "string" && AGENT_RE.test(h) && h !== "run") return h;
     const auth = req.headers.authorization;
     const key = typeof auth === "string" && /^Bearer\s+/i.test(auth) ? auth.replace(/^Bearer\s+/i, "") : typeof req.headers["x-api-key"] === "string" ? (req.headers["x-api-key"]) : "";
-    if (!key) return "agent";
-    const d = digest(key);
-    const hit = keys.find((k) => timingSafeEqual(k.digest, d));
-    return hit ? hit.label : `key-${d.toString("hex").slice(0, 8)}`;
+    const d = key ? digest(key) : undefined;
+    const hit = d && keys.find((k) => timingSafeEqual(k.digest, d));
+    if (hit) return hit.label;
+    const fromPrompt = agentFromPrompt(codec.blocks(body));
+    if (fromPrompt !== "agent") return fromPrompt;
+    return d ? `key-${d.toString("hex").slice(0, 8)}` : "agent";
   };
 
-  const recorderFor = (req: http.IncomingMessage): ConversationRecorder => {
+  const recorderFor = (req: http.IncomingMessage, codec: Codec, body: unknown): { rec: ConversationRecorder; handoffs: Handoffs } => {
     const h = req.headers["x-causeway-run"];
     const name = typeof h === "string" && RUN_ID_RE.test(h) ? h : defaultRun;
     let run = runs.get(name);
@@ -159,22 +167,25 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
         captureSites: false,
         meta: { recorded_by: "causeway gateway", upstream: upstream.origin + basePath },
       });
-      run = { rt, recorders: new Map() };
+      run = { rt, recorders: new Map(), handoffs: new Handoffs() };
       runs.set(name, run);
     }
-    const agent = agentName(req);
+    const agent = agentName(req, codec, body);
     let rec = run.recorders.get(agent);
     if (!rec) {
-      rec = new ConversationRecorder(run.rt.agent(agent), { untrustedTools: opts.untrustedTools });
+      const handoffs = run.handoffs;
+      // one agent's output in another agent's prompt is a message between them
+      rec = new ConversationRecorder(run.rt.agent(agent), { untrustedTools: opts.untrustedTools, link: (value, a) => handoffs.link(value, a) });
       run.recorders.set(agent, rec);
     }
-    return rec;
+    return { rec, handoffs: run.handoffs };
   };
 
   const record = (codec: Codec, req: http.IncomingMessage, body: unknown, outcome: { response?: unknown; error?: string; durationMs: number }, url: string) => {
     try {
-      const rec = recorderFor(req);
-      rec.exchange(codec, body, { ...outcome, url });
+      const { rec, handoffs } = recorderFor(req, codec, body);
+      const item = rec.exchange(codec, body, { ...outcome, url });
+      if (outcome.error === undefined) handoffs.note(codec.assistantText(item.value), rec.agent, item);
       const calls = outcome.response === undefined ? [] : codec.toolCalls(outcome.response).map((c) => c.name);
       log(`recorded ${rec.agent.name}: ${codec.api} ${String((body as { model?: unknown }).model ?? "?")}${outcome.error ? ` failed (${outcome.error.slice(0, 80)})` : calls.length ? ` → ${calls.join(", ")}` : ""}`);
     } catch (err) {

@@ -38,12 +38,13 @@ import { readRun } from "../log/reader";
 import { RunModel } from "../graph/model";
 import { parseIntervention, removes } from "../specs";
 import { RunTape } from "../replay/engine";
-import { Item, Runtime, type Agent } from "../sdk/runtime";
+import { Runtime, type Agent, type Item } from "../sdk/runtime";
 import { AI_SDK_AGENTS, AI_SDK_ENTRIES, HOOKS_SOURCE, aiSdkEntry, clientKind } from "./hooks";
 import { AiSdkHooks, type AiSdkHost, type ModelCallHandle } from "./ai-sdk";
 import { patchAgentsSdk } from "./openai-agents";
-import { findCarried } from "./carried";
-import { agentFromPrompt, loadConfig, PRELOAD_TAG, SUPPORTED, versionOk, type PreloadConfig, type ReplaySummary } from "./config";
+import { carriedContent, findCarried } from "../adapters/handoffs";
+import { agentFromPrompt } from "../adapters/agent-names";
+import { loadConfig, PRELOAD_TAG, SUPPORTED, versionOk, type PreloadConfig, type ReplaySummary } from "./config";
 
 type Obj = Record<string, unknown>;
 
@@ -416,8 +417,7 @@ export class Preload implements AiSdkHost {
     const key = `${from.name}\u0000${agent.name}\u0000${item.fromEvent}\u0000${value}`;
     let msg = this.messages.get(key);
     if (!msg) {
-      const content = new Item(value, from.rt.refFor(value), "output", item.source, item.trust, item.fromEvent, item.decision);
-      msg = from.send(agent.name, content, { carried: { grade: c.grade, size: c.size } });
+      msg = from.send(agent.name, carriedContent(from, item, value), { carried: { grade: c.grade, size: c.size } });
       this.messages.set(key, msg);
     }
     return msg;

@@ -3,7 +3,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { agentFromPrompt, loadConfig, parseToolSpecs, relativeArg, versionOk } from "../../../core/register/config";
+import { loadConfig, parseToolSpecs, relativeArg, versionOk } from "../../../core/register/config";
+import { agentFromPrompt } from "../../../core/adapters/agent-names";
 import { anthropicMessages, openaiChat } from "../../../core/adapters/codecs";
 import { clientKind } from "../../../core/register/hooks";
 

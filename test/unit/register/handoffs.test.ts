@@ -9,7 +9,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeLlm, type FakeLlm } from "../../fake-llm/server";
 import { events, runCli } from "./cli";
-import { findCarried, MIN_WORDS } from "../../../core/register/carried";
+import { findCarried, MIN_WORDS } from "../../../core/adapters/handoffs";
 
 const PROGRAM = "node test/unit/register/fixtures/wrapped-handoff.mjs";
 const VENDOR = 'input:mcp:support-desk/fetch_doc {"name":"vendor-note"}';
