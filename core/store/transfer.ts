@@ -12,6 +12,7 @@ import { dumps, parseJsonObject, parseLossless } from "../log/pyjson";
 import { verifyRun } from "../log/verify";
 import { chainTest, parseTestsLog } from "../log/testslog";
 import { RUN_ID_RE } from "../capture/http";
+import { WRITERS_FILE, parseWriters, writersText, type WritersRecord } from "../log/writers";
 import type { RunFilter, RunPage, RunRow } from "./types";
 
 export class TransferError extends Error {
@@ -112,6 +113,14 @@ export class CollectorClient {
     const res = await this.request("GET", `/v1/runs/${encodeURIComponent(runId)}/tests`);
     if (!res.ok) await this.fail(res, `tests of ${runId}`);
     return Buffer.from(await res.arrayBuffer());
+  }
+
+  /** Who owns the run and wrote each test line (core/store/owners.ts); undefined from a collector that does not record it. */
+  async writers(runId: string): Promise<WritersRecord | undefined> {
+    const res = await this.request("GET", `/v1/runs/${encodeURIComponent(runId)}/writers`);
+    if (res.status === 404) return undefined;
+    if (!res.ok) await this.fail(res, `writers of ${runId}`);
+    return parseWriters(await res.text());
   }
 
   /** Appends one tests.jsonl line, byte for byte (chained, or unchained before any chained line). */
@@ -227,6 +236,13 @@ export async function appendTestLine(client: CollectorClient, runId: string, lin
   }
 }
 
+/** How many lines a reader counts in a file (blank ones included). */
+function fileLines(buf: Buffer): number {
+  let n = 0;
+  for (let i = buf.indexOf(0x0a); i >= 0; i = buf.indexOf(0x0a, i + 1)) n++;
+  return buf.length && buf[buf.length - 1] !== 0x0a ? n + 1 : n;
+}
+
 /** The lines of a file (without their newlines); a last line without one is kept. */
 function linesOf(buf: Buffer): string[] {
   const text = buf.toString("utf8");
@@ -325,7 +341,10 @@ export async function pushRun(dir: string, client: CollectorClient, opts: { maxB
   return { runId, sent: lines.length - from, skipped: from, tests };
 }
 
-/** Writes a collector's run into OUT/<run_id> (replacing an older copy) and verifies it. */
+/**
+ * Writes a collector's run into OUT/<run_id> (replacing an older copy) and verifies it, with the
+ * collector's record of who wrote the run and each test line (core/log/writers.ts).
+ */
 export async function pullRun(client: CollectorClient, runId: string, outRoot: string): Promise<{ dir: string; events: number; blobs: number; tests: number; ok: boolean; problems: string[] }> {
   if (!RUN_ID_RE.test(runId)) throw new TransferError(`not a run id: ${JSON.stringify(runId)}`);
   const row = await client.getRun(runId);
@@ -360,6 +379,9 @@ export async function pullRun(client: CollectorClient, runId: string, outRoot: s
     }
     const tests = await client.tests(runId);
     if (tests.length) fs.writeFileSync(path.join(tmp, "tests.jsonl"), tests);
+    // read after the tests: it covers every line pulled (lines appended since are left off)
+    const writers = await client.writers(runId);
+    if (writers) fs.writeFileSync(path.join(tmp, WRITERS_FILE), writersText({ owner: writers.owner, tests: writers.tests.slice(0, fileLines(tests)) }));
     fs.rmSync(dir, { recursive: true, force: true });
     fs.renameSync(tmp, dir);
     const v = verifyRun(dir);
