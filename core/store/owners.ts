@@ -10,6 +10,7 @@
  * and decide with {@link mayWrite} inside their lock or transaction.
  */
 import type { JsonValue } from "../log/pyjson";
+import { LOCAL_WRITER, isPrincipalId } from "../log/writers";
 import type { CollectorStore, TestVerdict } from "./types";
 
 /**
@@ -46,6 +47,7 @@ export const NOT_YOURS = { ok: false as const, status: 403 as const, error: "thi
  * extension point of the durable-workers issue; nothing calls it from HTTP).
  */
 export function appendTestFor(store: CollectorStore, runId: string, body: JsonValue, actingFor: string): Promise<TestVerdict> {
-  if (!actingFor) throw new Error("a job appends for a principal");
+  // `local` is this machine's name for itself, never a submitter's
+  if (!isPrincipalId(actingFor) || actingFor === LOCAL_WRITER) throw new Error(`a job appends for a principal, not ${JSON.stringify(String(actingFor).slice(0, 80))}`);
   return store.appendTest(runId, body, { via: "job", actingFor });
 }

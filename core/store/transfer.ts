@@ -236,6 +236,19 @@ export async function appendTestLine(client: CollectorClient, runId: string, lin
   }
 }
 
+/**
+ * Writes the collector's record of who wrote the run and each of `tests`' lines (the collector's
+ * tests.jsonl bytes, read just before) into a run folder; nothing from a collector that keeps none.
+ * Read after the tests, it covers every line of them (lines appended since are left off).
+ */
+export async function saveWriters(client: CollectorClient, runId: string, dir: string, tests: Buffer): Promise<void> {
+  const writers = await client.writers(runId);
+  const file = path.join(dir, WRITERS_FILE);
+  if (!writers) return fs.rmSync(file, { force: true });
+  fs.writeFileSync(`${file}.tmp`, writersText({ owner: writers.owner, tests: writers.tests.slice(0, fileLines(tests)) }));
+  fs.renameSync(`${file}.tmp`, file);
+}
+
 /** How many lines a reader counts in a file (blank ones included). */
 function fileLines(buf: Buffer): number {
   let n = 0;
@@ -379,9 +392,7 @@ export async function pullRun(client: CollectorClient, runId: string, outRoot: s
     }
     const tests = await client.tests(runId);
     if (tests.length) fs.writeFileSync(path.join(tmp, "tests.jsonl"), tests);
-    // read after the tests: it covers every line pulled (lines appended since are left off)
-    const writers = await client.writers(runId);
-    if (writers) fs.writeFileSync(path.join(tmp, WRITERS_FILE), writersText({ owner: writers.owner, tests: writers.tests.slice(0, fileLines(tests)) }));
+    await saveWriters(client, runId, tmp, tests);
     fs.rmSync(dir, { recursive: true, force: true });
     fs.renameSync(tmp, dir);
     const v = verifyRun(dir);
