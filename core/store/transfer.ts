@@ -10,7 +10,7 @@ import { refsOf } from "../log/events";
 import { isRef } from "../log/hash";
 import { dumps, parseJsonObject, parseLossless } from "../log/pyjson";
 import { verifyRun } from "../log/verify";
-import { chainTest, parseTestsLog } from "../log/testslog";
+import { chainTest, parseTestsLog, readTestsLog } from "../log/testslog";
 import { RUN_ID_RE } from "../capture/http";
 import { WRITERS_FILE, parseWriters, writersText, type WritersRecord } from "../log/writers";
 import type { RunFilter, RunPage, RunRow } from "./types";
@@ -358,7 +358,7 @@ export async function pushRun(dir: string, client: CollectorClient, opts: { maxB
  * Writes a collector's run into OUT/<run_id> (replacing an older copy) and verifies it, with the
  * collector's record of who wrote the run and each test line (core/log/writers.ts).
  */
-export async function pullRun(client: CollectorClient, runId: string, outRoot: string): Promise<{ dir: string; events: number; blobs: number; tests: number; ok: boolean; problems: string[] }> {
+export async function pullRun(client: CollectorClient, runId: string, outRoot: string): Promise<{ dir: string; events: number; blobs: number; tests: number; foreignTests: number; ok: boolean; problems: string[] }> {
   if (!RUN_ID_RE.test(runId)) throw new TransferError(`not a run id: ${JSON.stringify(runId)}`);
   const row = await client.getRun(runId);
   if (!row) throw new TransferError(`the collector holds no run ${runId}`, 404);
@@ -397,7 +397,8 @@ export async function pullRun(client: CollectorClient, runId: string, outRoot: s
     fs.renameSync(tmp, dir);
     const v = verifyRun(dir);
     const errors = v.problems.filter((p) => p.severity === "error" && !(p.code === "no-run-end" && row.status === "running"));
-    return { dir, events: from, blobs, tests: linesOf(tests).length, ok: errors.length === 0, problems: errors.map((p) => p.message) };
+    const foreignTests = readTestsLog(dir).records.filter((t) => t.foreign).length;
+    return { dir, events: from, blobs, tests: linesOf(tests).length, foreignTests, ok: errors.length === 0, problems: errors.map((p) => p.message) };
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }

@@ -248,6 +248,7 @@ describe.each(kinds)("$name store: runs belong to their writer", (kind) => {
     expect(() => appendTestFor(c.store, id, {}, "local")).toThrow(/principal/); // a job never writes as this machine
     const pulled = await pullRun(client, id, out);
     expect(pulled.ok).toBe(true); // "verified": the chain is intact, the claims are still not the writer's
+    expect(pulled.foreignTests).toBe(2); // and `causeway pull` says so
     const run = readRun(pulled.dir);
     expect(run.tests.map((t) => [t.by, t.foreign])).toEqual([
       [principalId(ADMIN), true],
