@@ -285,7 +285,8 @@ export class PgStore implements CollectorStore {
     const blobs = await this.withClient(async (c) => (await c.query("SELECT b.ref, b.body FROM causeway_run_blobs rb JOIN causeway_blobs b ON b.ref = rb.ref WHERE rb.run_id = $1", [runId])).rows);
     const map = new Map<string, Buffer>(blobs.map((r) => [r.ref as string, r.body as Buffer]));
     const tests = (await this.readTests(runId)) ?? Buffer.alloc(0);
-    const a = alertCounts(runId, events.bytes, (ref) => map.get(ref), tests);
+    const writers = (await this.readWriters(runId)) ?? undefined;
+    const a = alertCounts(runId, events.bytes, (ref) => map.get(ref), tests, writers);
     await this.withClient((c) =>
       c.query("UPDATE causeway_runs SET alerts_high = $2, alerts_review = $3, alerts_info = $4, alerts_seq = $5 WHERE run_id = $1 AND alerts_seq <= $5", [runId, a.high, a.review, a.info, events.head!.seq]),
     );

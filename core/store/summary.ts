@@ -8,7 +8,7 @@ import { ZERO_HASH, eventHash, isHex64 } from "../log/hash";
 import { PyFloat, dumps, parseLossless, type JsonValue } from "../log/pyjson";
 import { EventLogParser, type RunData } from "../log/reader";
 import { parseTestsLog } from "../log/testslog";
-import { LOCAL_WRITER } from "../log/writers";
+import { LOCAL_WRITER, type WritersRecord } from "../log/writers";
 import type { Event } from "../capture/ingest";
 import type { TestVerdict } from "./types";
 
@@ -57,12 +57,12 @@ class LookupBlobStore extends BlobStore {
   }
 }
 
-/** The alert counts of a run given as events.jsonl bytes, its blobs and tests.jsonl bytes. */
-export function alertCounts(runId: string, eventsBytes: Buffer, blob: (ref: string) => Buffer | undefined, testsBytes: Buffer): { high: number; review: number; info: number } {
+/** The alert counts of a run given as events.jsonl bytes, its blobs and tests.jsonl bytes (tests by others than its writer not counted). */
+export function alertCounts(runId: string, eventsBytes: Buffer, blob: (ref: string) => Buffer | undefined, testsBytes: Buffer, writers?: WritersRecord): { high: number; review: number; info: number } {
   const parser = new EventLogParser();
   parser.push(eventsBytes);
   parser.end();
-  const tests = parseTestsLog(testsBytes);
+  const tests = parseTestsLog(testsBytes, writers);
   const run: RunData = {
     dir: `store:${runId}`,
     runId,
