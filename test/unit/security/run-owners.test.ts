@@ -28,6 +28,7 @@ import { CollectorClient, pullRun } from "../../../core/store/transfer";
 import type { CollectorStore } from "../../../core/store/types";
 import { buildCase, caseMarkdown } from "../../../core/report/case";
 import { investigate } from "../../../core/analysis/investigate";
+import { Client } from "pg";
 import { PgCluster, pgAvailable } from "../../pg/cluster";
 
 const ADMIN = "owners-admin-token-9f1c";
@@ -121,17 +122,28 @@ const causalClaim = (spec: string): Ev => ({ target: TARGET, intervention: spec,
 interface Kind {
   name: string;
   store(): CollectorStore;
+  /** Makes a stored run look as one stored before owners were recorded. */
+  unown(runId: string): Promise<void>;
 }
 const kinds: Kind[] = [];
 {
   const root = path.join(tmp, "folder-root");
-  kinds.push({ name: "folder", store: () => new FolderStore(root) });
+  kinds.push({ name: "folder", store: () => new FolderStore(root), unown: async (id) => fs.rmSync(path.join(root, id, ".causeway-writers.json")) });
 }
 if (HAVE_PG) {
   let url: string | undefined;
   kinds.push({
     name: "postgresql",
     store: () => new PgStore(url!),
+    unown: async (id) => {
+      const cl = new Client({ connectionString: url });
+      await cl.connect();
+      try {
+        await cl.query("UPDATE causeway_runs SET owner = NULL WHERE run_id = $1", [id]);
+      } finally {
+        await cl.end();
+      }
+    },
   });
   beforeAll(async () => {
     url = await cluster!.createDatabase(`cw_owners_${process.pid}_${++dbN}`);
@@ -225,6 +237,23 @@ describe.each(kinds)("$name store: runs belong to their writer", (kind) => {
     expect((await postTest(c2, id, causalClaim("input:web:notes"), B)).status).toBe(403);
     expect((await ingest(c2, batch(events.slice(2), blobs), A)).status).toBe(200);
     expect((await req(c2, "GET", `/v1/runs/${id}/writers`, undefined, READ)).json.owner).toBe(principalId(A));
+  });
+
+  it("a run stored before owners were recorded is extended by admin only", async () => {
+    const id = `legacy-${kind.name}`;
+    const { events, blobs } = await recordRun(id);
+    expect((await ingest(c, batch(events.slice(0, 2), blobs), A)).status).toBe(200);
+    await kind.unown(id);
+    const c2 = await start(); // a collector that reads the run afresh
+    extra.push(c2);
+    for (const t of [A, B]) {
+      const r = await ingest(c2, batch(events.slice(2), blobs), t);
+      expect(r.status).toBe(403);
+      expect(r.json).not.toHaveProperty("head");
+      expect((await postTest(c2, id, causalClaim("input:web:notes"), t)).status).toBe(403);
+    }
+    expect((await ingest(c2, batch(events.slice(2), blobs), ADMIN)).status).toBe(200);
+    expect((await req(c2, "GET", `/v1/runs/${id}/writers`, undefined, READ)).json.owner).toBe(null);
   });
 
   it("a pulled run's test by someone else is marked in the case file and the investigator, and is never the probable cause", async () => {
