@@ -71,7 +71,7 @@ export function buildCase(whole: RunData, opts: CaseOptions): CaseFile {
     const hash = String(t.hash ?? "");
     const href = `${rel}/tests.jsonl#L${t.line}`;
     evidence.push({ kind: "test", href, line: t.line, hash });
-    const by = `${t.foreign ? "NOT the run's writer: " : ""}by ${writerLabel(t.by)}`;
+    const by = `by ${writerLabel(t.by)}${t.foreign ? " (NOT the run's writer)" : ""}`;
     return { link: href, text: `tests.jsonl line ${t.line}${hash ? ` · ${hash.slice(0, 12)}` : " (unchained)"} · ${by}`, title: `${hash ? `test hash ${hash}` : "this line carries no hash"}; written ${by}` };
   };
   const blobLink = (ref: string, text?: string): Inline => {
@@ -135,7 +135,7 @@ export function buildCase(whole: RunData, opts: CaseOptions): CaseFile {
   const inputEv = (spec: string) => (spec.startsWith("input:") ? m.inputs.find((e) => `input:${e.source}` === spec || spec === `input:${String(e.source).replace(/[*?[]/g, (c) => `[${c}]`)}`) : undefined);
 
   blocks.push({ h: 2, text: "Probable cause" });
-  if (!attrTests.length) blocks.push({ p: ["No replay test of this action is recorded yet: run ", { code: `causeway attribute ${m.runId} --target "${target}" --spans` }, " first."] });
+  if (!attrTests.length) blocks.push({ p: [`No replay test of this action${foreign.length ? " by the run's writer or this machine" : ""} is recorded yet: run `, { code: `causeway attribute ${m.runId} --target "${target}" --spans` }, " first."] });
   else if (!causes.length) blocks.push({ p: [`No input was confirmed as a cause by the ${attrTests.length} recorded test${attrTests.length === 1 ? "" : "s"}.`] });
   for (const t of primary.length ? primary : contributing) {
     const spec = String(t.intervention);
