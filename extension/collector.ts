@@ -20,7 +20,7 @@ import { refsOf } from "../core/log/events";
 import { isRef } from "../core/log/hash";
 import { parseJsonObject } from "../core/log/pyjson";
 import { verifyRun } from "../core/log/verify";
-import { CollectorClient, appendTestLine, followRun, pullRun } from "../core/store/transfer";
+import { CollectorClient, appendTestLine, followRun, pullRun, saveWriters } from "../core/store/transfer";
 import type { RunFilter, RunRow } from "../core/store/types";
 import type { RemoteRuns } from "./logic/tree";
 import type { Services } from "./services";
@@ -344,6 +344,8 @@ export class CollectorConnection implements vscode.Disposable, RemoteRuns {
       const remote = await client.tests(o.runId);
       const meanwhile = nonEmptyLines(fs.readFileSync(file)).slice(o.testsSynced);
       fs.writeFileSync(file, Buffer.concat([remote, Buffer.from(meanwhile.map((l) => l + "\n").join(""), "utf8")]));
+      // and the collector's record of who wrote them: another's line must not read as this machine's
+      await saveWriters(client, o.runId, o.dir, remote);
       o.testsSynced = nonEmptyLines(remote).length;
       this.s.store.refresh(o.dir);
     }

@@ -15,6 +15,7 @@ import { copiedFrom, specificValues } from "../graph/copied";
 import { roleFor } from "../stats";
 import { ProvenanceIndex } from "./provenance";
 import { attachCauseDetails } from "./causes";
+import { countedRun, foreignByAction } from "./foreign";
 import { UntrustedReach } from "./reach";
 import { SENSITIVE_NAME_RE, tracedValues } from "./values";
 import { canonical } from "../log/hash";
@@ -73,6 +74,8 @@ export function testSummary(t: TestRecord): TestSummary {
     line: t.line,
     chained: t.chained,
     group: Array.isArray(t.group) ? t.group.map((g) => safeText(g)) : safeText(t.intervention ?? "").includes(" | ") ? safeText(t.intervention).split(" | ") : undefined,
+    ...(t.by !== undefined ? { by: safeText(t.by) } : {}),
+    ...(t.foreign ? { foreign: true } : {}),
   };
 }
 
@@ -554,7 +557,7 @@ function timeline(m: RunModel, alertSeqs: Set<number>): TimelineRow[] {
   });
 }
 
-function summaryOf(m: RunModel, al: Alert[]): RunSummary {
+function summaryOf(m: RunModel, al: Alert[], whole: RunData): RunSummary {
   const errors = m.run.problems.filter((p) => p.severity === "error");
   const usage = { input_tokens: 0, output_tokens: 0 };
   for (const d of m.decisions) {
@@ -585,6 +588,8 @@ function summaryOf(m: RunModel, al: Alert[]): RunSummary {
     usage,
     tests: m.run.tests.length,
     confirmed_causes: m.run.tests.filter((t) => t.verdict === "causal" && !t.group && !safeText(t.intervention ?? "").includes(" | ")).length,
+    ...(whole.tests.length > m.run.tests.length ? { foreign_tests: whole.tests.length - m.run.tests.length } : {}),
+    ...(whole.writer !== undefined && whole.writer !== "local" ? { writer: whole.writer === null ? null : safeText(whole.writer) } : {}),
     alerts: counts,
     integrity: errors.length ? "failed" : "ok",
     status: errors.length ? "failed" : m.run.complete ? "intact" : "running",
@@ -719,8 +724,9 @@ export interface InvestigateOptions extends GraphOptions {
   maxBlobs?: number;
 }
 
-/** Everything the investigator needs for one run. */
-export function investigate(run: RunData, opts: InvestigateOptions = {}): Investigation {
+/** Everything the investigator needs for one run (tests written by others listed, not counted). */
+export function investigate(whole: RunData, opts: InvestigateOptions = {}): Investigation {
+  const run = countedRun(whole);
   const m = new RunModel(run);
   const g = buildGraph(m, opts);
   const prov = new ProvenanceIndex(m);
@@ -734,11 +740,15 @@ export function investigate(run: RunData, opts: InvestigateOptions = {}): Invest
   for (const x of al) if (x.seq !== null) bySeq.set(x.seq, [...(bySeq.get(x.seq) ?? []), x.severity]);
   for (const v of views.values()) v.alerts = bySeq.get(v.seq) ?? [];
   attachCauseDetails(m, views, run.tests);
+  for (const [id, ts] of foreignByAction(m, whole.tests)) {
+    const v = views.get(nodeId(id));
+    if (v) v.foreignTests = ts.map(testSummary);
+  }
   const tests = run.tests.map(testSummary);
   const cp = criticalPath(g);
   return {
     schema: "causeway.investigation.v1",
-    summary: summaryOf(m, al),
+    summary: summaryOf(m, al, whole),
     alerts: al,
     timeline: timeline(m, new Set(al.filter((x) => x.severity !== "info" && x.seq !== null).map((x) => x.seq!))),
     graph: g.toJSON(),
@@ -751,7 +761,7 @@ export function investigate(run: RunData, opts: InvestigateOptions = {}): Invest
       .filter((e) => !g.outEdges(nodeId(e.id), ["observed"]).length)
       .map((e) => ({ from: safeText(e.agent), to: safeText(e.to), seq: e.seq, node: nodeId(e.id) })),
     problems: run.problems,
-    tests,
+    tests: whole === run ? tests : whole.tests.map(testSummary),
     events: eventViews(m, g),
     blobs: blobPreviews(m, opts.previewChars ?? 4000, opts.maxBlobs ?? 5000),
   };
@@ -805,7 +815,8 @@ export function alertsFor(run: RunData): Alert[] {
  * causes the alerts must name. An untrusted-reach alert names every source, as the reference's
  * (`causeway alerts`), unless `reachNamed` caps them (lists and diagnostics: {@link REACH_NAMED}).
  */
-export function investigateLite(run: RunData, opts: { reachNamed?: number } = {}): { summary: RunSummary; alerts: Alert[] } {
+export function investigateLite(whole: RunData, opts: { reachNamed?: number } = {}): { summary: RunSummary; alerts: Alert[] } {
+  const run = countedRun(whole);
   const m = new RunModel(run);
   const prov = new ProvenanceIndex(m);
   const tested = run.tests.some((t) => (t.scope ?? "run") === "run");
@@ -815,7 +826,7 @@ export function investigateLite(run: RunData, opts: { reachNamed?: number } = {}
   const views = new Map<string, ActionView>();
   for (const a of m.actions) views.set(nodeId(a.id), liteView(m, g, prov, idx, up, a));
   const al = alertsOf(m, new UntrustedReach(m), views, opts.reachNamed);
-  return { summary: summaryOf(m, al), alerts: al };
+  return { summary: summaryOf(m, al, whole), alerts: al };
 }
 
 /** What the alerts need of a call: provenance, sensitivity, a target, and (with tests) its candidates. */

@@ -87,6 +87,10 @@ export interface TestSummary {
   line: number;
   chained: boolean;
   group?: string[];
+  /** Who wrote it (core/log/writers.ts), when recorded. */
+  by?: string;
+  /** Written by anyone but the run's writer: shown, not counted (core/analysis/foreign.ts). */
+  foreign?: boolean;
 }
 
 export interface Candidate {
@@ -136,6 +140,8 @@ export interface ActionView {
   alerts: Severity[];
   /** After Find the cause: causing spans, failure shapes, fix checks (from tests.jsonl). */
   causes?: CauseDetails;
+  /** Tests of this call written by anyone but the run's writer: shown, not counted. */
+  foreignTests?: TestSummary[];
 }
 
 export interface TimelineRow {
@@ -176,6 +182,10 @@ export interface RunSummary {
   usage: { input_tokens: number; output_tokens: number };
   tests: number;
   confirmed_causes: number;
+  /** Tests written by anyone but the run's writer (not counted in `confirmed_causes`), when any. */
+  foreign_tests?: number;
+  /** Who wrote the run: a collector's principal, `local`, or null when not recorded. */
+  writer?: string | null;
   alerts: Record<Severity, number>;
   integrity: "ok" | "failed";
   /** intact | failed (verify) | running (no run.end yet) */

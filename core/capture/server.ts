@@ -31,6 +31,7 @@ import { StoreError } from "../store/types";
 import { TokenSet, type ScopedToken } from "../store/tokens";
 import { handleApi } from "../store/api";
 import { ConnectionGuard, principalKey, resolveLimits, type PrincipalLimits } from "./limits";
+import type { Writer } from "../store/owners";
 
 /** Marks a run folder as created by ingest (only those are appended to). */
 export { INGEST_MARKER } from "../store/folder";
@@ -114,16 +115,24 @@ export async function startCollector(opts: CollectorOptions): Promise<Collector>
   }, opts);
   const log = opts.log ?? (() => {});
 
-  const ingest = async (body: JsonValue): Promise<{ runId: string; accepted: number; head: RunHead }> => {
+  /** The writer a request's token is (core/store/owners.ts), when it holds `scope`. */
+  const writerOf = (req: http.IncomingMessage, scope: "ingest"): Writer | undefined => {
+    const who = tokens.principalOf(req.headers.authorization);
+    if (!who || !(who.scopes.has(scope) || who.scopes.has("admin"))) return undefined;
+    return { via: "token", principal: who.principal, admin: who.scopes.has("admin") };
+  };
+
+  const ingest = async (body: JsonValue, writer: Writer): Promise<{ runId: string; accepted: number; head: RunHead }> => {
     const runId = batchRunId(body);
     if (runId === undefined) {
       // let the validator name what is wrong with the batch
       const v = validateBatch(body, { head: null, hashAt: () => undefined, hasId: () => false, hasBlob: () => false, ended: false }, limits);
       throw new HttpError(v.ok ? 422 : v.status, v.ok ? "the batch names no valid run_id" : v.error, { head: null });
     }
-    const v = await store.appendBatch(runId, body, limits);
-    // every refusal of a known run carries its head, so a client can tell where the run stands
-    if (!v.ok) throw new HttpError(v.status, v.error, { head: v.head ?? null });
+    const v = await store.appendBatch(runId, body, limits, writer);
+    // every refusal of a run of one's own carries its head, so a client can tell where the run
+    // stands; someone else's run (403) tells nothing
+    if (!v.ok) throw new HttpError(v.status, v.error, v.status === 403 ? {} : { head: v.head ?? null });
     return { runId, accepted: v.events.length, head: v.head };
   };
 
@@ -131,12 +140,13 @@ export async function startCollector(opts: CollectorOptions): Promise<Collector>
     if (!hostAllowed(req.headers.host, host, opts.allowHosts)) throw new HttpError(403, "host not allowed");
     const url = (req.url ?? "/").split("?")[0];
     if (url === "/healthz" && req.method === "GET") return sendJson(res, 200, { ok: true, store: store.kind });
-    if (await handleApi({ store, allows: (r, scope) => tokens.allows(r.headers.authorization, scope), maxBody, budget, pool, log }, req, res)) return;
+    if (await handleApi({ store, allows: (r, scope) => tokens.allows(r.headers.authorization, scope), writerOf, maxBody, budget, pool, log }, req, res)) return;
     if (url !== "/v1/ingest") throw new HttpError(404, "not found");
     if (req.method !== "POST") throw new HttpError(405, "use POST");
-    if (!tokens.allows(req.headers.authorization, "ingest")) throw new HttpError(401, "unauthorized: send Authorization: Bearer <token>");
+    const writer = writerOf(req, "ingest");
+    if (!writer) throw new HttpError(401, "unauthorized: send Authorization: Bearer <token>");
     const body = await readJsonBody(req, maxBody, budget, pool);
-    const r = await ingest(body);
+    const r = await ingest(body, writer);
     log(`ingest ${r.runId}: +${r.accepted} events (head seq ${r.head.seq})`);
     sendJson(res, 200, { run_id: r.runId, accepted: r.accepted, head: r.head });
   };

@@ -67,7 +67,7 @@ export const STORE_COMMANDS: Record<string, Command> = {
           if (!r.ok) {
             failed++;
             process.stderr.write(`causeway pull: ${id} fails verify: ${r.problems[0]}\n`);
-          } else if (!p.flags.json) out(`pulled ${id}: ${r.events} events, ${r.blobs} blobs${r.tests ? `, ${r.tests} tests` : ""} -> ${r.dir} (verified)`);
+          } else if (!p.flags.json) out(`pulled ${id}: ${r.events} events, ${r.blobs} blobs${r.tests ? `, ${r.tests} tests` : ""}${r.foreignTests ? ` (${r.foreignTests} written by others than the run's writer: marked, not counted)` : ""} -> ${r.dir} (verified)`);
         } catch (err) {
           if (!(err instanceof TransferError)) throw err;
           failed++;

@@ -15,6 +15,7 @@ import { parseJsonObject } from "./pyjson";
 import { BlobStatus, startParallelBlobCheck, type ParallelCheck } from "./parallel-blobs";
 import { problem, type Problem, type ProblemCode } from "./problems";
 import { readTestsLog, type TestRecord } from "./testslog";
+import { readWriters, runWriter } from "./writers";
 import { MAX_JSON_DEPTH, jsonTooDeep, openRunFile, readLimits, type ReadLimits } from "./safefs";
 import { runningRule } from "./running";
 import { sanitizeEvent } from "./sanitize";
@@ -219,6 +220,8 @@ export interface RunData {
   events: LoadedEvent[];
   problems: Problem[];
   tests: TestRecord[];
+  /** Who wrote the run (core/log/writers.ts): a collector's principal, `local`, or null when not recorded. */
+  writer?: string | null;
   blobs: BlobStore;
   /** The run has its run.end event. */
   complete: boolean;
@@ -303,6 +306,7 @@ export function readRun(dir: string, opts: ReadOptions = {}): RunData {
     events,
     problems,
     tests: tests.records,
+    writer: runWriter(readWriters(dir)),
     blobs,
     complete,
     bytes,
@@ -324,7 +328,7 @@ export function runDataFromParser(dir: string, parser: EventLogParser, blobs = n
   if (events.length && !complete) problems.push(runningRule(dir, events, tests.records.length, { orphans: !parser.hasPartialLine }));
   problems.push(...tests.problems);
   const first = events.find((e) => typeof e.run_id === "string");
-  return { dir, runId: (first?.run_id) ?? path.basename(dir), events, problems, tests: tests.records, blobs, complete, bytes: parser.offset };
+  return { dir, runId: (first?.run_id) ?? path.basename(dir), events, problems, tests: tests.records, writer: runWriter(readWriters(dir)), blobs, complete, bytes: parser.offset };
 }
 
 /** Every ref an event names exists and re-hashes to its name; so does every file in blobs/. */

@@ -12,6 +12,7 @@ import { dumps, parseJsonObject } from "./pyjson";
 import { problem, type Problem } from "./problems";
 import { sanitizeTest } from "./sanitize";
 import { MAX_JSON_DEPTH, jsonTooDeep, readLimits, readRunFile } from "./safefs";
+import { LOCAL_WRITER, isForeign, readWriters, testWriter, type WritersRecord } from "./writers";
 
 export interface TestRecord {
   [k: string]: unknown;
@@ -19,7 +20,14 @@ export interface TestRecord {
   line: number;
   /** The line carries a chain link that checked out. */
   chained: boolean;
+  /** Who wrote the line (see writers.ts): the collector's record, else the line's `writer` field. */
+  by?: string;
+  /** Written by anyone but the run's writer (and not on this machine): shown, never counted. */
+  foreign?: boolean;
 }
+
+/** Fields a reader computes on a test record: never taken from a line, never written back. */
+export const COMPUTED_TEST_FIELDS = ["line", "chained", "by", "foreign"] as const;
 
 
 /**
@@ -35,11 +43,14 @@ export function readTestsLog(dir: string, maxBytes = readLimits().maxTestsBytes)
     if (!r.missing) problems.push(problem("io", `cannot read tests.jsonl: ${r.reason}`, { file: "tests.jsonl" }));
     return { records, problems, head: r.missing ? ZERO_HASH : "" };
   }
-  return parseTestsLog(r.buf);
+  return parseTestsLog(r.buf, readWriters(dir));
 }
 
-/** Reads tests.jsonl's bytes (from a file or a store): the records, their problems, the chain's head. */
-export function parseTestsLog(buf: Buffer): { records: TestRecord[]; problems: Problem[]; head: string } {
+/**
+ * Reads tests.jsonl's bytes (from a file or a store): the records, their problems, the chain's
+ * head. `writers` (the collector's record, see writers.ts) says who wrote each line.
+ */
+export function parseTestsLog(buf: Buffer, writers?: WritersRecord): { records: TestRecord[]; problems: Problem[]; head: string } {
   const records: TestRecord[] = [];
   const problems: Problem[] = [];
   let head = ZERO_HASH;
@@ -78,12 +89,12 @@ export function parseTestsLog(buf: Buffer): { records: TestRecord[]; problems: P
         const linked = rec.prev_hash === head;
         if (!ok) problems.push(problem("tests-hash", `tests.jsonl line ${lineNo}: the test result does not match its hash (edited)`, at));
         if (!linked) problems.push(problem("tests-chain", `tests.jsonl line ${lineNo}: prev_hash does not match the previous test (a test was removed, inserted or moved)`, at));
-        records.push(readable(rec, lineNo, ok && linked, problems));
+        records.push(readable(rec, lineNo, ok && linked, problems, writers));
         head = rec.hash;
       } else {
         if (sawChained) problems.push(problem("tests-chain", `tests.jsonl line ${lineNo} has no chain link after chained lines (edited or inserted)`, at));
         else unchained++;
-        records.push(readable(rec, lineNo, false, problems));
+        records.push(readable(rec, lineNo, false, problems, writers));
       }
     }
     start = end + 1;
@@ -95,29 +106,31 @@ export function parseTestsLog(buf: Buffer): { records: TestRecord[]; problems: P
 }
 
 /** A record as the analyses read it: fields of the wrong type read as text (see sanitize.ts), reported. */
-function readable(rec: Record<string, unknown>, line: number, chained: boolean, problems: Problem[]): TestRecord {
+function readable(rec: Record<string, unknown>, line: number, chained: boolean, problems: Problem[], writers: WritersRecord | undefined): TestRecord {
   const { record, changed } = sanitizeTest(rec);
   if (changed.length) problems.push(problem("tests-not-json", `tests.jsonl line ${line}: field${changed.length === 1 ? "" : "s"} ${changed.map((k) => `"${k}"`).join(", ")} of the wrong type (read as text or left out)`, { line, file: "tests.jsonl" }));
-  return { ...record, line, chained };
+  const by = testWriter(rec, line, writers);
+  return { ...record, line, chained, by, foreign: isForeign(by, writers) };
 }
 
 /** A result linked to `head` (the last chained line's hash, or "" for none): prev_hash and hash set anew. */
 export function chainTest(result: Record<string, unknown>, head: string): Record<string, unknown> {
-  const { hash: _h, prev_hash: _p, line: _l, chained: _c, ...clean } = result;
+  const { hash: _h, prev_hash: _p, line: _l, chained: _c, by: _b, foreign: _f, ...clean } = result;
   const rec: Record<string, unknown> = { ...clean, prev_hash: head || ZERO_HASH };
   rec.hash = eventHash(rec);
   return rec;
 }
 
 /**
- * Appends one result, chained to the last chained line. Returns the line as written (with
- * prev_hash and hash). Refuses to extend a chain that does not verify.
+ * Appends one result, chained to the last chained line, written by this machine (`writer`:
+ * `local`). Returns the line as written (with prev_hash and hash). Refuses to extend a chain that
+ * does not verify.
  */
 export function appendTest(dir: string, result: Record<string, unknown>): Record<string, unknown> {
   const { problems, head } = readTestsLog(dir);
   const broken = problems.find((p) => p.code === "tests-hash" || p.code === "tests-chain" || p.code === "tests-not-json" || p.code === "io");
   if (broken) throw new Error(`tests.jsonl fails its check (${broken.message}); not appending to it`);
-  const rec = chainTest(result, head);
+  const rec = chainTest({ ...result, writer: LOCAL_WRITER }, head);
   const file = path.join(dir, "tests.jsonl");
   let prefix = "";
   try {

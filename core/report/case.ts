@@ -12,6 +12,7 @@ import type { TestRecord } from "../log/testslog";
 import { verifyRunData } from "../log/verify";
 import { RunModel } from "../graph/model";
 import { buildGraph, lineage, nodeId, targetHits } from "../graph/graph";
+import { countedRun, writerLabel } from "../analysis/foreign";
 
 export type Inline = string | { link: string; text: string; title?: string } | { code: string } | { strong: string };
 export type Block =
@@ -54,7 +55,9 @@ const sgn = (x: unknown) => {
 const ivl = (ci: unknown) => (Array.isArray(ci) && ci.length === 2 ? `[${sgn(ci[0])}, ${sgn(ci[1])}]` : "[?]");
 const short = (s: string, n = 100) => (s.length <= n ? s : s.slice(0, n - 1) + "…");
 
-export function buildCase(run: RunData, opts: CaseOptions): CaseFile {
+export function buildCase(whole: RunData, opts: CaseOptions): CaseFile {
+  // tests written by anyone but the run's writer are listed and flagged, never counted (analysis/foreign.ts)
+  const run = countedRun(whole);
   const m = new RunModel(run);
   const rel = path.relative(opts.from ?? run.dir, run.dir).split(path.sep).join("/") || ".";
   const evidence: EvidenceLink[] = [];
@@ -68,7 +71,8 @@ export function buildCase(run: RunData, opts: CaseOptions): CaseFile {
     const hash = String(t.hash ?? "");
     const href = `${rel}/tests.jsonl#L${t.line}`;
     evidence.push({ kind: "test", href, line: t.line, hash });
-    return { link: href, text: `tests.jsonl line ${t.line}${hash ? ` · ${hash.slice(0, 12)}` : " (unchained)"}`, title: hash ? `test hash ${hash}` : "this line carries no hash" };
+    const by = `by ${writerLabel(t.by)}${t.foreign ? " (NOT the run's writer)" : ""}`;
+    return { link: href, text: `tests.jsonl line ${t.line}${hash ? ` · ${hash.slice(0, 12)}` : " (unchained)"} · ${by}`, title: `${hash ? `test hash ${hash}` : "this line carries no hash"}; written ${by}` };
   };
   const blobLink = (ref: string, text?: string): Inline => {
     const hex = ref.replace(/^sha256:/, "");
@@ -84,7 +88,16 @@ export function buildCase(run: RunData, opts: CaseOptions): CaseFile {
   const title = first ? `${first.tool} by ${first.agent} in ${m.runId}` : `${target} in ${m.runId}`;
   blocks.push({ h: 1, text: `Case: ${title}` });
   const v = verifyRunData(run);
-  blocks.push({ p: ["Target ", { code: target }, `. Log: ${v.ok ? `verified — ${v.events} events, the hash chain and every hash check out` : `FAILS verify — ${v.first?.message ?? "see below"}`}.`] });
+  blocks.push({ p: ["Target ", { code: target }, `. Log: ${v.ok ? `verified — ${v.events} events, the hash chain and every hash check out` : `FAILS verify — ${v.first?.message ?? "see below"}`}. Written by ${runWriterText(whole.writer)}.`] });
+  const foreign = whole.tests.filter((t) => t.foreign && t.target === target);
+  if (foreign.length) {
+    blocks.push({
+      p: [
+        { strong: `Warning: ${foreign.length} test${foreign.length === 1 ? " of this action was" : "s of this action were"} written by someone other than the run's writer` },
+        ` (${[...new Set(foreign.map((t) => writerLabel(t.by)))].join(", ")}). ${foreign.length === 1 ? "It is" : "They are"} listed under "Tests written by others" and not counted: a test line is a claimed result, and only the run's writer's and this machine's claims are counted here. Re-run ${foreign.length === 1 ? "it" : "them"} to count ${foreign.length === 1 ? "it" : "them"}.`,
+      ],
+    });
+  }
 
   // ---- what happened
   blocks.push({ h: 2, text: "What happened" });
@@ -122,7 +135,7 @@ export function buildCase(run: RunData, opts: CaseOptions): CaseFile {
   const inputEv = (spec: string) => (spec.startsWith("input:") ? m.inputs.find((e) => `input:${e.source}` === spec || spec === `input:${String(e.source).replace(/[*?[]/g, (c) => `[${c}]`)}`) : undefined);
 
   blocks.push({ h: 2, text: "Probable cause" });
-  if (!attrTests.length) blocks.push({ p: ["No replay test of this action is recorded yet: run ", { code: `causeway attribute ${m.runId} --target "${target}" --spans` }, " first."] });
+  if (!attrTests.length) blocks.push({ p: [`No replay test of this action${foreign.length ? " by the run's writer or this machine" : ""} is recorded yet: run `, { code: `causeway attribute ${m.runId} --target "${target}" --spans` }, " first."] });
   else if (!causes.length) blocks.push({ p: [`No input was confirmed as a cause by the ${attrTests.length} recorded test${attrTests.length === 1 ? "" : "s"}.`] });
   for (const t of primary.length ? primary : contributing) {
     const spec = String(t.intervention);
@@ -175,6 +188,16 @@ export function buildCase(run: RunData, opts: CaseOptions): CaseFile {
   if (group) rows.push([[{ code: short(String(t0(group.intervention)), 80) }], [together], [`${pct(group.p_with)} → ${pct(group.p_without)}`], [`${sgn(group.effect)} ${ivl(group.ci)}`], [String(group.n)], [testLink(group)]]);
   if (rows.length) blocks.push({ table: { head: ["Input", "Finding", "With → without", "Effect [95% interval]", "n", "Evidence"], rows } });
   else blocks.push({ p: ["None tested besides the cause."] });
+
+  if (foreign.length) {
+    blocks.push({ h: 2, text: "Tests written by others (not counted)" });
+    blocks.push({
+      table: {
+        head: ["Input", "Claimed finding", "With → without", "Effect [95% interval]", "n", "Written by", "Evidence"],
+        rows: foreign.map((t) => [[{ code: String(t.intervention) }], [String(t.verdict ?? "?") + (t.role ? ` (${t.role})` : "")], [`${pct(t.p_with)} → ${pct(t.p_without)}`], [`${sgn(t.effect)} ${ivl(t.ci)}`], [String(t.n)], [{ strong: writerLabel(t.by) }], [testLink(t)]]),
+      },
+    });
+  }
 
   // ---- failure shape
   blocks.push({ h: 2, text: "Failure shape" });
@@ -259,7 +282,7 @@ export function buildCase(run: RunData, opts: CaseOptions): CaseFile {
   blocks.push({
     ul: [
       [v.ok ? `verify: PASS — ${v.events} events, hash chain intact, every blob matches its hash` : `verify: FAIL — ${v.first?.message}`],
-      [`tests.jsonl: ${run.tests.length} tests, ${run.tests.filter((t) => t.chained).length} chained${testProblems.length ? `; ${testProblems.map((p) => p.message).join("; ")}` : ""}`],
+      [`tests.jsonl: ${whole.tests.length} tests, ${whole.tests.filter((t) => t.chained).length} chained${whole.tests.length > run.tests.length ? `, ${whole.tests.length - run.tests.length} written by others (not counted)` : ""}${testProblems.length ? `; ${testProblems.map((p) => p.message).join("; ")}` : ""}`],
       ["The chain is unsigned: it shows edits, not who may rewrite the whole log."],
     ],
   });
@@ -277,7 +300,12 @@ export function buildCase(run: RunData, opts: CaseOptions): CaseFile {
   const headline = primary.length
     ? `${primary.map((t) => `${t.intervention} (${sgn(t.effect)} ${ivl(t.ci)})`).join(", ")}${span ? "; causing span found" : ""}${harms.length ? `; fix: ${harms.at(-1)!.fix_verdict}` : ""}`
     : "no confirmed cause";
-  return { run: m.runId, target, blocks, evidence, headline };
+  return { run: m.runId, target, blocks, evidence, headline: foreign.length ? `${headline}; ${foreign.length} test${foreign.length === 1 ? "" : "s"} by others not counted` : headline };
+}
+
+function runWriterText(w: string | null | undefined): string {
+  if (w === null) return "a writer the collector did not record";
+  return w === undefined || w === "local" ? "this machine (local)" : w;
 }
 
 function t0(x: unknown): string {

@@ -10,16 +10,23 @@
  *   GET  /v1/runs/RUN/blobs/REF                the blob file's bytes                                 read
  *   GET  /v1/runs/RUN/tests                    tests.jsonl's bytes                                   read
  *   POST /v1/runs/RUN/tests                    append one result to the tests chain (409 + head)     ingest
+ *   GET  /v1/runs/RUN/writers                  {"owner", "tests": [writer of each line]} (owners.ts) read
+ *
+ * Appending (tests here, events through ingest) is for the run's writer and admin only: anyone
+ * else gets 403 and nothing about the run (core/store/owners.ts).
  */
 import type http from "node:http";
 import { URL } from "node:url";
 import { HttpError, RUN_ID_RE, readJsonBody, sendJson, type BodyPool, type JsonBudget } from "../capture/http";
 import type { CollectorStore, RunFilter } from "./types";
 import type { Scope } from "./tokens";
+import type { Writer } from "./owners";
 
 export interface ApiContext {
   store: CollectorStore;
   allows(req: http.IncomingMessage, scope: Scope): boolean;
+  /** The writer the request's token is, when it holds `scope` (or admin). */
+  writerOf(req: http.IncomingMessage, scope: "ingest"): Writer | undefined;
   maxBody: number;
   /** The parse budget of a body (nesting, number length, count of values), as for ingest. */
   budget: JsonBudget;
@@ -143,14 +150,23 @@ export async function handleApi(ctx: ApiContext, req: http.IncomingMessage, res:
     }
     if (req.method === "POST") {
       need(ctx, req, "ingest");
+      const writer = ctx.writerOf(req, "ingest")!;
       const body = await readJsonBody(req, ctx.maxBody, ctx.budget, ctx.pool);
-      const v = await store.appendTest(runId, body);
+      const v = await store.appendTest(runId, body, writer);
       if (!v.ok) throw new HttpError(v.status, v.error, v.status === 409 ? { head: v.head ?? null } : {});
       ctx.log?.(`test ${runId}: line ${v.line}`);
       sendJson(res, 200, { run_id: runId, line: v.line, head: v.head, record: v.record });
       return true;
     }
     throw new HttpError(405, "use GET or POST");
+  }
+  if (what === "writers" && parts.length === 4) {
+    if (req.method !== "GET") throw new HttpError(405, "use GET");
+    need(ctx, req, "read");
+    const w = await store.readWriters(runId);
+    if (!w) throw new HttpError(404, `no run ${runId}`);
+    sendJson(res, 200, { run_id: runId, owner: w.owner, tests: w.tests });
+    return true;
   }
   throw new HttpError(404, "not found");
 }

@@ -14,8 +14,10 @@ import { eventLine } from "../log/writer";
 import { investigateLite } from "../analysis/investigate";
 import { RUN_ID_RE } from "../capture/http";
 import { validateBatch, type IngestLimits, type IngestVerdict, type StoredRun } from "../capture/ingest";
+import { WRITERS_FILE, readWriters, writersText, type WritersRecord } from "../log/writers";
+import { NOT_YOURS, mayWrite, writerId, type Writer } from "./owners";
 import { batchFacts, checkTest } from "./summary";
-import { StoreError, decodeCursor, encodeCursor, type CollectorStore, type EventRange, type RunFilter, type RunPage, type RunRow, type TestVerdict } from "./types";
+import { StoreError, decodeCursor, encodeCursor, type CollectorStore, type EventRange, type NotYours, type RunFilter, type RunPage, type RunRow, type TestVerdict } from "./types";
 
 /** Marks a run folder as created by ingest (only those are appended to). */
 export const INGEST_MARKER = ".causeway-ingest";
@@ -25,6 +27,8 @@ interface RunState {
   hashes: string[];
   ids: Set<string>;
   ended: boolean;
+  /** The run's owner: undefined while the run does not exist, null for one stored before owners were recorded. */
+  owner: string | null | undefined;
 }
 
 const MAX_CACHED_RUNS = 256;
@@ -50,9 +54,10 @@ export class FolderStore implements CollectorStore {
     if (have) return have;
     const dir = path.join(this.root, runId);
     const file = path.join(dir, "events.jsonl");
-    const st: RunState = { dir, hashes: [], ids: new Set(), ended: false };
+    const st: RunState = { dir, hashes: [], ids: new Set(), ended: false, owner: undefined };
     if (fs.existsSync(dir)) {
       if (!fs.existsSync(path.join(dir, INGEST_MARKER))) throw new StoreError(409, `a run named ${runId} exists and was not created by ingest; it is never appended to`);
+      st.owner = readWriters(dir)?.owner ?? null;
       const fileStat = fs.lstatSync(file, { throwIfNoEntry: false });
       if (fileStat && !fileStat.isFile()) throw new StoreError(409, `the stored run ${runId} has an events.jsonl that is not a regular file; not appending to it`);
       if (fileStat) {
@@ -98,14 +103,20 @@ export class FolderStore implements CollectorStore {
     return next;
   }
 
-  appendBatch(runId: string, body: JsonValue, limits: IngestLimits): Promise<IngestVerdict> {
+  appendBatch(runId: string, body: JsonValue, limits: IngestLimits, writer: Writer): Promise<IngestVerdict | NotYours> {
     return this.serial(runId, () => {
       const st = this.stateOf(runId);
+      // before the batch is looked at: someone else's run tells them nothing
+      if (!mayWrite(st.owner, writer)) return NOT_YOURS;
       const v = validateBatch(body, this.storedView(st), limits);
       if (!v.ok) return v;
       fs.mkdirSync(path.join(st.dir, "blobs"), { recursive: true });
       const marker = path.join(st.dir, INGEST_MARKER);
       if (!fs.existsSync(marker)) fs.writeFileSync(marker, JSON.stringify({ created: new Date().toISOString() }) + "\n");
+      if (st.owner === undefined) {
+        writeWriters(st.dir, { owner: writerId(writer), tests: [] });
+        st.owner = writerId(writer);
+      }
       for (const [ref, value] of v.blobs) {
         const file = path.join(st.dir, "blobs", ref.slice(7) + ".json");
         if (fs.existsSync(file)) continue;
@@ -129,18 +140,31 @@ export class FolderStore implements CollectorStore {
     return fs.existsSync(path.join(dir, "events.jsonl")) ? dir : null;
   }
 
-  appendTest(runId: string, body: JsonValue): Promise<TestVerdict> {
+  appendTest(runId: string, body: JsonValue, writer: Writer): Promise<TestVerdict> {
     return this.serial(runId, (): TestVerdict => {
       const dir = this.runDir(runId);
       if (!dir) return { ok: false, status: 404, error: `no run ${runId}` };
+      const writers = fs.existsSync(path.join(dir, INGEST_MARKER)) ? (readWriters(dir) ?? { owner: null, tests: [] }) : { owner: null, tests: [] };
+      if (!mayWrite(writers.owner, writer)) return NOT_YOURS;
       const file = path.join(dir, "tests.jsonl");
       const stored = fs.existsSync(file) ? fs.readFileSync(file) : Buffer.alloc(0);
-      const v = checkTest(stored, body);
+      const v = checkTest(stored, body, writerId(writer));
       if (!v.ok) return v;
       fs.appendFileSync(file, v.text!);
-      const { text: _t, ...rest } = v;
+      // the line first: a crash between the two leaves it unattributed (shown as foreign), never misattributed
+      const at = v.fileLine! - 1;
+      const tests = writers.tests.slice(0, at);
+      while (tests.length < at) tests.push(null);
+      writeWriters(dir, { owner: writers.owner, tests: [...tests, writerId(writer)] });
+      const { text: _t, fileLine: _n, ...rest } = v;
       return rest;
     });
+  }
+
+  async readWriters(runId: string): Promise<WritersRecord | null> {
+    const dir = this.runDir(runId);
+    if (!dir) return null;
+    return readWriters(dir) ?? { owner: null, tests: [] };
   }
 
   /** A run folder's row, recomputed when its files change. */
@@ -185,6 +209,7 @@ export class FolderStore implements CollectorStore {
       tools: facts.tools,
       sources: facts.sources,
       updated: mtime.toISOString(),
+      owner: readWriters(dir)?.owner ?? null,
     };
     this.rows.set(runId, { key, row });
     return row;
@@ -288,6 +313,14 @@ export class FolderStore implements CollectorStore {
   }
 
   async close(): Promise<void> {}
+}
+
+/** Replaces a run folder's writers file whole (a reader sees the old one or the new one). */
+function writeWriters(dir: string, w: WritersRecord): void {
+  const file = path.join(dir, WRITERS_FILE);
+  const tmp = `${file}.tmp-${process.pid}`;
+  fs.writeFileSync(tmp, writersText(w));
+  fs.renameSync(tmp, file);
 }
 
 /** Does a row pass a filter (the folder store filters in memory; PostgreSQL in SQL)? */

@@ -18,8 +18,10 @@ import { PyFloat, type JsonValue } from "../log/pyjson";
 import { eventLine } from "../log/writer";
 import { RUN_ID_RE } from "../capture/http";
 import { validateBatch, type IngestLimits, type IngestVerdict } from "../capture/ingest";
+import type { WritersRecord } from "../log/writers";
+import { NOT_YOURS, mayWrite, writerId, type Writer } from "./owners";
 import { alertCounts, batchFacts, checkTest } from "./summary";
-import { StoreError, decodeCursor, encodeCursor, type CollectorStore, type EventRange, type RunFilter, type RunPage, type RunRow, type TestVerdict } from "./types";
+import { StoreError, decodeCursor, encodeCursor, type CollectorStore, type EventRange, type NotYours, type RunFilter, type RunPage, type RunRow, type TestVerdict } from "./types";
 
 /** Migrations, in order; schema_version = how many have run. Never edit one that has shipped. */
 export const MIGRATIONS: readonly string[] = [
@@ -71,6 +73,10 @@ export const MIGRATIONS: readonly string[] = [
   // were computed at, so a slower recompute (another collector's) never overwrites a newer one
   `ALTER TABLE causeway_runs ADD COLUMN alerts_seq integer NOT NULL DEFAULT -1;
    UPDATE causeway_runs SET alerts_seq = head_seq WHERE status = 'ended';`,
+  // 3: runs belong to their writer (core/store/owners.ts): the principal that created the run, and
+  // the one that appended each test line; NULL for what was stored before (only admin extends it)
+  `ALTER TABLE causeway_runs ADD COLUMN owner text;
+   ALTER TABLE causeway_tests ADD COLUMN writer text;`,
 ];
 
 /**
@@ -186,15 +192,18 @@ export class PgStore implements CollectorStore {
     });
   }
 
-  async appendBatch(runId: string, body: JsonValue, limits: IngestLimits): Promise<IngestVerdict> {
+  async appendBatch(runId: string, body: JsonValue, limits: IngestLimits, writer: Writer): Promise<IngestVerdict | NotYours> {
     // what the validator may ask of the stored run, gathered from the (not yet checked) batch
     const evs = isObj(body) && Array.isArray(body.events) ? body.events.filter(isObj) : [];
     const firstSeq = evs.length && Number.isSafeInteger(evs[0].seq) ? (evs[0].seq as number) : undefined;
     const ids = [...new Set(evs.map((e) => e.id).filter((x): x is string => typeof x === "string"))];
     const refs = [...new Set(evs.flatMap((e) => refsOf(e)).filter(isRef))];
-    const v = await this.tx(async (c) => {
-      await c.query("INSERT INTO causeway_runs (run_id) VALUES ($1) ON CONFLICT (run_id) DO NOTHING", [runId]);
-      const row = (await c.query("SELECT head_seq, head_hash, status FROM causeway_runs WHERE run_id = $1 FOR UPDATE", [runId])).rows[0];
+    const v = await this.tx(async (c): Promise<IngestVerdict | NotYours> => {
+      // a new run is its writer's (a refused first batch rolls the row back); a stored one is checked
+      // before the batch is looked at: someone else's run tells them nothing
+      const made = await c.query("INSERT INTO causeway_runs (run_id, owner) VALUES ($1, $2) ON CONFLICT (run_id) DO NOTHING", [runId, writerId(writer)]);
+      const row = (await c.query("SELECT head_seq, head_hash, status, owner FROM causeway_runs WHERE run_id = $1 FOR UPDATE", [runId])).rows[0];
+      if (!made.rowCount && !mayWrite(row.owner as string | null, writer)) return NOT_YOURS;
       const headSeq = row.head_seq as number;
       const atFirst = firstSeq !== undefined && firstSeq <= headSeq ? (await c.query("SELECT hash FROM causeway_events WHERE run_id = $1 AND seq = $2", [runId, firstSeq])).rows[0]?.hash : undefined;
       const haveIds = new Set<string>(ids.length ? (await c.query("SELECT id FROM causeway_events WHERE run_id = $1 AND id = ANY($2)", [runId, ids])).rows.map((r) => r.id) : []);
@@ -276,24 +285,35 @@ export class PgStore implements CollectorStore {
     const blobs = await this.withClient(async (c) => (await c.query("SELECT b.ref, b.body FROM causeway_run_blobs rb JOIN causeway_blobs b ON b.ref = rb.ref WHERE rb.run_id = $1", [runId])).rows);
     const map = new Map<string, Buffer>(blobs.map((r) => [r.ref as string, r.body as Buffer]));
     const tests = (await this.readTests(runId)) ?? Buffer.alloc(0);
-    const a = alertCounts(runId, events.bytes, (ref) => map.get(ref), tests);
+    const writers = (await this.readWriters(runId)) ?? undefined;
+    const a = alertCounts(runId, events.bytes, (ref) => map.get(ref), tests, writers);
     await this.withClient((c) =>
       c.query("UPDATE causeway_runs SET alerts_high = $2, alerts_review = $3, alerts_info = $4, alerts_seq = $5 WHERE run_id = $1 AND alerts_seq <= $5", [runId, a.high, a.review, a.info, events.head!.seq]),
     );
   }
 
-  async appendTest(runId: string, body: JsonValue): Promise<TestVerdict> {
+  async appendTest(runId: string, body: JsonValue, writer: Writer): Promise<TestVerdict> {
     if (!RUN_ID_RE.test(runId)) return { ok: false, status: 404, error: `no run ${runId}` };
-    return this.tx(async (c) => {
-      const row = (await c.query("SELECT tests FROM causeway_runs WHERE run_id = $1 AND head_seq >= 0 FOR UPDATE", [runId])).rows[0];
+    return this.tx(async (c): Promise<TestVerdict> => {
+      const row = (await c.query("SELECT tests, owner FROM causeway_runs WHERE run_id = $1 AND head_seq >= 0 FOR UPDATE", [runId])).rows[0];
       if (!row) return { ok: false, status: 404, error: `no run ${runId}` };
+      if (!mayWrite(row.owner as string | null, writer)) return NOT_YOURS;
       const stored = Buffer.concat((await c.query("SELECT line FROM causeway_tests WHERE run_id = $1 ORDER BY n", [runId])).rows.map((r) => r.line as Buffer));
-      const v = checkTest(stored, body);
+      const v = checkTest(stored, body, writerId(writer));
       if (!v.ok) return v;
-      await c.query("INSERT INTO causeway_tests (run_id, n, line) VALUES ($1, $2, $3)", [runId, (row.tests as number) + 1, Buffer.from(v.text!, "utf8")]);
+      await c.query("INSERT INTO causeway_tests (run_id, n, line, writer) VALUES ($1, $2, $3, $4)", [runId, (row.tests as number) + 1, Buffer.from(v.text!, "utf8"), writerId(writer)]);
       await c.query("UPDATE causeway_runs SET tests = tests + 1, updated_at = now() WHERE run_id = $1", [runId]);
-      const { text: _t, ...rest } = v;
+      const { text: _t, fileLine: _n, ...rest } = v;
       return rest;
+    });
+  }
+
+  async readWriters(runId: string): Promise<WritersRecord | null> {
+    return this.withClient(async (c) => {
+      const row = (await c.query("SELECT owner FROM causeway_runs WHERE run_id = $1 AND head_seq >= 0", [runId])).rows[0];
+      if (!row) return null;
+      const tests = (await c.query("SELECT writer FROM causeway_tests WHERE run_id = $1 ORDER BY n", [runId])).rows.map((r) => (r.writer as string | null) ?? null);
+      return { owner: (row.owner as string | null) ?? null, tests };
     });
   }
 
@@ -311,6 +331,7 @@ export class PgStore implements CollectorStore {
       tools: r.tools as string[],
       sources: r.sources as string[],
       updated: (r.updated_at as Date).toISOString(),
+      owner: (r.owner as string | null) ?? null,
     };
   }
 

@@ -8,6 +8,7 @@ import { ZERO_HASH, eventHash, isHex64 } from "../log/hash";
 import { PyFloat, dumps, parseLossless, type JsonValue } from "../log/pyjson";
 import { EventLogParser, type RunData } from "../log/reader";
 import { parseTestsLog } from "../log/testslog";
+import { LOCAL_WRITER, type WritersRecord } from "../log/writers";
 import type { Event } from "../capture/ingest";
 import type { TestVerdict } from "./types";
 
@@ -56,12 +57,12 @@ class LookupBlobStore extends BlobStore {
   }
 }
 
-/** The alert counts of a run given as events.jsonl bytes, its blobs and tests.jsonl bytes. */
-export function alertCounts(runId: string, eventsBytes: Buffer, blob: (ref: string) => Buffer | undefined, testsBytes: Buffer): { high: number; review: number; info: number } {
+/** The alert counts of a run given as events.jsonl bytes, its blobs and tests.jsonl bytes (tests by others than its writer not counted). */
+export function alertCounts(runId: string, eventsBytes: Buffer, blob: (ref: string) => Buffer | undefined, testsBytes: Buffer, writers?: WritersRecord): { high: number; review: number; info: number } {
   const parser = new EventLogParser();
   parser.push(eventsBytes);
   parser.end();
-  const tests = parseTestsLog(testsBytes);
+  const tests = parseTestsLog(testsBytes, writers);
   const run: RunData = {
     dir: `store:${runId}`,
     runId,
@@ -80,6 +81,8 @@ export function alertCounts(runId: string, eventsBytes: Buffer, blob: (ref: stri
   }
 }
 
+const describeWriter = (x: unknown): string => (typeof x === "string" ? JSON.stringify(x.slice(0, 80)) : "a value that is not text");
+
 const isObj = (x: unknown): x is Record<string, JsonValue> => !!x && typeof x === "object" && !Array.isArray(x) && !(x instanceof PyFloat);
 
 /**
@@ -89,8 +92,12 @@ const isObj = (x: unknown): x is Record<string, JsonValue> => !!x && typeof x ==
  * carries `hash` must recompute (422) and link to the stored head (409 with the head); a line
  * without a chain is taken only before any chained line (the reference writes none). A stored
  * chain that does not verify is never extended (409).
+ *
+ * `writer` is the principal appending: a result chained here is stored with `"writer": writer`;
+ * a line sent whole may name its writer only as itself or `local` (pushed from the sender's
+ * machine), else 422. The store records `writer` beside the line either way.
  */
-export function checkTest(stored: Buffer, body: JsonValue): TestVerdict & { text?: string } {
+export function checkTest(stored: Buffer, body: JsonValue, writer: string): TestVerdict & { text?: string; fileLine?: number } {
   let raw: string | undefined;
   let rec0: JsonValue | undefined = isObj(body) && isObj(body.record) ? body.record : body;
   if (isObj(body) && typeof body.line === "string" && Object.keys(body).length === 1) {
@@ -107,7 +114,9 @@ export function checkTest(stored: Buffer, body: JsonValue): TestVerdict & { text
   const broken = log.problems.find((p) => p.code === "tests-hash" || p.code === "tests-chain" || p.code === "tests-not-json");
   if (broken) return { ok: false, status: 409, error: `the stored tests.jsonl fails its check (${broken.message}); not appending to it`, head: log.head };
   const head = log.head || ZERO_HASH;
-  const { line: _l, chained: _c, ...clean } = rec0 as Record<string, JsonValue>;
+  const { line: _l, chained: _c, by: _b, foreign: _f, ...clean } = rec0 as Record<string, JsonValue>;
+  const claimed = clean.writer;
+  if (claimed !== undefined && claimed !== LOCAL_WRITER && claimed !== writer) return { ok: false, status: 422, error: `the test result names its writer as ${describeWriter(claimed)}, but it is sent by ${writer}` };
   let rec: Record<string, unknown>;
   if (clean.hash !== undefined) {
     if (!isHex64(clean.hash)) return { ok: false, status: 422, error: "hash must be 64 hex digits" };
@@ -119,10 +128,12 @@ export function checkTest(stored: Buffer, body: JsonValue): TestVerdict & { text
     rec = clean;
   } else {
     const { prev_hash: _p, ...rest } = clean;
-    rec = { ...rest, prev_hash: head };
+    rec = { ...rest, writer, prev_hash: head };
     rec.hash = eventHash(rec);
   }
   const prefix = stored.length && stored[stored.length - 1] !== 0x0a ? "\n" : "";
   const text = raw !== undefined ? raw : dumps(rec, "file");
-  return { ok: true, record: rec, head: typeof rec.hash === "string" ? rec.hash : head, line: log.records.length + 1, text: prefix + text + "\n" };
+  let fileLine = prefix ? 2 : 1; // the appended line's number in the file (blank lines counted, as the reader does)
+  for (let i = stored.indexOf(0x0a); i >= 0; i = stored.indexOf(0x0a, i + 1)) fileLine++;
+  return { ok: true, record: rec, head: typeof rec.hash === "string" ? rec.hash : head, line: log.records.length + 1, text: prefix + text + "\n", fileLine };
 }

@@ -10,8 +10,9 @@ import { refsOf } from "../log/events";
 import { isRef } from "../log/hash";
 import { dumps, parseJsonObject, parseLossless } from "../log/pyjson";
 import { verifyRun } from "../log/verify";
-import { chainTest, parseTestsLog } from "../log/testslog";
+import { chainTest, parseTestsLog, readTestsLog } from "../log/testslog";
 import { RUN_ID_RE } from "../capture/http";
+import { WRITERS_FILE, parseWriters, writersText, type WritersRecord } from "../log/writers";
 import type { RunFilter, RunPage, RunRow } from "./types";
 
 export class TransferError extends Error {
@@ -112,6 +113,14 @@ export class CollectorClient {
     const res = await this.request("GET", `/v1/runs/${encodeURIComponent(runId)}/tests`);
     if (!res.ok) await this.fail(res, `tests of ${runId}`);
     return Buffer.from(await res.arrayBuffer());
+  }
+
+  /** Who owns the run and wrote each test line (core/store/owners.ts); undefined from a collector that does not record it. */
+  async writers(runId: string): Promise<WritersRecord | undefined> {
+    const res = await this.request("GET", `/v1/runs/${encodeURIComponent(runId)}/writers`);
+    if (res.status === 404) return undefined;
+    if (!res.ok) await this.fail(res, `writers of ${runId}`);
+    return parseWriters(await res.text());
   }
 
   /** Appends one tests.jsonl line, byte for byte (chained, or unchained before any chained line). */
@@ -227,6 +236,26 @@ export async function appendTestLine(client: CollectorClient, runId: string, lin
   }
 }
 
+/**
+ * Writes the collector's record of who wrote the run and each of `tests`' lines (the collector's
+ * tests.jsonl bytes, read just before) into a run folder; nothing from a collector that keeps none.
+ * Read after the tests, it covers every line of them (lines appended since are left off).
+ */
+export async function saveWriters(client: CollectorClient, runId: string, dir: string, tests: Buffer): Promise<void> {
+  const writers = await client.writers(runId);
+  const file = path.join(dir, WRITERS_FILE);
+  if (!writers) return fs.rmSync(file, { force: true });
+  fs.writeFileSync(`${file}.tmp`, writersText({ owner: writers.owner, tests: writers.tests.slice(0, fileLines(tests)) }));
+  fs.renameSync(`${file}.tmp`, file);
+}
+
+/** How many lines a reader counts in a file (blank ones included). */
+function fileLines(buf: Buffer): number {
+  let n = 0;
+  for (let i = buf.indexOf(0x0a); i >= 0; i = buf.indexOf(0x0a, i + 1)) n++;
+  return buf.length && buf[buf.length - 1] !== 0x0a ? n + 1 : n;
+}
+
 /** The lines of a file (without their newlines); a last line without one is kept. */
 function linesOf(buf: Buffer): string[] {
   const text = buf.toString("utf8");
@@ -325,8 +354,11 @@ export async function pushRun(dir: string, client: CollectorClient, opts: { maxB
   return { runId, sent: lines.length - from, skipped: from, tests };
 }
 
-/** Writes a collector's run into OUT/<run_id> (replacing an older copy) and verifies it. */
-export async function pullRun(client: CollectorClient, runId: string, outRoot: string): Promise<{ dir: string; events: number; blobs: number; tests: number; ok: boolean; problems: string[] }> {
+/**
+ * Writes a collector's run into OUT/<run_id> (replacing an older copy) and verifies it, with the
+ * collector's record of who wrote the run and each test line (core/log/writers.ts).
+ */
+export async function pullRun(client: CollectorClient, runId: string, outRoot: string): Promise<{ dir: string; events: number; blobs: number; tests: number; foreignTests: number; ok: boolean; problems: string[] }> {
   if (!RUN_ID_RE.test(runId)) throw new TransferError(`not a run id: ${JSON.stringify(runId)}`);
   const row = await client.getRun(runId);
   if (!row) throw new TransferError(`the collector holds no run ${runId}`, 404);
@@ -360,11 +392,13 @@ export async function pullRun(client: CollectorClient, runId: string, outRoot: s
     }
     const tests = await client.tests(runId);
     if (tests.length) fs.writeFileSync(path.join(tmp, "tests.jsonl"), tests);
+    await saveWriters(client, runId, tmp, tests);
     fs.rmSync(dir, { recursive: true, force: true });
     fs.renameSync(tmp, dir);
     const v = verifyRun(dir);
     const errors = v.problems.filter((p) => p.severity === "error" && !(p.code === "no-run-end" && row.status === "running"));
-    return { dir, events: from, blobs, tests: linesOf(tests).length, ok: errors.length === 0, problems: errors.map((p) => p.message) };
+    const foreignTests = readTestsLog(dir).records.filter((t) => t.foreign).length;
+    return { dir, events: from, blobs, tests: linesOf(tests).length, foreignTests, ok: errors.length === 0, problems: errors.map((p) => p.message) };
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }

@@ -12,6 +12,8 @@
  */
 import type { JsonValue } from "../log/pyjson";
 import type { IngestLimits, IngestVerdict, RunHead } from "../capture/ingest";
+import type { WritersRecord } from "../log/writers";
+import type { Writer } from "./owners";
 
 /** What listing a run needs (the runs table). */
 export interface RunRow {
@@ -30,6 +32,8 @@ export interface RunRow {
   sources: string[];
   /** ISO time of the last write */
   updated: string;
+  /** The principal that created the run (core/store/owners.ts); null when stored before owners were recorded. */
+  owner?: string | null;
 }
 
 export interface RunFilter {
@@ -67,7 +71,10 @@ export interface EventRange {
 }
 
 /** A test result appended (or refused), like ingest: 409 carries the tests head. */
-export type TestVerdict = { ok: true; record: Record<string, unknown>; head: string; line: number } | { ok: false; status: 400 | 404 | 409 | 422; error: string; head?: string };
+export type TestVerdict = { ok: true; record: Record<string, unknown>; head: string; line: number } | { ok: false; status: 400 | 403 | 404 | 409 | 422; error: string; head?: string };
+
+/** A write to someone else's run, refused: nothing about the run is said (no head). */
+export type NotYours = { ok: false; status: 403; error: string };
 
 export interface CollectorStore {
   readonly kind: "folder" | "postgresql";
@@ -75,11 +82,14 @@ export interface CollectorStore {
   init(): Promise<void>;
   /**
    * Validates a batch against the stored run and stores it, atomically: nothing of a refused batch
-   * is written. Batches of one run are serialised (across processes, for a shared store).
+   * is written. Batches of one run are serialised (across processes, for a shared store). The
+   * first writer of a run owns it; anyone else but admin is refused (core/store/owners.ts).
    */
-  appendBatch(runId: string, body: JsonValue, limits: IngestLimits): Promise<IngestVerdict>;
-  /** Appends one test result to the run's tests.jsonl chain. */
-  appendTest(runId: string, body: JsonValue): Promise<TestVerdict>;
+  appendBatch(runId: string, body: JsonValue, limits: IngestLimits, writer: Writer): Promise<IngestVerdict | NotYours>;
+  /** Appends one test result to the run's tests.jsonl chain, recorded as written by `writer`. */
+  appendTest(runId: string, body: JsonValue, writer: Writer): Promise<TestVerdict>;
+  /** The run's owner and who wrote each test line, or null for an unknown run. */
+  readWriters(runId: string): Promise<WritersRecord | null>;
   listRuns(filter: RunFilter): Promise<RunPage>;
   getRun(runId: string): Promise<RunRow | null>;
   /** Events with seq in [from, from+limit), or null for an unknown run. */

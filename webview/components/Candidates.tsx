@@ -106,6 +106,7 @@ function CandidateRow({ c, a, disabled, disabledWhy }: { c: Candidate; a: Action
       </td>
       <td>
         <StatusChip status={c.status} />
+        {t?.by && <div class="cell-sub muted" title="who wrote this test (tests.jsonl)">{`by ${t.by}`}</div>}
       </td>
       <td class="num">
         <EffectBar value={t?.effect} ci={t?.ci} />

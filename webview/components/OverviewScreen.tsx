@@ -21,6 +21,7 @@ export function OverviewScreen() {
         <div class="run-meta">
           <span>{s.program}</span>
           {s.task && <span class="run-task">{s.task}</span>}
+          {s.writer !== undefined && <span class="run-writer">{`written by ${s.writer ?? "an unrecorded writer"}`}</span>}
         </div>
       </div>
       <div class="stats">
@@ -31,7 +32,7 @@ export function OverviewScreen() {
         <Stat label="Messages" value={int(s.messages)} />
         <Stat label="Untrusted inputs" value={`${int(s.untrusted_inputs)} / ${int(s.inputs)}`} />
         <Stat label="Tokens" value={int(s.usage.input_tokens + s.usage.output_tokens)} sub={`${int(s.usage.input_tokens)} in \u00b7 ${int(s.usage.output_tokens)} out`} />
-        <Stat label="Tests" value={int(s.tests)} sub={s.tests ? `${int(s.confirmed_causes)} confirmed` : "none yet"} />
+        <Stat label="Tests" value={int(s.tests)} sub={`${s.tests ? `${int(s.confirmed_causes)} confirmed` : "none yet"}${s.foreign_tests ? ` \u00b7 ${int(s.foreign_tests)} by others, not counted` : ""}`} />
       </div>
       {inv.problems.length > 0 && <Problems inv={inv} />}
       <ToolCalls inv={inv} />

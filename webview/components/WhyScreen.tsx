@@ -8,6 +8,7 @@ import type { ActionView, Investigation } from "../../core/analysis/types";
 import { PROVENANCE_LABEL, PROVENANCE_TONE, clip } from "../format";
 import { actionSeverity, defaultAction, indexOf, lineageGroups, nodeLineage, nodeName } from "../logic";
 import { Candidates } from "./Candidates";
+import { ForeignTests } from "./ForeignTests";
 import { CauseDetails } from "./CauseDetails";
 import { useApp } from "./context";
 import { Button, Chip, Empty, HostLink, Icon, Section, SeverityChip, TrustChip, onActivate, useRoving } from "./ui";
@@ -31,6 +32,7 @@ export function WhyScreen() {
         <Provenance inv={inv} a={a} />
         <Lineage inv={inv} a={a} />
         <Candidates inv={inv} a={a} />
+        <ForeignTests a={a} />
         <CauseDetails inv={inv} a={a} />
       </div>
     </div>
