@@ -27,6 +27,7 @@ import { freeRunId } from "../sdk/system";
 import { codecForPath, type Codec } from "../adapters/codecs";
 import { ConversationRecorder, errorText, openRun, runDir } from "../adapters/shared";
 import { guardConnections, HttpError, hostAllowed, readBody, RUN_ID_RE } from "./http";
+import { Redactor } from "../log/redact";
 
 export interface GatewayOptions {
   /** Where requests go: http(s)://host[:port][/base]. The request's own path is appended. */
@@ -110,7 +111,10 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const keys = Object.entries(opts.agentKeys ?? {}).map(([label, key]) => ({ label, digest: digest(key) }));
   const defaultRun = opts.runId ?? `gateway-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-")}`;
   const runs = new Map<string, { rt: Runtime; recorders: Map<string, ConversationRecorder> }>();
-  const log = opts.log ?? (() => {});
+  // the credentials of every request seen (and the gateway's own environment) never reach a run or a log line
+  const redactor = Redactor.fromEnv(process.env);
+  for (const key of Object.values(opts.agentKeys ?? {})) redactor.add(key);
+  const log = (line: string) => opts.log?.(redactor.text(line));
 
   const agentName = (req: http.IncomingMessage): string => {
     const h = req.headers["x-causeway-agent"];
@@ -135,6 +139,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
         untrustedTools: opts.untrustedTools,
         captureSites: false,
         meta: { recorded_by: "causeway gateway", upstream: upstream.origin + basePath },
+        redactor,
       });
       run = { rt, recorders: new Map() };
       runs.set(name, run);
@@ -149,6 +154,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   };
 
   const record = (codec: Codec, req: http.IncomingMessage, body: unknown, outcome: { response?: unknown; error?: string; durationMs: number }, url: string) => {
+    redactor.addHeaders(req.headers);
+    redactor.addUrl(req.url);
     try {
       const rec = recorderFor(req);
       rec.exchange(codec, body, { ...outcome, url });
