@@ -63,7 +63,7 @@ export function envSecrets(env: NodeJS.ProcessEnv = process.env): string[] {
   return out;
 }
 
-/** The secret parts of one credential header value: after an auth scheme (`Bearer X` → X), each cookie's value, a Basic password. */
+/** The secret parts of one credential header value: after an auth scheme (`Bearer X` → X, so `Bearer [redacted]` shows), each cookie's value, a Basic password. */
 export function headerSecrets(name: string, value: string): string[] {
   const v = value.trim();
   if (/^cookie$/i.test(name)) {
@@ -74,7 +74,7 @@ export function headerSecrets(name: string, value: string): string[] {
   }
   const m = /^([A-Za-z][A-Za-z0-9_-]*)\s+(\S.*)$/.exec(v);
   if (!m) return [v];
-  const out = [m[2], v];
+  const out = [m[2]];
   if (/^basic$/i.test(m[1])) {
     const plain = Buffer.from(m[2], "base64").toString("utf8");
     const colon = plain.indexOf(":");
