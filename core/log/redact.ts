@@ -83,20 +83,36 @@ export function headerSecrets(name: string, value: string): string[] {
   return out;
 }
 
-const QUERY_VALUE = /([?&;]([A-Za-z0-9_.%-]{1,64})=)([^&#\s"'<>\\]*)/g;
+const NAME_CHAR = /[A-Za-z0-9_.%-]/;
+const VALUE_END = /[&#\s"'<>\\]/;
 
 /** A URL (or any text holding one) with the value of each credential query parameter replaced by `[redacted]`. */
 export function redactQuery(text: string): string {
-  if (!text.includes("=")) return text;
-  return text.replace(QUERY_VALUE, (all, head: string, name: string, value: string) => {
-    let n = name;
+  let eq = text.indexOf("=");
+  if (eq < 0) return text;
+  let out = "";
+  let from = 0;
+  for (; eq >= 0; eq = text.indexOf("=", eq + 1)) {
+    // the name before this '=' must follow a '?', '&' or ';'
+    let j = eq;
+    while (j > 0 && eq - j < 64 && NAME_CHAR.test(text[j - 1])) j--;
+    if (j === eq || j === 0 || !"?&;".includes(text[j - 1])) continue;
+    let name = text.slice(j, eq);
     try {
-      n = decodeURIComponent(name);
+      name = decodeURIComponent(name);
     } catch {
       /* the name as written */
     }
-    return value && value !== REDACTED && value !== encodeURIComponent(REDACTED) && isCredentialParam(n) ? head + REDACTED : all;
-  });
+    if (!isCredentialParam(name)) continue;
+    let k = eq + 1;
+    while (k < text.length && !VALUE_END.test(text[k])) k++;
+    const value = text.slice(eq + 1, k);
+    if (!value || value === REDACTED || value === encodeURIComponent(REDACTED)) continue;
+    out += text.slice(from, eq + 1) + REDACTED;
+    from = k;
+    eq = k - 1;
+  }
+  return from === 0 ? text : out + text.slice(from);
 }
 
 /** The values of a URL's credential query parameters (as written and decoded). */
