@@ -12,6 +12,7 @@ import { dumps, parseJsonObject } from "./pyjson";
 import { problem, type Problem } from "./problems";
 import { sanitizeTest } from "./sanitize";
 import { MAX_JSON_DEPTH, jsonTooDeep, readLimits, readRunFile } from "./safefs";
+import { Redactor } from "./redact";
 
 export interface TestRecord {
   [k: string]: unknown;
@@ -110,14 +111,15 @@ export function chainTest(result: Record<string, unknown>, head: string): Record
 }
 
 /**
- * Appends one result, chained to the last chained line. Returns the line as written (with
- * prev_hash and hash). Refuses to extend a chain that does not verify.
+ * Appends one result, cleaned of credentials (see redact.ts) and chained to the last chained
+ * line. Returns the line as written (with prev_hash and hash). Refuses to extend a chain that does not verify.
  */
 export function appendTest(dir: string, result: Record<string, unknown>): Record<string, unknown> {
   const { problems, head } = readTestsLog(dir);
   const broken = problems.find((p) => p.code === "tests-hash" || p.code === "tests-chain" || p.code === "tests-not-json" || p.code === "io");
   if (broken) throw new Error(`tests.jsonl fails its check (${broken.message}); not appending to it`);
-  const rec = chainTest(result, head);
+  // a replay's results (a live tool's answer, an endpoint's error) are cleaned of credentials like the run itself
+  const rec = chainTest(Redactor.fromEnv(process.env).value(result), head);
   const file = path.join(dir, "tests.jsonl");
   let prefix = "";
   try {

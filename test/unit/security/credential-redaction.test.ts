@@ -20,6 +20,7 @@ import { traceOpenAI } from "../../../core/adapters/openai";
 import { startGateway } from "../../../core/capture/gateway";
 import { importOtel } from "../../../core/importers/otel";
 import { readRun } from "../../../core/log/reader";
+import { appendTest, readTestsLog } from "../../../core/log/testslog";
 import { startEchoUpstream } from "../../fake-llm/echo-credentials";
 import { startFakeLlm } from "../../fake-llm/server";
 
@@ -122,6 +123,23 @@ describe("redaction in recordings", () => {
     expect(text).toContain(`CW_TEST_SECRET_TOKEN=${REDACTED}`);
     const run = readRun(dir, { checkBlobs: true });
     expect(run.problems.filter((p) => p.severity === "error")).toEqual([]);
+  });
+
+  it("tests.jsonl: a replay's result holding an environment secret or a credential query value is written as [redacted], and the log still verifies", () => {
+    const s = secret("cwtests");
+    const dir = tmp();
+    process.env.CW_TESTS_AUTH_TOKEN = s;
+    try {
+      appendTest(dir, { scope: "decision", verdict: "inconclusive", note: `live tool said ${s}`, endpoint: { url: "https://h.example/v1?api_key=AbCdEf123456" } });
+    } finally {
+      delete process.env.CW_TESTS_AUTH_TOKEN;
+    }
+    const text = fs.readFileSync(path.join(dir, "tests.jsonl"), "utf8");
+    expect(text).not.toContain(s);
+    expect(text).not.toContain("AbCdEf123456");
+    expect(text).toContain("live tool said [redacted]");
+    expect(text).toContain("api_key=[redacted]");
+    expect(readTestsLog(dir).problems).toEqual([]);
   });
 
   it("the OpenAI adapter: the client's apiKey and defaultQuery key, echoed by the upstream, are recorded as [redacted]", async () => {
