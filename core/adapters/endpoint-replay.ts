@@ -22,6 +22,7 @@ import { bettingNMax, decisionRecord, sequentialBetting } from "../replay/engine
 import { CODECS, getAt, resultText, setAt, type ApiName, type Codec } from "./codecs";
 import type { RecordedBlock, RecordedRequest } from "./shared";
 import { cloneJson } from "./shared";
+import { Redactor } from "../log/redact";
 
 export class EndpointError extends Error {
   constructor(
@@ -131,10 +132,35 @@ export function withoutBlocks(r: RebuiltRequest, intervention: string): { body: 
   return { body, removed, kept, edited };
 }
 
+const OFFICIAL = { anthropic: "https://api.anthropic.com", openai: "https://api.openai.com/v1" };
+
+/**
+ * Refuses to fall back on the official endpoint (with the user's key) for a call the run says was
+ * recorded against another upstream: the caller names the endpoint (flag or environment). The
+ * recorded address is only ever shown, never used.
+ */
+export function checkDefaultEndpoint(codec: Codec, recordedUrl: unknown, baseUrl?: string): void {
+  const anthropic = codec.api === "anthropic.messages";
+  if (baseUrl ?? (anthropic ? process.env.ANTHROPIC_BASE_URL : process.env.OPENAI_BASE_URL)) return;
+  if (typeof recordedUrl !== "string") return;
+  let recorded: URL;
+  try {
+    recorded = new URL(recordedUrl);
+  } catch {
+    return;
+  }
+  const official = new URL(anthropic ? OFFICIAL.anthropic : OFFICIAL.openai);
+  if (recorded.origin === official.origin) return;
+  const shown = JSON.stringify((recorded.origin + recorded.pathname).slice(0, 200));
+  throw new EndpointError(
+    `this call was recorded against ${shown}, not ${official.origin}; say where to send it with --base-url URL (or ${anthropic ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL"}): a recorded address is never used, so a run can't choose where your key goes`,
+  );
+}
+
 /** Where the API's SDK sends a call: the base URL (env or official default) plus the path. */
 export function endpointFor(codec: Codec, baseUrl?: string): string {
   const anthropic = codec.api === "anthropic.messages";
-  const base = (baseUrl ?? (anthropic ? process.env.ANTHROPIC_BASE_URL : process.env.OPENAI_BASE_URL) ?? (anthropic ? "https://api.anthropic.com" : "https://api.openai.com/v1")).replace(/\/+$/, "");
+  const base = (baseUrl ?? (anthropic ? process.env.ANTHROPIC_BASE_URL : process.env.OPENAI_BASE_URL) ?? (anthropic ? OFFICIAL.anthropic : OFFICIAL.openai)).replace(/\/+$/, "");
   if (!/^https?:\/\//i.test(base)) throw new EndpointError(`base URL ${JSON.stringify(base)} is not http(s)`);
   // either form of a base URL is accepted, with or without /v1: OpenAI's SDK takes …/v1,
   // Anthropic's takes the host (its path starts with /v1)
@@ -168,10 +194,21 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
   const target = opts.target !== undefined ? parseTarget(opts.target) : undefined;
   const { body: without, removed: dropped, kept, edited } = withoutBlocks(r, opts.intervention);
   const removed = dropped + edited;
+  checkDefaultEndpoint(codec, r.record.url, opts.baseUrl);
   const url = endpointFor(codec, opts.baseUrl);
   const key = opts.apiKey ?? (codec.api === "anthropic.messages" ? process.env.ANTHROPIC_API_KEY : process.env.OPENAI_API_KEY);
   const headers = { "content-type": "application/json", ...authHeaders(codec, key), ...(opts.headers ?? {}) };
-  const send = opts.send ?? ((u, h, b) => postJson(u, h, b, opts.timeoutMs ?? 120_000));
+  // the key (and any credential of the URL or the headers) is never printed or written, even when the endpoint echoes it
+  const redactor = Redactor.fromEnv(process.env);
+  redactor.add(key);
+  redactor.addUrl(url);
+  redactor.addHeaders(headers);
+  const sendOnce = opts.send ?? ((u, h, b) => postJson(u, h, b, opts.timeoutMs ?? 120_000));
+  const send: SendFn = (u, h, b) =>
+    sendOnce(u, h, b).catch((err: unknown) => {
+      if (err instanceof Error) err.message = redactor.text(err.message);
+      throw err;
+    });
   const control = sendable(codec, r.body);
   const treated = sendable(codec, without);
   let calls = 0;
@@ -204,7 +241,7 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
       removed_blocks: dropped,
       kept_blocks: kept,
       ...(edited ? { edited_blocks: edited, changes: recordChanges(opts.save !== false ? run.dir : undefined, [opts.intervention], (ev.context ?? []).map((c) => ({ ...c, value: m.value(c.ref), fromEvent: c.from_event }))) } : {}),
-      endpoint: { api: codec.api, url },
+      endpoint: { api: codec.api, url: redactor.text(url) },
       ...fields,
     });
   };
@@ -234,7 +271,7 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
     });
     result.looks = i;
     result.n_needed = needed;
-    if (opts.save !== false) appendTest(run.dir, result);
+    if (opts.save !== false) appendTest(run.dir, redactor.value(result));
     return result;
   }
   const n = opts.n ?? 20;
@@ -253,7 +290,7 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
     if (verdict !== "inconclusive" || (plan.length > 1 && i >= 2 * n && Math.abs((kWith - kWithout) / i) <= 0.05)) break;
   }
   const result = record(plan, { method: "re-send the recorded request with the item's blocks replaced by a placeholder, against the unchanged request (control call); Newcombe 95% CI" });
-  if (opts.save !== false) appendTest(run.dir, result);
+  if (opts.save !== false) appendTest(run.dir, redactor.value(result));
   return result;
 }
 

@@ -54,6 +54,7 @@ export class TracedOpenAI {
     opts: CaptureOptions = {},
   ) {
     this.recorder = new ConversationRecorder(agent, opts);
+    agent.rt.redactor.addClient(client); // its key never reaches the run, whatever echoes it
     const base = typeof client.baseURL === "string" ? client.baseURL.replace(/\/+$/, "") : undefined;
     this.chat = {
       completions: {

@@ -13,6 +13,7 @@ import { performance } from "node:perf_hooks";
 import { canonical } from "../log/hash";
 import type { Trust, Usage } from "../log/events";
 import { FileSink, type Sink } from "../log/writer";
+import type { Redactor } from "../log/redact";
 import { searchText } from "../analysis/values";
 import { Guard, type GuardMode, type GuardVerdict } from "../sdk/guard";
 import { Item, Runtime, type Agent } from "../sdk/runtime";
@@ -397,6 +398,8 @@ export interface OpenRunOptions {
   root?: string;
   /** Record where in the caller's source each call was made (default true). */
   captureSites?: boolean;
+  /** Cleans what is recorded of credentials (default: one knowing the environment's; see redact.ts). */
+  redactor?: Redactor;
 }
 
 /**
@@ -426,6 +429,7 @@ export function openRun(opts: OpenRunOptions = {}): Runtime {
     guard: guard && guard.mode !== "off" ? guard : undefined,
     root: opts.root,
     captureSites: opts.captureSites,
+    redactor: opts.redactor,
   });
   rt.start();
   return rt;

@@ -38,6 +38,7 @@ import { Handoffs } from "../adapters/handoffs";
 import { HttpError, hostAllowed, readBody, RUN_ID_RE } from "./http";
 import { answerHeaders, checkJsonBody, checkOrigin, forwardedHeaders } from "./gateway-boundary";
 import { ConnectionGuard, principalKey, resolveLimits, type PrincipalLimits } from "./limits";
+import { Redactor } from "../log/redact";
 
 /** Besides the options below, the limits per address and per API key ({@link PrincipalLimits}). */
 export interface GatewayOptions extends Partial<PrincipalLimits> {
@@ -138,7 +139,10 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const keys = Object.entries(opts.agentKeys ?? {}).map(([label, key]) => ({ label, digest: digest(key) }));
   const defaultRun = opts.runId ?? `gateway-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-")}`;
   const runs = new Map<string, { rt: Runtime; recorders: Map<string, ConversationRecorder>; handoffs: Handoffs }>();
-  const log = opts.log ?? (() => {});
+  // the credentials of every request seen (and the gateway's own environment) never reach a run or a log line
+  const redactor = Redactor.fromEnv(process.env);
+  for (const key of Object.values(opts.agentKeys ?? {})) redactor.add(key);
+  const log = (line: string) => opts.log?.(redactor.text(line));
 
   /** The x-causeway-agent header, else the API key's label, else the role the system prompt names, as the preload names agents. */
   const agentName = (req: http.IncomingMessage, codec: Codec, body: unknown): string => {
@@ -166,6 +170,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
         untrustedTools: opts.untrustedTools,
         captureSites: false,
         meta: { recorded_by: "causeway gateway", upstream: upstream.origin + basePath },
+        redactor,
       });
       run = { rt, recorders: new Map(), handoffs: new Handoffs() };
       runs.set(name, run);
@@ -182,6 +187,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   };
 
   const record = (codec: Codec, req: http.IncomingMessage, body: unknown, outcome: { response?: unknown; error?: string; durationMs: number }, url: string) => {
+    redactor.addHeaders(req.headers);
+    redactor.addUrl(req.url);
     try {
       const { rec, handoffs } = recorderFor(req, codec, body);
       const item = rec.exchange(codec, body, { ...outcome, url });

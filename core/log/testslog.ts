@@ -13,6 +13,7 @@ import { problem, type Problem } from "./problems";
 import { sanitizeTest } from "./sanitize";
 import { MAX_JSON_DEPTH, jsonTooDeep, readLimits, readRunFile } from "./safefs";
 import { LOCAL_WRITER, isForeign, readWriters, testWriter, type WritersRecord } from "./writers";
+import { Redactor } from "./redact";
 
 export interface TestRecord {
   [k: string]: unknown;
@@ -122,15 +123,16 @@ export function chainTest(result: Record<string, unknown>, head: string): Record
 }
 
 /**
- * Appends one result, chained to the last chained line, written by this machine (`writer`:
- * `local`). Returns the line as written (with prev_hash and hash). Refuses to extend a chain that
- * does not verify.
+ * Appends one result, cleaned of credentials (see redact.ts), chained to the last chained line,
+ * written by this machine (`writer`: `local`). Returns the line as written (with prev_hash and
+ * hash). Refuses to extend a chain that does not verify.
  */
 export function appendTest(dir: string, result: Record<string, unknown>): Record<string, unknown> {
   const { problems, head } = readTestsLog(dir);
   const broken = problems.find((p) => p.code === "tests-hash" || p.code === "tests-chain" || p.code === "tests-not-json" || p.code === "io");
   if (broken) throw new Error(`tests.jsonl fails its check (${broken.message}); not appending to it`);
-  const rec = chainTest({ ...result, writer: LOCAL_WRITER }, head);
+  // a replay's results (a live tool's answer, an endpoint's error) are cleaned of credentials like the run itself
+  const rec = chainTest(Redactor.fromEnv(process.env).value({ ...result, writer: LOCAL_WRITER }), head);
   const file = path.join(dir, "tests.jsonl");
   let prefix = "";
   try {

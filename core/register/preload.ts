@@ -249,6 +249,7 @@ export class Preload implements AiSdkHost {
   // ------------------------------------------------------------------------- model calls
 
   private async fetch(input: any, init?: any): Promise<Response> {
+    this.noteCredentials(input, init);
     if (this.als.getStore()?.belowModel) return this.origFetch(input, init);
     let url: string;
     try {
@@ -273,6 +274,22 @@ export class Preload implements AiSdkHost {
     }
     if (!body || typeof body !== "object" || typeof body.model !== "string") return this.origFetch(input, init);
     return this.modelCall(codec, url, body, input, init);
+  }
+
+  /**
+   * The credentials a request of the program carries (its credential headers, the credential
+   * parameters of its URL) are redacted from everything this run records, whatever answers it.
+   */
+  private noteCredentials(input: any, init?: any): void {
+    if (this.cfg.replay) return;
+    try {
+      const r = this.rt.redactor;
+      r.addUrl(typeof input === "string" ? input : input instanceof URL ? input.href : input?.url);
+      if (input && typeof input === "object" && !(input instanceof URL)) r.addHeaders(input.headers);
+      r.addHeaders(init?.headers);
+    } catch {
+      /* unreadable: nothing to note */
+    }
   }
 
   recorderFor(name: string): ConversationRecorder {

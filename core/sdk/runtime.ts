@@ -18,6 +18,7 @@ import { performance } from "node:perf_hooks";
 import { canonical, deriveSeed, refOf } from "../log/hash";
 import type { ContextRecord, Site, Trust, Usage } from "../log/events";
 import { Chain, newId, timestamp, type Sink } from "../log/writer";
+import { Redactor } from "../log/redact";
 import type { Intervention } from "../specs";
 import { guardOf, interveneOn, type Change } from "../interventions";
 import { searchText, type ValueSource } from "../analysis/values";
@@ -131,6 +132,12 @@ export interface RuntimeOptions {
   captureSites?: boolean;
   /** Sites are relative to this folder (default: the working directory). */
   root?: string;
+  /**
+   * Cleans every blob and event field of credentials before it is hashed and stored (default: one
+   * that knows the credential-looking values of the process environment). Capture layers add the
+   * secrets they see (request headers, query keys) to it.
+   */
+  redactor?: Redactor;
 }
 
 export class ModelError extends Error {
@@ -174,7 +181,10 @@ export class Runtime {
   readonly lean: boolean;
   private leanSeq = 0;
 
+  private _redactor: Redactor | undefined;
+
   constructor(readonly opts: RuntimeOptions) {
+    this._redactor = opts.redactor;
     this.lean = (opts.sink as { discards?: boolean }).discards === true;
     this.runId = opts.runId;
     this.seed = opts.seed;
@@ -190,6 +200,11 @@ export class Runtime {
     return this.opts.guard && !this.opts.tape ? this.opts.guard : this.fixGuard;
   }
 
+  /** What cleans this run's blobs and events of credentials (made when first needed). */
+  get redactor(): Redactor {
+    return (this._redactor ??= Redactor.fromEnv(process.env));
+  }
+
   /** Where the caller is in the user's source. */
   site(): Site | undefined {
     return this.opts.captureSites === false ? undefined : captureSite(this.root);
@@ -202,16 +217,17 @@ export class Runtime {
   emit(agent: string, type: string, fields: Record<string, unknown> | (() => Record<string, unknown>), site?: Site): { id: string; seq: number } & Record<string, unknown> {
     this.stats.events++;
     if (this.lean) return { id: `replay-${this.leanSeq}`, seq: this.leanSeq++ };
-    const own = typeof fields === "function" ? fields() : fields;
+    const own = this.redactor.value(typeof fields === "function" ? fields() : fields);
     const e = this.chain.seal({ id: newId(), ts: timestamp(), run_id: this.runId, agent, type, ...own, ...(site ? { site } : {}) });
     this.opts.sink.event(e);
     return e as { id: string; seq: number } & Record<string, unknown>;
   }
 
-  /** Stores a value as a blob; returns its ref. */
+  /** Stores a value as a blob, cleaned of credentials before it is hashed (see redact.ts); returns its ref. */
   put(value: unknown): string {
-    const ref = refOf(value);
-    this.opts.sink.blob(ref, value);
+    const clean = this.redactor.value(value);
+    const ref = refOf(clean);
+    this.opts.sink.blob(ref, clean);
     return ref;
   }
 
