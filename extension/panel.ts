@@ -13,6 +13,7 @@ import { runGraphOf } from "../core/analysis/runGraph";
 import type { RunSummary, Workspace } from "../core/analysis/types";
 import type { RunData } from "../core/log/reader";
 import { parseWebviewMessage, type HostToWebview, type Screen, type WebviewToHost } from "../core/protocol";
+import { DefaultRunChoice } from "./logic/defaultRun";
 import { makeNonce, renderMissing, renderShell } from "./logic/html";
 import type { StoreChange } from "./logic/runStore";
 import type { ReplayService } from "./replay";
@@ -54,12 +55,14 @@ export class InvestigatorPanel implements vscode.Disposable {
   private liveRuns = new Set<string>();
   private workspaceTimer: ReturnType<typeof setTimeout> | undefined;
   private disposables: vscode.Disposable[] = [];
+  private readonly defaultRun: DefaultRunChoice;
 
   constructor(
     private s: Services,
     private replay: ReplayService,
     private host: PanelHost,
   ) {
+    this.defaultRun = new DefaultRunChoice(s.store);
     this.disposables.push(
       vscode.window.registerWebviewPanelSerializer(PANEL_TYPE, {
         deserializeWebviewPanel: (panel, state) => {
@@ -79,7 +82,11 @@ export class InvestigatorPanel implements vscode.Disposable {
 
   /** Opens (or brings forward) the investigator on a run, optionally on one event. */
   show(run?: string, reveal?: RevealTarget): void {
-    const target = run && this.s.store.has(run) ? path.resolve(run) : (this.selected ?? this.defaultRun());
+    const asked = run && this.s.store.has(run) ? path.resolve(run) : undefined;
+    if (asked) this.defaultRun.cancel();
+    // with none asked for and none chosen yet, the default run; before the analysis knows it, the
+    // investigator opens on its Runs list and goes to it once it is known (onStoreChange)
+    const target = asked ?? this.selected ?? this.defaultRun.ask();
     this.selected = target;
     if (target && reveal && (reveal.seq !== undefined || reveal.node)) {
       this.pendingReveal = { run: target, screen: reveal.action ? "why" : "timeline", node: reveal.node ?? this.nodeOf(target, reveal.seq), seq: reveal.seq };
@@ -104,12 +111,13 @@ export class InvestigatorPanel implements vscode.Disposable {
   private adopt(panel: vscode.WebviewPanel, run: string | undefined): void {
     this.disposePanel();
     this.panel = panel;
-    this.selected = run ?? this.selected ?? this.defaultRun();
+    this.selected = run ?? this.selected ?? this.defaultRun.peek();
     panel.webview.options = { enableScripts: true, localResourceRoots: [this.webviewRoot()] };
     panel.iconPath = vscode.Uri.joinPath(this.s.context.extensionUri, "media", "causeway.svg");
     this.panelDisposables.push(
       panel.onDidDispose(() => {
         this.panel = undefined;
+        this.defaultRun.cancel();
         this.ready = false;
         this.shown.clear();
         for (const r of this.requests.values()) r.abort();
@@ -153,10 +161,15 @@ export class InvestigatorPanel implements vscode.Disposable {
     return { mode: "vscode" as const, canReplay: this.replay.canReplay, replayReason: this.replay.reason };
   }
 
-  private defaultRun(): string | undefined {
-    const runs = this.s.store.list().filter((e) => e.analysis);
-    const alerting = runs.filter((e) => e.analysis!.summary.alerts.high > 0).sort((a, b) => a.dir.localeCompare(b.dir, undefined, { numeric: true }));
-    return (alerting[0] ?? runs[0])?.dir;
+  /** The default run asked for before it was known: open it now that it is (once). */
+  private settleDefaultRun(): void {
+    if (!this.panel || !this.defaultRun.isWaiting) return;
+    if (this.selected) return this.defaultRun.cancel(); // a run was chosen meanwhile
+    const run = this.defaultRun.settle();
+    if (!run) return;
+    this.selected = run;
+    this.pendingReveal = { run, screen: "overview" };
+    if (this.ready) this.sendSelected();
   }
 
   private nodeOf(run: string, seq?: number): string | undefined {
@@ -224,6 +237,7 @@ export class InvestigatorPanel implements vscode.Disposable {
   }
 
   private onStoreChange(c: StoreChange): void {
+    this.settleDefaultRun();
     if (!this.panel || !this.ready) return;
     for (const d of c.removed) {
       if (this.shown.delete(d)) this.post({ type: "runRemoved", run: d });
@@ -272,6 +286,7 @@ export class InvestigatorPanel implements vscode.Disposable {
         this.sendSelected();
         return;
       case "openRun":
+        this.defaultRun.cancel(); // the user chose a run
         this.selected = path.resolve(m.run);
         this.sendInvestigation(this.selected, m.part ?? "all");
         return;

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnFakeModelServer } from '../fake-llm/spawn.mjs';
-import { env, makeWorkspace, runCommand, webviewFrame, webviewFrames } from './lib.mjs';
+import { env, makeWorkspace, runCommand, webviewFrame, webviewFrames, T } from './lib.mjs';
 
 export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 export const CLI = path.join(ROOT, 'dist/cli.js');
@@ -168,7 +168,7 @@ export async function frameIntegrity(frame) {
 export const TAB = { Runs: 'runs', Overview: 'overview', 'Why?': 'why', Timeline: 'timeline', Graph: 'graph', Agents: 'agents', Influence: 'influence' };
 
 /** The investigator's content frame (opens it with the palette command if no Causeway tab). */
-export async function investigator(page, { open = true, timeout = 30_000 } = {}) {
+export async function investigator(page, { open = true, timeout = T(30_000) } = {}) {
   const tab = page.locator('.part.editor .tab .label-name', { hasText: /^\s*Causeway\s*$/ }).first();
   const opening = open && !(await tab.count());
   if (opening) await runCommand(page, 'Causeway: Open investigator');
@@ -189,7 +189,7 @@ export async function investigatorFrames(page) {
 }
 
 /** Shows a screen by its tab label ('Runs', 'Overview', 'Why?', …); waits until it is selected. */
-export async function showScreen(frame, label, { timeout = 30_000 } = {}) {
+export async function showScreen(frame, label, { timeout = T(30_000) } = {}) {
   const tab = frame.locator(`#tab-${TAB[label]}`);
   await tab.click({ timeout });
   await frame.locator(`#tab-${TAB[label]}[aria-selected="true"]`).waitFor({ timeout });
@@ -204,7 +204,7 @@ export async function screenText(frame) {
 }
 
 /** Picks a run in the investigator's header by its run id (the option's label). */
-export async function pickRun(frame, runId, { timeout = 30_000 } = {}) {
+export async function pickRun(frame, runId, { timeout = T(30_000) } = {}) {
   const select = frame.locator('header select[aria-label="Run"]');
   await select.locator('option', { hasText: runId }).first().waitFor({ state: 'attached', timeout });
   const value = await select.locator('option').evaluateAll((opts, id) => opts.find((o) => o.textContent === id)?.value, runId);

@@ -4,6 +4,8 @@
 //
 // Conventions: every helper waits for a condition (never a fixed sleep) and takes an optional
 // { timeout } (ms). Labels/titles are matched exactly when given as strings, or by a RegExp.
+// Every timeout is scaled by E2E_TIMEOUT_SCALE (T(ms) below): it bounds how long a state may take
+// to come on this machine, so a loaded one (CI sets the scale) is slower, not failing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
@@ -30,7 +32,20 @@ export const env = {
   WORKSPACE_TRUST: process.env.WORKSPACE_TRUST === 'true',
 };
 
-const DEFAULT_TIMEOUT = 30_000;
+/**
+ * How much longer than on an idle machine a state may take to come: E2E_TIMEOUT_SCALE (default 1;
+ * .ci/run sets it, for a machine whose cores other work keeps busy). Every timeout of the suite
+ * goes through T(), so one number sets them all.
+ */
+export const TIMEOUT_SCALE = (() => {
+  const v = Number(process.env.E2E_TIMEOUT_SCALE ?? 1);
+  if (!Number.isFinite(v) || v <= 0) throw new Error(`E2E_TIMEOUT_SCALE must be a positive number, not ${process.env.E2E_TIMEOUT_SCALE}`);
+  return v;
+})();
+/** A timeout of `ms` on an idle machine, scaled by E2E_TIMEOUT_SCALE. */
+export const T = (ms) => Math.round(ms * TIMEOUT_SCALE);
+
+const DEFAULT_TIMEOUT = T(30_000);
 const esc = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** String -> exact (whitespace-trimmed) RegExp; RegExp -> as is. */
 const exact = (t) => (t instanceof RegExp ? t : new RegExp(`^\\s*${esc(t)}\\s*$`));
@@ -72,15 +87,32 @@ export async function launchBrowser({ viewport = { width: 1400, height: 900 }, h
   return b;
 }
 
+/** How each scenario of this file ended: 'passed', or the first line of why it did not. */
+const outcomes = new Map();
+
 /**
  * node:test `test()` that saves a screenshot FAILED-<name>.png of the last launched browser's
  * page when the body throws.
+ *
+ * { needs: 'earlier scenario' | [...] }: this scenario goes on from what those left (their frame,
+ * a file, a setting). If one of them did not pass, this one fails at once with "skipped: setup
+ * failed: …" and why, instead of failing on the state that is missing (a TypeError on an undefined
+ * frame, a timeout).
  */
 export function scenario(name, fn, options = {}) {
-  return test(name, options, async (t) => {
+  const { needs = [], ...testOptions } = options;
+  return test(name, testOptions, async (t) => {
+    for (const n of [].concat(needs)) {
+      const o = outcomes.get(n);
+      if (o === 'passed') continue;
+      outcomes.set(name, `skipped: ${n} did not pass`);
+      throw new Error(`skipped: setup failed: "${n}", which this scenario goes on from, ${o === undefined ? 'did not run' : `did not pass: ${o}`}`);
+    }
     try {
       await fn(t);
+      outcomes.set(name, 'passed');
     } catch (e) {
+      outcomes.set(name, String(e?.message ?? e).split('\n')[0].slice(0, 300));
       if (current) await screenshot(current.page, `FAILED-${slug(name)}`).catch(() => {});
       throw e;
     }
@@ -88,7 +120,7 @@ export function scenario(name, fn, options = {}) {
 }
 
 /** Open the workbench on `folder` (default: the run's workspace) and wait until it is usable. */
-export async function openWorkbench(page, { folder = env.WS_DIR, url = env.CS_URL, timeout = 60_000 } = {}) {
+export async function openWorkbench(page, { folder = env.WS_DIR, url = env.CS_URL, timeout = T(60_000) } = {}) {
   assert.ok(folder, 'openWorkbench: no folder (WS_DIR unset?)');
   // the page load is bounded by the same timeout as the workbench (a loaded machine serves it slowly)
   await page.goto(`${url}/?folder=${encodeURIComponent(folder)}`, { timeout });
@@ -96,7 +128,7 @@ export async function openWorkbench(page, { folder = env.WS_DIR, url = env.CS_UR
 }
 
 /** Wait for the workbench parts to be rendered and the folder to be opened. */
-export async function waitForWorkbench(page, { timeout = 60_000 } = {}) {
+export async function waitForWorkbench(page, { timeout = T(60_000) } = {}) {
   const wb = page.locator('.monaco-workbench');
   await wb.waitFor({ timeout });
   for (const part of ['.part.activitybar', '.part.statusbar', '.part.editor']) {
@@ -111,7 +143,7 @@ export async function waitForWorkbench(page, { timeout = 60_000 } = {}) {
  * extension host starts extensions). Returns at once if it has not appeared yet, so call it
  * after something that triggers activation, or wait for a visible effect of the extension.
  */
-export async function waitForExtensionsActivated(page, { timeout = 60_000 } = {}) {
+export async function waitForExtensionsActivated(page, { timeout = T(60_000) } = {}) {
   await page.locator('.part.statusbar .statusbar-item', { hasText: 'Activating Extensions' })
     .first().waitFor({ state: 'hidden', timeout });
 }
@@ -165,12 +197,12 @@ async function openQuickInput(page, key, text, timeout) {
   for (let attempt = 0; ; attempt++) {
     try {
       if (attempt % 2 === 0) await page.keyboard.press(key);
-      else await page.locator('.part.titlebar .command-center .command-center-center').first().click({ timeout: 3000 });
-      await focused.waitFor({ state: 'visible', timeout: 3000 });
-      await input.fill(text, { timeout: 3000 });
+      else await page.locator('.part.titlebar .command-center .command-center-center').first().click({ timeout: T(3000) });
+      await focused.waitFor({ state: 'visible', timeout: T(3000) });
+      await input.fill(text, { timeout: T(3000) });
       return input;
     } catch (e) {
-      // retried until the caller's timeout (a loaded machine may miss several 3 s tries), at least 6 times
+      // retried until the caller's timeout (a loaded machine may miss several tries), at least 6 times
       if (Date.now() - t0 > timeout && attempt >= 5) throw e;
       if (await input.isVisible()) await page.keyboard.press('Escape');
     }
@@ -197,11 +229,11 @@ export async function runCommand(page, title, { timeout = DEFAULT_TIMEOUT } = {}
     const row = quickRows(page, title).first();
     const left = timeout - (Date.now() - t0);
     try {
-      await row.waitFor({ timeout: Math.max(1000, Math.min(5000, left)) });
+      await row.waitFor({ timeout: Math.max(1000, Math.min(T(5000), left)) });
       await row.click();
       break;
     } catch (e) {
-      if (left <= 5000) throw new Error(`runCommand: no command titled ${title} in the palette`, { cause: e });
+      if (left <= T(5000)) throw new Error(`runCommand: no command titled ${title} in the palette`, { cause: e });
       await page.keyboard.press('Escape');
     }
   }
@@ -209,7 +241,7 @@ export async function runCommand(page, title, { timeout = DEFAULT_TIMEOUT } = {}
   await page.waitForFunction(() => {
     const input = document.querySelector('.quick-input-widget .quick-input-box input');
     return !input || !input.checkVisibility() || !input.value.startsWith('>');
-  }, null, { timeout: 5000 }).catch(() => {});
+  }, null, { timeout: T(5000) }).catch(() => {});
 }
 
 /**
@@ -264,7 +296,7 @@ export async function waitForNotificationOrError(page, text, { errorText = /Caus
     error.waitFor({ state: 'visible', timeout }).then(() => 'error', () => new Promise(() => {})),
   ]);
   if (which === 'error') throw new Error(`an error notification showed instead of ${text}: "${await notificationText(error)}"`);
-  return waitForNotification(page, text, { timeout: 5000 });
+  return waitForNotification(page, text, { timeout: T(5000) });
 }
 
 /**
@@ -515,7 +547,7 @@ export async function findTreeRow(page, viewTitle, labels, { timeout = DEFAULT_T
       const rowIndex = rows[index].index;
       await list.evaluate(collectRows, { kind: 'tree', reveal: rowIndex });
       const row = list.locator(`.monaco-list-rows > .monaco-list-row[data-index="${rowIndex}"]`);
-      await row.waitFor({ timeout: 5000 });
+      await row.waitFor({ timeout: T(5000) });
       return row;
     }
     if (Date.now() - t0 > timeout) throw new Error(`findTreeRow: no row ${[].concat(labels).join(' > ')} in view ${viewTitle}`);
@@ -757,7 +789,7 @@ export async function waitUntil(page, fn, { timeout = DEFAULT_TIMEOUT, interval 
  * Lenses are rendered only for lines in view, so the panel is hidden first (the Problems panel
  * can push the line out of view) and the line is brought into view again while waiting.
  */
-export async function codeLensAt(page, line, title, { timeout = 60_000 } = {}) {
+export async function codeLensAt(page, line, title, { timeout = T(60_000) } = {}) {
   if (await page.locator('.part.panel').isVisible()) await runCommand(page, 'View: Hide Panel');
   await page.locator('.part.panel').waitFor({ state: 'hidden', timeout });
   let last = [];
@@ -806,7 +838,7 @@ export async function webviewFrame(page, title, { timeout = DEFAULT_TIMEOUT } = 
     if (name) {
       const inner = page.locator(`iframe.webview.ready[name="${name}"]`).contentFrame().locator('iframe#active-frame');
       try {
-        await inner.waitFor({ timeout: 5000 });
+        await inner.waitFor({ timeout: T(5000) });
         return inner.contentFrame();
       } catch { /* replaced meanwhile: look again */ }
     }
@@ -907,7 +939,7 @@ const freePort = () => new Promise((resolve, reject) => {
  * trusts nothing and the startup prompt is off). Returns { url, folder, pid, stop() }; call
  * stop() in after(). run.sh also kills it on exit (its PID is appended to CS_PIDS_FILE).
  */
-export async function startCodeServer({ name = 'extra', trust = true, folder, settings = {}, timeout = 60_000 } = {}) {
+export async function startCodeServer({ name = 'extra', trust = true, folder, settings = {}, timeout = T(60_000) } = {}) {
   const dir = fs.mkdtempSync(path.join(env.WORK_DIR, `cs-${slug(name)}-`));
   const folderPath = folder ?? makeWorkspace(`${name}-ws`);
   fs.mkdirSync(path.join(dir, 'ud/User'), { recursive: true });
@@ -948,7 +980,7 @@ export async function startCodeServer({ name = 'extra', trust = true, folder, se
 }
 
 /** True when the window shows the Restricted Mode indicator (workspace not trusted). */
-export async function isRestrictedMode(page, { timeout = 10_000 } = {}) {
+export async function isRestrictedMode(page, { timeout = T(10_000) } = {}) {
   const indicator = page.locator('.part.statusbar .statusbar-item', { hasText: 'Restricted Mode' }).first();
   return indicator.waitFor({ timeout }).then(() => true, () => false);
 }

@@ -6,7 +6,8 @@
 # Env: SHOTS_DIR (default test/e2e/shots), WORKSPACE_TRUST (true|false, default false),
 #      SCENARIOS (default test/e2e/scenarios/; a file or folder), SKIP_PACKAGE=1 (reuse
 #      build/causeway.vsix), VSIX (another .vsix to install, with SKIP_PACKAGE=1: the runs-list
-#      bench's control, bench/control-tree), KEEP_WORK=1 (keep the scratch dir), PORT, CHROMIUM.
+#      bench's control, bench/control-tree), KEEP_WORK=1 (keep the scratch dir), PORT, CHROMIUM,
+#      E2E_TIMEOUT_SCALE (default 1: every timeout of the scenarios times this; .ci/run sets 4).
 # WORKSPACE_TRUST=true: the folder opens untrusted (Restricted Mode). A scenario that needs a
 # second instance with trust enabled calls lib.mjs startCodeServer({ trust: true }) (README.md);
 # its PID goes to CS_PIDS_FILE so the trap below kills it too.
@@ -124,6 +125,8 @@ start_code_server main "$WORK/main" "$PORT" "$WORK/ws"
 # 3. Scenarios (each file: own browser; all share this code-server unless they start another
 #    one with lib.mjs startCodeServer()).
 t=$(date +%s%N)
+export E2E_TIMEOUT_SCALE="${E2E_TIMEOUT_SCALE:-1}"
+echo "scenarios: timeouts x$E2E_TIMEOUT_SCALE (E2E_TIMEOUT_SCALE); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 cd "$ROOT"
 CS_URL="http://127.0.0.1:$PORT" WS_DIR="$WORK/ws" WORK_DIR="$WORK" SHOTS_DIR="$SHOTS_DIR" \
   VSIX="$VSIX" CS_BIN="$CS_BIN" CS_PIDS_FILE="$CS_PIDS_FILE" WORKSPACE_TRUST="$WORKSPACE_TRUST" \

@@ -11,7 +11,7 @@ import path from 'node:path';
 import {
   codeLensAt, codeLenses, collapseTreeRow, waitUntil, expandTreeRow, launchBrowser, makeWorkspace, openFile, openViewContainer, openWorkbench,
   openProblems, problems, scenario, screenshot, treeRows, viewPane, contextMenu, webviewFrame,
-  notificationText, notificationsSeen, waitForNotificationOrError, watchNotifications,
+  notificationText, notificationsSeen, waitForNotificationOrError, watchNotifications, T,
 } from '../lib.mjs';
 import { cliAlertCounts } from '../causeway.mjs';
 
@@ -110,12 +110,12 @@ after(async () => {
 scenario('the runs tree lists every run with its status, alerts and program', async () => {
   await openViewContainer(page, 'Causeway');
   // two runs folders: runs/ (8 demo runs, cut-off, quickstart, evil) and reference/runs/ (8)
-  await treeRows(page, VIEW, { minRows: 21, timeout: 60_000 });
+  await treeRows(page, VIEW, { minRows: 21, timeout: T(60_000) });
   // wait until every run is analysed ("reading…" goes away)
   const { rows, byPath } = await waitUntil(page, async () => {
     const state = await rowsByPath();
     return state.byPath.size === 19 && [...state.byPath.values()].every((r) => !r.description.startsWith('reading')) && state;
-  }, { timeout: 120_000, what: 'all 19 runs analysed' });
+  }, { timeout: T(120_000), what: 'all 19 runs analysed' });
   assert.deepEqual(rows.filter((r) => r.level === 1).map((r) => r.label), ['reference/runs', 'runs']);
   assert.equal(byPath.size, 19);
   assert.match(byPath.get('runs/demo-seed0').description, /^intact · 1 high · 3 review · causeway:demo$/);
@@ -146,7 +146,7 @@ scenario('the runs tree lists every run with its status, alerts and program', as
     const state = await rowsByPath();
     folders = Object.fromEntries(state.rows.filter((r) => r.level === 1).map((r) => [r.label, r.description]));
     return folderOk();
-  }, { timeout: 15_000, what: `the folders' rows counting their runs' alerts` }).catch((err) => {
+  }, { timeout: T(15_000), what: `the folders' rows counting their runs' alerts` }).catch((err) => {
     throw new Error(`${err.message}: they show ${JSON.stringify(folders)}`);
   });
   await screenshot(page, '20-runs-tree');
@@ -163,7 +163,7 @@ scenario("hovering a run shows its tooltip (given on hover, not with the listing
     if (await hover.isVisible()) return true;
     await row.locator('.label-name').hover();
     return false;
-  }, { timeout: 30_000, interval: 1000, what: 'the run row\'s hover' });
+  }, { timeout: T(30_000), interval: 1000, what: 'the run row\'s hover' });
   const text = await hover.innerText();
   assert.match(text, /^demo-seed0 {2}\(.*demo-seed0\)\n/);
   assert.match(text, /\nStatus: intact\n/);
@@ -184,7 +184,7 @@ scenario('a cut-off run shows as failed verify and still lists its intact events
     const end = under.findIndex((r) => r.level <= rows[i].level);
     const k = end < 0 ? under : under.slice(0, end);
     return k.some((r) => /cut off/.test(r.label)) && k.some((r) => r.label === 'send_email') && k;
-  }, { timeout: 60_000, what: 'the cut-off run lists its problem and its intact tool calls' });
+  }, { timeout: T(60_000), what: 'the cut-off run lists its problem and its intact tool calls' });
   assert.ok(kids.some((r) => /cut off/.test(r.label)), 'the cut-off problem is listed');
   assert.ok(kids.some((r) => r.label === 'send_email'), 'intact tool calls are listed');
   await screenshot(page, '21-cut-off-run');
@@ -208,9 +208,9 @@ async function problemsOf(glob, minCount) {
   // the filter applies after a debounce: wait until the list holds only the files it lets through
   const suffix = glob.replace(/^\*\*\//, '');
   const list = await waitUntil(page, async () => {
-    const l = await problems(page, { minCount, timeout: 30_000 });
+    const l = await problems(page, { minCount, timeout: T(30_000) });
     return l.every((p) => p.file === suffix || p.file.endsWith(`/${suffix}`)) ? l : undefined;
-  }, { timeout: 30_000, what: `the Problems filter ${glob}` });
+  }, { timeout: T(30_000), what: `the Problems filter ${glob}` });
   await filter.fill('');
   return list.filter((p) => p.message); // related-information rows have no message of their own
 }
@@ -245,11 +245,11 @@ scenario('right-clicking the email → Find the cause names the vendor note as t
   // while it runs: a progress notification titled with the call
   const progress = page.locator('.notifications-toasts .notification-toast', { hasText: 'Causeway: Find the cause of send_email (#18, demo-seed0)' })
     .filter({ has: page.locator('.monaco-progress-container.active') });
-  if (await progress.first().waitFor({ timeout: 15_000 }).then(() => true, () => false)) {
-    await progress.and(page.locator('.notification-fade-in-done')).first().waitFor({ timeout: 2000 }).catch(() => {});
+  if (await progress.first().waitFor({ timeout: T(15_000) }).then(() => true, () => false)) {
+    await progress.and(page.locator('.notification-fade-in-done')).first().waitFor({ timeout: T(2000) }).catch(() => {});
     await screenshot(page, '24-find-the-cause-progress');
   }
-  const toast = await waitForNotificationOrError(page, /Find the cause of send_email \(#18, demo-seed0\) — /, { timeout: 120_000 });
+  const toast = await waitForNotificationOrError(page, /Find the cause of send_email \(#18, demo-seed0\) — /, { timeout: T(120_000) });
   const text = await notificationText(toast);
   const seen = await notificationsSeen(page);
   assert.ok(seen.some((t) => t.progress && t.text.startsWith('Causeway: Find the cause of send_email (#18, demo-seed0)')), `a progress notification showed while it ran: ${JSON.stringify(seen)}`);
@@ -301,13 +301,13 @@ scenario('a run written while the workspace is open appears, shows running, then
   copyBlobs(lines.slice(0, 5));
   fs.writeFileSync(path.join(dst, 'events.jsonl'), lines.slice(0, 5).join('\n') + '\n');
   const row = viewPane(page, VIEW).locator('.monaco-list-row').filter({ has: page.locator('.label-name', { hasText: /^\s*live-run\s*$/ }) }).first();
-  await row.waitFor({ timeout: 60_000 });
+  await row.waitFor({ timeout: T(60_000) });
   const appeared = Date.now() - t0;
-  await row.locator('.label-description', { hasText: /running/ }).waitFor({ timeout: 60_000 });
+  await row.locator('.label-description', { hasText: /running/ }).waitFor({ timeout: T(60_000) });
   const t1 = Date.now();
   copyBlobs(lines.slice(5));
   fs.appendFileSync(path.join(dst, 'events.jsonl'), lines.slice(5).join('\n') + '\n');
-  await row.locator('.label-description', { hasText: /^\s*intact · 1 high/ }).waitFor({ timeout: 60_000 });
+  await row.locator('.label-description', { hasText: /^\s*intact · 1 high/ }).waitFor({ timeout: T(60_000) });
   const updated = Date.now() - t1;
   // a figure, not an assertion: the speed is a benchmark's business (a loaded machine must not
   // fail a correct build); what is asserted is the sequence: listed, running, then analysed
@@ -323,12 +323,12 @@ scenario('Find the cause on a workspace TypeScript program asks once, then repla
   const row = viewPane(page, VIEW).locator('.monaco-list-row').filter({ has: page.locator('.label-name', { hasText: /^\s*place_order\s*$/ }) }).first();
   await contextMenu(page, row, 'Find the cause');
   const dialog = page.locator('.monaco-dialog-box');
-  await dialog.waitFor({ timeout: 15_000 });
+  await dialog.waitFor({ timeout: T(15_000) });
   assert.match(await dialog.textContent(), /Allow Causeway to run examples\/quickstart\/quickstart\.ts:SYSTEM/);
   await screenshot(page, '28-allow-program');
   await dialog.locator('.monaco-button', { hasText: 'Allow and replay' }).click();
   // seed 5 ordered 500 units: the suggested target is that order, and the injected page explains it
-  const toast = await waitForNotificationOrError(page, /Find the cause of place_order \(#\d+, quickstart-seed5\) — /, { timeout: 120_000 });
+  const toast = await waitForNotificationOrError(page, /Find the cause of place_order \(#\d+, quickstart-seed5\) — /, { timeout: T(120_000) });
   assert.match(await notificationText(toast), /— primary cause input:web:acme\/usb-c-hub \(\+0\.\d\d\)/);
   assert.ok(fs.readFileSync(path.join(ws, 'runs/quickstart-seed5/tests.jsonl'), 'utf8').includes('web:acme/usb-c-hub'));
   const settings = JSON.parse(fs.readFileSync(path.join(ws, '.vscode/settings.json'), 'utf8'));
@@ -345,6 +345,6 @@ scenario('a JavaScript program allowed in the settings file replays without aski
   await input.waitFor({ state: 'visible' });
   assert.match(await input.getAttribute('placeholder'), /Remove inputs/);
   await page.keyboard.press('Enter'); // remove nothing: replay as recorded
-  const toast = await waitForNotificationOrError(page, /Replay evil-markup — /, { timeout: 60_000 });
+  const toast = await waitForNotificationOrError(page, /Replay evil-markup — /, { timeout: T(60_000) });
   assert.match(await notificationText(toast), /^Causeway: Replay evil-markup — The replay matches the recording \(1 tool calls?\)\.$/);
 });

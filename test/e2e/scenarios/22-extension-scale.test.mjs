@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  env, launchBrowser, makeWorkspace, openViewContainer, openWorkbench, findTreeRow, runCommand, scenario, screenshot, treeRow, treeRows, viewPane, waitUntil,
+  env, launchBrowser, makeWorkspace, openViewContainer, openWorkbench, findTreeRow, runCommand, scenario, screenshot, treeRow, treeRows, viewPane, waitUntil, T,
 } from '../lib.mjs';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
@@ -57,17 +57,17 @@ scenario('1,000 runs: cheap activation, runs listed at once, analysed in the bac
   const workbench = Date.now() - tw;
   const t0 = Date.now();
   await openViewContainer(page, 'Causeway');
-  await treeRows(page, 'Runs', { minRows: 10, timeout: 300_000 });
+  await treeRows(page, 'Runs', { minRows: 10, timeout: T(300_000) });
   const listed = Date.now() - t0;
   // the window answers while the runs are analysed: the palette opens and runs a command
   const t1 = Date.now();
   await runCommand(page, 'Causeway: Show output');
-  await page.locator('.part.panel .output-view, .part.panel [id="workbench.panel.output"]').first().waitFor({ timeout: 30_000 });
+  await page.locator('.part.panel .output-view, .part.panel [id="workbench.panel.output"]').first().waitFor({ timeout: T(30_000) });
   const palette = Date.now() - t1;
   // every run analysed: the rows no longer say "reading…"
   const last = viewPane(page, 'Runs').locator('.monaco-list-row').filter({ has: page.locator('.label-description', { hasText: /^\s*reading/ }) });
-  const log = await waitUntil(page, () => causewayLog(`analysed ${N} runs`), { timeout: 600_000, interval: 500, what: `the log line "analysed ${N} runs"` });
-  await waitUntil(page, async () => (await last.count()) === 0, { timeout: 60_000, what: 'every run shown analysed' }); // the tree follows shortly
+  const log = await waitUntil(page, () => causewayLog(`analysed ${N} runs`), { timeout: T(600_000), interval: 500, what: `the log line "analysed ${N} runs"` });
+  await waitUntil(page, async () => (await last.count()) === 0, { timeout: T(60_000), what: 'every run shown analysed' }); // the tree follows shortly
   const activated = Number(/activated in ([\d.]+) ms/.exec(log)[1]);
   const found = Number(/found (\d+) runs in (\d+) ms/.exec(log)[2]);
   const analysed = /analysed \d+ runs .*/.exec(log)[0];
@@ -78,9 +78,9 @@ scenario('1,000 runs: cheap activation, runs listed at once, analysed in the bac
   await screenshot(page, '40-1000-runs');
   // the first listing held the first rows only (the window draws them sooner), and the rest followed
   assert.match(log, new RegExp(`Runs view: first listing, ${N} runs \\(.*the first 100 rows sent first`));
-  const whole = await waitUntil(page, () => causewayLog('Runs view: the whole listing sent'), { timeout: 60_000, interval: 200, what: 'the rest of the listing' });
+  const whole = await waitUntil(page, () => causewayLog('Runs view: the whole listing sent'), { timeout: T(60_000), interval: 200, what: 'the rest of the listing' });
   assert.match(whole, new RegExp(`Runs view: the whole listing sent, ${N} rows`));
-  await findTreeRow(page, 'Runs', `run-${String(N - 1).padStart(4, '0')}`, { timeout: 60_000 });
+  await findTreeRow(page, 'Runs', `run-${String(N - 1).padStart(4, '0')}`, { timeout: T(60_000) });
 });
 
 scenario('a new window lists the runs the last one found at once, never a run deleted since, then the runs added', async () => {
@@ -94,11 +94,11 @@ scenario('a new window lists the runs the last one found at once, never a run de
   page = b.page;
   await openWorkbench(page, { folder: ws });
   await openViewContainer(page, 'Causeway');
-  const log = await waitUntil(page, () => causewayLog('found by the last session'), { timeout: 300_000, interval: 200, what: 'the remembered runs listed' });
+  const log = await waitUntil(page, () => causewayLog('found by the last session'), { timeout: T(300_000), interval: 200, what: 'the remembered runs listed' });
   assert.match(log, new RegExp(`listed ${N - 1} runs found by the last session`));
   // the walk adds the new run; the deleted one was never listed
-  await treeRow(page, 'Runs', 'a-new').waitFor({ timeout: 300_000 });
+  await treeRow(page, 'Runs', 'a-new').waitFor({ timeout: T(300_000) });
   const labels = await viewPane(page, 'Runs').locator('.monaco-list-row .label-name').evaluateAll((els) => els.slice(0, 2).map((e) => e.textContent.trim()));
   assert.deepEqual(labels, ['a-new', 'run-0001']);
   console.log(`[1000 runs, second window] ${/listed \d+ runs found by the last session in \d+ ms/.exec(log)[0]}; ${/Runs view: first listing, \d+ runs/.exec(causewayLog('found by the last session'))?.[0]}`);
-});
+}, { needs: '1,000 runs: cheap activation, runs listed at once, analysed in the background, window responsive' }); // the runs the first window found

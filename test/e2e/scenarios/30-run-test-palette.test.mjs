@@ -39,7 +39,9 @@ async function quickInput(title) {
 
 vs.scenario('Run test… from the palette: the shipping FAQ is ruled out for the exfiltration email', async () => {
   await vs.openViewContainer(page, 'Causeway');
-  await vs.treeRows(page, 'Runs', { minRows: 8, timeout: 60_000 });
+  await vs.treeRows(page, 'Runs', { minRows: 8, timeout: vs.T(60_000) });
+  // the run pick describes each run as analysed when it opens: wait for demo-seed0's analysis
+  await vs.treeRow(page, 'Runs', 'demo-seed0').locator('.label-description', { hasText: /^\s*intact · 1 high/ }).waitFor({ timeout: vs.T(120_000) });
   const run = path.join(ws, 'runs/demo-seed0');
   const before = cw.testsOf(run).length;
 
@@ -80,7 +82,7 @@ vs.scenario('Run test… from the palette: the shipping FAQ is ruled out for the
   await nMax.input.fill('40');
   await nMax.input.press('Enter');
 
-  const toast = await vs.waitForNotificationOrError(page, /Run test on demo-seed0 — /, { timeout: 180_000 });
+  const toast = await vs.waitForNotificationOrError(page, /Run test on demo-seed0 — /, { timeout: vs.T(180_000) });
   const text = await vs.notificationText(toast);
   console.log(`[run test] ${text}`);
   assert.match(text, /^Causeway: Run test on demo-seed0 — Removing input:web:shipping_faq: tool=send_email,arg~\S*vendor-compliance\S* happens in \d+% of replays instead of \d+% — effect \+0\.00 \[-0\.(?:1\d|20), \+0\.(?:1\d|20)\], n = \d+: RULED-OUT\.$/);
@@ -102,7 +104,7 @@ vs.scenario('Run test… from the palette: the shipping FAQ is ruled out for the
   await f.locator('#tab-why[aria-selected="true"]').waitFor();
   await f.locator('.action-head', { hasText: 'event #18' }).waitFor();
   const row = f.locator('tr.cand', { has: f.locator('.cell-sub', { hasText: /^input:web:shipping_faq$/ }) });
-  await row.locator('td', { hasText: /^Ruled out/ }).first().waitFor({ timeout: 15_000 });
+  await row.locator('td', { hasText: /^Ruled out/ }).first().waitFor({ timeout: vs.T(15_000) });
   assert.match((await row.innerText()).replace(/\s+/g, ' '), new RegExp(`Ruled out [+−]0\\.\\d\\d \\[[+−]0\\.\\d\\d, \\+0\\.\\d\\d\\] \\d+% → \\d+% ${t.n} `));
   // close the call's full record (the drawer covers the table) and show the row
   const close = f.locator('button[aria-label="Close record"]');

@@ -24,19 +24,25 @@ before(async () => {
   page = b.page;
   await vs.openWorkbench(page, { folder: ws });
   await vs.openViewContainer(page, 'Causeway');
-  await vs.treeRows(page, 'Runs', { minRows: 8, timeout: 60_000 });
+  await vs.treeRows(page, 'Runs', { minRows: 8, timeout: vs.T(60_000) });
 });
 
 after(() => b?.close());
 
 const norm = (s) => s.replace(/\s+/g, ' ').trim();
+// the later scenarios go on in the investigator the first one opened, on demo-seed0
+const FIRST = 'Runs lists the 8 demo runs with their alerts and tests; a row opens the run';
 
 vs.scenario('Runs lists the 8 demo runs with their alerts and tests; a row opens the run', async () => {
   f = await cw.investigator(page);
   await cw.showScreen(f, 'Runs');
-  const text = await cw.screenText(f);
-  assert.match(text, /^8 runs 5 high alerts \d+ tests 0 failing verification/i);
+  // the screen lists the runs analysed so far (the investigator may open before the background
+  // analysis is over): wait until it lists all 8
   const rows = f.locator('.runs-table tbody tr');
+  let text = '';
+  await vs.waitUntil(page, async () => /^8 runs /i.test(text = await cw.screenText(f)), { what: 'the Runs screen listing the 8 demo runs' })
+    .catch((e) => { throw new Error(`${e.message}: it shows ${text.slice(0, 200)}`); });
+  assert.match(text, /^8 runs 5 high alerts \d+ tests 0 failing verification/i);
   assert.equal(await rows.count(), 8);
   const seed0 = rows.filter({ hasText: 'demo-seed0' });
   assert.match(norm(await seed0.innerText()), /demo-seed0 .* 3 20 lookup_order issue_refund send_email export_customers send_email 1 high 3 review 6 tests · 4 causes intact$/);
@@ -56,7 +62,7 @@ vs.scenario('Overview: what happened and what needs attention, with the tested c
   assert.match(text, /Primary cause input:vendor:portal\/notes\.md \+0\.85 \[\+0\.5\d, \+0\.9\d\] n = 20/);
   assert.equal(await f.locator('header .topbar-status').innerText(), 'log intact');
   await vs.screenshot(page, '31-screen-overview');
-});
+}, { needs: FIRST });
 
 vs.scenario('Why?: the email to the planted address, its verdict, provenance and candidate causes', async () => {
   await cw.showScreen(f, 'Why?');
@@ -68,7 +74,7 @@ vs.scenario('Why?: the email to the planted address, its verdict, provenance and
   const vendor = f.locator('tr.cand', { has: f.locator('.cell-sub', { hasText: /^input:vendor:portal\/notes\.md$/ }) });
   assert.match(norm(await vendor.innerText()), /Primary cause \+0\.85 \[\+0\.5\d, \+0\.9\d\] 85% → 0% 20 /);
   await vs.screenshot(page, '31-screen-why');
-});
+}, { needs: FIRST });
 
 vs.scenario('Timeline: 20 events; the type, text and flag filters narrow the rows, Clear restores them', async () => {
   await cw.showScreen(f, 'Timeline');
@@ -102,7 +108,7 @@ vs.scenario('Timeline: 20 events; the type, text and flag filters narrow the row
   assert.ok(flagged.every((r) => /\b(alert|untrusted|sensitive|blocked|error|stub)\b/.test(r)), JSON.stringify(flagged));
   await f.locator('.filters button', { hasText: 'Clear' }).click();
   await f.locator('.filters [aria-live="polite"]', { hasText: /^20 events$/ }).waitFor();
-});
+}, { needs: FIRST });
 
 vs.scenario('Graph: drawn, the tested cause is a red edge vendor note → email labelled +0.85; a node traces', async () => {
   await cw.showScreen(f, 'Graph');
@@ -132,7 +138,7 @@ vs.scenario('Graph: drawn, the tested cause is a red edge vendor note → email 
   const traced = await inner.evaluate(() => window.__causewayGraphEdges().filter((e) => e.classes.includes('traced')).length);
   assert.ok(traced > 0, 'the trace highlights edges');
   await vs.screenshot(page, '31-screen-graph-traced');
-});
+}, { needs: FIRST });
 
 vs.scenario('Agents: the three agents, their channels (tested) and the influence matrix', async () => {
   await cw.showScreen(f, 'Agents');
@@ -141,7 +147,7 @@ vs.scenario('Agents: the three agents, their channels (tested) and the influence
   assert.match(text, /Channels between agents .* researcher → planner 1 used Primary cause \+0\.85/i);
   assert.match(text, /Influence matrix .* input:vendor:portal\/notes\.md \+0\.85 Primary cause/i);
   await vs.screenshot(page, '31-screen-agents');
-});
+}, { needs: FIRST });
 
 vs.scenario('Influence: across the 8 runs, the vendor note is the confirmed cause of send_email', async () => {
   await cw.showScreen(f, 'Influence');
@@ -151,26 +157,26 @@ vs.scenario('Influence: across the 8 runs, the vendor note is the confirmed caus
   assert.match(text, /2 vendor:portal\/notes\.md sha256:[0-9a-f]+… untrusted 8 8 \+0\.85 send_email Batch B-200/);
   assert.equal(b.errors.length, 0, `no page errors: ${b.errors.map((e) => e.message).join('; ')}`);
   await vs.screenshot(page, '31-screen-influence');
-});
+}, { needs: FIRST });
 
 vs.scenario('a big run opens grouped as SVG; unticked, Cytoscape is loaded from the extension and draws every node', async () => {
   await recordBig(createRequire(import.meta.url)(path.join(cw.ROOT, 'dist/lib/index.js')), path.join(ws, 'runs'));
   // the new run reaches the investigator's run list
   const pick = f.locator('header select[aria-label="Run"]');
-  await pick.locator('option', { hasText: /^big$/ }).waitFor({ state: 'attached', timeout: 60_000 });
+  await pick.locator('option', { hasText: /^big$/ }).waitFor({ state: 'attached', timeout: vs.T(60_000) });
   await pick.selectOption({ label: 'big' });
   await cw.showScreen(f, 'Graph');
-  await f.locator('.graph-svg .gnode.group').first().waitFor({ timeout: 60_000 });
+  await f.locator('.graph-svg .gnode.group').first().waitFor({ timeout: vs.T(60_000) });
   assert.match(await f.locator('.graph-toolbar').innerText(), /grouped: \d+ groups/);
   const { inner } = await cw.investigatorFrames(page);
   assert.equal(await inner.evaluate(() => typeof window.__causewayCytoscape), 'undefined', 'the grouped view draws without Cytoscape');
   await f.getByText('Group', { exact: true }).click();
   // drawn, or the graph says why not
-  await f.locator('.graph-canvas canvas, .graph-failure').first().waitFor({ timeout: 60_000 });
+  await f.locator('.graph-canvas canvas, .graph-failure').first().waitFor({ timeout: vs.T(60_000) });
   if (await f.locator('.graph-failure').count()) assert.fail(await f.locator('.graph-failure').innerText());
-  await f.locator('.graph-canvas[data-ready="true"]').waitFor({ timeout: 60_000 });
+  await f.locator('.graph-canvas[data-ready="true"]').waitFor({ timeout: vs.T(60_000) });
   assert.equal(await inner.evaluate(() => typeof window.__causewayCytoscape), 'function', 'Cytoscape loaded by its webview URI');
   const edges = await inner.evaluate(() => window.__causewayGraphEdges().length);
   assert.ok(edges > 600, `every edge drawn: ${edges}`);
   await vs.screenshot(page, '31-screen-graph-big-ungrouped');
-});
+}, { needs: FIRST });

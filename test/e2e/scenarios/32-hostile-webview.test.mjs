@@ -42,7 +42,7 @@ const IMG = '<img src=x onerror="window.__pwned=1;document.title=\'pwned\'">';
 
 vs.scenario('the runs tree shows the hostile run and its agents as text', async () => {
   await vs.openViewContainer(page, 'Causeway');
-  const rows = await vs.treeRows(page, 'Runs', { minRows: 1, timeout: 60_000 });
+  const rows = await vs.treeRows(page, 'Runs', { minRows: 1, timeout: vs.T(60_000) });
   assert.equal(rows[0].label, cw.HOSTILE_RUN);
   await page.locator('.pane .monaco-list-row .label-description', { hasText: /^\s*intact · 1 high · 1 review · agents\/hostile\.cjs:SYSTEM/ }).waitFor();
   // long labels are cut with "…" by the tree: compare the start
@@ -55,7 +55,7 @@ vs.scenario('the runs tree shows the hostile run and its agents as text', async 
     await vs.expandTreeRow(page, 'Runs', [cw.HOSTILE_RUN]);
     agents = (await vs.treeRows(page, 'Runs')).map((r) => r.label);
     return want.every((a) => agents.includes(a));
-  }, { timeout: 60_000, what: 'the hostile run\'s agents under its row' }).catch((err) => {
+  }, { timeout: vs.T(60_000), what: 'the hostile run\'s agents under its row' }).catch((err) => {
     throw new Error(`${err.message}: rows ${JSON.stringify(agents)}`);
   });
   await vs.screenshot(page, '32-hostile-tree');

@@ -27,7 +27,7 @@ after(() => b?.close());
 
 vs.scenario('Export report… writes the HTML file through the save dialog', async () => {
   await vs.openViewContainer(page, 'Causeway');
-  await vs.treeRows(page, 'Runs', { minRows: 9, timeout: 60_000 });
+  await vs.treeRows(page, 'Runs', { minRows: 9, timeout: vs.T(60_000) });
   await page.locator('.pane .monaco-list-row .label-description', { hasText: /^\s*intact · 1 high · 1 review · agents\/hostile/ }).waitFor();
   await vs.runCommand(page, 'Causeway: Export report…');
   // VS Code's save dialog (in the browser: a quick input holding the path), proposing
@@ -35,11 +35,11 @@ vs.scenario('Export report… writes the HTML file through the save dialog', asy
   const input = page.locator('.quick-input-widget .quick-input-box input');
   await input.waitFor({ state: 'visible' });
   // the dialog fills in the folder, then the proposed name
-  await page.waitForFunction((want) => document.querySelector('.quick-input-widget .quick-input-box input')?.value === want, `${ws}/causeway-report.html`, { timeout: 10_000 })
+  await page.waitForFunction((want) => document.querySelector('.quick-input-widget .quick-input-box input')?.value === want, `${ws}/causeway-report.html`, { timeout: vs.T(10_000) })
     .catch(async () => assert.fail(`the save dialog proposes ${await input.inputValue()}`));
   await vs.screenshot(page, '33-export-save-dialog');
   await input.press('Enter');
-  const toast = await vs.waitForNotificationOrError(page, /report written to/, { timeout: 60_000 });
+  const toast = await vs.waitForNotificationOrError(page, /report written to/, { timeout: vs.T(60_000) });
   assert.equal(await vs.notificationText(toast), 'Causeway: report written to causeway-report.html (a static page: opens from disk, no network).');
   assert.deepEqual(
     await toast.locator('.monaco-button').allInnerTexts().then((t) => t.map((s) => s.trim()).filter(Boolean)),
@@ -88,4 +88,4 @@ vs.scenario('the report opens from disk, offline, with every run, the cause, and
   assert.deepEqual(remote, [], 'the report fetches nothing from the network');
   assert.deepEqual(errors, []);
   await rp.close();
-});
+}, { needs: 'Export report… writes the HTML file through the save dialog' }); // the file it wrote

@@ -46,7 +46,7 @@ function start(args, { env = {}, name } = {}) {
   return {
     child, lines,
     get exited() { return exited; },
-    waitFor(re, timeout = 30_000) {
+    waitFor(re, timeout = vs.T(30_000)) {
       const hit = lines.find((l) => re.test(l));
       if (hit) return Promise.resolve(hit);
       if (exited !== null) return Promise.reject(new Error(`${name} exited (${exited}):\n${lines.join('\n')}`));
@@ -86,7 +86,7 @@ after(async () => {
 
 vs.scenario('a run shipped by HttpSink from another process appears live, grows, and ends with its alerts', async () => {
   await vs.openViewContainer(page, 'Causeway');
-  await page.locator('.pane', { hasText: 'No runs in this workspace yet' }).first().waitFor({ timeout: 30_000 });
+  await page.locator('.pane', { hasText: 'No runs in this workspace yet' }).first().waitFor({ timeout: vs.T(30_000) });
 
   const agent = start(['test/fake-llm/run-example.cjs', 'examples/remote-agent/agent.ts', '--step', '--run-id', RUN], {
     name: 'remote agent',
@@ -98,8 +98,8 @@ vs.scenario('a run shipped by HttpSink from another process appears live, grows,
   // before the first model call: the run's start reaches the collector (the sink sends after 1 s)
   await agent.waitFor(/^step 1: \d+ events delivered/);
   const t0 = Date.now();
-  await row.waitFor({ timeout: 15_000 });
-  await desc.filter({ hasText: /^\s*running/ }).waitFor({ timeout: 15_000 });
+  await row.waitFor({ timeout: vs.T(15_000) });
+  await desc.filter({ hasText: /^\s*running/ }).waitFor({ timeout: vs.T(15_000) });
   const appeared = Date.now() - t0;
   assert.ok(fs.existsSync(path.join(ws, 'remote/runs', RUN, '.causeway-ingest')), 'the collector created the run');
   await vs.screenshot(page, '34-httpsink-running');
@@ -130,7 +130,7 @@ vs.scenario('a run shipped by HttpSink from another process appears live, grows,
   const t1 = Date.now();
   const counts = cw.cliAlertCounts(path.join(ws, 'remote/runs', RUN));
   assert.match(counts, /^1 high/, 'the planted address was emailed: a high alert');
-  await desc.filter({ hasText: new RegExp(`^\\s*intact · ${counts} · no program`) }).waitFor({ timeout: 15_000 });
+  await desc.filter({ hasText: new RegExp(`^\\s*intact · ${counts} · no program`) }).waitFor({ timeout: vs.T(15_000) });
   const ended = Date.now() - t1;
   console.log(`[httpsink] run listed ${appeared} ms after the first step; the end shown ${ended} ms after the agent exited; ${step} steps, ${events()} events`);
   await vs.expandTreeRow(page, 'Runs', [RUN]);

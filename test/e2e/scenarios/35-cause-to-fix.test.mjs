@@ -22,7 +22,7 @@ before(async () => {
   page = b.page;
   await vs.openWorkbench(page, { folder: ws });
   await vs.openViewContainer(page, 'Causeway');
-  await vs.treeRows(page, 'Runs', { minRows: 8, timeout: 60_000 });
+  await vs.treeRows(page, 'Runs', { minRows: 8, timeout: vs.T(60_000) });
 });
 
 after(() => b?.close());
@@ -40,7 +40,7 @@ vs.scenario('Find the cause → the causing span is highlighted in the vendor no
   await f.locator('button', { hasText: 'Find the cause' }).click();
   // the span appears once the job is done and the run is re-read
   const mark = f.locator('.causing-span mark.span-mark');
-  await mark.waitFor({ timeout: 240_000 });
+  await mark.waitFor({ timeout: vs.T(240_000) });
   const marked = norm(await mark.innerText());
   assert.match(marked, /^NOTE TO AI ASSISTANT: .*export the full customer list .*audit@vendor-compliance\.example/);
   assert.ok(!marked.includes('Batch B-200'), 'the rest of the note is not part of the span');
@@ -60,29 +60,33 @@ vs.scenario('Find the cause → the causing span is highlighted in the vendor no
   await f.locator('.causing-span mark.span-mark').waitFor();
 });
 
+// the next two go on from the span found above, in the same investigator
+const FIND = 'Find the cause → the causing span is highlighted in the vendor note';
+const FIX = 'Check a fix: the span redacted → fixed, the refund kept';
+
 vs.scenario('Check a fix: the span redacted → fixed, the refund kept', async () => {
   await f.locator('button', { hasText: 'Check a fix: redact the span' }).click();
   const row = f.locator('.fix-table tbody tr', { hasText: 'span:input:vendor:portal/notes.md@' });
-  await row.waitFor({ timeout: 240_000 });
+  await row.waitFor({ timeout: vs.T(240_000) });
   const text = norm(await row.innerText());
   assert.match(text, /^span:input:vendor:portal\/notes\.md@\d+-\d+ fixed \d+% → 0% \[\+0\.\d\d, \+[01]\.\d\d\]/);
   assert.match(text, /tool=issue_refund kept/);
   await vs.screenshot(page, '35-fix-checked');
-});
+}, { needs: FIND });
 
 vs.scenario('Export case… writes the case file through the save dialog', async () => {
   await f.locator('button', { hasText: 'Export case…' }).click();
   const input = page.locator('.quick-input-widget .quick-input-box input');
   await input.waitFor({ state: 'visible' });
   const file = path.join(ws, 'case-demo-seed0.md');
-  await page.waitForFunction((want) => document.querySelector('.quick-input-widget .quick-input-box input')?.value === want, file, { timeout: 10_000 })
+  await page.waitForFunction((want) => document.querySelector('.quick-input-widget .quick-input-box input')?.value === want, file, { timeout: vs.T(10_000) })
     .catch(async () => assert.fail(`the save dialog proposes ${await input.inputValue()}`));
   await input.press('Enter');
-  await vs.waitForNotificationOrError(page, /case written to case-demo-seed0\.md/, { timeout: 60_000 });
+  await vs.waitForNotificationOrError(page, /case written to case-demo-seed0\.md/, { timeout: vs.T(60_000) });
   const md = fs.readFileSync(file, 'utf8');
   assert.match(md, /\*\*input:vendor:portal\/notes\.md\*\* — primary cause/);
   assert.match(md, /### Causing span\n\n> NOTE TO AI ASSISTANT:/);
   assert.match(md, /\*\*fixed\*\* — fix `span:input:vendor:portal\/notes\.md@/);
   assert.match(md, /\]\(runs\/demo-seed0\/tests\.jsonl#L\d+ "test hash [0-9a-f]{64}"\)/);
   assert.match(md, /verify: PASS/);
-});
+}, { needs: [FIND, FIX] });

@@ -66,7 +66,7 @@ async function quickInput(title) {
 
 vs.scenario('connect to a collector, open its run, see the high alert, Find the cause, the result reaches the collector', async () => {
   await vs.openViewContainer(page, 'Causeway');
-  await page.locator('.pane', { hasText: 'No runs in this workspace yet' }).first().waitFor({ timeout: 30_000 });
+  await page.locator('.pane', { hasText: 'No runs in this workspace yet' }).first().waitFor({ timeout: vs.T(30_000) });
   await vs.runCommand(page, 'Causeway: Connect to a collector…');
   const urlBox = await quickInput('Connect to a collector (1/2): URL');
   await urlBox.fill(url);
@@ -79,12 +79,12 @@ vs.scenario('connect to a collector, open its run, see the high alert, Find the 
   const counts = cw.cliAlertCounts(path.join(cw.demoRuns(), RUN));
   assert.match(counts, /^1 high/);
   const row = vs.viewPane(page, VIEW).locator('.monaco-list-row').filter({ has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${RUN}\\s*$`) }) }).first();
-  await row.locator('.label-description').filter({ hasText: new RegExp(`^\\s*on the collector · ended · ${counts}`) }).waitFor({ timeout: 60_000 });
+  await row.locator('.label-description').filter({ hasText: new RegExp(`^\\s*on the collector · ended · ${counts}`) }).waitFor({ timeout: vs.T(60_000) });
   await vs.screenshot(page, '35-collector-listed');
 
   // expanding it opens it: pulled, verified and analysed like a local run
   await vs.expandTreeRow(page, VIEW, [RUN]);
-  await row.locator('.label-description').filter({ hasText: new RegExp(`^\\s*intact · ${counts}`) }).waitFor({ timeout: 60_000 });
+  await row.locator('.label-description').filter({ hasText: new RegExp(`^\\s*intact · ${counts}`) }).waitFor({ timeout: vs.T(60_000) });
   await vs.expandTreeRow(page, VIEW, [RUN, 'executor']);
   const email = vs.viewPane(page, VIEW).locator('.monaco-list-row')
     .filter({ has: page.locator('.monaco-icon-label .label-name', { hasText: /^\s*send_email\s*$/ }) })
@@ -94,7 +94,7 @@ vs.scenario('connect to a collector, open its run, see the high alert, Find the 
 
   const before = await collectorTests();
   await vs.contextMenu(page, email, 'Find the cause');
-  const toast = await vs.waitForNotificationOrError(page, new RegExp(`Find the cause of send_email \\(#18, ${RUN}\\) — `), { timeout: 180_000 });
+  const toast = await vs.waitForNotificationOrError(page, new RegExp(`Find the cause of send_email \\(#18, ${RUN}\\) — `), { timeout: vs.T(180_000) });
   const text = await vs.notificationText(toast);
   assert.match(text, /primary cause input:vendor:portal\/notes\.md/, text);
   // the extension appends the new results to the collector's tests chain

@@ -7,7 +7,7 @@ import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { launchBrowser, makeWorkspace, openViewContainer, openWorkbench, problems, scenario, screenshot, treeRows, waitUntil } from '../lib.mjs';
+import { launchBrowser, makeWorkspace, openViewContainer, openWorkbench, problems, scenario, screenshot, treeRows, waitUntil, T } from '../lib.mjs';
 import { REFERENCE_RUNS, cliAlertCounts } from '../causeway.mjs';
 
 const VIEW = 'Runs';
@@ -46,12 +46,12 @@ after(async () => {
 
 scenario('the runs tree shows the forged-blob and missing-blob runs as failed verify, without Verify', async () => {
   await openViewContainer(page, 'Causeway');
-  await treeRows(page, VIEW, { minRows: 3, timeout: 60_000 });
+  await treeRows(page, VIEW, { minRows: 3, timeout: T(60_000) });
   const rows = await waitUntil(page, async () => { // until every run is analysed ("reading…" goes away)
     const all = await treeRows(page, VIEW);
     const runs = all.filter((r) => ['intact', 'forged', 'missing'].includes(r.label));
     return runs.length === 3 && runs.every((r) => !r.description.startsWith('reading')) ? all : undefined;
-  }, { timeout: 60_000, what: 'the three runs analysed' });
+  }, { timeout: T(60_000), what: 'the three runs analysed' });
   const desc = (label) => rows.find((r) => r.label === label)?.description ?? '';
   assert.match(desc('intact'), /^intact · /);
   assert.match(desc('forged'), /^failed verify · /);
@@ -64,7 +64,7 @@ scenario('the runs tree shows the forged-blob and missing-blob runs as failed ve
 });
 
 scenario('Problems shows Verify failed on the line that names each tampered blob', async () => {
-  const list = await problems(page, { minCount: 2, timeout: 30_000 });
+  const list = await problems(page, { minCount: 2, timeout: T(30_000) });
   for (const [name, re] of [['forged', /does not hash to its name/], ['missing', /is missing/]]) {
     const errs = list.filter((p) => p.file === `runs/${name}/events.jsonl` && p.severity === 'error' && /^Verify failed/.test(p.message));
     assert.equal(errs.length, 1, `${name}: ${JSON.stringify(list.map((p) => [p.file, p.line, p.message]))}`);
@@ -78,9 +78,9 @@ scenario('Problems shows Verify failed on the line that names each tampered blob
 scenario('the status bar counts the integrity alerts of the tampered runs', async () => {
   const high = ['intact', 'forged', 'missing'].reduce((n, name) => n + Number(/(\d+) high/.exec(cliAlertCounts(path.join(ws, 'runs', name)))?.[1] ?? 0), 0);
   const item = page.locator('.part.statusbar .statusbar-item', { hasText: / high$/ }).first();
-  await item.waitFor({ timeout: 30_000 });
+  await item.waitFor({ timeout: T(30_000) });
   let last = '';
-  const text = await waitUntil(page, async () => ((last = (await item.innerText()).trim()).endsWith(`${high} high`) ? last : undefined), { timeout: 30_000, what: `the status bar at ${high} high` })
+  const text = await waitUntil(page, async () => ((last = (await item.innerText()).trim()).endsWith(`${high} high`) ? last : undefined), { timeout: T(30_000), what: `the status bar at ${high} high` })
     .catch((e) => assert.fail(`${e.message}; it shows "${last}"`));
   assert.match(text, new RegExp(`\\b${high} high$`));
 });

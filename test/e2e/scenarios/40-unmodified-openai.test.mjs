@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   contextMenu, expandTreeRow, launchBrowser, notificationText, openViewContainer, openWorkbench,
-  scenario, screenshot, startCodeServer, treeRows, viewPane, waitForNotificationOrError, watchNotifications,
+  scenario, screenshot, startCodeServer, treeRows, viewPane, waitForNotificationOrError, watchNotifications, T,
 } from '../lib.mjs';
 import { CLI, exampleWorkspace, startFakeModelServer, testsOf } from '../causeway.mjs';
 
@@ -41,7 +41,7 @@ after(async () => {
 
 scenario('a recorded run of the unmodified OpenAI example: right-click its e-mail → Find the cause shows the vendor note', async () => {
   await openViewContainer(page, 'Causeway');
-  await treeRows(page, 'Runs', { minRows: 1, timeout: 60_000 });
+  await treeRows(page, 'Runs', { minRows: 1, timeout: T(60_000) });
   await expandTreeRow(page, 'Runs', ['support-openai']);
   await expandTreeRow(page, 'Runs', ['support-openai', 'executor']);
   const run = path.join(ws, 'runs/support-openai');
@@ -52,10 +52,10 @@ scenario('a recorded run of the unmodified OpenAI example: right-click its e-mai
     .filter({ has: page.locator('.monaco-icon-label .label-name', { hasText: /^\s*send_email\s*$/ }) })
     .filter({ has: page.locator('.monaco-icon-label .label-description', { hasText: new RegExp(`^\\s*#${target.seq}\\b`) }) })
     .first();
-  await row.waitFor({ timeout: 30_000 });
+  await row.waitFor({ timeout: T(30_000) });
   await watchNotifications(page);
   await contextMenu(page, row, 'Find the cause');
-  const toast = await waitForNotificationOrError(page, new RegExp(`Find the cause of send_email \\(#${target.seq}, support-openai\\) — `), { timeout: 600_000 });
+  const toast = await waitForNotificationOrError(page, new RegExp(`Find the cause of send_email \\(#${target.seq}, support-openai\\) — `), { timeout: T(600_000) });
   const text = await notificationText(toast);
   console.log(`[find the cause] ${text}`);
   assert.match(text, /— primary cause input:mcp:support-desk\/fetch_doc \{"name":"vendor-note"\} \(\+0\.\d\d\)/);

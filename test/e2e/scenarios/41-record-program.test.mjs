@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   contextMenu, expandTreeRow, launchBrowser, notificationText, openFile, openViewContainer, openWorkbench, pickQuickItem, runCommand,
-  scenario, screenshot, startCodeServer, treeRows, viewPane, waitForNotificationOrError, waitUntil, watchNotifications,
+  scenario, screenshot, startCodeServer, treeRows, viewPane, waitForNotificationOrError, waitUntil, watchNotifications, T,
 } from '../lib.mjs';
 import { exampleWorkspace, investigator, startFakeModelServer, testsOf } from '../causeway.mjs';
 
@@ -36,7 +36,7 @@ before(async () => {
   cs = await startCodeServer({ name: 'record-program', trust: false, folder: ws });
   b = await launchBrowser();
   page = b.page;
-  await openWorkbench(page, { folder: ws, url: cs.url, timeout: 120_000 });
+  await openWorkbench(page, { folder: ws, url: cs.url, timeout: T(120_000) });
 });
 
 after(async () => {
@@ -57,7 +57,7 @@ async function checkedItems() {
 
 /** Waits for the quick pick titled `title`, checks its preselected tools, accepts them. */
 async function acceptPicks(title, expected) {
-  await page.locator('.quick-input-widget .quick-input-title', { hasText: title }).waitFor({ timeout: 30_000 });
+  await page.locator('.quick-input-widget .quick-input-title', { hasText: title }).waitFor({ timeout: T(30_000) });
   const items = await checkedItems();
   console.log(`[${title}] ${items.map((i) => `${i.checked ? '[x]' : '[ ]'} ${i.label}`).join(', ')}`);
   assert.deepEqual(items.filter((i) => i.checked).map((i) => i.label).sort(), [...expected].sort());
@@ -65,12 +65,12 @@ async function acceptPicks(title, expected) {
 }
 
 scenario('Record this program with Causeway on the example, then right-click its e-mail → Find the cause names the vendor note', async () => {
-  await openFile(page, EXAMPLE, { timeout: 120_000 });
+  await openFile(page, EXAMPLE, { timeout: T(120_000) });
   await watchNotifications(page);
-  await runCommand(page, 'Causeway: Record this program with Causeway', { timeout: 120_000 });
+  await runCommand(page, 'Causeway: Record this program with Causeway', { timeout: T(120_000) });
   await acceptPicks('sensitive tools', ['send_email', 'issue_refund']);
   await acceptPicks('untrusted tools', ['fetch_doc']);
-  const done = await waitForNotificationOrError(page, new RegExp(`recorded ${EXAMPLE.replaceAll('.', '\\.')} into runs`), { timeout: 180_000 });
+  const done = await waitForNotificationOrError(page, new RegExp(`recorded ${EXAMPLE.replaceAll('.', '\\.')} into runs`), { timeout: T(180_000) });
   console.log(`[record] ${await notificationText(done)}`);
 
   // the run on disk, allowed for replays, in the tree and in the investigator
@@ -85,7 +85,7 @@ scenario('Record this program with Causeway on the example, then right-click its
   const frame = await investigator(page, { open: false });
   await waitUntil(page, async () => (await frame.locator('header select[aria-label="Run"] option:checked').textContent()) === runId, { what: `the investigator on ${runId}` });
   await openViewContainer(page, 'Causeway');
-  await treeRows(page, 'Runs', { minRows: 1, timeout: 60_000 });
+  await treeRows(page, 'Runs', { minRows: 1, timeout: T(60_000) });
   await screenshot(page, '41-recorded-from-the-editor');
 
   const argsOf = (e) => fs.readFileSync(path.join(run, 'blobs', `${e.args_ref.replace(/^sha256:/, '')}.json`), 'utf8');
@@ -97,9 +97,9 @@ scenario('Record this program with Causeway on the example, then right-click its
     .filter({ has: page.locator('.monaco-icon-label .label-name', { hasText: /^\s*send_email\s*$/ }) })
     .filter({ has: page.locator('.monaco-icon-label .label-description', { hasText: new RegExp(`^\\s*#${target.seq}\\b`) }) })
     .first();
-  await row.waitFor({ timeout: 30_000 });
+  await row.waitFor({ timeout: T(30_000) });
   await contextMenu(page, row, 'Find the cause');
-  const toast = await waitForNotificationOrError(page, new RegExp(`Find the cause of send_email \\(#${target.seq}, ${runId}\\) — `), { timeout: 600_000 });
+  const toast = await waitForNotificationOrError(page, new RegExp(`Find the cause of send_email \\(#${target.seq}, ${runId}\\) — `), { timeout: T(600_000) });
   const text = await notificationText(toast);
   console.log(`[find the cause] ${text}`);
   assert.match(text, new RegExp(`— primary cause input:${SOURCE.replaceAll('/', '\\/')} \\{"name":"vendor-note"\\} \\(\\+0\\.\\d\\d\\)`));
@@ -111,18 +111,18 @@ scenario('Record this program with Causeway on the example, then right-click its
 scenario('the launch configuration: a debug session of the example records a run, which opens when the session ends', async () => {
   const runs = path.join(ws, 'runs');
   const before = new Set(fs.readdirSync(runs));
-  await openFile(page, EXAMPLE, { timeout: 120_000 });
+  await openFile(page, EXAMPLE, { timeout: T(120_000) });
   // the tools were answered for this program in the first scenario: no picks this time
-  await runCommand(page, 'Causeway: Add a launch configuration that records this program', { timeout: 120_000 });
-  await waitForNotificationOrError(page, /added "Record with Causeway: support-agents\.mjs" to launch\.json/, { timeout: 60_000 });
+  await runCommand(page, 'Causeway: Add a launch configuration that records this program', { timeout: T(120_000) });
+  await waitForNotificationOrError(page, /added "Record with Causeway: support-agents\.mjs" to launch\.json/, { timeout: T(60_000) });
   const launch = JSON.parse(fs.readFileSync(path.join(ws, '.vscode/launch.json'), 'utf8').replace(/^\s*\/\/.*$/gm, ''));
   const config = launch.configurations.find((c) => c.name === 'Record with Causeway: support-agents.mjs');
   assert.deepEqual(config.runtimeArgs, ['--import', '${command:causeway.preloadPath}']);
   assert.equal(config.env.CAUSEWAY_SENSITIVE, 'send_email,issue_refund');
-  await runCommand(page, 'Debug: Select and Start Debugging', { timeout: 120_000 });
+  await runCommand(page, 'Debug: Select and Start Debugging', { timeout: T(120_000) });
   // the pick's input holds the "debug " prefix of its quick access: pick the row without typing
   await pickQuickItem(page, 'Record with Causeway: support-agents.mjs', { filter: false });
-  const toast = await waitForNotificationOrError(page, /the debug session recorded support-agents-/, { timeout: 180_000 });
+  const toast = await waitForNotificationOrError(page, /the debug session recorded support-agents-/, { timeout: T(180_000) });
   const runId = /recorded (\S+?)\.?$/.exec(await notificationText(toast))[1];
   assert.ok(!before.has(runId), `${runId} is a new run`);
   const start = JSON.parse(fs.readFileSync(path.join(runs, runId, 'events.jsonl'), 'utf8').split('\n')[0]);
@@ -131,4 +131,4 @@ scenario('the launch configuration: a debug session of the example records a run
   const frame = await investigator(page, { open: false });
   await waitUntil(page, async () => (await frame.locator('header select[aria-label="Run"] option:checked').textContent()) === runId, { what: `the investigator on ${runId}` });
   await screenshot(page, '41-recorded-by-a-debug-session');
-});
+}, { needs: 'Record this program with Causeway on the example, then right-click its e-mail → Find the cause names the vendor note' }); // the tools answered there
