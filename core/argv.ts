@@ -63,9 +63,11 @@ export function parseCommand(line: string): string[] {
 export const REDACTED = "[redacted]";
 
 /** Flag names whose value is a credential: --api-key, --token, --openai-api-key, --password, -p is not. */
-const SECRET_FLAG = /^--?(?:[\w-]*[-_])?(?:api[-_]?key|apikey|key|token|access[-_]?token|auth[-_]?token|auth|authorization|secret|client[-_]?secret|password|passwd|pwd|credentials?|bearer|private[-_]?key|sig|signature)$/i;
+const SECRET_FLAG = /^--?(?:[\w-]*[-_])?(?:api[-_]?key|apikey|key|token|access[-_]?token|auth[-_]?token|auth|authorization|secret|client[-_]?secret|password|passwd|credentials?|bearer|private[-_]?key|sig|signature)$/i;
 /** Environment-style assignments (`env OPENAI_API_KEY=… node …`) whose name is a credential's. */
-const SECRET_NAME = /(?:^|_)(?:API_?KEY|APIKEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD|CREDENTIALS?|AUTH|SIG|SIGNATURE)(?:_|$)/i;
+const SECRET_NAME = /(?:^|_)(?:API_?KEY|APIKEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH|SIG|SIGNATURE)(?:_|$)/i;
+/** Names that hold a path, not a secret (SSH_AUTH_SOCK, GOOGLE_APPLICATION_CREDENTIALS_FILE, …). */
+const PATH_NAME = /_(?:SOCK|PATH|DIR|FILE|HOME)$/i;
 /** Credential-like query parameters inside an argument (a URL with ?key=…). */
 const SECRET_QUERY = /([?&;](?:key|api[-_]?key|apikey|token|access[-_]?token|auth|sig|signature|secret|password|client[-_]?secret)=)[^&#\s]*/gi;
 /** Shapes of well-known API keys, wherever they appear in an argument. */
@@ -76,7 +78,8 @@ const USERINFO = /(\b[a-z][a-z0-9+.-]*:\/\/)[^/@\s:]+:[^/@\s]+@/gi;
 /** The values of credential-looking environment variables (8 characters or more), longest first. */
 function envSecrets(env: NodeJS.ProcessEnv): string[] {
   const vals: string[] = [];
-  for (const [k, v] of Object.entries(env)) if (v && v.length >= 8 && SECRET_NAME.test(k)) vals.push(v);
+  // a value that is a path (the working directory, a socket, a key file's name) is not the secret itself
+  for (const [k, v] of Object.entries(env)) if (v && v.length >= 8 && SECRET_NAME.test(k) && !PATH_NAME.test(k) && !/^(?:\/|~\/|\.\.?\/|[A-Za-z]:\\)/.test(v)) vals.push(v);
   return vals.sort((a, b) => b.length - a.length);
 }
 

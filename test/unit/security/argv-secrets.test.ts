@@ -60,6 +60,11 @@ describe("redactArgv and the command line text", () => {
     ]);
   });
 
+  it("redacts the value of a credential-looking environment variable, not a path held by one (PWD, SSH_AUTH_SOCK)", () => {
+    const env = { PWD: "/work/project", SSH_AUTH_SOCK: "/tmp/ssh-x/agent.1", MY_SERVICE_TOKEN: "tok-abcdef12345" };
+    expect(redactArgv(["/work/project/bin/node", "a.mjs", "--header=X-T: tok-abcdef12345", "/tmp/ssh-x/agent.1"], env)).toEqual(["/work/project/bin/node", "a.mjs", "--header=X-T: [redacted]", "/tmp/ssh-x/agent.1"]);
+  });
+
   it("formatCommand and parseCommand are exact inverses, and expand nothing", () => {
     for (const argv of [["node", "a.mjs"], ["node", "a b.mjs", "it's", "$(touch x)", "`id`", "a\\b", "", "*"], ["sh", "-c", "echo 'hi'; rm -rf ~"]]) {
       expect(parseCommand(formatCommand(argv))).toEqual(argv);
