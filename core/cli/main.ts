@@ -17,6 +17,7 @@ import { investigateLiteSafe } from "../analysis/safe";
 import { guardStdio } from "./stdio";
 import { influence, listRuns } from "../analysis/influence";
 import { BUILTIN_PROGRAMS, ProgramError } from "../replay/loader";
+import { isBuiltin } from "../replay/programs";
 import { findProgram, loadCliProgram } from "./programs";
 import { PROGRAM_FLAGS, replayProgram } from "./replay-program";
 import { ReplayContext, runTest, decisionTest, replayAndDiff, ReplayError, Budget } from "../replay/engine";
@@ -47,7 +48,8 @@ function requireRun(dir: string): string {
 
 /** A recorded command whose tool runs were not intercepted is refused first: that is why it can't be tested. */
 function refuseUnreplayable(p: Parsed, model: RunModel, runDir: string): void {
-  if (p.flags.system || p.flags["live-tools"] || !isCommandRun(model)) return;
+  // a built-in name never runs the command a run carries: nothing to refuse
+  if (p.flags.system || p.flags["live-tools"] || !isCommandRun(model) || isBuiltin(model.start.program)) return;
   const why = commandRunRefusal(model);
   if (why) throw new ReplayError(`can't replay ${path.basename(runDir)}: ${why}`);
 }
