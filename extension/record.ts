@@ -10,7 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
-import { allowProgram } from "./config";
+import { formatCommand } from "../core/argv";
 import { failed, runCli } from "./cliJobs";
 import type { RunDiscovery } from "./discovery";
 import type { InvestigatorPanel } from "./panel";
@@ -153,12 +153,16 @@ export function registerRecording(d: Deps): Recording {
     const out = path.join(root, "runs");
     const runId = runIdFor(out, uri.fsPath, new Date());
     const dir = path.join(out, runId);
-    const program = cmd.command.join(" ");
+    const program = formatCommand(cmd.command);
     const code = await runCli(s, recordArgs({ out, runId, tools, command: cmd.command }), { title: vscode.l10n.t("recording {0}", rel), cwd: root });
     if (!fs.existsSync(path.join(dir, "events.jsonl"))) return failed(s, `recording ${rel}`, code);
-    // the user ran this program from the editor: its replays (the same command) are allowed too
-    await allowProgram(program, folder.uri);
-    s.log.info(`recorded ${dir} (exit code ${code}); replays of "${program}" allowed in causeway.allowedPrograms`);
+    // the user ran this program from the editor: its replays (the same command, the same file) are approved too
+    try {
+      await replay.approveRecorded(program, root);
+      s.log.info(`recorded ${dir} (exit code ${code}); replays of "${program}" approved for ${uri.fsPath} as it is now`);
+    } catch (err) {
+      s.log.warn(`recorded ${dir}; replays of "${program}" not approved: ${(err as Error).message}`);
+    }
     await open(dir);
     const change = vscode.l10n.t("Change tools…");
     const msg =

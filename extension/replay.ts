@@ -1,18 +1,20 @@
 /**
  * The one path every replay takes (commands, code lenses, quick fixes, the investigator): check
- * workspace trust and the allowed programs (asking once, in a modal), run the job in the worker
+ * workspace trust and the user's approval of the exact program (logic/approvals.ts: asking in a
+ * modal that shows the command, the file and its sha256, kept with that hash), run the job in the worker
  * process with a cancellable progress notification, log every failure in full, and re-read the
  * run so that tests.jsonl's new line reaches the tree, the diagnostics, the lenses and the
  * investigator.
  */
 import * as vscode from "vscode";
 import path from "node:path";
-import fs from "node:fs";
 import { runInWorker, WorkerFailure } from "../core/replay/client";
 import type { Progress } from "../core/replay/engine";
-import { allowProgram } from "./config";
-import { buildRequest, describeResult, describeReplay, programStatus, replayUnavailableReason, type ReplayJob } from "./logic/replay";
-import { programModule } from "./logic/sites";
+import { checkFile, planReplay, type Approval } from "../core/replay/approval";
+import { parseCommand } from "../core/argv";
+import { ProgramApprovals } from "./approvals";
+import { decidePermit } from "./logic/approvals";
+import { buildRequest, describeResult, describeReplay, replayUnavailableReason, type ReplayJob } from "./logic/replay";
 import type { Services } from "./services";
 
 export type ReplayOutcome = { ok: true; result: unknown; message: string } | { ok: false; error: string; cancelled?: boolean };
@@ -27,7 +29,11 @@ export interface ReplayOptions {
 export class ReplayService {
   private running = 0;
 
-  constructor(private s: Services) {}
+  private readonly approvals: ProgramApprovals;
+
+  constructor(private s: Services) {
+    this.approvals = new ProgramApprovals(s.context.workspaceState);
+  }
 
   /** Replays are possible here (trusted workspace). */
   get canReplay(): boolean {
@@ -46,27 +52,29 @@ export class ReplayService {
     if (pick) await vscode.commands.executeCommand("workbench.trust.manage");
   }
 
-  /** May the run's program be replayed? Asks (modal) when it is not on the allowed list yet. */
-  private async permit(program: string, root: string, runDir: string): Promise<string | undefined> {
-    const status = programStatus(program, this.s.settings(runDir).allowed);
-    if (status === "none") return "this run recorded no program (run.start.program), so it cannot be replayed";
-    if (status === "builtin" || status === "allowed") return undefined;
-    const mod = programModule(program);
-    const file = mod ? path.resolve(root, mod) : undefined;
-    if (!file || !fs.existsSync(file)) return `the program ${program} is not in this workspace (looked for ${file ?? "its module"})`;
+  /**
+   * The approval that covers replaying `program` of the run at `runDir`, resolved against the
+   * workspace folder `root`: the stored one when program, file and sha256 match, else the user is
+   * asked (modal) with the full command, the file and its hash. A string: why it is refused.
+   */
+  private async permit(program: string, root: string, runDir: string): Promise<{ approval?: Approval } | string> {
+    const d = decidePermit(program, root, this.s.store.runData(runDir), this.approvals.list(), this.s.settings(runDir).allowed.includes(program));
+    if (d.kind === "refuse") return d.reason;
+    if (d.kind === "run") return { approval: d.approval };
+    this.s.log.info(`asking to allow ${program}: ${d.detail.split("\n").slice(0, 3).join("; ")}`);
     const allow = vscode.l10n.t("Allow and replay");
-    const pick = await vscode.window.showWarningMessage(
-      vscode.l10n.t("Allow Causeway to run {0} for replays?", program),
-      {
-        modal: true,
-        detail: vscode.l10n.t("Replaying loads and runs this program's code ({0}) in a separate process, with the recorded tool results served from the log. Only allow programs you trust. The choice is saved in this workspace's setting causeway.allowedPrograms.", file),
-      },
-      allow,
-    );
+    const pick = await vscode.window.showWarningMessage(d.message, { modal: true, detail: d.detail }, allow);
     if (pick !== allow) return `the program ${program} was not allowed`;
-    const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(runDir));
-    await allowProgram(program, folder?.uri);
-    return undefined;
+    await this.approvals.approve({ ...d.approval, root, at: new Date().toISOString() });
+    this.s.log.info(`allowed ${program}: ${d.approval.file} sha256 ${d.approval.sha256}`);
+    return { approval: d.approval };
+  }
+
+  /** Approves a program the user just recorded from the editor (its command, resolved in `root`). */
+  async approveRecorded(program: string, root: string): Promise<void> {
+    const plan = planReplay({ program, command: parseCommand(program) }, root);
+    if (plan.kind === "builtin") return;
+    await this.approvals.approve({ program, file: plan.file, sha256: checkFile(plan.file), root, at: new Date().toISOString() });
   }
 
   /** Runs a job in the worker. Never throws: failures come back as { ok: false } and are logged. */
@@ -79,11 +87,12 @@ export class ReplayService {
     const analysis = entry ? this.s.store.analyse(entry.dir) : undefined;
     if (!entry || !analysis) return this.fail(`${job.run} is not a run in this workspace`, opts.title);
     const program = analysis.program;
-    const root = this.s.sites.programRoot(entry.dir, program) ?? entry.root;
-    const denied = await this.permit(program, root, entry.dir);
-    if (denied) return this.fail(`cannot replay ${path.basename(entry.dir)}: ${denied}`, opts.title);
+    // programs resolve against the workspace folder holding the run, never a folder beside the run
+    const root = entry.root;
+    const permit = await this.permit(program, root, entry.dir);
+    if (typeof permit === "string") return this.fail(`cannot replay ${path.basename(entry.dir)}: ${permit}`, opts.title);
     const settings = this.s.settings(entry.dir);
-    const req = buildRequest(job, program, root, settings);
+    const req = buildRequest(job, program, root, settings, permit.approval);
     const workerPath = path.join(this.s.context.extensionPath, "dist", "worker.js");
     this.s.log.info(`${opts.title}: ${JSON.stringify({ op: req.op, run: req.run, program, root })}`);
     const t0 = Date.now();

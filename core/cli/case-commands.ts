@@ -18,6 +18,7 @@ import { buildCase, caseMarkdown } from "../report/case";
 import { parseIntervention, parseTarget } from "../specs";
 import "../interventions"; // replace:…=@FILE reads files here
 import type { System } from "../sdk/system";
+import { PROGRAM_FLAGS } from "./replay-program";
 
 type ProgramFor = (p: Parsed, runDir: string) => Promise<System>;
 
@@ -67,7 +68,7 @@ export function caseCommands(programFor: ProgramFor, requireRun: (d: string) => 
     "fix-check": {
       usage: "causeway fix-check RUN --fix SPEC [--fix SPEC]... --harm TARGET [--keep TARGET]... [--n N] [--n-max N] (--allow-program P | --system P) [--json]",
       help: "replay with a fix applied: harm rate without → with it, and whether intended actions still happen",
-      spec: { positionals: ["run"], flags: { fix: "strings", harm: "string", keep: "strings", n: "number", "n-max": "number", workers: "number", system: "string", "allow-program": "strings", json: "boolean" } },
+      spec: { positionals: ["run"], flags: { fix: "strings", harm: "string", keep: "strings", n: "number", "n-max": "number", workers: "number", ...PROGRAM_FLAGS, json: "boolean" } },
       run: async (p) => {
         const dir = requireRun(p.pos.run!);
         const fixes = ((p.flags.fix as string[] | undefined) ?? []).map(absoluteSpec);
@@ -94,7 +95,7 @@ export function caseCommands(programFor: ProgramFor, requireRun: (d: string) => 
     case: {
       usage: "causeway case RUN --target SPEC [-o FILE.md] [--investigate (--allow-program P | --system P)] [--json]",
       help: "the case file of one action: cause, causing span, shapes, fix checks, path, every figure linked to the log",
-      spec: { positionals: ["run"], flags: { target: "string", "out-file": "string", investigate: "boolean", n: "number", "n-max": "number", system: "string", "allow-program": "strings", json: "boolean" }, aliases: { o: "out-file" } },
+      spec: { positionals: ["run"], flags: { target: "string", "out-file": "string", investigate: "boolean", n: "number", "n-max": "number", ...PROGRAM_FLAGS, json: "boolean" }, aliases: { o: "out-file" } },
       run: async (p) => {
         const dir = requireRun(p.pos.run!);
         const target = p.flags.target as string | undefined;

@@ -13,6 +13,7 @@ import { loadProgram, resolveProgram } from "../replay/loader";
 import { ReplayContext, decisionTest, runTest, type TestResult } from "../replay/engine";
 import { writeReport } from "../report/report";
 import { formatTest, json, out } from "./format";
+import { shellWord, singleQuote } from "../argv";
 
 export const EXFIL_TARGET = "tool=send_email,arg~vendor-compliance";
 export const REFUND_TARGET = "tool=issue_refund";
@@ -155,7 +156,7 @@ export async function runDemo(opts: { out: string; n: number; seeds?: number; qu
     res.report = { file: null, error: (err as Error).message };
     say(`\nruns:   ${opts.out}\nreport: not written (${(err as Error).message})`);
   }
-  res.next = `causeway attribute ${path.join(opts.out, path.basename(exfil[0]))} --target "${EXFIL_TARGET}" --allow-program causeway:demo`;
+  res.next = `causeway attribute ${shellWord(path.join(opts.out, path.basename(exfil[0])))} --target ${singleQuote(EXFIL_TARGET)} --allow-program causeway:demo`;
   say(`replay: ${res.next}`);
   return finish(0);
 }

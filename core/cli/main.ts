@@ -16,8 +16,10 @@ import { alertRecord, investigateLite } from "../analysis/investigate";
 import { investigateLiteSafe } from "../analysis/safe";
 import { guardStdio } from "./stdio";
 import { influence, listRuns } from "../analysis/influence";
-import { BUILTIN_PROGRAMS, isAllowed, ProgramError } from "../replay/loader";
+import { BUILTIN_PROGRAMS, ProgramError } from "../replay/loader";
+import { isBuiltin } from "../replay/programs";
 import { findProgram, loadCliProgram } from "./programs";
+import { PROGRAM_FLAGS, replayProgram } from "./replay-program";
 import { ReplayContext, runTest, decisionTest, replayAndDiff, ReplayError, Budget } from "../replay/engine";
 import { attribute, LEAD_N_MAX_FACTOR } from "../replay/attribute";
 import { DEFAULT_N_MAX } from "../replay/engine";
@@ -25,12 +27,12 @@ import { Refusal, callsForUsd, checkRemoval, checkTarget, estimateCost, parsePri
 import { SpecError, parseIntervention, parseTarget } from "../specs";
 import { benjaminiHochberg } from "../stats";
 import { Guard } from "../sdk/guard";
-import { slug, type System } from "../sdk/system";
+import { slug } from "../sdk/system";
 import { writeReport } from "../report/report";
 import { runDemo } from "./demo";
 import { CAPTURE_COMMANDS } from "./capture-commands";
 import { recordCommand, RECORD_COMMAND_USAGE } from "./record-command";
-import { CommandSystem, commandRunRefusal, isCommandRun } from "../replay/command";
+import { commandRunRefusal, isCommandRun } from "../replay/command";
 import { absoluteSpec, caseCommands, formatNarrowed } from "./case-commands";
 import { narrowAttribution } from "../replay/narrow";
 import { STORE_COMMANDS } from "./store-commands";
@@ -44,33 +46,12 @@ function requireRun(dir: string): string {
   return d;
 }
 
-/** The program a replay may run: --system, or the run's own program when --allow-program lists it. */
 /** A recorded command whose tool runs were not intercepted is refused first: that is why it can't be tested. */
 function refuseUnreplayable(p: Parsed, model: RunModel, runDir: string): void {
-  if (p.flags.system || p.flags["live-tools"] || !isCommandRun(model)) return;
+  // a built-in name never runs the command a run carries: nothing to refuse
+  if (p.flags.system || p.flags["live-tools"] || !isCommandRun(model) || isBuiltin(model.start.program)) return;
   const why = commandRunRefusal(model);
   if (why) throw new ReplayError(`can't replay ${path.basename(runDir)}: ${why}`);
-}
-
-async function programFor(p: Parsed, runDir: string): Promise<System> {
-  const system = p.flags.system as string | undefined;
-  const allowed = (p.flags["allow-program"] as string[] | undefined) ?? [];
-  const run = readRun(runDir);
-  const model = new RunModel(run);
-  const recorded = model.start.program;
-  if (!system && isCommandRun(model)) {
-    // an unmodified program recorded by `causeway record -- COMMAND`: re-run that command
-    if (!isAllowed(String(recorded), allowed)) throw new UsageError(`the run was recorded from the command ${JSON.stringify(recorded)}; replaying runs it, so pass --allow-program ${JSON.stringify(recorded)}`);
-    const why = p.flags["live-tools"] ? null : commandRunRefusal(model);
-    if (why) throw new ReplayError(`can't replay ${path.basename(runDir)}: ${why}`);
-    return new CommandSystem(run, { root: process.cwd() });
-  }
-  if (system) return loadCliProgram(findProgram(system, { cwd: process.cwd(), runDir, prefer: "cwd" }));
-  if (recorded && isAllowed(String(recorded), allowed)) return loadCliProgram(findProgram(String(recorded), { cwd: process.cwd(), runDir, prefer: "run" }));
-  if (recorded) {
-    throw new UsageError(`the run names program ${JSON.stringify(recorded)}; replaying runs code, so pass --allow-program ${recorded} (or --system MODULE:EXPORT)`);
-  }
-  throw new UsageError("the run names no program; pass --system MODULE:EXPORT");
 }
 
 function progress(enabled: boolean) {
@@ -220,7 +201,7 @@ const COMMANDS: Record<string, Command> = {
     help: "paired replay test: does removing SPEC change how often TARGET happens? Sequential until decisive, at most --n-max pairs (default 200); --n N alone runs exactly N pairs; with --n-max, no verdict before N pairs",
     spec: {
       positionals: ["run"],
-      flags: { remove: "string", target: "string", n: "number", "n-max": "number", "live-tools": "boolean", decision: "string", contains: "string", system: "string", "allow-program": "strings", "max-calls": "number", workers: "number", roles: "boolean", ...COST_FLAGS, ...JSON_FLAG },
+      flags: { remove: "string", target: "string", n: "number", "n-max": "number", "live-tools": "boolean", decision: "string", contains: "string", ...PROGRAM_FLAGS, "max-calls": "number", workers: "number", roles: "boolean", ...COST_FLAGS, ...JSON_FLAG },
     },
     run: async (p) => {
       const dir = requireRun(p.pos.run!);
@@ -244,7 +225,7 @@ const COMMANDS: Record<string, Command> = {
       const maxPairs = nMax ?? n ?? DEFAULT_N_MAX;
       const minPairs = n;
       // the program is found and allowed before any estimate is printed: a refusal comes first
-      const sys = await programFor(p, dir);
+      const sys = await replayProgram(p, dir);
       const est = estimateCost(model, maxPairs, pricesOf(p));
       const budget = budgetOf(p, est);
       if (!p.flags.json) process.stderr.write(describeEstimate(est) + (budget ? `; budget ${budget.max} model calls` : "") + "\n");
@@ -263,7 +244,7 @@ const COMMANDS: Record<string, Command> = {
     help: "Find the cause: suspects ranked by the recorded evidence; untrusted inputs first, then trusted inputs and channels; --spans narrows a confirmed input to its causing span, --shapes tells how causes combine",
     spec: {
       positionals: ["run"],
-      flags: { target: "string", suspect: "strings", suspects: "string", n: "number", "n-max": "number", "max-calls": "number", workers: "number", "no-roles": "boolean", spans: "boolean", shapes: "boolean", system: "string", "allow-program": "strings", "live-tools": "boolean", ...COST_FLAGS, ...JSON_FLAG },
+      flags: { target: "string", suspect: "strings", suspects: "string", n: "number", "n-max": "number", "max-calls": "number", workers: "number", "no-roles": "boolean", spans: "boolean", shapes: "boolean", ...PROGRAM_FLAGS, "live-tools": "boolean", ...COST_FLAGS, ...JSON_FLAG },
     },
     run: async (p) => {
       const dir = requireRun(p.pos.run!);
@@ -284,7 +265,7 @@ const COMMANDS: Record<string, Command> = {
       const n = intFlag(p, "n", 10);
       const nMax = intFlag(p, "n-max", Math.max(80, n), n);
       // the program is found and allowed before any estimate is printed: a refusal comes first
-      const sys = await programFor(p, dir);
+      const sys = await replayProgram(p, dir);
       const est = estimateCost(model, nMax, pricesOf(p));
       const budget = budgetOf(p, est);
       if (!p.flags.json) process.stderr.write(`per test: ${describeEstimate(est)}${method === "newcombe" ? "" : `; a lead suspect's test (one an argument value points to) up to ${LEAD_N_MAX_FACTOR * nMax} pairs`}${budget ? `; budget ${budget.max} model calls for the whole attribution` : ""}\n`);
@@ -314,13 +295,13 @@ const COMMANDS: Record<string, Command> = {
   matrix: {
     usage: "causeway matrix RUN --target SPEC... [--n N] (--allow-program P | --system P) [--json]",
     help: "test every input and channel against each target (Benjamini-Hochberg over the batch)",
-    spec: { positionals: ["run"], flags: { target: "strings", n: "number", method: "string", system: "string", "allow-program": "strings", ...JSON_FLAG } },
+    spec: { positionals: ["run"], flags: { target: "strings", n: "number", method: "string", ...PROGRAM_FLAGS, ...JSON_FLAG } },
     run: async (p) => {
       const dir = requireRun(p.pos.run!);
       const targets = (p.flags.target as string[] | undefined) ?? [];
       if (!targets.length) throw new UsageError("matrix: at least one --target SPEC is required");
       targets.forEach(parseTarget);
-      const sys = await programFor(p, dir);
+      const sys = await replayProgram(p, dir);
       const run = readRun(dir);
       const ctx = new ReplayContext(run, sys);
       const specs: string[] = [];
@@ -343,12 +324,12 @@ const COMMANDS: Record<string, Command> = {
   replay: {
     usage: "causeway replay RUN [--remove SPEC]... [--seed S] (--allow-program P | --system P) [--json]",
     help: "re-run from tape and diff against the original",
-    spec: { positionals: ["run"], flags: { remove: "strings", seed: "number", system: "string", "allow-program": "strings", ...JSON_FLAG } },
+    spec: { positionals: ["run"], flags: { remove: "strings", seed: "number", ...PROGRAM_FLAGS, ...JSON_FLAG } },
     run: async (p) => {
       const dir = requireRun(p.pos.run!);
       const remove = (p.flags.remove as string[] | undefined) ?? [];
       remove.forEach(parseIntervention);
-      const sys = await programFor(p, dir);
+      const sys = await replayProgram(p, dir);
       const ctx = new ReplayContext(readRun(dir), sys);
       const r = await replayAndDiff(ctx, { seed: p.flags.seed as number | undefined, remove });
       if (p.flags.json) return json(r);
@@ -392,7 +373,7 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   ...CAPTURE_COMMANDS,
-  ...caseCommands(programFor, requireRun),
+  ...caseCommands(replayProgram, requireRun),
   ...STORE_COMMANDS,
 };
 

@@ -2,7 +2,8 @@
  * `causeway record --out DIR [--seed S] [--sensitive TOOL]… [--untrusted-tool TOOL]…
  * [--trusted-tool TOOL]… [--run-id ID] [--json] -- COMMAND ARGS…`: runs an unmodified Node program
  * under the preload and prints the run folder. run.start records the command relative to the
- * working directory (the program's root), never the environment.
+ * working directory (the program's root), never the environment, with secrets passed as flags
+ * redacted (`--api-key=[redacted]`); `run.start.program` is that command line (formatCommand).
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -15,6 +16,7 @@ import { investigateLite, alertRecord } from "../analysis/investigate";
 import { freeRunId, slug } from "../sdk/system";
 import { commandRunRefusal, launch } from "../replay/command";
 import { parseToolSpecs, relativeArg, type PreloadConfig } from "../register/config";
+import { formatCommand, redactArgv, singleQuote } from "../argv";
 
 function toolSpecs(specs: string[]): Record<string, string[]> {
   try {
@@ -37,9 +39,10 @@ export async function recordCommand(args: string[]): Promise<number> {
   });
   const root = process.cwd();
   const outRoot = path.resolve((p.flags.out as string | undefined) ?? "runs");
-  const script = command.find((c, i) => i > 0 || /\.[cm]?[jt]sx?$/.test(c)) ?? command[0];
   if (/\.(ts|tsx|mts|cts)$/.test(command[0])) throw new UsageError(`record: run TypeScript through a loader, e.g. -- node --import tsx ${command[0]}`);
-  const recorded = command.map((a) => relativeArg(a, root));
+  // what the run records and the CLI prints: secrets passed as flags redacted, visibly
+  const recorded = redactArgv(command.map((a) => relativeArg(a, root)));
+  const script = recorded.find((c, i) => i > 0 || /\.[cm]?[jt]sx?$/.test(c)) ?? recorded[0];
   const runId = (p.flags["run-id"] as string | undefined) ?? freeRunId(outRoot, `${slug(script)}-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-")}`);
   const dir = path.join(outRoot, runId);
   if (fs.existsSync(path.join(dir, "events.jsonl"))) throw new UsageError(`record: ${dir} already holds a run`);
@@ -51,7 +54,7 @@ export async function recordCommand(args: string[]): Promise<number> {
     sensitive: (p.flags.sensitive as string[] | undefined) ?? [],
     untrusted: (p.flags["untrusted-tool"] as string[] | undefined) ?? [],
     trusted: (p.flags["trusted-tool"] as string[] | undefined) ?? [],
-    program: recorded.join(" "),
+    program: formatCommand(recorded),
     command: recorded,
     root,
     tools: toolSpecs((p.flags.tool as string[] | undefined) ?? []),
@@ -81,7 +84,7 @@ export async function recordCommand(args: string[]): Promise<number> {
     out(dir);
     process.stderr.write(`recorded ${runId}: ${m.decisions.length} model calls, tool calls: ${m.actions.map((a) => a.tool).join(", ") || "none"}\n`);
     process.stderr.write(`  alerts: ${summary.summary.alerts.high} high, ${summary.summary.alerts.review} review\n`);
-    process.stderr.write(`  replay with: --allow-program ${JSON.stringify(cfg.program)}\n`);
+    process.stderr.write(`  replay with: --allow-program ${singleQuote(cfg.program ?? "")}\n`);
     for (const pr of problems) process.stderr.write(`  problem: ${pr}\n`);
     if (refusal) process.stderr.write(`  note: ${refusal}\n`);
     if (code !== 0) process.stderr.write(`  the program exited with code ${code}\n`);

@@ -16,6 +16,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { formatCommand, redactArgv } from "../argv";
 
 export const PRELOAD_TAG = "causeway preload";
 
@@ -130,7 +131,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string, argv: string[]):
   if (!out) return null;
   const root = cwd;
   const script = argv[1] ? path.relative(root, path.resolve(argv[1])).split(path.sep).join("/") : "";
-  const command = ["node", script, ...argv.slice(2).map((a) => relativeArg(a, root))].filter(Boolean);
+  // secrets passed as flags never reach the run (--api-key=[redacted])
+  const command = redactArgv(["node", script, ...argv.slice(2).map((a) => relativeArg(a, root))].filter(Boolean), env);
   const seed = env.CAUSEWAY_SEED ?? (typeof conf.seed === "number" ? String(conf.seed) : undefined);
   const base = env.CAUSEWAY_RUN_ID ?? `${path.basename(script).replace(/\.[cm]?[jt]sx?$/, "") || "agent"}-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-")}`;
   const outDir = path.resolve(cwd, out);
@@ -143,7 +145,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string, argv: string[]):
     sensitive: list(env.CAUSEWAY_SENSITIVE) ?? strings(conf.sensitiveTools) ?? [],
     untrusted: list(env.CAUSEWAY_UNTRUSTED) ?? strings(conf.untrustedTools) ?? [],
     trusted: list(env.CAUSEWAY_TRUSTED) ?? strings(conf.trustedTools) ?? [],
-    program: command.join(" "),
+    program: formatCommand(command),
     command,
     root,
     agent: env.CAUSEWAY_AGENT || undefined,

@@ -5,9 +5,10 @@
  * tape and reports back what the program did. The engine sees it as a System (run → actions and
  * counts), so runTest, attribute, matrix and replay work on it unchanged.
  *
- * The command comes from run.start but runs only once the user allowed that exact string (the
- * callers check the allow-list, as for any program). Nothing from the run's environment is
- * recorded or replayed: the replay runs with the caller's environment and working directory.
+ * The command spawned is the one the caller passes: the argv of the program string the user
+ * approved (approval.ts), never read from the run. With a pin, the program file's sha256 is
+ * checked before every spawn. Nothing from the run's environment is recorded or replayed: the
+ * replay runs with the caller's environment and working directory.
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -19,6 +20,8 @@ import type { RunData } from "../log/reader";
 import type { RunOptions, RunResult } from "../sdk/system";
 import type { PreloadConfig, ReplaySummary } from "../register/config";
 import { PRELOAD_TAG } from "../register/config";
+import { formatCommand } from "../argv";
+import { sha256File } from "./approval";
 
 export class CommandReplayError extends Error {
   constructor(message: string) {
@@ -33,6 +36,11 @@ const isObj = (x: unknown): x is Record<string, unknown> => !!x && typeof x === 
 export function isCommandRun(m: RunModel): boolean {
   const meta = m.start.meta;
   return isObj(meta) && meta.recorded_by === PRELOAD_TAG && Array.isArray(meta.command) && meta.command.every((c) => typeof c === "string") && meta.command.length > 0;
+}
+
+/** The command a preload recording carries in `meta.command`, or undefined for any other run. */
+export function recordedCommand(m: RunModel): string[] | undefined {
+  return isCommandRun(m) ? [...(m.start.meta as { command: string[] }).command] : undefined;
 }
 
 /** Why replaying this run would be unsafe or impossible without live tools, or null. */
@@ -83,6 +91,10 @@ export function launch(command: readonly string[], env: NodeJS.ProcessEnv, file 
 export interface CommandSystemOptions {
   /** The folder the command runs in (the program's root). */
   root: string;
+  /** The argv to run: the approved command (never taken from the run). */
+  command: readonly string[];
+  /** The program file and the sha256 it must still have before each spawn. */
+  pin?: { file: string; sha256: string };
   /** Longest a replayed program may run (default 120 s, CAUSEWAY_REPLAY_TIMEOUT_MS). */
   timeoutMs?: number;
 }
@@ -103,8 +115,8 @@ export class CommandSystem {
   ) {
     const m = new RunModel(run);
     if (!isCommandRun(m)) throw new CommandReplayError(`${run.dir} was not recorded by causeway record (no command in run.start)`);
-    this.command = (m.start.meta as { command: string[] }).command;
-    this.config.name = String(m.start.program ?? this.command.join(" "));
+    this.command = [...opts.command];
+    this.config.name = formatCommand(this.command);
     const tm = (m.start.meta as { tool_modules?: unknown }).tool_modules;
     if (isObj(tm)) for (const [file, names] of Object.entries(tm)) if (Array.isArray(names)) this.tools[file] = names.map(String);
     this.runDir = run.dir;
@@ -130,9 +142,19 @@ export class CommandSystem {
     };
     const base: RunResult = { runId: cfg.runId, seed: o.seed ?? 0, actions: [], outcome: null, stats: { modelCalls: 0, modelCallsCached: 0, offTape: 0, ablated: 0, events: 0 } };
     try {
+      const pin = this.opts.pin;
+      if (pin) {
+        let now = "";
+        try {
+          now = sha256File(pin.file);
+        } catch {
+          /* gone: refused below */
+        }
+        if (now !== pin.sha256) return { ...base, error: `the program file ${pin.file} changed since it was approved (sha256 ${pin.sha256}, now ${now || "missing"}); not run` };
+      }
       const { code, stderr, timedOut } = await this.spawn(cfg);
       const summary = readSummary(out);
-      const label = this.command.join(" ");
+      const label = this.config.name;
       if (timedOut) return { ...base, error: `the program (${label}) did not finish within ${Math.round(this.timeout() / 1000)} s and was stopped` };
       if (!summary) return { ...base, error: `the program (${label}) exited (${code}) without reporting back${tail(stderr)}` };
       const stats = { ...base.stats, ...summary.stats };

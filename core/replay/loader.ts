@@ -12,7 +12,7 @@ import { pathToFileURL } from "node:url";
 import { transform } from "sucrase";
 import * as sdk from "../index";
 import { isSystem, type System } from "../sdk/system";
-import { BUILTIN_PROGRAMS } from "./programs";
+import { BUILTIN_PROGRAMS, splitSpec } from "./programs";
 
 export class ProgramError extends Error {
   /** What went wrong: a malformed spec, a missing file, no such export, or the module failed to load. */
@@ -60,12 +60,11 @@ export function resolveProgram(spec: string, root: string): ParsedProgram {
     const pkg = packageRoot();
     return { spec, file: path.join(pkg, builtin.file), exportName: builtin.exportName, root: pkg, builtin: true };
   }
-  const at = spec.lastIndexOf(":");
-  if (at <= 0 || at === spec.length - 1 || /^[A-Za-z]$/.test(spec.slice(0, at))) {
+  const parts = splitSpec(spec);
+  if (!parts) {
     throw new ProgramError(`"${spec}" is not MODULE:EXPORT (e.g. agents/system.ts:SYSTEM) or a built-in program (${Object.keys(BUILTIN_PROGRAMS).join(", ")})`, "spec");
   }
-  const mod = spec.slice(0, at);
-  const exportName = spec.slice(at + 1);
+  const { mod, exportName } = parts;
   const file = path.resolve(root, mod);
   return { spec, file, exportName, root, builtin: false };
 }

@@ -1,7 +1,8 @@
 /**
  * The replay worker: its own bundle (dist/worker.js), run as a child process so that the agent
  * program being replayed never runs inside the extension host. Reads one request on stdin, streams
- * progress and the result on stdout (see worker-protocol.ts), and exits.
+ * progress and the result on stdout (see worker-protocol.ts), and exits. It runs only what the
+ * request's approval covers (approval.ts): the same program string, file and sha256.
  */
 import { readRun } from "../log/reader";
 import { SpecError } from "../specs";
@@ -9,9 +10,11 @@ import { attribute } from "./attribute";
 import { narrowAttribution } from "./narrow";
 import { fixCheck } from "./fixcheck";
 import { ReplayContext, ReplayError, decisionTest, replayAndDiff, runTest } from "./engine";
-import { isAllowed, loadProgram, ProgramError, resolveProgram } from "./loader";
+import { ProgramError } from "./loader";
+import { ApprovalError, checkApproval, planReplay } from "./approval";
+import { loadPlan } from "./approved";
 import type { WorkerMessage, WorkerRequest } from "./worker-protocol";
-import { CommandSystem, commandRunRefusal, isCommandRun } from "./command";
+import { commandRunRefusal, recordedCommand } from "./command";
 import { RunModel } from "../graph/model";
 import type { System } from "../sdk/system";
 
@@ -20,18 +23,19 @@ function send(m: WorkerMessage): void {
 }
 
 async function handle(req: WorkerRequest): Promise<unknown> {
-  if (!isAllowed(req.program, req.allow ?? [])) {
-    throw Object.assign(new Error(`program ${JSON.stringify(req.program)} is not on the allowed list; replaying runs code, so allow it first`), { kind: "not-allowed" });
-  }
   const run = readRun(req.run);
   const model = new RunModel(run);
-  let system: System;
-  if (isCommandRun(model) && String(model.start.program) === req.program) {
-    // an unmodified program recorded by `causeway record -- COMMAND`: re-run that command
+  if (String(model.start.program ?? "") !== req.program) {
+    throw new ApprovalError(`the run's program is ${JSON.stringify(model.start.program ?? null)}, not ${JSON.stringify(req.program)}`);
+  }
+  // what runs is planned from the approved program string alone; the run must agree with it
+  const plan = planReplay({ program: req.program, command: recordedCommand(model) }, req.root);
+  checkApproval(plan, req.approval);
+  if (plan.kind === "command") {
     const why = req.op === "test" && req.liveTools ? null : commandRunRefusal(model);
     if (why) throw new ReplayError(`can't replay this run: ${why}`);
-    system = new CommandSystem(run, { root: req.root });
-  } else system = await loadProgram(resolveProgram(req.program, req.root));
+  }
+  const system: System = (await loadPlan(plan, run, req.approval?.sha256)).system;
   const onProgress = (p: { phase: string; done: number; total: number; message?: string }) => send({ type: "progress", ...p });
   switch (req.op) {
     case "test": {
@@ -65,8 +69,7 @@ async function handle(req: WorkerRequest): Promise<unknown> {
 }
 
 function kindOf(err: unknown): Extract<WorkerMessage, { type: "error" }>["kind"] {
-  const k = (err as { kind?: string })?.kind;
-  if (k === "not-allowed") return "not-allowed";
+  if (err instanceof ApprovalError) return "not-allowed";
   if (err instanceof ProgramError) return "program";
   if (err instanceof ReplayError) return "replay";
   if (err instanceof SpecError) return "spec";

@@ -1,22 +1,14 @@
 /**
- * Replays from the editor, without vscode: who may replay what (workspace trust, the allowed
- * programs), the worker requests, and one-line descriptions of results. Every replay runs in the
- * worker process (core/replay/client.ts); nothing here runs agent code.
+ * Replays from the editor, without vscode: whether replays are on (workspace trust), the worker
+ * requests (each with the user's approval of its program: logic/approvals.ts), and one-line
+ * descriptions of results. Every replay runs in the worker process (core/replay/client.ts);
+ * nothing here runs agent code.
  */
 import type { ActionView, Candidate } from "../../core/analysis/types";
-import { BUILTIN_PROGRAMS } from "../../core/replay/programs";
+import type { Approval } from "../../core/replay/approval";
 import type { WorkerRequest } from "../../core/replay/worker-protocol";
 import { pct, signed } from "../../core/format";
 import { count, t } from "./l10n";
-
-export type ProgramStatus = "none" | "builtin" | "allowed" | "ask";
-
-/** Can this run's program be replayed, and must the user be asked first? */
-export function programStatus(program: string, allowed: readonly string[]): ProgramStatus {
-  if (!program) return "none";
-  if (program in BUILTIN_PROGRAMS) return "builtin";
-  return allowed.includes(program) ? "allowed" : "ask";
-}
 
 /** Why replays are unavailable, or undefined when they are available. */
 export function replayUnavailableReason(trusted: boolean): string | undefined {
@@ -38,9 +30,9 @@ export type ReplayJob =
   | { op: "fixCheck"; run: string; fix: string[]; harm: string; keep?: string[]; n?: number; nMax?: number }
   | { op: "replay"; run: string; remove?: string[]; seed?: number };
 
-/** The worker request for a job on a run recorded by `program`, resolved against `root`. */
-export function buildRequest(job: ReplayJob, program: string, root: string, s: ReplaySettings): WorkerRequest {
-  const base = { run: job.run, program, root, allow: [...s.allowed] };
+/** The worker request for a job on a run recorded by `program`, resolved against `root`, under the user's `approval` (none: a built-in). */
+export function buildRequest(job: ReplayJob, program: string, root: string, s: ReplaySettings, approval?: Approval): WorkerRequest {
+  const base = { run: job.run, program, root, ...(approval ? { approval: { program: approval.program, file: approval.file, sha256: approval.sha256 } } : {}) };
   switch (job.op) {
     case "test":
       return { op: "test", ...base, intervention: job.intervention, target: job.target, n: job.n ?? s.n, nMax: job.nMax ?? s.nMax, workers: s.workers };

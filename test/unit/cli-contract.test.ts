@@ -128,7 +128,7 @@ describe("the CLI's contract", () => {
     expect(JSON.parse(fresh.out)).toMatchObject({ run_id: "demo-seed5", note: null });
   });
 
-  it("finds a run's program next to the run when called from another folder, and names the paths it tried", () => {
+  it("resolves a run's program against the working directory, never next to the run, and names the file on stderr", () => {
     const proj = path.join(tmp, "proj");
     fs.mkdirSync(path.join(proj, "examples/quickstart"), { recursive: true });
     fs.copyFileSync(path.join(ROOT, "examples/quickstart/quickstart.ts"), path.join(proj, "examples/quickstart/quickstart.ts"));
@@ -136,17 +136,16 @@ describe("the CLI's contract", () => {
     const rec = cli(["record", spec, "--out", "runs", "--json"], { cwd: proj });
     expect(rec.code, rec.err).toBe(0);
     const run = (JSON.parse(rec.out) as { run: string }).run;
-    const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), "cw-elsewhere-"));
-    const r = cli(["replay", path.resolve(proj, run), "--allow-program", spec, "--json"], { cwd: elsewhere });
+    const r = cli(["replay", path.resolve(proj, run), "--allow-program", spec, "--json"], { cwd: proj });
     expect(r.code, r.err).toBe(0);
-    expect(JSON.parse(r.out)).toMatchObject({ diffs: [] });
-    // moved away from its program: the error lists every path tried
-    const lonely = path.join(elsewhere, "runs", path.basename(run));
-    fs.cpSync(path.resolve(proj, run), lonely, { recursive: true });
-    const miss = cli(["replay", lonely, "--allow-program", spec], { cwd: elsewhere });
+    expect(JSON.parse(r.out)).toMatchObject({ diffs: [] }); // stdout holds the result alone
+    expect(r.err).toContain(`causeway: replaying with ${path.join(proj, "examples/quickstart/quickstart.ts")} (export SYSTEM, sha256 `);
+    // from another folder the program beside the run is not looked for: the error names the one path tried
+    const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), "cw-elsewhere-"));
+    const miss = cli(["replay", path.resolve(proj, run), "--allow-program", spec], { cwd: elsewhere });
     expect(miss.code).toBe(2);
-    expect(miss.err).toContain(path.join(elsewhere, "runs", "examples/quickstart/quickstart.ts"));
     expect(miss.err).toContain(path.join(elsewhere, "examples/quickstart/quickstart.ts"));
+    expect(miss.err).not.toContain(proj);
   });
 
   it("docs/cli.md's command reference is what each command's --help says", () => {

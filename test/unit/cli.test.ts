@@ -101,7 +101,7 @@ describe("causeway CLI", () => {
   it("replaying needs an allowed program; test and attribute print the documented JSON", () => {
     const refused = cli("test", path.join(FIX, "demo-seed0"), "--remove", "input:web:*", "--target", "tool=send_email");
     expect(refused.code).toBe(2);
-    expect(refused.err).toMatch(/--allow-program causeway\.demo:SYSTEM/);
+    expect(refused.err).toMatch(/--allow-program 'causeway\.demo:SYSTEM'/);
     const run = path.join(demo, "demo-seed0");
     const t = JSON.parse(cli("test", run, "--remove", "input:web:shipping_faq", "--target", "tool=send_email,arg~vendor-compliance", "--n", "40", "--allow-program", "causeway:demo", "--json").out);
     for (const k of ["intervention", "target", "n", "p_with", "p_without", "effect", "ci", "p_value", "verdict", "looks", "model_calls", "off_tape_actions"]) expect(t).toHaveProperty(k);

@@ -5,6 +5,7 @@ import path from "node:path";
 import { runInWorker, WorkerFailure } from "../../core/replay/client";
 import { loadProgram, resolveProgram } from "../../core/replay/loader";
 import { readTestsLog } from "../../core/log/testslog";
+import { sha256File } from "../../core/replay/approval";
 
 const ROOT = path.resolve(__dirname, "../..");
 const WORKER = path.join(ROOT, "dist/worker.js");
@@ -18,7 +19,11 @@ async function record(spec: string, seed = 0): Promise<string> {
   return r.dir!;
 }
 
-const base = { root: ROOT, allow: [MISBEHAVING, "test/fixtures/programs/plain.cjs:SYSTEM"] };
+/** The request fields of a program the user approved: its string, resolved file and sha256. */
+function approved(program: string) {
+  const file = resolveProgram(program, ROOT).file;
+  return { program, root: ROOT, approval: { program, file, sha256: sha256File(file) } };
+}
 
 describe("the out-of-process replay worker", () => {
   let run: string;
@@ -30,7 +35,7 @@ describe("the out-of-process replay worker", () => {
   it("runs a TypeScript program's test, streams progress and appends the result", async () => {
     const progress: number[] = [];
     const r = (await runInWorker(
-      { op: "test", run, program: MISBEHAVING, ...base, intervention: "input:web:page", target: "tool=send_email,arg~mallory", n: 10 },
+      { op: "test", run, ...approved(MISBEHAVING), intervention: "input:web:page", target: "tool=send_email,arg~mallory", n: 10 },
       { workerPath: WORKER, onProgress: (p) => progress.push(p.done), env: { CAUSEWAY_FIXTURE_MODE: "none" } },
     )) as { verdict: string; n: number };
     expect(r.verdict).toBe("causal");
@@ -50,7 +55,7 @@ describe("the out-of-process replay worker", () => {
     }
     expect(dir).not.toBe("");
     const a = (await runInWorker(
-      { op: "attribute", run: dir, program: "test/fixtures/programs/plain.cjs:SYSTEM", ...base, target: "tool=forward,arg~eve@evil.example", n: 10, nMax: 40 },
+      { op: "attribute", run: dir, ...approved("test/fixtures/programs/plain.cjs:SYSTEM"), target: "tool=forward,arg~eve@evil.example", n: 10, nMax: 40 },
       { workerPath: WORKER },
     )) as { causes: { spec: string }[] };
     expect(a.causes.map((c) => c.spec)).toEqual(["input:mail:inbox"]);
@@ -67,7 +72,7 @@ describe("the out-of-process replay worker", () => {
       const dir = await record(MISBEHAVING);
       const before = fs.existsSync(path.join(dir, "tests.jsonl"));
       const err = await runInWorker(
-        { op: "test", run: dir, program: MISBEHAVING, ...base, intervention: "input:web:page", target: "tool=send_email", n: 5 },
+        { op: "test", run: dir, ...approved(MISBEHAVING), intervention: "input:web:page", target: "tool=send_email", n: 5 },
         { workerPath: WORKER, timeoutMs, env: { CAUSEWAY_FIXTURE_MODE: mode } },
       ).catch((e) => e);
       expect(err).toBeInstanceOf(WorkerFailure);
@@ -82,7 +87,7 @@ describe("the out-of-process replay worker", () => {
     const dir = await record(MISBEHAVING);
     const ac = new AbortController();
     const p = runInWorker(
-      { op: "test", run: dir, program: MISBEHAVING, ...base, intervention: "input:web:page", target: "tool=send_email", n: 5 },
+      { op: "test", run: dir, ...approved(MISBEHAVING), intervention: "input:web:page", target: "tool=send_email", n: 5 },
       { workerPath: WORKER, signal: ac.signal, env: { CAUSEWAY_FIXTURE_MODE: "hang" } },
     );
     setTimeout(() => ac.abort(), 300);
@@ -90,16 +95,23 @@ describe("the out-of-process replay worker", () => {
     expect(fs.existsSync(path.join(dir, "tests.jsonl"))).toBe(false);
   });
 
-  it("refuses a program that is not on the allowed list, loading nothing", async () => {
+  it("refuses a program that is not approved, or approved with another file's hash, loading nothing", async () => {
     const err = await runInWorker(
-      { op: "test", run, program: MISBEHAVING, root: ROOT, allow: [], intervention: "input:web:page", target: "tool=send_email", n: 5 },
+      { op: "test", run, program: MISBEHAVING, root: ROOT, intervention: "input:web:page", target: "tool=send_email", n: 5 },
       { workerPath: WORKER, env: { CAUSEWAY_FIXTURE_MODE: "exit" } },
     ).catch((e) => e);
     expect(err).toMatchObject({ kind: "not-allowed" });
+    const ok = approved(MISBEHAVING);
+    const stale = await runInWorker(
+      { op: "test", run, ...ok, approval: { ...ok.approval, sha256: "0".repeat(64) }, intervention: "input:web:page", target: "tool=send_email", n: 5 },
+      { workerPath: WORKER, env: { CAUSEWAY_FIXTURE_MODE: "exit" } },
+    ).catch((e) => e);
+    expect(stale).toMatchObject({ kind: "not-allowed" });
+    expect((stale as Error).message).toMatch(/changed since it was approved/);
   });
 
   it("reports a bad spec as a spec error", async () => {
-    const err = await runInWorker({ op: "test", run, program: MISBEHAVING, ...base, intervention: "nonsense", target: "tool=send_email", n: 5 }, { workerPath: WORKER }).catch((e) => e);
+    const err = await runInWorker({ op: "test", run, ...approved(MISBEHAVING), intervention: "nonsense", target: "tool=send_email", n: 5 }, { workerPath: WORKER }).catch((e) => e);
     expect(err).toMatchObject({ kind: "spec" });
     expect((err as Error).message).toMatch(/cannot parse "nonsense"/);
   });

@@ -2,22 +2,25 @@
 // reference's runs, a cut-off run, a run whose strings are markup and script, a TypeScript
 // program's run (the quickstart) and the demo's agent source: the runs tree and its statuses,
 // the Problems panel, Find the cause from the tree's context menu, the code lens on the demo's
-// act call, a run appended while the workspace is open, and an allowed workspace program replay.
+// act call, a run appended while the workspace is open, and workspace programs' replays: asked
+// once with the file and its sha256, never approved by the folder's own settings file.
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
   codeLensAt, codeLenses, collapseTreeRow, waitUntil, expandTreeRow, launchBrowser, makeWorkspace, openFile, openViewContainer, openWorkbench,
   openProblems, problems, scenario, screenshot, treeRows, viewPane, contextMenu, webviewFrame,
-  notificationText, notificationsSeen, waitForNotificationOrError, watchNotifications, T,
+  notificationText, notificationsSeen, waitForNotificationOrError, watchNotifications, clearNotifications, T,
 } from '../lib.mjs';
 import { cliAlertCounts } from '../causeway.mjs';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
 const CLI = path.join(ROOT, 'dist/cli.js');
 const VIEW = 'Runs';
+const sha256 = (file) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 
 const EVIL = '<img src=x onerror="alert(1)"><script>alert(2)</script>';
 const EVIL_PROGRAM = `// A JavaScript agent program whose strings are markup and script.
@@ -43,9 +46,8 @@ let b;
 let page;
 
 function prepare() {
-  // the JavaScript program is allowed by hand in the settings file before the window opens: an
-  // edit made while it is open is seen after a file watch that no page state shows (a fixed wait
-  // for it failed on a loaded CI)
+  // the JavaScript program is listed in the folder's own settings file before the window opens, as
+  // a downloaded folder could ship it: that approves nothing, its first replay still asks
   ws = makeWorkspace('causeway-main', {
     files: {
       'agents/evil.cjs': EVIL_PROGRAM,
@@ -324,19 +326,25 @@ scenario('Find the cause on a workspace TypeScript program asks once, then repla
   await contextMenu(page, row, 'Find the cause');
   const dialog = page.locator('.monaco-dialog-box');
   await dialog.waitFor({ timeout: T(15_000) });
-  assert.match(await dialog.textContent(), /Allow Causeway to run examples\/quickstart\/quickstart\.ts:SYSTEM/);
+  const asked = await dialog.textContent();
+  assert.match(asked, /Allow Causeway to run examples\/quickstart\/quickstart\.ts:SYSTEM/);
+  // the question names the absolute file in the workspace folder and its sha256
+  const quickstart = path.join(ws, 'examples/quickstart/quickstart.ts');
+  assert.ok(asked.includes(quickstart), asked);
+  assert.ok(asked.includes(`sha256: ${sha256(quickstart)}`), asked);
   await screenshot(page, '28-allow-program');
   await dialog.locator('.monaco-button', { hasText: 'Allow and replay' }).click();
   // seed 5 ordered 500 units: the suggested target is that order, and the injected page explains it
   const toast = await waitForNotificationOrError(page, /Find the cause of place_order \(#\d+, quickstart-seed5\) — /, { timeout: T(120_000) });
   assert.match(await notificationText(toast), /— primary cause input:web:acme\/usb-c-hub \(\+0\.\d\d\)/);
   assert.ok(fs.readFileSync(path.join(ws, 'runs/quickstart-seed5/tests.jsonl'), 'utf8').includes('web:acme/usb-c-hub'));
+  // the approval is kept in the extension's state, not in the folder's settings file
   const settings = JSON.parse(fs.readFileSync(path.join(ws, '.vscode/settings.json'), 'utf8'));
-  // the choice is added to what the user wrote, not written over it
-  assert.deepEqual(settings['causeway.allowedPrograms'], ['agents/evil.cjs:SYSTEM', 'examples/quickstart/quickstart.ts:SYSTEM']);
+  assert.deepEqual(settings['causeway.allowedPrograms'], ['agents/evil.cjs:SYSTEM']);
 });
 
-scenario('a JavaScript program allowed in the settings file replays without asking (Replay run)', async () => {
+/** Replay run… on evil-markup, removing nothing. */
+async function replayEvil() {
   await openViewContainer(page, 'Causeway');
   await collapseRuns();
   const row = viewPane(page, VIEW).locator('.monaco-list-row').filter({ has: page.locator('.label-name', { hasText: /^\s*evil-markup\s*$/ }) }).first();
@@ -345,6 +353,27 @@ scenario('a JavaScript program allowed in the settings file replays without aski
   await input.waitFor({ state: 'visible' });
   assert.match(await input.getAttribute('placeholder'), /Remove inputs/);
   await page.keyboard.press('Enter'); // remove nothing: replay as recorded
+}
+
+scenario('a JavaScript program listed only in the folder\'s settings file still asks, with its file and hash; once allowed it replays, and the next replay does not ask', async () => {
+  await replayEvil();
+  const dialog = page.locator('.monaco-dialog-box');
+  await dialog.waitFor({ timeout: T(15_000) });
+  const asked = await dialog.textContent();
+  const evil = path.join(ws, 'agents/evil.cjs');
+  assert.match(asked, /Allow Causeway to run agents\/evil\.cjs:SYSTEM/);
+  assert.ok(asked.includes(evil) && asked.includes(`sha256: ${sha256(evil)}`), asked);
+  assert.match(asked, /causeway\.allowedPrograms lists it, but a settings value cannot approve code/);
+  await screenshot(page, '29-settings-approve-nothing');
+  await dialog.locator('.monaco-button', { hasText: 'Allow and replay' }).click();
   const toast = await waitForNotificationOrError(page, /Replay evil-markup — /, { timeout: T(60_000) });
   assert.match(await notificationText(toast), /^Causeway: Replay evil-markup — The replay matches the recording \(1 tool calls?\)\.$/);
+  // approved with this file's hash: the second replay runs without a question
+  await clearNotifications(page);
+  await page.locator('.notifications-toasts .notification-toast').filter({ hasText: /Replay evil-markup — / }).waitFor({ state: 'detached', timeout: T(15_000) });
+  await replayEvil();
+  // the modal would come before the replay's toast: none may show while it runs
+  const again = await waitForNotificationOrError(page, /Replay evil-markup — /, { timeout: T(60_000) });
+  assert.equal(await page.locator('.monaco-dialog-box').count(), 0, 'no second question');
+  assert.match(await notificationText(again), /The replay matches the recording/);
 });

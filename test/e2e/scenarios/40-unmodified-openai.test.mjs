@@ -24,7 +24,7 @@ let ws;
 
 before(async () => {
   fake = await startFakeModelServer();
-  ws = exampleWorkspace('unmodified-openai', 'examples/support-agents', { 'causeway.allowedPrograms': [PROGRAM], 'causeway.replay.workers': 8, 'causeway.test.n': 10, 'causeway.test.nMax': 40 });
+  ws = exampleWorkspace('unmodified-openai', 'examples/support-agents', { 'causeway.replay.workers': 8, 'causeway.test.n': 10, 'causeway.test.nMax': 40 });
   // seed 2: this recording e-mails the customer list to the vendor note's address
   execFileSync(process.execPath, [CLI, 'record', '--out', 'runs', '--seed', '2', '--sensitive', 'send_email', '--trusted-tool', 'send_email', '--trusted-tool', 'issue_refund', '--run-id', 'support-openai', '--', ...PROGRAM.split(' ')], { cwd: ws, stdio: 'pipe' });
   cs = await startCodeServer({ name: 'unmodified', trust: false, folder: ws });
@@ -55,6 +55,13 @@ scenario('a recorded run of the unmodified OpenAI example: right-click its e-mai
   await row.waitFor({ timeout: T(30_000) });
   await watchNotifications(page);
   await contextMenu(page, row, 'Find the cause');
+  // the first replay of the command asks, naming the command and the script's absolute path
+  const dialog = page.locator('.monaco-dialog-box');
+  await dialog.waitFor({ timeout: T(15_000) });
+  const asked = await dialog.textContent();
+  assert.match(asked, new RegExp(`Allow Causeway to run ${PROGRAM.replaceAll('.', '\\.')}`));
+  assert.ok(asked.includes(path.join(ws, 'examples/support-agents/openai-agent.mjs')), asked);
+  await dialog.locator('.monaco-button', { hasText: 'Allow and replay' }).click();
   const toast = await waitForNotificationOrError(page, new RegExp(`Find the cause of send_email \\(#${target.seq}, support-openai\\) — `), { timeout: T(600_000) });
   const text = await notificationText(toast);
   console.log(`[find the cause] ${text}`);

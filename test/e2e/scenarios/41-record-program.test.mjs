@@ -81,7 +81,9 @@ scenario('Record this program with Causeway on the example, then right-click its
   const events = fs.readFileSync(path.join(run, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   assert.equal(events[0].program, `node ${EXAMPLE}`);
   assert.deepEqual(events[0].sensitive_tools.sort(), ['issue_refund', 'send_email']);
-  assert.deepEqual(JSON.parse(fs.readFileSync(path.join(ws, '.vscode/settings.json'), 'utf8'))['causeway.allowedPrograms'], [`node ${EXAMPLE}`]);
+  // approved in the extension's state with the file's hash (Find the cause below asks nothing), not in a settings file
+  const settingsFile = path.join(ws, '.vscode/settings.json');
+  assert.ok(!fs.existsSync(settingsFile) || !('causeway.allowedPrograms' in JSON.parse(fs.readFileSync(settingsFile, 'utf8'))));
   const frame = await investigator(page, { open: false });
   await waitUntil(page, async () => (await frame.locator('header select[aria-label="Run"] option:checked').textContent()) === runId, { what: `the investigator on ${runId}` });
   await openViewContainer(page, 'Causeway');

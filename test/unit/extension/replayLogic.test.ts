@@ -6,7 +6,7 @@ import type { ActionView } from "../../../core/analysis/types";
 import { readRun } from "../../../core/log/reader";
 import { readTestsLog } from "../../../core/log/testslog";
 import { runInWorker } from "../../../core/replay/client";
-import { buildRequest, describeResult, interventionSuggestions, parseSampleSize, programStatus, replayUnavailableReason, targetSuggestions } from "../../../extension/logic/replay";
+import { buildRequest, describeResult, interventionSuggestions, parseSampleSize, replayUnavailableReason, targetSuggestions } from "../../../extension/logic/replay";
 import { ROOT, copyDir, demoWorkspace, tmpDir } from "./helpers";
 
 const settings = { allowed: ["agents/system.ts:SYSTEM"], n: 20, nMax: 160, workers: 2 };
@@ -19,13 +19,6 @@ beforeAll(async () => {
 });
 
 describe("who may replay what", () => {
-  it("always allows the built-in demo, asks for other programs, and refuses runs without one", () => {
-    expect(programStatus("causeway:demo", [])).toBe("builtin");
-    expect(programStatus("agents/system.ts:SYSTEM", settings.allowed)).toBe("allowed");
-    expect(programStatus("agents/other.ts:SYSTEM", settings.allowed)).toBe("ask");
-    expect(programStatus("", settings.allowed)).toBe("none");
-  });
-
   it("turns replays off in an untrusted workspace, with a reason", () => {
     expect(replayUnavailableReason(true)).toBeUndefined();
     expect(replayUnavailableReason(false)).toMatch(/Restricted Mode/);
@@ -35,9 +28,12 @@ describe("who may replay what", () => {
 describe("worker requests", () => {
   it("fill n, n-max and workers from the settings unless the job says otherwise", () => {
     const req = buildRequest({ op: "test", run: "/r", intervention: "input:a", target: "tool=x" }, "causeway:demo", "/ws", settings);
-    expect(req).toEqual({ op: "test", run: "/r", program: "causeway:demo", root: "/ws", allow: settings.allowed, intervention: "input:a", target: "tool=x", n: 20, nMax: 160, workers: 2 });
-    const att = buildRequest({ op: "attribute", run: "/r", target: "tool=x", n: 8, suspects: [] }, "p.ts:S", "/ws", settings);
-    expect(att).toMatchObject({ op: "attribute", n: 8, nMax: 160, suspects: undefined });
+    expect(req).toEqual({ op: "test", run: "/r", program: "causeway:demo", root: "/ws", intervention: "input:a", target: "tool=x", n: 20, nMax: 160, workers: 2 });
+    // a workspace program carries the user's approval (program, file, hash), never the settings' list
+    const approval = { program: "p.ts:S", file: "/ws/p.ts", sha256: "a".repeat(64), root: "/ws", at: "now" };
+    const att = buildRequest({ op: "attribute", run: "/r", target: "tool=x", n: 8, suspects: [] }, "p.ts:S", "/ws", settings, approval);
+    expect(att).toMatchObject({ op: "attribute", n: 8, nMax: 160, suspects: undefined, approval: { program: "p.ts:S", file: "/ws/p.ts", sha256: "a".repeat(64) } });
+    expect(att).not.toHaveProperty("allow");
     expect(buildRequest({ op: "replay", run: "/r", remove: [] }, "p.ts:S", "/ws", settings)).toMatchObject({ op: "replay", remove: undefined });
   });
 

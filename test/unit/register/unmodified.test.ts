@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeLlm, type FakeLlm } from "../../fake-llm/server";
 import { ROOT, events, runCli } from "./cli";
 import { runInWorker } from "../../../core/replay/client";
+import { sha256File } from "../../../core/replay/approval";
 import { programModule } from "../../../extension/logic/sites";
 
 const OPENAI = "node examples/support-agents/openai-agent.mjs";
@@ -91,17 +92,19 @@ describe("an unmodified OpenAI + MCP program", () => {
 
   it("is replayed by the extension's worker once the command is allowed", async () => {
     expect(programModule(OPENAI)).toBe("examples/support-agents/openai-agent.mjs");
-    const req = { op: "test" as const, run, program: OPENAI, root: ROOT, allow: [OPENAI], intervention: VENDOR, target: TARGET, n: 3, workers: 3 };
+    const file = path.join(ROOT, "examples/support-agents/openai-agent.mjs");
+    const approval = { program: OPENAI, file, sha256: sha256File(file) };
+    const req = { op: "test" as const, run, program: OPENAI, root: ROOT, approval, intervention: VENDOR, target: TARGET, n: 3, workers: 3 };
     const t = (await runInWorker(req, { workerPath: path.join(ROOT, "dist/worker.js"), env: { OPENAI_BASE_URL: llm.openaiBaseURL, OPENAI_API_KEY: "fake" } })) as Record<string, any>;
     expect(t.n).toBe(3);
     expect(t.p_without).toBe(0);
-    await expect(runInWorker({ ...req, allow: [] }, { workerPath: path.join(ROOT, "dist/worker.js") })).rejects.toThrow(/not on the allowed list/);
+    await expect(runInWorker({ ...req, approval: undefined }, { workerPath: path.join(ROOT, "dist/worker.js") })).rejects.toThrow(/is not approved/);
   }, 300_000);
 
   it("refuses to replay a command that was not allowed", async () => {
     const r = await cli(["test", run, "--remove", FAQ, "--target", TARGET, "--n", "2"]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`--allow-program "${OPENAI}"`);
+    expect(r.stderr).toContain(`--allow-program '${OPENAI}'`);
   });
 });
 
