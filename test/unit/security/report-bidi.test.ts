@@ -14,7 +14,7 @@ import { System } from "../../../core/sdk/system";
 import { appendTest } from "../../../core/log/testslog";
 import { renderReport, reportData, writeReport } from "../../../core/report/report";
 import type { ReportData } from "../../../core/report/report";
-import { RAW_BIDI, recordHostileText } from "./hostile-text.cjs";
+import { RAW_BIDI, recordHostileText } from "./hostile-text";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "cw-bidi-"));
 const root = path.join(tmp, "runs");

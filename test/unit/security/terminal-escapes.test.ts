@@ -13,7 +13,7 @@ import path from "node:path";
 import { spawn, spawnSync } from "node:child_process";
 import { System } from "../../../core/sdk/system";
 import { appendTest } from "../../../core/log/testslog";
-import { RAW_TERMINAL, recordHostileText } from "./hostile-text.cjs";
+import { RAW_TERMINAL, recordHostileText } from "./hostile-text";
 
 const CLI = path.resolve("dist/cli.js");
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "cw-term-"));

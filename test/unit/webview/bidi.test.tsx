@@ -14,7 +14,7 @@ import type { Screen } from "../../../core/protocol";
 import type { ReportData } from "../../../webview/host";
 import { installBidiGuard } from "../../../webview/bidi";
 import { ScriptedHost, VSCODE, mount, step } from "./fixture";
-import { RAW_BIDI, recordHostileText } from "../security/hostile-text.cjs";
+import { RAW_BIDI, recordHostileText } from "../security/hostile-text";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "cw-bidi-wv-"));
 let data: ReportData;
