@@ -335,7 +335,11 @@ export class PgStore implements CollectorStore {
       where.push(`(sort_at, run_id) < (${arg(after[0])}::timestamptz, ${arg(after[1])})`);
     }
     const sql = `SELECT *, sort_at::text AS sort_key FROM causeway_runs WHERE ${where.join(" AND ")} ORDER BY sort_at DESC, run_id DESC LIMIT ${limit + 1}`;
-    const rows = await this.withClient(async (c) => (await c.query(sql, args)).rows);
+    const rows = await this.withClient(async (c) => (await c.query(sql, args)).rows).catch((err: unknown) => {
+      // class 22, a data exception (a cursor whose time is not one, a NUL, a time out of range): what the client sent
+      if (/^22/.test(String((err as { code?: unknown })?.code ?? ""))) throw new StoreError(400, "bad cursor or filter");
+      throw err;
+    });
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return { runs: page.map((r) => this.toRow(r)), next: rows.length > limit && last ? encodeCursor([last.sort_key, last.run_id]) : null };
