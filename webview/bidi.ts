@@ -1,7 +1,7 @@
 /**
  * Bidi controls in run content are shown, never applied: a tool named `safe\u202Etxt.exe` would
  * otherwise read `safeexe.txt`. Every text the investigator renders passes through Preact's vnode
- * hook, installed once at boot: a text node, or a title / aria-label / alt attribute, holding
+ * hook, installed once by App.tsx: a text node, or a title / aria-label / alt attribute, holding
  * U+202A–U+202E, U+2066–U+2069, U+200E/F or U+061C shows each as ⟨U+202E⟩. Canvas labels
  * (Cytoscape) do not go through Preact: webview/graph/elements.ts applies {@link visibleBidi} itself.
  */

@@ -9,7 +9,6 @@ import { App } from "./components/App";
 import type { Investigation, RunGraph, Workspace } from "../core/analysis/types";
 import { ReportHost, VscodeHost, type Host, type ReportRun, type ReportSource } from "./host";
 import { Controller } from "./store";
-import { installBidiGuard } from "./bidi";
 
 /**
  * The report's embedded data (core/report/report.ts dataElements): an index (the workspace and the
@@ -86,7 +85,6 @@ async function boot(): Promise<void> {
     host = new VscodeHost();
   }
   const ctl = new Controller(host);
-  installBidiGuard();
   render(<App ctl={ctl} />, root);
   ctl.start();
 }

@@ -2,8 +2,8 @@
 /** @jsxImportSource preact */
 // The investigator shows bidi controls, never applies them: a run whose agent, tool and source
 // names and values carry U+202E, U+2066/2069 and U+200F (test/unit/security/hostile-text.cjs) is
-// drawn on every screen with each as ⟨U+202E⟩, in text and in every attribute a person sees, once
-// the guard main.tsx installs at boot is in place (webview/bidi.ts).
+// drawn on every screen with each as ⟨U+202E⟩, in text and in every attribute a person sees (the
+// guard App.tsx installs wherever the investigator mounts: webview/bidi.ts).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -12,7 +12,6 @@ import { System } from "../../../core/sdk/system";
 import { reportData } from "../../../core/report/report";
 import type { Screen } from "../../../core/protocol";
 import type { ReportData } from "../../../webview/host";
-import { installBidiGuard } from "../../../webview/bidi";
 import { ScriptedHost, VSCODE, mount, step } from "./fixture";
 import { RAW_BIDI, recordHostileText } from "../security/hostile-text";
 
@@ -29,7 +28,6 @@ const rawBidi = (s: string) => RAW_BIDI.filter((c: string) => s.includes(c)).map
 describe("the investigator", () => {
   const SCREENS: Screen[] = ["runs", "overview", "why", "timeline", "graph", "agents", "influence"];
   it("shows every bidi control as ⟨U+…⟩ on every screen, in text and titles", () => {
-    installBidiGuard(); // as main.tsx does at boot
     const run = Object.keys(data.runs).find((k) => data.runs[k].summary)!;
     const inv = data.runs[run];
     const host = new ScriptedHost(VSCODE, { run });
