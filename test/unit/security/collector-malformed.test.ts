@@ -86,6 +86,18 @@ describe.each(kinds)("$name store", (kind) => {
     });
   }
 
+  it("a run whose agent and tool names hold a NUL is stored whole (200), not a 500, and reads back byte for byte", async () => {
+    const tool = "bad\u0000tool";
+    const sys = new System({ name: "n", task: "x", models: { mock: () => "ok" }, tools: { [tool]: () => "r" }, program: async (rt) => { const a = rt.agent("a\u0000b"); const d = await a.decide([rt.taskRef!], { model: "mock" }); await a.act(tool, {}, { decision: d }); } });
+    const sink = new HttpSink(c.url, TOKEN);
+    const r = await sys.run({ sink, runId: "nul-names", captureSites: false });
+    expect(r.error).toBeUndefined();
+    expect(sink.error).toBeUndefined();
+    const ev = await get(c, "/v1/runs/nul-names/events", TOKEN);
+    expect(ev.status).toBe(200);
+    expect(ev.text).toContain("bad\\u0000tool"); // the line as written: JSON's escape, every byte kept
+  });
+
   it("good requests still answer (the run, a page, a blob page)", async () => {
     expect((await get(c, "/v1/runs/known-run", TOKEN)).status).toBe(200);
     expect((await get(c, "/v1/runs?program=m&limit=1", TOKEN)).status).toBe(200);
