@@ -28,7 +28,7 @@ const arg = (name) => {
 };
 
 function serve(dir, extra) {
-  const child = spawn(process.execPath, [CLI, "serve", dir, "--token", TOKEN, "--port", "0", "--quiet", ...extra], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [CLI, "serve", dir, "--token-env", "CW_BENCH_TOKEN", "--port", "0", "--quiet", ...extra], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, CW_BENCH_TOKEN: TOKEN } });
   let out = "";
   return new Promise((resolve, reject) => {
     child.stdout.on("data", (d) => {

@@ -416,7 +416,7 @@ export function openRun(opts: OpenRunOptions = {}): Runtime {
   }
   const guard = typeof opts.guard === "string" ? new Guard(opts.guard) : opts.guard;
   const rt = new Runtime({
-    runId: runId ?? "agent-run",
+    runId: runId ?? sink.runIdFor?.("agent") ?? "agent-run",
     seed: opts.seed ?? 0,
     sink,
     program: null,

@@ -1,5 +1,5 @@
 /**
- * `causeway serve ROOT --token T` (or `--store postgresql://…`): the collector remote agents ship
+ * `causeway serve ROOT` with `$CAUSEWAY_TOKEN`, `--token-env VAR` or `--token-file FILE` (or `--store postgresql://…`): the collector remote agents ship
  * their runs to.
  *
  *   POST /v1/ingest   Authorization: Bearer <token>; {"events": [...], "blobs": {ref: value}}

@@ -13,6 +13,7 @@ import http from "node:http";
 import https from "node:https";
 import path from "node:path";
 import { BlobStore } from "../log/blobs";
+import { shown } from "../log/shown";
 import { problem } from "../log/problems";
 import type { RunData } from "../log/reader";
 import { runFilesStamp } from "../log/runDirs";
@@ -69,7 +70,8 @@ export function webhookPayload(w: WatchedAlert): Record<string, unknown> {
 /** One line for the terminal. */
 export function alertLine(w: WatchedAlert): string {
   const a = w.alert;
-  return `${a.severity.toUpperCase().padEnd(6)} ${w.run} ${a.seq === null ? "run" : `#${a.seq}`} ${a.title}${a.detail ? `\n       ${a.detail.slice(0, 300)}` : ""}`;
+  // run content shown as text: a title or detail holding terminal escapes or newlines cannot drive the terminal or fake a line
+  return `${a.severity.toUpperCase().padEnd(6)} ${shown(w.run)} ${a.seq === null ? "run" : `#${a.seq}`} ${shown(a.title)}${a.detail ? `\n       ${shown(a.detail.slice(0, 300))}` : ""}`;
 }
 
 const alertKey = (a: Alert) => `${a.rule}\u0000${a.seq}\u0000${a.tool}\u0000${a.title}`;

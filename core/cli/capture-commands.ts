@@ -2,7 +2,7 @@
  * The capture commands of the CLI: ways in for real agents (docs/capture.md).
  *
  *   causeway gateway --upstream URL --out DIR [--port P]      record any agent by changing one base URL
- *   causeway serve ROOT --token T                             collect runs shipped by HttpSink
+ *   causeway serve ROOT [--token-env VAR | --token-file FILE] collect runs shipped by HttpSink
  *   causeway watch ROOT [--webhook URL]                       print new alerts as runs are written
  *   causeway import otel FILE [--out DIR]                     OpenTelemetry GenAI traces → runs
  *   causeway test-endpoint RUN --decision SEQ --remove SPEC   decision replay against the model's endpoint
@@ -12,7 +12,7 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { intFlag, UsageError, type Parsed } from "./args";
 import type { Command } from "./command";
-import { json, jsonLine, out, formatTest } from "./format";
+import { err as errLine, json, jsonLine, out, formatTest } from "./format";
 import { readRun } from "../log/reader";
 import { parseIntervention, parseTarget } from "../specs";
 import { startGateway } from "../capture/gateway";
@@ -23,6 +23,7 @@ import { AlertWatcher, alertLine } from "../capture/watch";
 import { importOtel } from "../importers/otel";
 import { EndpointError, endpointDecisionTest } from "../adapters/endpoint-replay";
 import { alertRecord } from "../analysis/investigate";
+import { TOKEN_FLAGS, TOKEN_USAGE, tokenFrom } from "./token";
 
 /** Resolves on SIGINT / SIGTERM after `stop` has run. */
 function untilSignal(stop: () => Promise<void> | void): Promise<number> {
@@ -163,11 +164,11 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
     },
   },
   serve: {
-    usage: "causeway serve (ROOT | --store postgresql://…) [--token T] [--token-for SCOPES=ENVVAR]... [--host H] [--port P] [--max-body-mb N] [--header-timeout-s S] [--body-timeout-s S] [--max-connections N] [--max-body-pool-mb N] [--quiet] [--json]",
-    help: "collect runs shipped by HttpSink (POST /v1/ingest) and serve them (GET /v1/runs…); token from --token or $CAUSEWAY_TOKEN",
+    usage: `causeway serve (ROOT | --store postgresql://…) ${TOKEN_USAGE} [--token-for SCOPES=ENVVAR]... [--host H] [--port P] [--max-body-mb N] [--header-timeout-s S] [--body-timeout-s S] [--max-connections N] [--max-body-pool-mb N] [--quiet] [--json]`,
+    help: "collect runs shipped by HttpSink (POST /v1/ingest) and serve them (GET /v1/runs…); token from --token-env, --token-file or $CAUSEWAY_TOKEN",
     spec: {
       positionals: ["root?"],
-      flags: { token: "string", "token-for": "strings", store: "string", host: "string", port: "number", "max-body-mb": "number", "header-timeout-s": "number", "body-timeout-s": "number", "max-connections": "number", "max-body-pool-mb": "number", quiet: "boolean", json: "boolean" },
+      flags: { ...TOKEN_FLAGS, "token-for": "strings", store: "string", host: "string", port: "number", "max-body-mb": "number", "header-timeout-s": "number", "body-timeout-s": "number", "max-connections": "number", "max-body-pool-mb": "number", quiet: "boolean", json: "boolean" },
     },
     run: async (p) => {
       const storeUrl = p.flags.store as string | undefined;
@@ -185,7 +186,7 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
           throw new UsageError((err as Error).message);
         }
       });
-      let token = (p.flags.token as string | undefined) ?? process.env.CAUSEWAY_TOKEN;
+      let token = tokenFrom(p, "serve");
       const generated = !token;
       token ??= randomBytes(18).toString("base64url");
       const host = (p.flags.host as string | undefined) ?? "127.0.0.1";
@@ -234,7 +235,7 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
           intervalMs: intFlag(p, "interval", 500, 50),
           includeExisting: !!p.flags.all,
           onAlert: p.flags.json ? (a) => jsonLine({ event: "alert", run: a.run, dir: a.dir, ...alertRecord(a.alert) }) : (a) => out(alertLine(a)),
-          onWebhookError: (err) => process.stderr.write(`causeway watch: webhook: ${err.message}\n`),
+          onWebhookError: (err) => errLine(`causeway watch: webhook: ${err.message}`),
           // "watching" is said once the first poll has set the baseline, so a run written after
           // that line is always reported (said before it, a run written at once could be taken
           // into the baseline by a slow first poll, and never reported); --all's existing alerts follow it
@@ -268,7 +269,7 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
           sensitiveTools: list(p, "sensitive"),
         });
       } catch (err) {
-        process.stderr.write(`causeway import: ${(err as Error).message}\n`);
+        errLine(`causeway import: ${(err as Error).message}`);
         return 1;
       }
       if (p.flags.json) json(r);
@@ -319,7 +320,7 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
         return 0;
       } catch (err) {
         if (!(err instanceof EndpointError)) throw err;
-        process.stderr.write(`causeway test-endpoint: ${err.message}\n`);
+        errLine(`causeway test-endpoint: ${err.message}`);
         return 1;
       }
     },

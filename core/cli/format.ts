@@ -2,10 +2,24 @@
 import type { Attribution } from "../replay/attribute";
 import { writeOut } from "./stdio";
 import { signed } from "../format";
+import { forTerminal, shown } from "../log/shown";
 
+/**
+ * One line (or lines) of text output. Every text the CLI prints goes through here or {@link err}:
+ * control characters and bidi controls in it are shown escaped (`\x1b`, `\u202e`), the newlines
+ * the CLI lays out are kept. A run-derived field is wrapped in `shown()` where it is put in a line,
+ * so a newline inside it is escaped too.
+ */
 export function out(...a: unknown[]): void {
-  writeOut(a.map(String).join(" ") + "\n");
+  writeOut(forTerminal(a.map(String).join(" "), { newlines: true }) + "\n");
 }
+
+/** A line on stderr, escaped as {@link out} escapes stdout. */
+export function err(line: string): void {
+  process.stderr.write(forTerminal(line, { newlines: true }) + "\n");
+}
+
+export { shown };
 
 export function json(v: unknown): void {
   writeOut(JSON.stringify(v, null, 2) + "\n");
@@ -20,7 +34,7 @@ const pad = (s: string, n: number) => (s.length >= n ? s : s + " ".repeat(n - s.
 
 /** One line per test, like the reference's demo output. */
 export function formatTest(r: Record<string, any>): string {
-  const head = `  remove ${pad(String(r.intervention), 28)} target ${pad(String(r.target), 40)} `;
+  const head = `  remove ${pad(shown(r.intervention), 28)} target ${pad(shown(r.target), 40)} `;
   if (r.p_with === null || r.p_with === undefined) {
     return `${head}changed in ${signed(r.effect)} more calls than noise (${Math.round((r.noise ?? 0) * 100)}%) [${signed(r.ci[0])}, ${signed(r.ci[1])}] n=${r.n}  ${String(r.verdict).toUpperCase()}`;
   }
@@ -43,7 +57,7 @@ function stopNote(r: Record<string, any>): string {
 }
 
 export function formatAttribution(a: Attribution): string[] {
-  const lines = [`Find the cause of ${a.target} (suspects: ${a.suspects.join(", ")})`];
+  const lines = [`Find the cause of ${shown(a.target)} (suspects: ${a.suspects.map(shown).join(", ")})`];
   for (const t of a.tests) lines.push(formatTest(t));
   lines.push("");
   lines.push(`  => ${a.summary}`);

@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { parseArgs, intFlag, UsageError, type Parsed } from "./args";
 import type { Command } from "./command";
-import { out, json, formatTest, formatAttribution } from "./format";
+import { out, err as errLine, json, formatTest, formatAttribution, shown } from "./format";
 import { readRun } from "../log/reader";
 import { verifyRunData } from "../log/verify";
 import { RunModel } from "../graph/model";
@@ -56,7 +56,7 @@ function refuseUnreplayable(p: Parsed, model: RunModel, runDir: string): void {
 
 function progress(enabled: boolean) {
   if (!enabled || !process.stderr.isTTY) return undefined;
-  return (p: { done: number; total: number; message?: string }) => process.stderr.write(`\r  ${p.message ?? ""} ${p.done}/${p.total}   `);
+  return (p: { done: number; total: number; message?: string }) => process.stderr.write(`\r  ${shown(p.message ?? "")} ${p.done}/${p.total}   `);
 }
 
 const JSON_FLAG = { json: "boolean" } as const;
@@ -111,7 +111,7 @@ const COMMANDS: Record<string, Command> = {
       if (guard !== undefined && !["off", "alert", "block"].includes(guard)) throw new UsageError("--guard must be off, alert or block");
       const prog = findProgram(p.pos.program!, { cwd: process.cwd() });
       const sys = await loadCliProgram(prog);
-      const g = guard && guard !== "off" ? new Guard(guard as "alert" | "block", { onAlert: (a) => process.stderr.write(`  guard: ${a.severity} ${a.title}\n`) }) : undefined;
+      const g = guard && guard !== "off" ? new Guard(guard as "alert" | "block", { onAlert: (a) => errLine(`  guard: ${a.severity} ${shown(a.title)}`) }) : undefined;
       const r = await sys.run({ seed: (p.flags.seed as number | undefined) ?? 0, outDir: (p.flags.out as string | undefined) ?? "runs", runId: p.flags["run-id"] as string | undefined, guard: g, root: prog.root });
       const summary = investigateLite(readRun(r.dir!));
       // a run id is never reused: when the seed's run exists, the new one gets a suffix; say so
@@ -121,9 +121,9 @@ const COMMANDS: Record<string, Command> = {
       else {
         if (renamed) out(`note: ${renamed}`);
         out(`recorded ${r.runId} -> ${r.dir}`);
-        out(`  tool calls: ${r.actions.map((a) => `${a.tool}${a.mode === "blocked" ? " (blocked)" : ""}`).join(", ") || "none"}`);
+        out(`  tool calls: ${r.actions.map((a) => `${shown(a.tool)}${a.mode === "blocked" ? " (blocked)" : ""}`).join(", ") || "none"}`);
         out(`  alerts: ${summary.summary.alerts.high} high, ${summary.summary.alerts.review} review`);
-        if (r.error) out(`  the program failed: ${r.error}`);
+        if (r.error) out(`  the program failed: ${shown(r.error)}`);
       }
       return r.error ? 1 : 0;
     },
@@ -139,9 +139,9 @@ const COMMANDS: Record<string, Command> = {
       if (p.flags.json) json({ ok: r.ok, events: r.events, problems: r.problems });
       else if (r.ok) {
         out(`[PASS] ${r.events} events, chain intact, every blob matches its hash${run.tests.length ? `, ${run.tests.length} tests` : ""}`);
-        for (const w of r.problems) out(`       note: ${w.message}`);
+        for (const w of r.problems) out(`       note: ${shown(w.message)}`);
         out("       (the chain is unsigned: it shows edits, not who may rewrite the whole log)");
-      } else for (const pr of r.problems) out(`[${pr.severity === "error" ? "FAIL" : "NOTE"}] ${pr.message}`);
+      } else for (const pr of r.problems) out(`[${pr.severity === "error" ? "FAIL" : "NOTE"}] ${shown(pr.message)}`);
       return r.ok ? 0 : 1;
     },
   },
@@ -154,7 +154,7 @@ const COMMANDS: Record<string, Command> = {
       const al = investigateLiteSafe(readRun(requireRun(p.pos.run!), { checkBlobs: true })).alerts;
       if (p.flags.json) json(al.map(alertRecord));
       else if (!al.length) out("no alerts");
-      else for (const a of al) out(`${a.severity.toUpperCase().padEnd(6)} ${a.seq === null ? "run" : `#${a.seq}`.padEnd(4)} ${a.title}${a.detail ? `\n       ${a.detail}` : ""}`);
+      else for (const a of al) out(`${a.severity.toUpperCase().padEnd(6)} ${a.seq === null ? "run" : `#${a.seq}`.padEnd(4)} ${shown(a.title)}${a.detail ? `\n       ${shown(a.detail)}` : ""}`);
     },
   },
   taint: {
@@ -168,9 +168,9 @@ const COMMANDS: Record<string, Command> = {
       const g = buildGraph(m, { infer: !!p.flags.inferred, reuse: false });
       const r = taint(m, g, sources, !!p.flags.inferred);
       if (p.flags.json) return json(r);
-      out("sources: " + (r.sources.map((s) => s.label).join(", ") || "none"));
-      out("agents reached: " + (r.agentsReached.join(", ") || "none"));
-      for (const x of r.actions) out(`  #${x.seq} ${x.agent}.${x.tool} ${JSON.stringify(x.args)}\n      via ${x.path.join(" > ")}`);
+      out("sources: " + (r.sources.map((s) => shown(s.label)).join(", ") || "none"));
+      out("agents reached: " + (r.agentsReached.map(shown).join(", ") || "none"));
+      for (const x of r.actions) out(`  #${x.seq} ${shown(x.agent)}.${shown(x.tool)} ${shown(JSON.stringify(x.args))}\n      via ${x.path.map(shown).join(" > ")}`);
     },
   },
   graph: {
@@ -192,7 +192,7 @@ const COMMANDS: Record<string, Command> = {
         const s = g.nodes.get(e.src)!;
         const t = g.nodes.get(e.dst)!;
         const extra = (["reuse", "score", "effect"] as const).filter((k) => e[k] !== undefined).map((k) => ` ${k}=${e[k]}`).join("");
-        out(`${s.label}[${s.agent}] -> ${t.label}[${t.agent}]  ${e.kind} (${e.evidence})${extra}`);
+        out(`${shown(s.label)}[${shown(s.agent)}] -> ${shown(t.label)}[${shown(t.agent)}]  ${e.kind} (${e.evidence})${extra}`);
       }
     },
   },
@@ -333,9 +333,9 @@ const COMMANDS: Record<string, Command> = {
       const ctx = new ReplayContext(readRun(dir), sys);
       const r = await replayAndDiff(ctx, { seed: p.flags.seed as number | undefined, remove });
       if (p.flags.json) return json(r);
-      out(`replayed ${ctx.runId}${remove.length ? ` without ${remove.join(", ")}` : ""}: ${r.actions.map((a) => `${a.tool}[${a.mode}]`).join(", ") || "no tool calls"}`);
+      out(`replayed ${shown(ctx.runId)}${remove.length ? ` without ${remove.map(shown).join(", ")}` : ""}: ${r.actions.map((a) => `${shown(a.tool)}[${a.mode}]`).join(", ") || "no tool calls"}`);
       out(r.diffs.length ? `${r.diffs.length} difference${r.diffs.length === 1 ? "" : "s"} from the original:` : "identical to the original (decisions, tool calls and messages)");
-      for (const d of r.diffs) out(`  ${d.at[0]} ${d.at[1]} #${d.at[2]}: ${d.change}${d.original ? `\n      original: ${d.original}` : ""}${d.replay ? `\n      replay:   ${d.replay}` : ""}`);
+      for (const d of r.diffs) out(`  ${shown(d.at[0])} ${shown(d.at[1])} #${d.at[2]}: ${shown(d.change)}${d.original ? `\n      original: ${shown(d.original)}` : ""}${d.replay ? `\n      replay:   ${shown(d.replay)}` : ""}`);
     },
   },
   index: {
@@ -355,8 +355,8 @@ const COMMANDS: Record<string, Command> = {
       out(`${runs.length} runs under ${p.pos.root}${fired ? `; ${target} happened in ${fired.length}` : ""}`);
       for (const s of inf.sources) {
         const es = inf.edges.filter((e) => e.source === s.id);
-        out(`  ${s.labels.join(", ")} [${s.trust}]  in ${s.runs} runs, cited ${s.cited_by}×${s.max_effect !== null ? `, strongest tested effect ${s.max_effect >= 0 ? "+" : ""}${s.max_effect.toFixed(2)}` : ""}`);
-        for (const e of es) out(`      -> ${e.tool}: reached in ${e.reach_runs} runs${e.confirmed ? ", CONFIRMED cause" : e.ruled_out ? ", ruled out" : e.tests.length ? ", tested" : ""}`);
+        out(`  ${s.labels.map(shown).join(", ")} [${shown(s.trust)}]  in ${s.runs} runs, cited ${s.cited_by}×${s.max_effect !== null ? `, strongest tested effect ${s.max_effect >= 0 ? "+" : ""}${s.max_effect.toFixed(2)}` : ""}`);
+        for (const e of es) out(`      -> ${shown(e.tool)}: reached in ${e.reach_runs} runs${e.confirmed ? ", CONFIRMED cause" : e.ruled_out ? ", ruled out" : e.tests.length ? ", tested" : ""}`);
       }
     },
   },
@@ -426,7 +426,7 @@ export async function main(argv: string[]): Promise<number> {
  * --json, one object `{error, code}` on stdout, so a caller parsing stdout always gets JSON.
  */
 function failed(name: string, message: string, code: 1 | 2, jsonMode: boolean, stack?: string): number {
-  process.stderr.write(`causeway ${name}: ${stack ?? message}\n`);
+  errLine(`causeway ${name}: ${stack ?? message}`);
   if (jsonMode) out(JSON.stringify({ error: message, code }));
   return code;
 }

@@ -9,7 +9,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { parseArgs, UsageError } from "./args";
-import { json, out } from "./format";
+import { err as errLine, json, out, shown } from "./format";
 import { readRun } from "../log/reader";
 import { RunModel } from "../graph/model";
 import { investigateLite, alertRecord } from "../analysis/investigate";
@@ -82,11 +82,11 @@ export async function recordCommand(args: string[]): Promise<number> {
     json({ run: dir, run_id: runId, program: cfg.program, exit_code: code, model_calls: m.decisions.length, actions: m.actions.map((a) => a.tool), problems, replay_refused: refusal, alerts: summary.alerts.map(alertRecord) });
   } else {
     out(dir);
-    process.stderr.write(`recorded ${runId}: ${m.decisions.length} model calls, tool calls: ${m.actions.map((a) => a.tool).join(", ") || "none"}\n`);
+    errLine(`recorded ${shown(runId)}: ${m.decisions.length} model calls, tool calls: ${m.actions.map((a) => shown(a.tool)).join(", ") || "none"}`);
     process.stderr.write(`  alerts: ${summary.summary.alerts.high} high, ${summary.summary.alerts.review} review\n`);
     process.stderr.write(`  replay with: --allow-program ${singleQuote(cfg.program ?? "")}\n`);
-    for (const pr of problems) process.stderr.write(`  problem: ${pr}\n`);
-    if (refusal) process.stderr.write(`  note: ${refusal}\n`);
+    for (const pr of problems) errLine(`  problem: ${shown(pr)}`);
+    if (refusal) errLine(`  note: ${shown(refusal)}`);
     if (code !== 0) process.stderr.write(`  the program exited with code ${code}\n`);
   }
   return code !== 0 || problems.length ? 1 : 0;

@@ -18,6 +18,11 @@ export interface Sink {
   event(e: Record<string, unknown>): void;
   /** Flush and release (after run.end, or when a run is abandoned). */
   close?(): void | Promise<void>;
+  /**
+   * The id of a run given none, from the name it would have had (`base`): a sink many writers
+   * share (a collector) makes it unique per run, so a second agent never collides with the first.
+   */
+  runIdFor?(base: string): string;
 }
 
 /** Numbers events in order and links each to the previous one's hash. */
@@ -126,6 +131,10 @@ export class TeeSink implements Sink {
   }
   async close(): Promise<void> {
     for (const s of this.sinks) await s.close?.();
+  }
+  runIdFor(base: string): string {
+    for (const s of this.sinks) if (s.runIdFor) return s.runIdFor(base);
+    return base;
   }
 }
 

@@ -13,6 +13,7 @@ import { verifyRunData } from "../log/verify";
 import { RunModel } from "../graph/model";
 import { buildGraph, lineage, nodeId, targetHits } from "../graph/graph";
 import { countedRun, writerLabel } from "../analysis/foreign";
+import { forTerminal, visibleBidi } from "../log/shown";
 
 export type Inline = string | { link: string; text: string; title?: string } | { code: string } | { strong: string };
 export type Block =
@@ -59,7 +60,8 @@ export function buildCase(whole: RunData, opts: CaseOptions): CaseFile {
   // tests written by anyone but the run's writer are listed and flagged, never counted (analysis/foreign.ts)
   const run = countedRun(whole);
   const m = new RunModel(run);
-  const rel = path.relative(opts.from ?? run.dir, run.dir).split(path.sep).join("/") || ".";
+  // "./" first: a run folder named "javascript:…" is a path here, never a link's scheme
+  const rel = relativeDir(path.relative(opts.from ?? run.dir, run.dir));
   const evidence: EvidenceLink[] = [];
   const blocks: Block[] = [];
   const evLink = (e: { seq: number; line: number; hash: string }, text?: string): Inline => {
@@ -314,6 +316,27 @@ function t0(x: unknown): string {
 
 // ----------------------------------------------------------------------------- rendering
 
+/** A relative folder as a link's start: "." or "./a/b" or "../a", with "/" separators. */
+function relativeDir(rel: string): string {
+  const r = rel.split(path.sep).join("/");
+  if (!r) return ".";
+  return r === ".." || r.startsWith("../") ? r : `./${r}`;
+}
+
+/**
+ * A link the case writes, percent-encoded: each path segment (a run folder's name is run
+ * content) and the fragment encoded whole, so no character in it starts a scheme, a query or a
+ * second fragment. Links are always relative ("./…", "../…").
+ */
+export function hrefOf(link: string): string {
+  const hash = link.indexOf("#");
+  const p = hash < 0 ? link : link.slice(0, hash);
+  const frag = hash < 0 ? "" : `#${encodeURIComponent(link.slice(hash + 1))}`;
+  const segs = p.split("/").map((s) => (s === "." || s === ".." ? s : encodeURIComponent(s)));
+  const joined = segs.join("/");
+  return (joined === "." || joined === ".." || joined.startsWith("./") || joined.startsWith("../") ? joined : `./${joined}`) + frag;
+}
+
 const mdEsc = (s: string) => s.replace(/([\\`*_[\]|<>])/g, "\\$1");
 
 function mdInline(xs: Inline[]): string {
@@ -322,7 +345,7 @@ function mdInline(xs: Inline[]): string {
       if (typeof x === "string") return mdEsc(x);
       if ("code" in x) return "`" + x.code.replace(/`/g, "ˋ") + "`";
       if ("strong" in x) return `**${mdEsc(x.strong)}**`;
-      return `[${mdEsc(x.text)}](${encodeURI(x.link)}${x.title ? ` "${x.title.replace(/"/g, "'")}"` : ""})`;
+      return `[${mdEsc(x.text)}](${hrefOf(x.link)}${x.title ? ` "${x.title.replace(/"/g, "'")}"` : ""})`;
     })
     .join("");
 }
@@ -341,10 +364,11 @@ export function caseMarkdown(c: CaseFile): string {
       out.push("");
     }
   }
-  return out.join("\n");
+  // run content in a file a person reads: bidi controls shown, never applied; other controls escaped
+  return forTerminal(visibleBidi(out.join("\n")), { newlines: true });
 }
 
-const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+const esc = (s: string) => visibleBidi(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 function htmlInline(xs: Inline[]): string {
   return xs
@@ -352,7 +376,7 @@ function htmlInline(xs: Inline[]): string {
       if (typeof x === "string") return esc(x);
       if ("code" in x) return `<code>${esc(x.code)}</code>`;
       if ("strong" in x) return `<strong>${esc(x.strong)}</strong>`;
-      return `<a href="${esc(encodeURI(x.link))}"${x.title ? ` title="${esc(x.title)}"` : ""}>${esc(x.text)}</a>`;
+      return `<a href="${esc(hrefOf(x.link))}"${x.title ? ` title="${esc(x.title)}"` : ""}>${esc(x.text)}</a>`;
     })
     .join("");
 }

@@ -95,13 +95,19 @@ export function dataElement(id: string, data: unknown, gzipFrom = GZIP_FROM): st
   return `<script type="application/octet-stream" id="${id}" data-encoding="gzip+base64">${gzipSync(json).toString("base64")}</script>`;
 }
 
-/** JSON that is safe inside <script type="application/json">: no "<", no U+2028/2029 surprises. */
+/**
+ * JSON that is safe inside <script type="application/json">: no "<", no U+2028/2029 surprises,
+ * and no raw bidi control (written as its \u escape: the page's source reads as it parses; the
+ * investigator shows each as ⟨U+202E⟩ when it draws the text).
+ */
 export function embedJson(v: unknown): string {
   return safeJson(JSON.stringify(v));
 }
 
 function safeJson(json: string): string {
-  return json.replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+  return json
+    .replace(/</g, "\\u003c")
+    .replace(/[\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 function asset(name: string): string {

@@ -15,6 +15,7 @@
  */
 import http from "node:http";
 import https from "node:https";
+import { randomBytes } from "node:crypto";
 import { refsOf } from "../log/events";
 import { isRef } from "../log/hash";
 import { dumps } from "../log/pyjson";
@@ -64,6 +65,17 @@ export class HttpSink implements Sink {
   private running: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly opts: Required<Omit<HttpSinkOptions, "onError" | "onBatch">> & Pick<HttpSinkOptions, "onError" | "onBatch">;
+
+  /**
+   * A run given no id gets `BASE-YYYYMMDD-HHMMSS-RANDOM` here: a collector holds many writers'
+   * runs, and a fixed default (`agent-run`, `NAME-seed0`) made a second agent's run collide with
+   * the first's. An explicit run id is used as it is.
+   */
+  runIdFor(base: string): string {
+    const stamp = new Date().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-");
+    const safe = base.replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "").slice(0, 80) || "run";
+    return `${safe}-${stamp}-${randomBytes(6).toString("hex")}`;
+  }
 
   constructor(
     url: string | readonly string[],

@@ -110,7 +110,8 @@ export class System {
       dir = path.join(root, runId);
       sink = new FileSink(dir);
     }
-    runId = runId ?? `${slug(this.config.name ?? "run")}-seed${seed}`;
+    // a sink shared by many writers (a collector) names each run uniquely (Sink.runIdFor)
+    runId = runId ?? (sink.runIdFor ? sink.runIdFor(`${slug(this.config.name ?? "run")}-seed${seed}`) : `${slug(this.config.name ?? "run")}-seed${seed}`);
     const guard = typeof opts.guard === "string" ? new Guard(opts.guard) : opts.guard;
     const rt = new Runtime({
       runId,

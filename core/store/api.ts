@@ -48,13 +48,35 @@ const intParam = (u: URL, name: string, dflt: number, max: number): number => {
   return Math.min(Number(v), max);
 };
 
+/** A path segment decoded; a malformed percent-escape is the client's error (400), not ours. */
+const segment = (s: string): string => {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    throw new HttpError(400, "the path holds a malformed percent-escape");
+  }
+};
+
+/** A query parameter as text; one holding a control character (NUL…) is refused (400) on every store. */
+const textParam = (u: URL, k: string): string | undefined => {
+  const v = u.searchParams.get(k);
+  // eslint-disable-next-line no-control-regex
+  if (v !== null && /[\u0000-\u001f\u007f]/.test(v)) throw new HttpError(400, `${k} holds a control character`);
+  return v ?? undefined;
+};
+
+const EARLIEST = Date.parse("0001-01-01T00:00:00Z");
+const LATEST = Date.parse("9999-12-31T23:59:59.999Z");
+
 function filterOf(u: URL): RunFilter {
-  const q = (k: string) => u.searchParams.get(k) ?? undefined;
+  const q = (k: string) => textParam(u, k);
   const f: RunFilter = { program: q("program"), source: q("source"), tool: q("tool"), cursor: q("cursor") };
   for (const k of ["since", "until"] as const) {
     const v = q(k);
     if (v !== undefined) {
-      if (Number.isNaN(Date.parse(v))) throw new HttpError(400, `${k} must be an ISO time`);
+      // within years 1–9999: what every store can compare (PostgreSQL refuses a year below 1)
+      const t = Date.parse(v);
+      if (Number.isNaN(t) || t < EARLIEST || t > LATEST) throw new HttpError(400, `${k} must be an ISO time (years 1 to 9999)`);
       f[k] = new Date(Date.parse(v)).toISOString();
     }
   }
@@ -69,7 +91,12 @@ function filterOf(u: URL): RunFilter {
 
 /** Handles /v1/runs…; returns false for any other path. */
 export async function handleApi(ctx: ApiContext, req: http.IncomingMessage, res: http.ServerResponse): Promise<boolean> {
-  const u = new URL(req.url ?? "/", "http://collector");
+  let u: URL;
+  try {
+    u = new URL(req.url ?? "/", "http://collector");
+  } catch {
+    throw new HttpError(400, "a malformed request target");
+  }
   const parts = u.pathname.split("/").filter(Boolean);
   if (parts[0] !== "v1" || parts[1] !== "runs") return false;
   const { store } = ctx;
@@ -79,7 +106,7 @@ export async function handleApi(ctx: ApiContext, req: http.IncomingMessage, res:
     sendJson(res, 200, await store.listRuns(filterOf(u)));
     return true;
   }
-  const runId = decodeURIComponent(parts[2]);
+  const runId = segment(parts[2]);
   if (!RUN_ID_RE.test(runId)) throw new HttpError(404, "no such run");
   const what = parts[3];
   if (parts.length === 3) {
@@ -120,7 +147,7 @@ export async function handleApi(ctx: ApiContext, req: http.IncomingMessage, res:
     need(ctx, req, "read");
     if (parts.length === 4 && u.searchParams.get("content") === "1") {
       const limit = intParam(u, "limit", 500, 2000);
-      const page = await store.readBlobPage(runId, u.searchParams.get("after") ?? "", limit);
+      const page = await store.readBlobPage(runId, textParam(u, "after") ?? "", limit);
       if (!page) throw new HttpError(404, `no run ${runId}`);
       sendJson(res, 200, { blobs: page.map((b) => [b.ref, b.body.toString("utf8")]), next: page.length === limit ? page[page.length - 1].ref : null });
       return true;
@@ -132,7 +159,7 @@ export async function handleApi(ctx: ApiContext, req: http.IncomingMessage, res:
       return true;
     }
     if (parts.length === 5) {
-      const buf = await store.readBlob(runId, decodeURIComponent(parts[4]));
+      const buf = await store.readBlob(runId, segment(parts[4]));
       if (!buf) throw new HttpError(404, "no such blob in this run");
       res.writeHead(200, { "content-type": "application/json; charset=utf-8", "content-length": String(buf.length), "cache-control": "no-store", "x-content-type-options": "nosniff" });
       res.end(buf);

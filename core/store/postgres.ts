@@ -23,6 +23,13 @@ import { NOT_YOURS, mayWrite, writerId, type Writer } from "./owners";
 import { alertCounts, batchFacts, checkTest } from "./summary";
 import { StoreError, decodeCursor, encodeCursor, type CollectorStore, type EventRange, type NotYours, type RunFilter, type RunPage, type RunRow, type TestVerdict } from "./types";
 
+/**
+ * A run's text as a PostgreSQL text value: text columns cannot hold NUL, which JSON can (an event
+ * id or tool name "a\u0000b" from a client). The index columns hold U+FFFD there; the event's own
+ * line (bytea) keeps every byte, and a filter holding a control character is refused (api.ts).
+ */
+const pgText = (s: string): string => (s.includes("\u0000") ? s.split("\u0000").join("\ufffd") : s);
+
 /** Migrations, in order; schema_version = how many have run. Never edit one that has shipped. */
 export const MIGRATIONS: readonly string[] = [
   `CREATE TABLE causeway_runs (
@@ -206,14 +213,14 @@ export class PgStore implements CollectorStore {
       if (!made.rowCount && !mayWrite(row.owner as string | null, writer)) return NOT_YOURS;
       const headSeq = row.head_seq as number;
       const atFirst = firstSeq !== undefined && firstSeq <= headSeq ? (await c.query("SELECT hash FROM causeway_events WHERE run_id = $1 AND seq = $2", [runId, firstSeq])).rows[0]?.hash : undefined;
-      const haveIds = new Set<string>(ids.length ? (await c.query("SELECT id FROM causeway_events WHERE run_id = $1 AND id = ANY($2)", [runId, ids])).rows.map((r) => r.id) : []);
+      const haveIds = new Set<string>(ids.length ? (await c.query("SELECT id FROM causeway_events WHERE run_id = $1 AND id = ANY($2)", [runId, ids.map(pgText)])).rows.map((r) => r.id) : []);
       const haveRefs = new Set<string>(refs.length ? (await c.query("SELECT ref FROM causeway_run_blobs WHERE run_id = $1 AND ref = ANY($2)", [runId, refs])).rows.map((r) => r.ref) : []);
       const v = validateBatch(
         body,
         {
           head: headSeq >= 0 ? { seq: headSeq, hash: row.head_hash as string } : null,
           hashAt: (seq) => (seq === firstSeq ? atFirst : undefined),
-          hasId: (id) => haveIds.has(id),
+          hasId: (id) => haveIds.has(pgText(id)),
           hasBlob: (ref) => haveRefs.has(ref),
           ended: row.status === "ended",
         },
@@ -228,7 +235,7 @@ export class PgStore implements CollectorStore {
       await c.query("INSERT INTO causeway_events (run_id, seq, id, hash, line) SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::bytea[])", [
         runId,
         v.events.map((e) => e.seq),
-        v.events.map((e) => e.id),
+        v.events.map((e) => (typeof e.id === "string" ? pgText(e.id) : e.id)),
         v.events.map((e) => e.hash),
         v.events.map((e) => Buffer.from(eventLine(e), "utf8")),
       ]);
@@ -242,7 +249,7 @@ export class PgStore implements CollectorStore {
            tools = ARRAY(SELECT DISTINCT unnest(tools || $9::text[])), sources = ARRAY(SELECT DISTINCT unnest(sources || $10::text[])),
            updated_at = now()
          WHERE run_id = $1`,
-        [runId, v.head.seq, v.head.hash, v.events.length, f.program ?? null, f.started ?? null, sortAt, f.ended ?? null, f.tools, f.sources],
+        [runId, v.head.seq, v.head.hash, v.events.length, f.program === undefined ? null : pgText(f.program), f.started === undefined ? null : pgText(f.started), sortAt, f.ended === undefined ? null : pgText(f.ended), f.tools.map(pgText), f.sources.map(pgText)],
       );
       return v;
     });
@@ -356,7 +363,11 @@ export class PgStore implements CollectorStore {
       where.push(`(sort_at, run_id) < (${arg(after[0])}::timestamptz, ${arg(after[1])})`);
     }
     const sql = `SELECT *, sort_at::text AS sort_key FROM causeway_runs WHERE ${where.join(" AND ")} ORDER BY sort_at DESC, run_id DESC LIMIT ${limit + 1}`;
-    const rows = await this.withClient(async (c) => (await c.query(sql, args)).rows);
+    const rows = await this.withClient(async (c) => (await c.query(sql, args)).rows).catch((err: unknown) => {
+      // class 22, a data exception (a cursor whose time is not one, a NUL, a time out of range): what the client sent
+      if (/^22/.test(String((err as { code?: unknown })?.code ?? ""))) throw new StoreError(400, "bad cursor or filter");
+      throw err;
+    });
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return { runs: page.map((r) => this.toRow(r)), next: rows.length > limit && last ? encodeCursor([last.sort_key, last.run_id]) : null };

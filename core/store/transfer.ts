@@ -39,12 +39,15 @@ export class CollectorClient {
   async request(method: string, p: string, body?: string, timeoutMs = 60_000, signal?: AbortSignal): Promise<Response> {
     for (let attempt = 1; ; attempt++) {
       const sig = timeoutMs > 0 ? (signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs)) : signal;
+      let res: Response;
       try {
-        return await fetch(this.base + p, {
+        // never followed: a redirect would carry the token to wherever the answer points
+        res = await fetch(this.base + p, {
           method,
           headers: { authorization: `Bearer ${this.token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
           body,
           signal: sig,
+          redirect: "manual",
         });
       } catch (err) {
         // a GET whose connection failed (a kept-alive connection the server closed as it was
@@ -52,6 +55,12 @@ export class CollectorClient {
         if (method === "GET" && attempt < 3 && !sig?.aborted) continue;
         throw new TransferError(`cannot reach the collector at ${this.base} (${(err as Error).message})`);
       }
+      if (res.status >= 300 && res.status < 400) {
+        void res.body?.cancel().catch(() => {});
+        const to = res.headers.get("location");
+        throw new TransferError(`the collector at ${this.base} answered HTTP ${res.status}${to ? `, a redirect to ${JSON.stringify(to.slice(0, 200))}` : ""}; redirects are not followed (the token would go along): give the collector's own URL`, res.status);
+      }
+      return res;
     }
   }
 

@@ -117,11 +117,14 @@ export class StoreError extends Error {
 }
 
 export const encodeCursor = (parts: unknown[]): string => Buffer.from(JSON.stringify(parts)).toString("base64url");
+const CURSOR_TIME = /^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d{1,9})?(Z|[+-]\d\d(:?\d\d)?)?$/;
 export function decodeCursor(c: string | undefined): unknown[] | undefined {
   if (!c) return undefined;
   try {
-    const v = JSON.parse(Buffer.from(c, "base64url").toString("utf8"));
-    if (Array.isArray(v)) return v;
+    const v: unknown = JSON.parse(Buffer.from(c, "base64url").toString("utf8"));
+    // what listRuns writes: [sort key, run id], a time (or "" for a run that names none) and a text without control characters
+    // eslint-disable-next-line no-control-regex
+    if (Array.isArray(v) && v.length === 2 && v.every((x) => typeof x === "string" && !/[\u0000-\u001f]/.test(x)) && (v[0] === "" || CURSOR_TIME.test(v[0]))) return v;
   } catch {
     /* refused below */
   }

@@ -3,7 +3,7 @@
  * collector (`causeway serve`) with an HttpSink, instead of being written to a local folder. Open
  * the collector's folder in VS Code and the run grows in the Runs view as the agent works.
  *
- *   causeway serve runs-remote --token dev-token                                  # terminal 1
+ *   CAUSEWAY_TOKEN=dev-token causeway serve runs-remote                           # terminal 1
  *   CAUSEWAY_TOKEN=dev-token OPENAI_API_KEY=... CAUSEWAY_MODEL=gpt-4.1-mini \
  *     node test/fake-llm/run-example.cjs examples/remote-agent/agent.ts [--step] [--run-id ID]   # terminal 2
  *

@@ -19,6 +19,10 @@ import { RunsScreen } from "./RunsScreen";
 import { TimelineScreen } from "./TimelineScreen";
 import { Button, Chip, Empty, Icon } from "./ui";
 import { WhyScreen } from "./WhyScreen";
+import { installBidiGuard } from "../bidi";
+
+// wherever the investigator mounts (the extension, the report, tests): bidi controls in run content are shown, never applied
+installBidiGuard();
 
 export function App({ ctl }: { ctl: Controller }) {
   const state = useStoreState(ctl);

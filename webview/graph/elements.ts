@@ -10,6 +10,7 @@ import type { GEdge, GNode } from "../../core/graph/graph";
 import { clip, effect } from "../format";
 import type { GraphColors } from "./theme";
 import { groupLabel, type GraphView } from "./groups";
+import { visibleBidi } from "../../core/log/shown";
 import { blend } from "./theme";
 
 /** Above this many nodes the graph switches to the cheaper drawing options. */
@@ -44,10 +45,8 @@ export function edgeClasses(e: GEdge): string {
 
 /** A node's canvas label: what it is, short. */
 export function nodeLabel(n: GNode): string {
-  if (n.type === "decision") return clip(`${n.agent}: ${n.label}`, 30);
-  if (n.type === "action") return clip(n.label, 30);
-  if (n.type === "message") return clip(n.label, 30);
-  return clip(n.label, 30);
+  // a canvas label is not drawn by Preact: bidi controls are shown here (webview/bidi.ts)
+  return visibleBidi(clip(n.type === "decision" ? `${n.agent}: ${n.label}` : n.label, 30));
 }
 
 /** The model-space margin left and right of the outermost nodes for their labels (30 characters at 11 px, halved). */
@@ -65,7 +64,7 @@ export function buildViewElements(rg: RunGraph, view: GraphView, positions: Map<
       if (g.trust) cls.push(g.trust);
       if (g.flagged) cls.push("flagged");
       else if (g.sensitive) cls.push("sensitive");
-      out.push({ group: "nodes", data: { id: v.id, label: groupLabel(g), size: Math.round(34 + 10 * Math.log2(g.members.length)) }, position, classes: cls.join(" ") });
+      out.push({ group: "nodes", data: { id: v.id, label: visibleBidi(groupLabel(g)), size: Math.round(34 + 10 * Math.log2(g.members.length)) }, position, classes: cls.join(" ") });
     } else {
       const n = byId.get(v.id)!;
       out.push({ group: "nodes", data: { id: n.id, label: nodeLabel(n) }, position, classes: nodeClasses(rg, n) });

@@ -67,7 +67,7 @@ before(async () => {
   ws = vs.makeWorkspace('httpsink-live');
   fs.mkdirSync(path.join(ws, 'remote/runs'), { recursive: true });
   const [cport, lport] = [await freePort(), await freePort()];
-  collector = start([cw.CLI, 'serve', path.join(ws, 'remote/runs'), '--token', TOKEN, '--port', String(cport)], { name: 'collector' });
+  collector = start([cw.CLI, 'serve', path.join(ws, 'remote/runs'), '--token-env', 'CW_E2E_TOKEN', '--port', String(cport)], { name: 'collector', env: { CW_E2E_TOKEN: TOKEN } });
   await collector.waitFor(/causeway collector on http:\/\/127\.0\.0\.1:\d+/);
   collector.url = `http://127.0.0.1:${cport}`;
   // the fake model always follows the instruction planted in the fetched page (follow rate 1)

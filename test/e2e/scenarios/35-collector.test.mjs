@@ -38,7 +38,7 @@ before(async () => {
   const root = path.join(vs.env.WORK_DIR, 'collector-runs');
   fs.rmSync(root, { recursive: true, force: true });
   const port = await freePort();
-  collector = spawn(process.execPath, [cw.CLI, 'serve', root, '--token', TOKEN, '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  collector = spawn(process.execPath, [cw.CLI, 'serve', root, '--token-env', 'CW_E2E_TOKEN', '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CW_E2E_TOKEN: TOKEN } });
   await new Promise((resolve, reject) => {
     let out = '';
     collector.stdout.on('data', (d) => { out += d; if (out.includes('causeway collector on')) resolve(); });

@@ -275,7 +275,7 @@ describe("collector: a stored run that is not what ingest wrote", () => {
 describe("causeway serve: flags", () => {
   const CLI = path.resolve(__dirname, "../../../dist/cli.js");
   function serve(args: string[]): Promise<{ child: ChildProcess; port: number; stderr: () => string }> {
-    const child = spawn(process.execPath, [CLI, "serve", tmp(), "--token", TOKEN, "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [CLI, "serve", tmp(), "--token-env", "CW_TEST_TOKEN", "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CW_TEST_TOKEN: TOKEN } });
     cleanup.push(() => {
       if (child.exitCode === null) child.kill("SIGKILL");
     });
@@ -308,7 +308,7 @@ describe("causeway serve: flags", () => {
 
   it("refuses limits that make no sense with a usage error (exit 2)", async () => {
     for (const args of [["--max-body-mb", "0"], ["--max-body-mb", "1.5"], ["--header-timeout-s", "0"], ["--body-timeout-s", "-1"], ["--max-connections", "0"], ["--max-connections", "100000"], ["--max-body-pool-mb", "0"]]) {
-      const child = spawn(process.execPath, [CLI, "serve", tmp(), "--token", TOKEN, "--port", "0", ...args], { stdio: ["ignore", "ignore", "pipe"] });
+      const child = spawn(process.execPath, [CLI, "serve", tmp(), "--token-env", "CW_TEST_TOKEN", "--port", "0", ...args], { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, CW_TEST_TOKEN: TOKEN } });
       let err = "";
       child.stderr.on("data", (d) => (err += d));
       const code = await new Promise<number | null>((r) => child.once("exit", r));
