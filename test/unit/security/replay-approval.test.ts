@@ -75,7 +75,8 @@ describe("a run under an allowed command name whose recorded command differs", (
       expect(r.code).toBe(2);
       expect(r.err).toContain('the run names the program "node agent.mjs" but records the command');
       expect(r.err).toContain(cmd[0]);
-      expect(r.out).toBe("");
+      // with --json, stdout holds the error alone
+      expect(JSON.parse(r.out)).toEqual({ error: expect.stringContaining("records the command"), code: 2 });
       expect(fs.existsSync(p.marker)).toBe(false);
     });
 
