@@ -14,6 +14,7 @@
  *   package.json: { "causeway": { "out": "runs", "sensitiveTools": [], "untrustedTools": [], "trustedTools": [],
  *                                 "tools": { "lib/tools.mjs": ["fetch_doc", "send_email"] } } }
  */
+import type { TraceEntry } from "../replay/trace";
 import fs from "node:fs";
 import path from "node:path";
 import { formatCommand, redactArgv } from "../argv";
@@ -28,6 +29,8 @@ export interface ReplayOrder {
   liveTools: boolean;
   /** Where the summary is written at exit. */
   out: string;
+  /** Keep the events and report their trace in the summary (`causeway replay`'s diff). */
+  trace?: boolean;
 }
 
 export interface PreloadConfig {
@@ -79,6 +82,8 @@ export interface ReplaySummary {
   stats: { modelCalls: number; modelCallsCached: number; offTape: number; ablated: number; events: number };
   problems: string[];
   uncaptured: string[];
+  /** The decisions, tool calls and messages of the replay, when the order asked for them. */
+  trace?: TraceEntry[];
 }
 
 export const SUPPORTED: Record<string, { name: string; range: string; ok: (major: number, minor: number) => boolean }> = {

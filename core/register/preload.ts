@@ -33,7 +33,8 @@ import { codecForPath, type ApiName, type Codec } from "../adapters/codecs";
 import { ConversationRecorder } from "../adapters/shared";
 import { canonical, deriveSeed } from "../log/hash";
 import type { Site } from "../log/events";
-import { FileSink, NullSink } from "../log/writer";
+import { FileSink, MemorySink, NullSink } from "../log/writer";
+import { memoryTrace } from "../replay/trace";
 import { readRun } from "../log/reader";
 import { RunModel } from "../graph/model";
 import { parseIntervention, removes } from "../specs";
@@ -102,7 +103,7 @@ export class Preload implements AiSdkHost {
     this.rt = new Runtime({
       runId: cfg.runId,
       seed: replay?.seed ?? cfg.seed ?? 0,
-      sink: replay ? new NullSink() : new FileSink(cfg.dir!),
+      sink: replay ? (replay.trace ? new MemorySink() : new NullSink()) : new FileSink(cfg.dir!),
       program: cfg.program,
       models: {},
       tools: {},
@@ -624,6 +625,7 @@ export class Preload implements AiSdkHost {
         stats: { ...this.rt.stats },
         problems: [...this.problems, ...this.children.map((c) => `the program started a child process (${c}), which a replay can't follow`)],
         uncaptured: [...this.uncaptured],
+        ...(this.rt.opts.sink instanceof MemorySink ? { trace: memoryTrace(this.rt.opts.sink.events, this.rt.opts.sink.blobs) } : {}),
       };
       try {
         fs.writeFileSync(replay.out, JSON.stringify(summary));

@@ -138,7 +138,7 @@ export class CommandSystem {
       command: this.command,
       root: this.opts.root,
       tools: this.tools,
-      replay: { run: this.runDir, interventions: (o.interventions ?? []).map((i) => i.spec), seed: o.seed ?? 0, liveTools: !!o.liveTools, out },
+      replay: { run: this.runDir, interventions: (o.interventions ?? []).map((i) => i.spec), seed: o.seed ?? 0, liveTools: !!o.liveTools, out, ...(o.trace ? { trace: true } : {}) },
     };
     const base: RunResult = { runId: cfg.runId, seed: o.seed ?? 0, actions: [], outcome: null, stats: { modelCalls: 0, modelCallsCached: 0, offTape: 0, ablated: 0, events: 0 } };
     try {
@@ -161,7 +161,7 @@ export class CommandSystem {
       if (summary.problems.length) return { ...base, stats, error: summary.problems.join("; ") };
       if (code !== 0) return { ...base, stats, error: `the program (${label}) exited with code ${code}${tail(stderr)}` };
       const actions = summary.actions.map((a) => ({ ...a }));
-      return { ...base, actions, stats, outcome: { exit_code: code } };
+      return { ...base, actions, stats, outcome: { exit_code: code }, ...(summary.trace ? { trace: summary.trace } : {}) };
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });
     }

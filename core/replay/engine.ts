@@ -20,6 +20,7 @@ import type { RunData } from "../log/reader";
 import { MemorySink, NullSink } from "../log/writer";
 import { canonical, deriveSeed, refOf } from "../log/hash";
 import { interveneOn, recordChanges } from "../interventions";
+import { memoryTrace, traceOf, type TraceEntry } from "./trace";
 import { RunModel } from "../graph/model";
 import { parseIntervention, parseTarget, matchesTarget, type Intervention, type Target } from "../specs";
 import { mcnemarExact, newcombe, roleFor, sequentialLooks, suggestedN, verdictFor, zFor, type Role, type Verdict } from "../stats";
@@ -865,27 +866,24 @@ export async function replayAndDiff(ctx: ReplayContext, opts: { seed?: number; r
     interventions: (opts.remove ?? []).map(parseIntervention),
     liveTools: ctx.liveTools,
     task: ctx.task,
+    trace: true,
   });
   if (r.error !== undefined) throw new ReplayError(`the program failed in replay: ${r.error}`);
-  const sig = (e: Record<string, unknown>, value: (ref: unknown) => string): string => {
-    if (e.type === "decision") return value(e.output);
-    if (e.type === "action") return `${e.tool}(${value(e.args_ref)})`;
-    return `→${e.to}: ${value(e.ref)}`;
-  };
-  const keyed = (events: Record<string, unknown>[], value: (ref: unknown) => string) => {
+  // entries keyed by (agent, type, ordinal): the n-th decision of an agent against its n-th
+  const keyed = (trace: readonly TraceEntry[]) => {
     const counts = new Map<string, number>();
     const out = new Map<string, { seq: number; sig: string }>();
-    for (const e of events) {
-      if (e.type !== "decision" && e.type !== "action" && e.type !== "message") continue;
+    for (const e of trace) {
       const k = `${e.agent}\u0000${e.type}`;
       const i = counts.get(k) ?? 0;
       counts.set(k, i + 1);
-      out.set(`${k}\u0000${i}`, { seq: Number(e.seq), sig: sig(e, value) });
+      out.set(`${k}\u0000${i}`, { seq: e.seq, sig: e.sig });
     }
     return out;
   };
-  const a = keyed(ctx.model.events, (ref) => ctx.model.canonical(ref));
-  const b = keyed(sink.events, (ref) => (typeof ref === "string" && sink.blobs.has(ref) ? canonical(sink.blobs.get(ref)) : ""));
+  const a = keyed(traceOf(ctx.model.events, (ref) => ctx.model.canonical(ref)));
+  // a program replayed in its own process reports its trace; an in-process one leaves its events in the sink
+  const b = keyed(r.trace ?? memoryTrace(sink.events, sink.blobs));
   const keys = [...new Set([...a.keys(), ...b.keys()])].sort((x, y) => (a.get(x) ?? b.get(x))!.seq - (a.get(y) ?? b.get(y))!.seq);
   const diffs: ReplayDiff[] = [];
   for (const k of keys) {

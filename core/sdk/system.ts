@@ -3,6 +3,7 @@
  * task, and what is sensitive or untrusted. `run` records one run; replays call it again with a
  * tape, interventions and paired seeds.
  */
+import type { TraceEntry } from "../replay/trace";
 import fs from "node:fs";
 import path from "node:path";
 import type { Sink } from "../log/writer";
@@ -54,6 +55,8 @@ export interface RunOptions {
   root?: string;
   /** The task (replays pass the recorded one). */
   task?: string;
+  /** Report the decisions, tool calls and messages made (`causeway replay` compares them). */
+  trace?: boolean;
 }
 
 export interface RunResult {
@@ -68,6 +71,8 @@ export interface RunResult {
   stats: Runtime["stats"];
   /** The events, when kept in memory. */
   memory?: MemorySink;
+  /** What a program replayed in its own process reported it did, when asked (RunOptions.trace). */
+  trace?: TraceEntry[];
 }
 
 /** A filesystem-friendly label for default run ids: "causeway:demo" → demo, "agents/x.ts:SYSTEM" → x. */

@@ -68,6 +68,19 @@ describe("a program that wraps its handoffs in text", () => {
     expect(alerts.some((a: { severity: string; tool?: string }) => a.severity === "high" && a.tool === "send_email")).toBe(true);
   }, 300_000);
 
+  it("an unchanged replay of the program is identical: decisions, tool calls and messages in order", async () => {
+    const r = await cli(["replay", run, "--allow-program", PROGRAM, "--json"], { SUPPORT_OUTBOX: outbox() + ".replay" });
+    expect(r.code, r.stderr).toBe(0);
+    const d = JSON.parse(r.stdout);
+    expect(d.diffs).toEqual([]);
+    expect(d.offTape).toBe(0);
+    // without the vendor note the program is replayed to a different end, and the diff says where
+    const v = JSON.parse((await cli(["replay", run, "--remove", VENDOR, "--allow-program", PROGRAM, "--json"])).stdout);
+    expect(v.diffs.length).toBeGreaterThan(0);
+    expect(v.diffs.some((x: { at: [string, string, number] }) => x.at[0] === "researcher" && x.at[1] === "decision")).toBe(true);
+    expect(fs.existsSync(outbox() + ".replay")).toBe(false); // served from the tape
+  }, 300_000);
+
   it("Find the cause names the vendor note alone, never the prompt that carried its words", async () => {
     fs.rmSync(outbox(), { force: true });
     const r = await cli(["attribute", run, "--target", TARGET, "--allow-program", PROGRAM, "--workers", "4", "--json"], { SUPPORT_OUTBOX: outbox() });
