@@ -13,6 +13,7 @@ import { verifyRunData } from "../log/verify";
 import { RunModel } from "../graph/model";
 import { buildGraph, lineage, nodeId, targetHits } from "../graph/graph";
 import { countedRun, writerLabel } from "../analysis/foreign";
+import { LOCAL_WRITER } from "../log/writers";
 import { forTerminal, visibleBidi } from "../log/shown";
 
 export type Inline = string | { link: string; text: string; title?: string } | { code: string } | { strong: string };
@@ -73,8 +74,9 @@ export function buildCase(whole: RunData, opts: CaseOptions): CaseFile {
     const hash = String(t.hash ?? "");
     const href = `${rel}/tests.jsonl#L${t.line}`;
     evidence.push({ kind: "test", href, line: t.line, hash });
-    const by = `by ${writerLabel(t.by)}${t.foreign ? " (NOT the run's writer)" : ""}`;
-    return { link: href, text: `tests.jsonl line ${t.line}${hash ? ` · ${hash.slice(0, 12)}` : " (unchained)"} · ${by}`, title: `${hash ? `test hash ${hash}` : "this line carries no hash"}; written ${by}` };
+    // the writer is named when it is not this machine (a test pulled from a collector)
+    const by = t.foreign || (t.by && t.by !== LOCAL_WRITER) ? `by ${writerLabel(t.by)}${t.foreign ? " (NOT the run's writer)" : ""}` : "";
+    return { link: href, text: `tests.jsonl line ${t.line}${hash ? ` · ${hash.slice(0, 12)}` : " (unchained)"}${by ? ` · ${by}` : ""}`, title: `${hash ? `test hash ${hash}` : "this line carries no hash"}${by ? `; written ${by}` : ""}` };
   };
   const blobLink = (ref: string, text?: string): Inline => {
     const hex = ref.replace(/^sha256:/, "");

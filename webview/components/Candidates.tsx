@@ -106,7 +106,8 @@ function CandidateRow({ c, a, disabled, disabledWhy }: { c: Candidate; a: Action
       </td>
       <td>
         <StatusChip status={c.status} />
-        {t?.by && <div class="cell-sub muted" title="who wrote this test (tests.jsonl)">{`by ${t.by}`}</div>}
+        {/* the writer is named when it is not this machine ("local"): a test pulled from a collector */}
+        {t?.by && t.by !== "local" && <div class="cell-sub muted" title="who wrote this test (tests.jsonl)">{`by ${t.by}`}</div>}
       </td>
       <td class="num">
         <EffectBar value={t?.effect} ci={t?.ci} />
