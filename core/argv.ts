@@ -4,6 +4,7 @@
  * its exact inverse, shell-safe quoting for the flags the CLI suggests, and the redaction of
  * secrets passed as command-line flags before a command line is recorded or printed.
  */
+import { REDACTED, redactQuery } from "./log/redact";
 
 /**
  * A word written without quotes: one a POSIX shell reads as itself (nothing to expand, split or
@@ -60,16 +61,12 @@ export function parseCommand(line: string): string[] {
   return out;
 }
 
-export const REDACTED = "[redacted]";
-
 /** Flag names whose value is a credential: --api-key, --token, --openai-api-key, --password, -p is not. */
 const SECRET_FLAG = /^--?(?:[\w-]*[-_])?(?:api[-_]?key|apikey|key|token|access[-_]?token|auth[-_]?token|auth|authorization|secret|client[-_]?secret|password|passwd|credentials?|bearer|private[-_]?key|sig|signature)$/i;
 /** Environment-style assignments (`env OPENAI_API_KEY=… node …`) whose name is a credential's. */
 const SECRET_NAME = /(?:^|_)(?:API_?KEY|APIKEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH|SIG|SIGNATURE)(?:_|$)/i;
 /** Names that hold a path, not a secret (SSH_AUTH_SOCK, GOOGLE_APPLICATION_CREDENTIALS_FILE, …). */
 const PATH_NAME = /_(?:SOCK|PATH|DIR|FILE|HOME)$/i;
-/** Credential-like query parameters inside an argument (a URL with ?key=…). */
-const SECRET_QUERY = /([?&;](?:key|api[-_]?key|apikey|token|access[-_]?token|auth|sig|signature|secret|password|client[-_]?secret)=)[^&#\s]*/gi;
 /** Shapes of well-known API keys, wherever they appear in an argument. */
 const KEY_SHAPES = /\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,})/g;
 /** URL user info (`https://user:pass@host`). */
@@ -86,7 +83,8 @@ function envSecrets(env: NodeJS.ProcessEnv): string[] {
 function scrub(a: string, secrets: readonly string[]): string {
   let s = a;
   for (const v of secrets) if (s.includes(v)) s = s.split(v).join(REDACTED);
-  return s.replace(KEY_SHAPES, REDACTED).replace(SECRET_QUERY, `$1${REDACTED}`).replace(USERINFO, `$1${REDACTED}@`);
+  // credential query parameters inside an argument (a URL with ?key=…): the recorders' own scanner
+  return redactQuery(s.replace(KEY_SHAPES, REDACTED)).replace(USERINFO, `$1${REDACTED}@`);
 }
 
 /**
