@@ -215,6 +215,17 @@ describe("published figures", () => {
     expect(figures).toContain(`Find the cause on nulls blamed an input in **${pc(att("reshuffle").rate_blamed)}** of ${att("reshuffle").attributions.toLocaleString("en-US")} attributions (reshuffled draws; ${att("identical").blamed ? pc(att("identical").rate_blamed) : "0%"} with identical arms)`);
   });
 
+  it("the stress run and the fresh-clone CI stages are their results files'", () => {
+    const flat = (t: string) => t.replace(/\s+/g, " ");
+    const stress = /^run 1: exit 0, (\d+) of (\d+) scenarios passed, \d+ reported, ([\d.]+) min$/m.exec(read("bench/results/2026-12-04-e2e-stress.md"))!;
+    expect(flat(readme)).toContain(`\`--runs 1 --hogs 2\` on this 2-core machine: **${stress[1]} of ${stress[2]} scenarios passed** in ${stress[3]} min`);
+    const ci = read("bench/results/2026-12-04-ci-fresh-clone-hogs.md");
+    const stage = (name: string) => Math.round(Number(new RegExp(`^${name} +([\\d.]+)`, "m").exec(ci)![1]));
+    const testing = flat(read("docs/testing.md"));
+    for (const [name, label] of [["typecheck", "typecheck"], ["lint", "lint"], ["unit", "unit"], ["browser", "browser"], ["e2e", "end-to-end"]]) expect(testing).toContain(`${label} ${stage(name)} s`);
+    expect(testing).toContain(`the whole CI passed in ${/^== CI passed in (\d+) s/m.exec(ci)![1]} s`);
+  });
+
   it("the demo's transcript in the README is what `causeway demo` prints", () => {
     const block = /`npm run demo` prints:\n\n```\n([\s\S]*?)\n```/.exec(readme)![1];
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cw-readme-demo-"));
