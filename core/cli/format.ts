@@ -61,6 +61,10 @@ export function formatAttribution(a: Attribution): string[] {
   for (const t of a.tests) lines.push(formatTest(t));
   lines.push("");
   lines.push(`  => ${a.summary}`);
+  if (a.chain?.length) {
+    lines.push("  handoff chain (root → action), each hop with the test of removing it:");
+    for (const h of a.chain) lines.push(`    ${shown(h.from)} → ${shown(h.to)}  ${String(h.test.verdict).toUpperCase()} ${signed(h.test.effect)} [${signed(h.test.ci[0])}, ${signed(h.test.ci[1])}] n=${h.test.n}`);
+  }
   lines.push(`  model calls: ${a.model_calls} (a replay without sharing would make ${a.naive_model_calls})`);
   return lines;
 }

@@ -4,7 +4,7 @@
  * (docs/statistics.md: the lead's tree, then the group test and narrowing).
  */
 import { runTest, type CallCounts, type ReplayContext, type TestResult } from "./engine";
-import { JOINT_SHARE, LEAD_N_MAX_FACTOR, LEAD_SHARE, type AttributionPlan } from "./attribute-plan";
+import { CHAIN_SHARE, JOINT_SHARE, LEAD_N_MAX_FACTOR, LEAD_SHARE, type AttributionPlan } from "./attribute-plan";
 import type { AttributeOptions, Cause, Phase } from "./attribute-types";
 
 /** What an attribution knows so far. */
@@ -20,6 +20,10 @@ export interface AttributionState {
   readonly joint: string[][];
   /** Each phase's first test (the lead's, or the group's). */
   readonly groups: TestResult[];
+  /** The test that made each cause a cause. */
+  readonly causeTests: Map<string, TestResult>;
+  /** Betting: the alpha a cause's handoff chain may spend, when not its test's own (a lead whose tree it shares). */
+  readonly chainAlpha: Map<string, number>;
   stopped: "done" | "budget";
   /** The phase (or "chain") the next test belongs to, and its phase's alpha and family. */
   current: { name: string; alpha: number; family: number };
@@ -27,7 +31,13 @@ export interface AttributionState {
 
 export function newState(ctx: ReplayContext, opts: AttributeOptions, plan: AttributionPlan): AttributionState {
   const first = plan.phases[0];
-  return { ctx, opts, plan, before: { ...ctx.counts }, tests: [], causes: [], joint: [], groups: [], stopped: "done", current: first };
+  return { ctx, opts, plan, before: { ...ctx.counts }, tests: [], causes: [], joint: [], groups: [], causeTests: new Map(), chainAlpha: new Map(), stopped: "done", current: first };
+}
+
+/** A cause, with the test that made it one kept for its chain. */
+function blame(st: AttributionState, spec: string, r: TestResult): Cause {
+  st.causeTests.set(spec, r);
+  return causeOf(spec, r);
 }
 
 export function causeOf(spec: string, r: TestResult): Cause {
@@ -43,13 +53,16 @@ export async function runOne(st: AttributionState, specs: string[], baseline?: s
   const { ctx, opts, plan } = st;
   const lead = kind === "lead";
   const nMax = opts.nMax ?? 80;
+  // --n N alone: every test exactly N pairs, the lead's too
+  const exact = opts.minPairs !== undefined && opts.minPairs >= nMax;
   const r = await runTest(ctx, {
     intervention: specs.length > 1 ? specs : specs[0],
     baseline,
     target: opts.target,
     n: opts.n ?? 10,
     // the lead suspect's test may run longer, and stops without a verdict only when none is reachable
-    nMax: lead ? LEAD_N_MAX_FACTOR * nMax : nMax,
+    nMax: lead && !exact ? LEAD_N_MAX_FACTOR * nMax : nMax,
+    ...(opts.minPairs !== undefined ? { minPairs: Math.min(opts.minPairs, nMax) } : {}),
     futility: lead ? "hopeless" : "projection",
     // below a causal lead only a causal verdict of the others matters
     causalOnly: kind === "rest",
@@ -114,7 +127,7 @@ async function split(st: AttributionState, found: Found, specs: string[], alphaG
       const r = done && done.intervention === sp ? done : await runOne(st, [sp], undefined, ((1 - JOINT_SHARE) * alphaGroup) / specs.length);
       if (r.verdict === "causal") hits.push([sp, r]);
     }
-    found.causes.push(...hits.map(([sp, r]) => causeOf(sp, r)));
+    found.causes.push(...hits.map(([sp, r]) => blame(st, sp, r)));
     if (!hits.length) {
       const j = await narrowJoint(st, specs, (JOINT_SHARE * alphaGroup) / specs.length);
       if (j.length) found.joint.push(j);
@@ -140,14 +153,19 @@ async function leadTree(st: AttributionState, ph: Phase, found: Found): Promise<
   const alphaLead = m > 1 ? LEAD_SHARE * ph.alpha : ph.alpha;
   const leadTest = await runOne(st, [ph.lead!], undefined, alphaLead, "lead");
   if (m > 1 && leadTest.verdict !== "causal") return leadTest;
-  if (leadTest.verdict === "causal") found.causes.push(causeOf(ph.lead!, leadTest));
+  if (leadTest.verdict === "causal") found.causes.push(blame(st, ph.lead!, leadTest));
   const rest = ph.suspects.filter((s) => s !== ph.lead);
-  // the others, together, only below a causal lead: the tree gives them the lead's alpha
+  // the others, together, only below a causal lead: the tree gives them the lead's alpha, or, when
+  // the recording shows handoffs found in text on the lead's way to the action, shares it with the
+  // lead's chain (fixed before any replay)
+  const shared = rest.length > 0 && !!st.plan.handoffs?.downstream(ph.lead!);
+  const alphaRest = shared ? (1 - CHAIN_SHARE) * alphaLead : alphaLead;
+  if (shared) st.chainAlpha.set(ph.lead!, CHAIN_SHARE * alphaLead);
   if (rest.length && leadTest.verdict === "causal") {
-    const r = await runOne(st, rest, undefined, alphaLead, "rest");
+    const r = await runOne(st, rest, undefined, alphaRest, "rest");
     if (r.verdict === "causal") {
-      if (rest.length === 1) found.causes.push(causeOf(rest[0], r));
-      else await split(st, found, rest, alphaLead);
+      if (rest.length === 1) found.causes.push(blame(st, rest[0], r));
+      else await split(st, found, rest, alphaRest);
     }
   }
   return { group: leadTest, ...found, explained: leadTest.verdict === "causal" && leadTest.p_without < st.plan.minEffect };
@@ -172,7 +190,7 @@ export async function runPhase(st: AttributionState, ph: Phase): Promise<PhaseOu
   }
   const g = await runOne(st, suspects, undefined, alphaGroup);
   if (m > 1 && g.verdict === "causal") await split(st, found, suspects, alphaGroup, leadTest);
-  else if (g.verdict === "causal") found.causes.push(causeOf(suspects[0], g));
+  else if (g.verdict === "causal") found.causes.push(blame(st, suspects[0], g));
   if (g.verdict === "causal" && m > 1 && !found.causes.length && !found.joint.length && st.plan.method === "newcombe") found.joint.push(suspects);
   // explained: the group is causal and, without it, the action is rare
   return { group: g, ...found, explained: g.verdict === "causal" && g.p_without < st.plan.minEffect };

@@ -5,6 +5,7 @@
  */
 import { ReplayError, type ReplayContext, type TestMethod } from "./engine";
 import { defaultSuspects, leadSuspect, rankedSuspects } from "./suspects";
+import { HandoffMap } from "./handoff-map";
 import type { AttributeOptions, Phase, SuspectEvidence } from "./attribute-types";
 
 /** Betting: the share of a causal group's alpha kept for the "enough on its own" (joint) tests below it. */
@@ -19,6 +20,9 @@ export const LEAD_SHARE = 0.75;
 /** Betting: the lead suspect's test may run to this multiple of n_max before it is cut for lack of pairs. */
 export const LEAD_N_MAX_FACTOR = 2;
 
+/** Betting: the share of a causal lead's alpha kept for its handoff chain when the others' group test shares it. */
+export const CHAIN_SHARE = 0.5;
+
 /** The reference's family size for m suspects: the group, the narrowing tests, the sufficiency tests. */
 export const familyOf = (m: number) => (m === 1 ? 1 : 1 + (m <= 4 ? m : 2 * m - 2) + m);
 
@@ -30,6 +34,8 @@ export interface AttributionPlan {
   phases: Phase[];
   /** Betting with default suspects: the evidence each was ranked by. */
   evidence?: SuspectEvidence[];
+  /** Betting: the recorded handoffs between agents, for the chain of a cause. */
+  handoffs?: HandoffMap;
 }
 
 /** A phase's suspects, its lead (if the evidence singles one out) first. */
@@ -73,5 +79,6 @@ export function planAttribution(ctx: ReplayContext, opts: AttributeOptions): Att
     phases = [phaseOf("all", evidence, alpha)];
   } else ({ phases, evidence } = defaultPhases(ctx, opts.target, alpha));
   if (!phases.some((p) => p.suspects.length)) throw new ReplayError("no suspects: no input reached the action; pass --suspect to choose some");
-  return { method, alpha, minEffect, phases, ...(evidence ? { evidence } : {}) };
+  const handoffs = method === "betting" ? new HandoffMap(ctx, opts.target) : undefined;
+  return { method, alpha, minEffect, phases, ...(evidence ? { evidence } : {}), ...(handoffs ? { handoffs } : {}) };
 }

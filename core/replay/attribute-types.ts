@@ -6,6 +6,8 @@ export interface AttributeOptions {
   suspects?: string[];
   n?: number;
   nMax?: number;
+  /** No verdict before this many pairs (the CLI's --n); with minPairs ≥ nMax every test runs exactly nMax pairs, the lead's too. */
+  minPairs?: number;
   minEffect?: number;
   workers?: number;
   /** Keep testing a proven cause until its share is clear (default true; --no-roles turns it off). */

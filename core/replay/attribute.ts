@@ -31,11 +31,12 @@ import { Budget, BudgetExceeded, type ReplayContext } from "./engine";
 import { planAttribution } from "./attribute-plan";
 import { newState, runPhase, type AttributionState } from "./attribute-phases";
 import { summarize, verdictLists } from "./attribute-report";
+import { followChains } from "./attribute-chain";
 import type { AttributeOptions, Attribution } from "./attribute-types";
 
 export type { AttributeOptions, Attribution, Cause, ChainHop, Phase, SuspectEvidence } from "./attribute-types";
 export { defaultSuspects, leadSuspect, rankedSuspects } from "./suspects";
-export { LEAD_N_MAX_FACTOR, LEAD_SHARE, planAttribution, type AttributionPlan } from "./attribute-plan";
+export { CHAIN_SHARE, LEAD_N_MAX_FACTOR, LEAD_SHARE, planAttribution, type AttributionPlan } from "./attribute-plan";
 
 /** The phases in order, until one explains the action, the budget runs out, or (channels) an input group mattered. */
 async function runPhases(st: AttributionState): Promise<void> {
@@ -64,10 +65,14 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
     if (!(err instanceof BudgetExceeded)) throw err;
     st.stopped = "budget";
   }
+  // a cause that carried an earlier agent's words is followed back to where they came from
+  const chain = plan.handoffs && st.stopped !== "budget" ? await followChains(st, plan.handoffs) : undefined;
   const { phases, method } = plan;
   const { ruledOut, inconclusive } = verdictLists(st.tests, phases);
   const id = randomBytes(6).toString("hex");
-  if (opts.save !== false) for (const t of st.tests) appendTest(ctx.run.dir, { ...t, attribution: id });
+  // the case file reads the chain back from tests.jsonl: each hop's test is marked with its place in it
+  const hopOf = new Map(chain?.map((h, index) => [h.test, { index, from: h.from, to: h.to }]));
+  if (opts.save !== false) for (const t of st.tests) appendTest(ctx.run.dir, { ...t, attribution: id, ...(hopOf.has(t) ? { chain_hop: hopOf.get(t) } : {}) });
   const last = st.groups[st.groups.length - 1] ?? null;
   const res: Attribution = {
     target: opts.target,
@@ -85,13 +90,14 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
     naive_model_calls: ctx.counts.naive - st.before.naive,
     program_runs: st.tests.reduce((s, t) => s + t.program_runs, 0),
     stopped: st.stopped,
-    summary: summarize(st, undefined),
+    summary: summarize(st, chain),
     attribution_id: id,
     method,
   };
   if (method === "betting") {
     res.phases = phases;
     if (plan.evidence) res.evidence = plan.evidence;
+    if (chain) res.chain = chain;
   }
   return res;
 }

@@ -130,7 +130,10 @@ export function buildCase(whole: RunData, opts: CaseOptions): CaseFile {
   const attr = attrIds.at(-1);
   const attrTests = attr ? tests.filter((t) => t.attribution === attr && !t.span_of && !t.shape_test) : tests.filter((t) => !t.fix_check && !t.span_of && !t.shape_test && t.scope !== "decision");
   const singles = new Map<string, TestRecord>();
-  for (const t of attrTests) if (!t.group && !t.baseline && !String(t.intervention).includes(" | ")) singles.set(String(t.intervention), t);
+  // a suspect that only carried a root cause's words to the action is a hop of its chain, not a cause
+  const hops = attrTests.filter((t) => isHop(t.chain_hop)).sort((a, b) => (a.chain_hop as ChainMark).index - (b.chain_hop as ChainMark).index);
+  const carrier = (t: TestRecord) => isHop(t.chain_hop) && t.chain_hop.index > 0;
+  for (const t of attrTests) if (!t.group && !t.baseline && !String(t.intervention).includes(" | ") && !carrier(t)) singles.set(String(t.intervention), t);
   const causes = [...singles.values()].filter((t) => t.verdict === "causal");
   const primary = causes.filter((t) => t.role !== "contributing");
   const contributing = causes.filter((t) => t.role === "contributing");
@@ -175,6 +178,12 @@ export function buildCase(whole: RunData, opts: CaseOptions): CaseFile {
         });
       }
     } else if (ev) blocks.push({ p: ["Not narrowed to a span yet (", { code: "causeway attribute … --spans" }, ")."] });
+  }
+
+  if (hops.length) {
+    blocks.push({ h: 3, text: "How its words reached the action" });
+    blocks.push({ p: ["Each hop below was tested on its own: without it, the action goes from the figure shown. The words passed between agents; only the first is a cause."] });
+    blocks.push({ ul: hops.map((t) => { const h = t.chain_hop as ChainMark; return [{ code: h.from }, " → ", { code: h.to }, `: ${figure(t)} (`, testLink(t), ")"]; }) });
   }
 
   blocks.push({ h: 2, text: "Contributing and ruled-out inputs" });
@@ -310,6 +319,17 @@ export function buildCase(whole: RunData, opts: CaseOptions): CaseFile {
 function runWriterText(w: string | null | undefined): string {
   if (w === null) return "a writer the collector did not record";
   return w === undefined || w === "local" ? "this machine (local)" : w;
+}
+
+/** What tests.jsonl records on a test that is a hop of a cause's handoff chain (index 0: the root). */
+interface ChainMark {
+  index: number;
+  from: string;
+  to: string;
+}
+function isHop(x: unknown): x is ChainMark {
+  const h = x as ChainMark | null;
+  return !!h && typeof h === "object" && Number.isInteger(h.index) && h.index >= 0 && typeof h.from === "string" && typeof h.to === "string";
 }
 
 function t0(x: unknown): string {

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeLlm, type FakeLlm } from "../../fake-llm/server";
 import { events, runCli } from "./cli";
 import { findCarried, MIN_WORDS } from "../../../core/adapters/handoffs";
+import { formatAttribution } from "../../../core/cli/format";
 
 const PROGRAM = "node test/unit/register/fixtures/wrapped-handoff.mjs";
 const VENDOR = 'input:mcp:support-desk/fetch_doc {"name":"vendor-note"}';
@@ -89,6 +90,28 @@ describe("a program that wraps its handoffs in text", () => {
     expect(a.causes.map((c: { spec: string }) => c.spec)).toEqual([VENDOR]);
     expect(a.causes[0].role).toBe("primary");
     expect(a.suspects.some((s: string) => s.startsWith("input:user"))).toBe(false);
+    // no trusted prompt is a cause, and the chain holds every hop, root → action, each with its own causal test
+    expect(a.causes.some((c: { spec: string }) => /^input:(user|system)/.test(c.spec))).toBe(false);
+    expect(a.chain.map((h: { from: string; to: string }) => [h.from, h.to])).toEqual([
+      [VENDOR, "msg:researcher->planner"],
+      ["msg:researcher->planner", "msg:planner->executor"],
+      ["msg:planner->executor", TARGET],
+    ]);
+    for (const h of a.chain) expect([h.test.intervention, h.test.verdict]).toEqual([h.from, "causal"]);
+    // each hop is a child of the test before it in the tree: never more alpha than its parent
+    const alphas = a.chain.map((h: { test: { alpha: number } }) => h.test.alpha);
+    for (let i = 1; i < alphas.length; i++) expect(alphas[i]).toBeLessThanOrEqual(alphas[0] + 1e-12);
+    expect(a.tests.filter((t: { phase: string }) => t.phase === "chain").map((t: { intervention: string }) => t.intervention)).toEqual(["msg:researcher->planner", "msg:planner->executor"]);
+    expect(a.summary).toContain(`through the handoffs ${VENDOR} → msg:researcher->planner → msg:planner->executor → ${TARGET}`);
     expect(fs.existsSync(outbox())).toBe(false); // no replay ran the real send_email
+    // the text output prints the chain, and the case file (read back from tests.jsonl) shows it
+    expect(formatAttribution(a).join("\n")).toMatch(/handoff chain \(root → action\)[^]*msg:planner->executor → tool=send_email,arg~vendor-compliance {2}CAUSAL/);
+    const c = await cli(["case", run, "--target", TARGET]);
+    expect(c.code, c.stderr).toBe(0);
+    const md = c.stdout;
+    expect(md).toContain("How its words reached the action");
+    expect(md).toMatch(/`msg:researcher->planner` → `msg:planner->executor`/);
+    // the messages that carried the words are hops there, not causes
+    expect(md.split("## Contributing")[0]).not.toMatch(/\*\*msg:/);
   }, 1_800_000);
 });
