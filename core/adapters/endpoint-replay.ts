@@ -47,6 +47,8 @@ export interface EndpointTestOptions {
   target?: string;
   n?: number;
   nMax?: number;
+  /** Betting: no verdict before this many pairs (the CLI's --n). */
+  minPairs?: number;
   family?: number;
   minEffect?: number;
   /** Base URL (OpenAI: …/v1 or the bare host, which gets /v1; Anthropic: the host, or …/v1). Default: environment, else the official endpoint. */
@@ -249,7 +251,7 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
     const alpha = opts.alpha ?? 0.05 / (opts.family ?? 1);
     const nMax = bettingNMax(opts.n, opts.nMax);
     const o = await sequentialBetting(
-      { alpha, minEffect, nMax, applied: removed > 0, onLook: (n) => opts.onProgress?.({ phase: "decision", done: n, total: nMax }) },
+      { alpha, minEffect, nMax, minPairs: opts.minPairs, applied: removed > 0, onLook: (n) => opts.onProgress?.({ phase: "decision", done: n, total: nMax }) },
       () => Promise.all([hit(control), hit(treated)]),
       ([a, b]) => {
         kWith += +a;

@@ -13,6 +13,7 @@ import { randomBytes } from "node:crypto";
 import { intFlag, UsageError, type Parsed } from "./args";
 import type { Command } from "./command";
 import { err as errLine, json, jsonLine, out, formatTest } from "./format";
+import { PAIRS_HELP, pairsOf } from "./pairs";
 import { readRun } from "../log/reader";
 import { parseIntervention, parseTarget } from "../specs";
 import { startGateway } from "../capture/gateway";
@@ -21,7 +22,9 @@ import { GATEWAY_DEFAULTS } from "../capture/gateway";
 import { parseScopes } from "../store/tokens";
 import { AlertWatcher, alertLine } from "../capture/watch";
 import { importOtel } from "../importers/otel";
-import { EndpointError, endpointDecisionTest } from "../adapters/endpoint-replay";
+import { EndpointError, endpointDecisionTest, rebuildRequest, withoutBlocks, type RebuiltRequest } from "../adapters/endpoint-replay";
+import { RunModel } from "../graph/model";
+import { Refusal } from "../replay/preflight";
 import { alertRecord } from "../analysis/investigate";
 import { TOKEN_FLAGS, TOKEN_USAGE, tokenFrom } from "./token";
 
@@ -282,7 +285,7 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
   },
   "test-endpoint": {
     usage: "causeway test-endpoint RUN --decision SEQ --remove SPEC (--contains TEXT | --target SPEC) [--n N] [--n-max N] [--method betting|newcombe] [--base-url URL] [--api-key-env VAR] [--json]",
-    help: "decision replay over HTTP: re-send a recorded call without a block, against an unchanged control call",
+    help: `decision replay over HTTP: re-send a recorded call without a block, against an unchanged control call. ${PAIRS_HELP} (default: at most 20 pairs)`,
     spec: {
       positionals: ["run"],
       flags: { decision: "string", remove: "string", contains: "string", target: "string", n: "number", "n-max": "number", method: "string", "base-url": "string", "api-key-env": "string", "timeout-s": "number", json: "boolean" },
@@ -299,17 +302,22 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
       if (target === undefined && p.flags.contains === undefined) throw new UsageError("test-endpoint: say what to measure with --contains TEXT or --target SPEC");
       const keyVar = p.flags["api-key-env"] as string | undefined;
       if (keyVar && !process.env[keyVar]) throw new UsageError(`--api-key-env: ${keyVar} is not set`);
-      const n = intFlag(p, "n", 20);
+      const { n, nMax, minPairs } = pairsOf(p, { n: 20, nMax: (k) => k });
       const method = (p.flags.method as string | undefined) ?? "betting";
       if (method !== "betting" && method !== "newcombe") throw new UsageError(`--method must be betting or newcombe, got ${JSON.stringify(method)}`);
+      const which = /^\d+$/.test(decision) ? Number(decision) : decision;
       try {
-        const r = await endpointDecisionTest(readRun(dir), {
-          decision: /^\d+$/.test(decision) ? Number(decision) : decision,
+        const run = readRun(dir);
+        // a removal that changes nothing in the request is refused before any call
+        refuseNoChange(rebuildRequest(new RunModel(run), which), remove);
+        const r = await endpointDecisionTest(run, {
+          decision: which,
           intervention: remove,
           contains: p.flags.contains as string | undefined,
           target,
           n,
-          nMax: p.flags["n-max"] === undefined ? undefined : intFlag(p, "n-max", n),
+          nMax,
+          minPairs,
           baseUrl: p.flags["base-url"] as string | undefined,
           apiKey: keyVar ? process.env[keyVar] : undefined,
           timeoutMs: intFlag(p, "timeout-s", 120) * 1000,
@@ -326,3 +334,13 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
     },
   },
 };
+
+/** Refuses a removal that would send the recorded request unchanged, naming the blocks it could have matched. */
+function refuseNoChange(req: RebuiltRequest, remove: string): void {
+  const w = withoutBlocks(req, remove);
+  if (w.removed + w.edited > 0) return;
+  const ctx = req.decision.context ?? [];
+  const sources = [...new Set(req.record.blocks.map((b) => ctx[b.context]).filter((c) => c && c.kind !== "output").map((c) => String(c.source)))];
+  const kept = w.kept ? `; it matches ${w.kept} block${w.kept === 1 ? "" : "s"} that can't be removed (assistant turns, tool definitions)` : "";
+  throw new Refusal(`the removal ${JSON.stringify(remove)} changes nothing in decision #${req.decision.seq}'s request (its blocks' sources: ${sources.join(", ") || "none"})${kept}; nothing was sent or saved`);
+}

@@ -15,6 +15,7 @@ import { fixCheck, type FixCheck } from "../replay/fixcheck";
 import type { Narrowed } from "../replay/narrow";
 import { narrowAttribution } from "../replay/narrow";
 import { buildCase, caseMarkdown } from "../report/case";
+import { PAIRS_HELP, pairsOf } from "./pairs";
 import { parseIntervention, parseTarget } from "../specs";
 import "../interventions"; // replace:…=@FILE reads files here
 import type { System } from "../sdk/system";
@@ -67,7 +68,7 @@ export function caseCommands(programFor: ProgramFor, requireRun: (d: string) => 
   return {
     "fix-check": {
       usage: "causeway fix-check RUN --fix SPEC [--fix SPEC]... --harm TARGET [--keep TARGET]... [--n N] [--n-max N] (--allow-program P | --system P) [--json]",
-      help: "replay with a fix applied: harm rate without → with it, and whether intended actions still happen",
+      help: `replay with a fix applied: harm rate without → with it, and whether intended actions still happen. Each test: ${PAIRS_HELP} (default: first look at 40, at most 160)`,
       spec: { positionals: ["run"], flags: { fix: "strings", harm: "string", keep: "strings", n: "number", "n-max": "number", workers: "number", ...PROGRAM_FLAGS, json: "boolean" } },
       run: async (p) => {
         const dir = requireRun(p.pos.run!);
@@ -85,8 +86,8 @@ export function caseCommands(programFor: ProgramFor, requireRun: (d: string) => 
         for (const f of fixes) checkFix(model, f);
         const sys = await programFor(p, dir);
         const ctx = new ReplayContext(run, sys);
-        const n = intFlag(p, "n", 40);
-        const f = await fixCheck(ctx, { fix: fixes, harm, keep, n, nMax: intFlag(p, "n-max", Math.max(160, n), n), workers: intFlag(p, "workers", 1) });
+        const { n, nMax } = pairsOf(p, { n: 40, nMax: (k) => Math.max(160, k) });
+        const f = await fixCheck(ctx, { fix: fixes, harm, keep, n, nMax, workers: intFlag(p, "workers", 1) });
         if (p.flags.json) json({ ...f, harm: { ...f.harm, test: undefined, n: f.harm.test.n }, keep: f.keep.map((k) => ({ ...k, test: undefined, n: k.test.n })) });
         else formatFixCheck(f).forEach((l) => out(l));
         return f.verdict === "fixed" ? 0 : 1;

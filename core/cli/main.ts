@@ -8,6 +8,7 @@ import path from "node:path";
 import { parseArgs, intFlag, UsageError, type Parsed } from "./args";
 import type { Command } from "./command";
 import { out, err as errLine, json, formatTest, formatAttribution, shown } from "./format";
+import { PAIRS_HELP, pairsOf } from "./pairs";
 import { readRun } from "../log/reader";
 import { verifyRunData } from "../log/verify";
 import { RunModel } from "../graph/model";
@@ -198,7 +199,7 @@ const COMMANDS: Record<string, Command> = {
   },
   test: {
     usage: "causeway test RUN (--remove SPEC --target SPEC [--n N] [--n-max N] [--roles] [--live-tools] | --decision SEQ --remove SPEC [--contains TEXT]) [--method betting|newcombe] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] (--allow-program P | --system P) [--json]",
-    help: "paired replay test: does removing SPEC change how often TARGET happens? Sequential until decisive, at most --n-max pairs (default 200); --n N alone runs exactly N pairs; with --n-max, no verdict before N pairs",
+    help: `paired replay test: does removing SPEC change how often TARGET happens? Sequential until decisive, at most --n-max pairs (default 200); ${PAIRS_HELP}`,
     spec: {
       positionals: ["run"],
       flags: { remove: "string", target: "string", n: "number", "n-max": "number", "live-tools": "boolean", decision: "string", contains: "string", ...PROGRAM_FLAGS, "max-calls": "number", workers: "number", roles: "boolean", ...COST_FLAGS, ...JSON_FLAG },
@@ -241,7 +242,7 @@ const COMMANDS: Record<string, Command> = {
   },
   attribute: {
     usage: "causeway attribute RUN --target SPEC [--suspect SPEC]... [--suspects untrusted|all] [--n N] [--n-max N] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] [--method betting|newcombe] [--workers N] [--no-roles] [--spans] [--shapes] (--allow-program P | --system P) [--json]",
-    help: "Find the cause: suspects ranked by the recorded evidence; untrusted inputs first, then trusted inputs and channels; --spans narrows a confirmed input to its causing span, --shapes tells how causes combine",
+    help: `Find the cause: suspects ranked by the recorded evidence; untrusted inputs first, then trusted inputs and channels; a cause that carried an earlier agent's words is followed back hop by hop (the chain); --spans narrows a confirmed input to its causing span, --shapes tells how causes combine. Each test: ${PAIRS_HELP} (default: first look at 10, at most 80)`,
     spec: {
       positionals: ["run"],
       flags: { target: "string", suspect: "strings", suspects: "string", n: "number", "n-max": "number", "max-calls": "number", workers: "number", "no-roles": "boolean", spans: "boolean", shapes: "boolean", ...PROGRAM_FLAGS, "live-tools": "boolean", ...COST_FLAGS, ...JSON_FLAG },
@@ -262,13 +263,12 @@ const COMMANDS: Record<string, Command> = {
       checkTarget(model, target);
       if (!targetHits(model, target).length) throw new UsageError(`attribute: the target ${JSON.stringify(target)} did not happen in this run: there is no action to explain`);
       for (const s of suspects) checkRemoval(model, s);
-      const n = intFlag(p, "n", 10);
-      const nMax = intFlag(p, "n-max", Math.max(80, n), n);
+      const { n, nMax, minPairs, exact } = pairsOf(p, { n: 10, nMax: (k) => Math.max(80, k) });
       // the program is found and allowed before any estimate is printed: a refusal comes first
       const sys = await replayProgram(p, dir);
       const est = estimateCost(model, nMax, pricesOf(p));
       const budget = budgetOf(p, est);
-      if (!p.flags.json) process.stderr.write(`per test: ${describeEstimate(est)}${method === "newcombe" ? "" : `; a lead suspect's test (one an argument value points to) up to ${LEAD_N_MAX_FACTOR * nMax} pairs`}${budget ? `; budget ${budget.max} model calls for the whole attribution` : ""}\n`);
+      if (!p.flags.json) process.stderr.write(`per test: ${describeEstimate(est)}${method === "newcombe" || exact ? "" : `; a lead suspect's test (one an argument value points to) up to ${LEAD_N_MAX_FACTOR * nMax} pairs`}${budget ? `; budget ${budget.max} model calls for the whole attribution` : ""}\n`);
       const ctx = new ReplayContext(run, sys, { liveTools: !!p.flags["live-tools"] });
       const a = await attribute(ctx, {
         target,
@@ -277,13 +277,14 @@ const COMMANDS: Record<string, Command> = {
         method,
         n,
         nMax,
+        minPairs,
         maxCalls: budget ? budget.max : undefined,
         workers: intFlag(p, "workers", 1),
         roles: !p.flags["no-roles"],
         onProgress: progress(!p.flags.json),
       });
       // --spans: each confirmed input narrowed to its causing span; --shapes: how two or more causes combine
-      const narrowed = p.flags.spans || p.flags.shapes ? await narrowAttribution(ctx, a, { spans: !!p.flags.spans, shapes: !!p.flags.shapes, n, nMax: intFlag(p, "n-max", Math.max(80, n), n), workers: intFlag(p, "workers", 1), onProgress: progress(!p.flags.json) }) : undefined;
+      const narrowed = p.flags.spans || p.flags.shapes ? await narrowAttribution(ctx, a, { spans: !!p.flags.spans, shapes: !!p.flags.shapes, n, nMax, workers: intFlag(p, "workers", 1), onProgress: progress(!p.flags.json) }) : undefined;
       if (process.stderr.isTTY && !p.flags.json) process.stderr.write("\r\x1b[K");
       if (p.flags.json) json({ ...a, causes: a.causes.map((c) => ({ spec: c.spec, role: c.role, effect: c.effect, ci: c.ci, p_with: c.p_with, p_without: c.p_without, n: c.n })), ...(narrowed ? { spans: narrowed.spans.map(({ tests, ...s }) => ({ ...s, tests: tests.length })), shapes: narrowed.shapes.map(({ tests: _tests, ...s }) => s), not_narrowed: narrowed.skipped } : {}) });
       else {
@@ -293,16 +294,20 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   matrix: {
-    usage: "causeway matrix RUN --target SPEC... [--n N] (--allow-program P | --system P) [--json]",
-    help: "test every input and channel against each target (Benjamini-Hochberg over the batch)",
-    spec: { positionals: ["run"], flags: { target: "strings", n: "number", method: "string", ...PROGRAM_FLAGS, ...JSON_FLAG } },
+    usage: "causeway matrix RUN --target SPEC... [--n N] [--n-max N] (--allow-program P | --system P) [--json]",
+    help: `test every input and channel against each target (Benjamini-Hochberg over the batch). Each test: ${PAIRS_HELP} (default: at most 20 pairs)`,
+    spec: { positionals: ["run"], flags: { target: "strings", n: "number", "n-max": "number", method: "string", ...PROGRAM_FLAGS, ...JSON_FLAG } },
     run: async (p) => {
       const dir = requireRun(p.pos.run!);
       const targets = (p.flags.target as string[] | undefined) ?? [];
       if (!targets.length) throw new UsageError("matrix: at least one --target SPEC is required");
       targets.forEach(parseTarget);
-      const sys = await replayProgram(p, dir);
+      const pairs = pairsOf(p, { n: 20, nMax: (k) => k });
       const run = readRun(dir);
+      // refuse what cannot be replayed or be meant before anything runs
+      refuseUnreplayable(p, new RunModel(run), dir);
+      for (const t of targets) checkTarget(new RunModel(run), t);
+      const sys = await replayProgram(p, dir);
       const ctx = new ReplayContext(run, sys);
       const specs: string[] = [];
       for (const e of ctx.model.events) {
@@ -312,7 +317,7 @@ const COMMANDS: Record<string, Command> = {
       const tests = [];
       // betting: each test at alpha / (number of tests), so a decisive verdict survives the batch
       const method = methodOf(p);
-      for (const s of specs) for (const t of targets) tests.push(await runTest(ctx, { intervention: s, target: t, n: intFlag(p, "n", 20), method, family: method === "betting" ? specs.length * targets.length : 1 }));
+      for (const s of specs) for (const t of targets) tests.push(await runTest(ctx, { intervention: s, target: t, n: pairs.n, nMax: pairs.nMax, minPairs: pairs.minPairs, method, family: method === "betting" ? specs.length * targets.length : 1 }));
       // a batch of tests: Benjamini-Hochberg at q = 0.05 over their exact p-values
       const bh = benjaminiHochberg(tests.map((t) => t.p_value));
       const rows = tests.map((t, i) => ({ ...t, bh_adjusted_p: Math.round(bh.adjusted[i] * 1e6) / 1e6, bh_discovery: bh.rejected[i] && t.effect > 0 }));
