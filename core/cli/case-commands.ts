@@ -106,9 +106,9 @@ export function caseCommands(programFor: ProgramFor, requireRun: (d: string) => 
           // Find the cause, then its span and shapes, recorded to tests.jsonl first
           const sys = await programFor(p, dir);
           const ctx = new ReplayContext(readRun(dir), sys);
-          const n = intFlag(p, "n", 10);
-          const a = await attribute(ctx, { target, n, nMax: intFlag(p, "n-max", Math.max(80, n), n) });
-          await narrowAttribution(ctx, a, { n, nMax: intFlag(p, "n-max", Math.max(80, n), n) });
+          const { n, nMax, minPairs } = pairsOf(p, { n: 10, nMax: (k) => Math.max(80, k) });
+          const a = await attribute(ctx, { target, n, nMax, minPairs });
+          await narrowAttribution(ctx, a, { n, nMax });
         }
         const file = p.flags["out-file"] as string | undefined;
         const from = file ? path.dirname(path.resolve(file)) : process.cwd();
