@@ -76,7 +76,8 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
   const last = st.groups[st.groups.length - 1] ?? null;
   const res: Attribution = {
     target: opts.target,
-    suspects: phases.filter((p) => p.ran).flatMap((p) => p.suspects),
+    // the phases' suspects, and those the chain tested on the way back to a root
+    suspects: [...new Set([...phases.filter((p) => p.ran).flatMap((p) => p.suspects), ...(chain ?? []).map((h) => h.from)])],
     group: st.groups[0] ?? null,
     tests: st.tests,
     causes: st.causes,

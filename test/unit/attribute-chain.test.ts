@@ -64,6 +64,7 @@ describe("Find the cause follows a handoff back to its root", () => {
     // nothing recorded links the prompt to the note: only the prompt was a suspect of the phases
     expect(a.phases!.filter((p) => p.ran).map((p) => [p.name, p.suspects])).toEqual([["trusted", ["input:user"]]]);
     expect(a.causes.map((c) => c.spec)).toEqual([NOTE]);
+    expect(a.suspects).toEqual(["input:user", NOTE]); // the chain's suspects are listed too
     expect(a.chain!.map((h) => [h.from, h.to, h.test.intervention, h.test.verdict])).toEqual([
       [NOTE, "input:user", NOTE, "causal"],
       ["input:user", "tool=send_email", "input:user", "causal"],
