@@ -156,9 +156,11 @@ async function leadTree(st: AttributionState, ph: Phase, found: Found): Promise<
   if (leadTest.verdict === "causal") found.causes.push(blame(st, ph.lead!, leadTest));
   const rest = ph.suspects.filter((s) => s !== ph.lead);
   // the others, together, only below a causal lead: the tree gives them the lead's alpha, or, when
-  // the recording shows handoffs found in text on the lead's way to the action, shares it with the
-  // lead's chain (fixed before any replay)
-  const shared = rest.length > 0 && !!st.plan.handoffs?.downstream(ph.lead!);
+  // the recording shows the lead has a chain to follow (it carried an earlier agent's words, or
+  // handoffs found in text lie on its way to the action), shares it with that chain (fixed before
+  // any replay)
+  const map = st.plan.handoffs;
+  const shared = rest.length > 0 && !!map && !!(map.downstream(ph.lead!) || map.upstream(ph.lead!));
   const alphaRest = shared ? (1 - CHAIN_SHARE) * alphaLead : alphaLead;
   if (shared) st.chainAlpha.set(ph.lead!, CHAIN_SHARE * alphaLead);
   if (rest.length && leadTest.verdict === "causal") {
