@@ -24,7 +24,7 @@ export { investigate, investigateLite, alertsFor, alertRecord, sensitivity, test
 export { influence, listRuns, workspace } from "./analysis/influence";
 export type * from "./analysis/types";
 export { ReplayContext, RunTape, Budget, runTest, decisionTest, replayAndDiff, ReplayError, MIN_EFFECT, type TestOptions, type TestResult, type DecisionTestOptions } from "./replay/engine";
-export { attribute, defaultSuspects, rankedSuspects, type Attribution, type AttributeOptions, type Cause, type SuspectEvidence, type Phase } from "./replay/attribute";
+export { attribute, defaultSuspects, rankedSuspects, type Attribution, type AttributeOptions, type Cause, type ChainHop, type SuspectEvidence, type Phase } from "./replay/attribute";
 export { PairedSequence, pairedBetting, spendAlpha, type BettingOptions, type BettingState } from "./betting";
 export { Refusal, checkTarget, checkRemoval, estimateCost, callsForUsd, parsePrice, runSources, runToolsAndAgents, type CostEstimate, type PriceTable } from "./replay/preflight";
 export { causingSpans, segments, type CausingSpan, type SpanResult } from "./replay/spans";
