@@ -305,8 +305,9 @@ const COMMANDS: Record<string, Command> = {
       const pairs = pairsOf(p, { n: 20, nMax: (k) => k });
       const run = readRun(dir);
       // refuse what cannot be replayed or be meant before anything runs
-      refuseUnreplayable(p, new RunModel(run), dir);
-      for (const t of targets) checkTarget(new RunModel(run), t);
+      const recorded = new RunModel(run);
+      refuseUnreplayable(p, recorded, dir);
+      for (const t of targets) checkTarget(recorded, t);
       const sys = await replayProgram(p, dir);
       const ctx = new ReplayContext(run, sys);
       const specs: string[] = [];
