@@ -40,6 +40,7 @@ export interface GatewayRunOptions {
   program?: string;
   meta?: Record<string, unknown>;
   root?: string;
+  seed?: number;
   redactor: Redactor;
   /** The clock the gap is measured on (default Date.now). */
   now?: () => number;
@@ -147,6 +148,7 @@ export class GatewayRuns {
         out: this.opts.outDir,
         runId: freeRunId(this.opts.outDir, base),
         program: this.opts.program,
+        seed: this.opts.seed,
         sensitiveTools: this.opts.sensitiveTools,
         untrustedTools: this.opts.untrustedTools,
         captureSites: false,

@@ -68,6 +68,8 @@ export interface GatewayOptions extends Partial<PrincipalLimits> {
   program?: string;
   meta?: Record<string, unknown>;
   root?: string;
+  /** run.start's seed (default 0). */
+  seed?: number;
   /** Where requests an Anthropic client sends (an `anthropic-version` header) go (default: `upstream`). */
   anthropicUpstream?: string;
   /** Take only requests under this path (e.g. "/s-<random>"), which is removed before forwarding. */
@@ -180,6 +182,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     singleRun: opts.singleRun,
     program: opts.program,
     root: opts.root,
+    seed: opts.seed,
     meta: { upstream: upstreamMeta(main), ...(anthropic ? { anthropic_upstream: upstreamMeta(anthropic) } : {}), ...(opts.meta ?? {}) },
     redactor,
     now: opts.now,
