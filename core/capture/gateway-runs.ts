@@ -113,9 +113,9 @@ export class GatewayRuns {
     return [...this.dirs];
   }
 
-  /** Records the calls still waiting for results and ends every run. */
-  async close(): Promise<void> {
-    for (const key of [...this.runs.keys()]) this.end(key);
+  /** Records the calls still waiting for results and ends every run (run.end's outcome: `outcome`, else null). */
+  async close(outcome?: Record<string, unknown>): Promise<void> {
+    for (const key of [...this.runs.keys()]) this.end(key, outcome);
     await Promise.all(this.ending);
   }
 
@@ -164,11 +164,11 @@ export class GatewayRuns {
     return run;
   }
 
-  private end(key: string): void {
+  private end(key: string, outcome?: Record<string, unknown>): void {
     const run = this.runs.get(key);
     if (!run) return;
     this.runs.delete(key);
     for (const rec of run.recorders.values()) rec.closePending();
-    this.ending.push(run.rt.finish());
+    this.ending.push(run.rt.finish(outcome));
   }
 }

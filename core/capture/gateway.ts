@@ -133,8 +133,8 @@ export interface Gateway {
   port: number;
   /** Folders of the runs recorded so far. */
   runs(): string[];
-  /** Records the calls still waiting for results, ends every run, stops listening. */
-  close(): Promise<void>;
+  /** Records the calls still waiting for results, ends every run (with `outcome` in run.end), stops listening. */
+  close(outcome?: Record<string, unknown>): Promise<void>;
 }
 
 const AGENT_RE = /^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$/;
@@ -362,14 +362,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
     port,
     runs: () => runs.folders(),
-    async close() {
+    async close(outcome?: Record<string, unknown>) {
       if (closed) return;
       closed = true;
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
-      await runs.close();
+      await runs.close(outcome);
     },
   };
 }

@@ -138,10 +138,17 @@ export async function recordBehindGateway(r: GatewayRecording): Promise<{ code: 
     untrustedTools: r.untrusted,
     trustedTools: r.trusted,
   });
-  let code: number;
+  // the run is written here: Ctrl-C (which the terminal sends the program too) and SIGTERM end the
+  // program, not the recording, which is closed with run.end once the program has exited
+  const onInt = () => {};
+  let child: ReturnType<typeof spawn> | undefined;
+  const onTerm = () => child?.kill("SIGTERM");
+  process.on("SIGINT", onInt);
+  process.on("SIGTERM", onTerm);
+  let code = 1;
   try {
     code = await new Promise<number>((resolve) => {
-      const child = spawn(r.command[0], r.command.slice(1), { cwd: r.root, env: gatewayEnv(process.env, gw.url + prefix), stdio: ["inherit", r.quiet ? "ignore" : "inherit", "inherit"] });
+      child = spawn(r.command[0], r.command.slice(1), { cwd: r.root, env: gatewayEnv(process.env, gw.url + prefix), stdio: ["inherit", r.quiet ? "ignore" : "inherit", "inherit"] });
       child.on("error", (err) => {
         process.stderr.write(`causeway record: could not start ${r.command[0]}: ${err.message}\n`);
         resolve(127);
@@ -149,7 +156,9 @@ export async function recordBehindGateway(r: GatewayRecording): Promise<{ code: 
       child.on("close", (c, sig) => resolve(c ?? (sig ? 128 : 1)));
     });
   } finally {
-    await gw.close();
+    process.off("SIGINT", onInt);
+    process.off("SIGTERM", onTerm);
+    await gw.close({ exit_code: code });
   }
   return { code, recorded: gw.runs().length > 0 };
 }

@@ -6,12 +6,13 @@
  * exfiltrating e-mail is a high alert, and no credential reaches disk. The Node support desk
  * recorded both ways (preload, --via gateway) gives the same alerts, agents and untrusted roots.
  */
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startFakeLlm, type FakeLlm } from "../../fake-llm/server";
-import { events, runCli } from "./cli";
+import { CLI, ROOT, events, runCli } from "./cli";
 import { readRun } from "../../../core/log/reader";
 import { RunModel } from "../../../core/graph/model";
 import { buildGraph, nodeId, targetHits } from "../../../core/graph/graph";
@@ -118,6 +119,67 @@ describe("causeway record -- python3 …", () => {
     const r = await cli(["record", "--out", path.join(tmp, "runs"), "--upstream", "http://127.0.0.1:1", "--", ...NODE]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--upstream is for a program behind the gateway/);
+  }, 60_000);
+});
+
+/** A Python program posting one chat request: `extra` is Python run first (it may post more). */
+function pythonProgram(name: string, extra: string): string {
+  const file = path.join(tmp, name);
+  fs.writeFileSync(
+    file,
+    [
+      "import json, os, sys, time, urllib.request, urllib.error",
+      "base = os.environ['OPENAI_BASE_URL']",
+      "def post(url, headers={}):",
+      "    body = json.dumps({'model': 'm', 'messages': [{'role': 'system', 'content': 'You are the greeter.'}, {'role': 'user', 'content': 'hello'}]}).encode()",
+      "    req = urllib.request.Request(url, data=body, headers={'content-type': 'application/json', 'authorization': 'Bearer k', **headers}, method='POST')",
+      "    try:",
+      "        with urllib.request.urlopen(req) as r: return r.status",
+      "    except urllib.error.HTTPError as e: return e.code",
+      extra,
+    ].join("\n") + "\n",
+  );
+  return file;
+}
+
+describe("a program behind the built-in gateway chooses nothing", () => {
+  it("can't pick its run or reach the gateway outside its own base URL", async () => {
+    const marker = path.join(tmp, "hostile-statuses.json");
+    const prog = pythonProgram(
+      "hostile.py",
+      [
+        "root = base.split('/s-')[0]",
+        "statuses = [post(base + '/chat/completions', {'x-causeway-run': 'victim'}), post(root + '/v1/chat/completions'), post(base + '/chat/completions', {'origin': 'http://localhost:3000'})]",
+        `open(${JSON.stringify(marker)}, 'w').write(json.dumps(statuses))`,
+      ].join("\n"),
+    );
+    const before = llm.requests.length;
+    const r = await cli(["record", "--out", path.join(tmp, "runs"), "--run-id", "hostile", "--", "python3", prog]);
+    expect(r.code, r.stderr).toBe(0);
+    // the run header is ignored, the gateway's root (no secret path) and a web page's request are refused
+    expect(JSON.parse(fs.readFileSync(marker, "utf8"))).toEqual([200, 404, 403]);
+    expect(llm.requests.length - before).toBe(1);
+    expect(fs.existsSync(path.join(tmp, "runs", "victim"))).toBe(false);
+    expect(new RunModel(readRun(path.join(tmp, "runs", "hostile"))).decisions).toHaveLength(1);
+  }, 60_000);
+
+  it("SIGTERM ends the program, and the run is closed with its exit and verifies", async () => {
+    const marker = path.join(tmp, "called");
+    const prog = pythonProgram("sleeper.py", [`post(base + '/chat/completions')`, `open(${JSON.stringify(marker)}, 'w').write('1')`, "time.sleep(600)"].join("\n"));
+    const child = spawn(process.execPath, [CLI, "record", "--out", path.join(tmp, "runs"), "--run-id", "stopped", "--", "python3", prog], {
+      cwd: ROOT,
+      env: { ...process.env, OPENAI_BASE_URL: llm.openaiBaseURL, OPENAI_API_KEY: "fake" },
+      stdio: "ignore",
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("close", (c) => resolve(c)));
+    await vi.waitFor(() => expect(fs.existsSync(marker)).toBe(true), { timeout: 30_000, interval: 50 });
+    child.kill("SIGTERM");
+    expect(await exited).toBe(1);
+    const dir = path.join(tmp, "runs", "stopped");
+    expect((await cli(["verify", dir])).code).toBe(0);
+    const end = events(dir).at(-1)!;
+    expect(end.type).toBe("run.end");
+    expect(end.outcome).toEqual({ exit_code: 128 });
   }, 60_000);
 });
 
