@@ -184,7 +184,7 @@ describe("a program behind the built-in gateway chooses nothing", () => {
 });
 
 describe("the Node support desk recorded both ways", () => {
-  it("under the preload and behind the gateway: the same agents, high alert and untrusted roots", async () => {
+  it("under the preload and behind the gateway: the same agents, messages, alerts and untrusted roots", async () => {
     const flags = ["--sensitive", "send_email", "--trusted-tool", "send_email", "--trusted-tool", "issue_refund"];
     const dirs: Record<string, string> = {};
     for (const via of ["preload", "gateway"]) {
@@ -203,13 +203,13 @@ describe("the Node support desk recorded both ways", () => {
       return {
         agents: m.events.filter((e) => e.type === "agent.start").map((e) => e.agent),
         messages: m.events.filter((e) => e.type === "message").map((e) => `${e.agent}->${(e as { to?: string }).to}`),
-        high: alertsFor(run).filter((a) => a.severity === "high").map((a) => `${a.rule} ${a.tool} ${args(a.seq)}`),
+        alerts: alertsFor(run).map((a) => `${a.severity} ${a.rule} ${a.tool} ${args(a.seq)}`),
         roots: untrustedRoots(dir, EXFIL).map(byTool),
       };
     };
     const preload = view(dirs.preload);
     const gateway = view(dirs.gateway);
-    expect(preload.high.some((h) => h.includes("send_email") && h.includes("vendor-compliance"))).toBe(true);
+    expect(preload.alerts.some((h) => h.startsWith("high") && h.includes("send_email") && h.includes("vendor-compliance"))).toBe(true);
     expect(preload.roots).toContain('fetch_doc {"name":"vendor-note"}');
     expect(gateway).toEqual(preload);
     expect(events(dirs.gateway)[0].meta.recorded_by).toBe("causeway gateway");
