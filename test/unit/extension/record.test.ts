@@ -120,6 +120,7 @@ describe("both routes record the example against the fake model server", () => {
   it("Record this program on a Python file: causeway record behind the gateway, into runs/<run id>", async () => {
     const out = path.join(ws, "runs");
     const runId = runIdFor(out, path.join(ws, PYTHON_EXAMPLE), new Date("2026-12-01T10:00:00Z"));
+    expect(runId).toBe("support_desk-20261201-100000");
     const cmd = programCommand(PYTHON_EXAMPLE, { tsx: false, platform: "linux" });
     if ("error" in cmd) throw new Error(cmd.error);
     const picked = { sensitive: ["send_email"], untrusted: ["fetch_doc"], trusted: ["lookup_order", "send_email"] };
