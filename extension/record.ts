@@ -18,7 +18,7 @@ import type { ReplayService } from "./replay";
 import type { RunsTree } from "./runsTree";
 import type { Services } from "./services";
 import {
-  JS_FILE, LAUNCH_NAME, PRELOAD_COMMAND, TS_FILE, defaultTools, launchConfiguration, programCommand, recordArgs, rememberedTools, runIdFor, sessionOut,
+  JS_FILE, LAUNCH_NAME, PRELOAD_COMMAND, PY_FILE, TS_FILE, defaultTools, launchConfiguration, programCommand, recordArgs, rememberedTools, runIdFor, sessionOut,
   toolNamesIn, withUntrusted, type ProgramTools,
 } from "./logic/record";
 
@@ -33,10 +33,15 @@ interface Deps {
 }
 
 /** The file a command is about: its argument (editor title / context menu, explorer) or the active editor's. */
-function programFile(arg: unknown): vscode.Uri | undefined {
+/** The program a command was given (or the active editor's); `python`: a Python file is one too. */
+function programFile(arg: unknown, python: boolean): vscode.Uri | undefined {
   const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
-  if (!uri || uri.scheme !== "file" || !(JS_FILE.test(uri.fsPath) || TS_FILE.test(uri.fsPath))) {
-    void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: open a JavaScript or TypeScript program (.js, .mjs, .cjs, .ts) to record it."));
+  if (!uri || uri.scheme !== "file" || !(JS_FILE.test(uri.fsPath) || TS_FILE.test(uri.fsPath) || (python && PY_FILE.test(uri.fsPath)))) {
+    void vscode.window.showInformationMessage(
+      python
+        ? vscode.l10n.t("Causeway: open a JavaScript, TypeScript or Python program (.js, .mjs, .cjs, .ts, .py) to record it.")
+        : vscode.l10n.t("Causeway: open a JavaScript or TypeScript program (.js, .mjs, .cjs, .ts) to record it."),
+    );
     return undefined;
   }
   return uri;
@@ -133,7 +138,7 @@ export function registerRecording(d: Deps): Recording {
 
   const recordProgram = async (arg: unknown) => {
     if (!replay.canReplay) return replay.explainRestricted();
-    const uri = programFile(arg);
+    const uri = programFile(arg, true);
     if (!uri) return;
     const folder = vscode.workspace.getWorkspaceFolder(uri);
     if (!folder || folder.uri.scheme !== "file") {
@@ -154,14 +159,18 @@ export function registerRecording(d: Deps): Recording {
     const runId = runIdFor(out, uri.fsPath, new Date());
     const dir = path.join(out, runId);
     const program = formatCommand(cmd.command);
-    const code = await runCli(s, recordArgs({ out, runId, tools, command: cmd.command }), { title: vscode.l10n.t("recording {0}", rel), cwd: root });
+    const code = await runCli(s, recordArgs({ out, runId, tools, command: cmd.command, via: cmd.via }), { title: vscode.l10n.t("recording {0}", rel), cwd: root });
     if (!fs.existsSync(path.join(dir, "events.jsonl"))) return failed(s, `recording ${rel}`, code);
-    // the user ran this program from the editor: its replays (the same command, the same file) are approved too
-    try {
-      await replay.approveRecorded(program, root);
-      s.log.info(`recorded ${dir} (exit code ${code}); replays of "${program}" approved for ${uri.fsPath} as it is now`);
-    } catch (err) {
-      s.log.warn(`recorded ${dir}; replays of "${program}" not approved: ${(err as Error).message}`);
+    // the user ran this program from the editor: its replays (the same command, the same file) are
+    // approved too; a program recorded behind the gateway is never re-run by a replay
+    if (cmd.via === "gateway") s.log.info(`recorded ${dir} behind the gateway (exit code ${code})`);
+    else {
+      try {
+        await replay.approveRecorded(program, root);
+        s.log.info(`recorded ${dir} (exit code ${code}); replays of "${program}" approved for ${uri.fsPath} as it is now`);
+      } catch (err) {
+        s.log.warn(`recorded ${dir}; replays of "${program}" not approved: ${(err as Error).message}`);
+      }
     }
     await open(dir);
     const change = vscode.l10n.t("Change tools…");
@@ -175,7 +184,7 @@ export function registerRecording(d: Deps): Recording {
   };
 
   const addLaunchConfiguration = async (arg: unknown) => {
-    const uri = programFile(arg);
+    const uri = programFile(arg, false);
     if (!uri) return;
     const folder = vscode.workspace.getWorkspaceFolder(uri);
     if (!folder) {

@@ -41,6 +41,11 @@ export interface CaptureOptions {
    * stands for here, else undefined.
    */
   linkCall?: (callId: string, part: "result" | "decision", agent: Agent) => Item | undefined;
+  /**
+   * How a tool result that comes back in a request is named and trusted (the gateway: by tool and
+   * arguments, untrusted unless trusted); default `tool:NAME`, trusted unless an untrusted tool.
+   */
+  nameResult?: (call: ToolCallOut) => Omit<ResultNaming, "mode">;
 }
 
 /** How a tool result is recorded: the input's name and trust (default `tool:NAME`, trust by the tool lists). */
@@ -285,7 +290,7 @@ export class ConversationRecorder {
         if (have) return have;
         const call: PendingCall | (ToolCallOut & { decision: null }) | undefined = this.pending.get(id) ?? (history.has(id) ? { ...history.get(id)!, decision: null } : undefined);
         if (!call) return this.input(`tool-result:${id.slice(0, 64)}`, b.value, "untrusted");
-        const item = this.recordCall(call, b.value, { status: b.isError ? "error" : "ok", mode: "live" });
+        const item = this.recordCall(call, b.value, { status: b.isError ? "error" : "ok", mode: "live", ...this.opts.nameResult?.(call) });
         this.results.set(id, item);
         this.pending.delete(id);
         return item;
@@ -389,6 +394,8 @@ export interface OpenRunOptions {
   /** Where events go instead of a folder (an HttpSink, a TeeSink…). */
   sink?: Sink;
   task?: string;
+  /** run.start's program: the command line that was recorded, when there is one. */
+  program?: string;
   sensitiveTools?: readonly string[];
   untrustedTools?: readonly string[];
   guard?: Guard | GuardMode;
@@ -419,7 +426,7 @@ export function openRun(opts: OpenRunOptions = {}): Runtime {
     runId: runId ?? sink.runIdFor?.("agent") ?? "agent-run",
     seed: opts.seed ?? 0,
     sink,
-    program: null,
+    program: opts.program ?? null,
     task: opts.task,
     models: {},
     tools: {},

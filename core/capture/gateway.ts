@@ -12,8 +12,13 @@
  * (`--agent-key NAME=ENVVAR`), else by the role its system prompt names ("You are the researcher"
  * → researcher, as the preload names agents), else by a short hash of the key (never the key
  * itself). One agent's output in another agent's prompt, alone or wrapped in text, is a message
- * between them (core/adapters/handoffs.ts). The run is named by `x-causeway-run`, else one run per
- * gateway process. Runs end when the gateway closes.
+ * between them (core/adapters/handoffs.ts). Tool results are untrusted unless their tool is
+ * trusted, each named by its tool and arguments (core/capture/gateway-runs.ts). The run is named by
+ * `x-causeway-run`, else the gateway's current run, which a quiet gap (`runGapMs`) ends; with
+ * `singleRun` (`causeway record`'s built-in gateway) there is one run whatever a request says.
+ * Runs end when the gateway closes. Requests an Anthropic client sends (`anthropic-version`) go to
+ * `anthropicUpstream` when one is given; with `pathPrefix`, only requests under that (secret) path
+ * are taken, so other local programs can't add calls to the run.
  *
  * Requests are confined to the upstream's base path: a path with a dot segment (`..`, `%2e%2e`),
  * an encoded slash, a backslash or a `;` is refused with 400 before anything is sent. Requests a
@@ -29,13 +34,11 @@ import https from "node:https";
 import type { AddressInfo } from "node:net";
 import { createHash, timingSafeEqual } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import type { Runtime } from "../sdk/runtime";
-import { freeRunId } from "../sdk/system";
 import { codecForPath, type Codec } from "../adapters/codecs";
-import { ConversationRecorder, errorText, openRun, runDir } from "../adapters/shared";
+import { errorText } from "../adapters/shared";
 import { agentFromPrompt } from "../adapters/agent-names";
-import { Handoffs } from "../adapters/handoffs";
-import { HttpError, hostAllowed, readBody, RUN_ID_RE } from "./http";
+import { HttpError, hostAllowed, readBody } from "./http";
+import { GatewayRuns } from "./gateway-runs";
 import { answerHeaders, checkJsonBody, checkOrigin, forwardedHeaders } from "./gateway-boundary";
 import { ConnectionGuard, principalKey, resolveLimits, type PrincipalLimits } from "./limits";
 import { Redactor } from "../log/redact";
@@ -53,7 +56,26 @@ export interface GatewayOptions extends Partial<PrincipalLimits> {
   /** The run for requests without x-causeway-run (default gateway-<time>). */
   runId?: string;
   sensitiveTools?: readonly string[];
+  /** Tools whose results are untrusted (every tool not trusted is: kept for the command line's --untrusted-tool). */
   untrustedTools?: readonly string[];
+  /** Tools whose results are trusted (default none: tool results are untrusted). */
+  trustedTools?: readonly string[];
+  /** A request without x-causeway-run after this long with no call in flight starts a new run (default 120 s; 0: never). */
+  runGapMs?: number;
+  /** One run for every request, x-causeway-run ignored and no gap (the built-in gateway of `causeway record`). */
+  singleRun?: boolean;
+  /** run.start's program (the recorded command line), extra meta, and the program's root. */
+  program?: string;
+  meta?: Record<string, unknown>;
+  root?: string;
+  /** run.start's seed (default 0). */
+  seed?: number;
+  /** Where requests an Anthropic client sends (an `anthropic-version` header) go (default: `upstream`). */
+  anthropicUpstream?: string;
+  /** Take only requests under this path (e.g. "/s-<random>"), which is removed before forwarding. */
+  pathPrefix?: string;
+  /** The clock the run gap is measured on (default Date.now). */
+  now?: () => number;
   /** label → API key: requests with this key are recorded as agent `label`. */
   agentKeys?: Record<string, string>;
   /** Largest request or response body recorded (default 32 MB; larger requests are refused). */
@@ -111,18 +133,26 @@ export interface Gateway {
   port: number;
   /** Folders of the runs recorded so far. */
   runs(): string[];
-  /** Records the calls still waiting for results, ends every run, stops listening. */
-  close(): Promise<void>;
+  /** Records the calls still waiting for results, ends every run (with `outcome` in run.end), stops listening. */
+  close(outcome?: Record<string, unknown>): Promise<void>;
 }
 
 const AGENT_RE = /^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$/;
 
 const digest = (s: string) => createHash("sha256").update(s).digest();
 
+/** An upstream and its base path (no trailing slash). */
+function upstreamOf(url: string): { upstream: URL; basePath: string } {
+  const upstream = new URL(url);
+  if (upstream.protocol !== "http:" && upstream.protocol !== "https:") throw new Error(`--upstream must be an http(s) URL, got ${url}`);
+  return { upstream, basePath: upstream.pathname.replace(/\/+$/, "") };
+}
+
 export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
-  const upstream = new URL(opts.upstream);
-  if (upstream.protocol !== "http:" && upstream.protocol !== "https:") throw new Error(`--upstream must be an http(s) URL, got ${opts.upstream}`);
-  const basePath = upstream.pathname.replace(/\/+$/, "");
+  const main = upstreamOf(opts.upstream);
+  const anthropic = opts.anthropicUpstream ? upstreamOf(opts.anthropicUpstream) : undefined;
+  const prefix = opts.pathPrefix?.replace(/\/+$/, "");
+  if (prefix !== undefined && !/^\/[A-Za-z0-9_-]{1,128}$/.test(prefix)) throw new Error(`pathPrefix must be one path segment of letters, digits, '-' and '_', got ${JSON.stringify(opts.pathPrefix)}`);
   const maxBody = opts.maxBodyBytes ?? 32 << 20;
   const connectTimeoutMs = opts.connectTimeoutMs ?? GATEWAY_DEFAULTS.connectTimeoutMs;
   const idleTimeoutMs = opts.idleTimeoutMs ?? GATEWAY_DEFAULTS.idleTimeoutMs;
@@ -137,12 +167,26 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const limits = resolveLimits({ headerTimeoutMs, bodyTimeoutMs, maxConnections }, opts);
   const host = opts.host ?? "127.0.0.1";
   const keys = Object.entries(opts.agentKeys ?? {}).map(([label, key]) => ({ label, digest: digest(key) }));
-  const defaultRun = opts.runId ?? `gateway-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-")}`;
-  const runs = new Map<string, { rt: Runtime; recorders: Map<string, ConversationRecorder>; handoffs: Handoffs }>();
   // the credentials of every request seen (and the gateway's own environment) never reach a run or a log line
   const redactor = Redactor.fromEnv(process.env);
   for (const key of Object.values(opts.agentKeys ?? {})) redactor.add(key);
   const log = (line: string) => opts.log?.(redactor.text(line));
+  const upstreamMeta = (u: { upstream: URL; basePath: string }) => u.upstream.origin + u.basePath;
+  const runs = new GatewayRuns({
+    outDir: opts.outDir,
+    runId: opts.runId,
+    sensitiveTools: opts.sensitiveTools,
+    untrustedTools: opts.untrustedTools,
+    trustedTools: opts.trustedTools,
+    runGapMs: opts.runGapMs,
+    singleRun: opts.singleRun,
+    program: opts.program,
+    root: opts.root,
+    seed: opts.seed,
+    meta: { upstream: upstreamMeta(main), ...(anthropic ? { anthropic_upstream: upstreamMeta(anthropic) } : {}), ...(opts.meta ?? {}) },
+    redactor,
+    now: opts.now,
+  });
 
   /** The x-causeway-agent header, else the API key's label, else the role the system prompt names, as the preload names agents. */
   const agentName = (req: http.IncomingMessage, codec: Codec, body: unknown): string => {
@@ -158,39 +202,11 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     return d ? `key-${d.toString("hex").slice(0, 8)}` : "agent";
   };
 
-  const recorderFor = (req: http.IncomingMessage, codec: Codec, body: unknown): { rec: ConversationRecorder; handoffs: Handoffs } => {
-    const h = req.headers["x-causeway-run"];
-    const name = typeof h === "string" && RUN_ID_RE.test(h) ? h : defaultRun;
-    let run = runs.get(name);
-    if (!run) {
-      const rt = openRun({
-        out: opts.outDir,
-        runId: freeRunId(opts.outDir, name),
-        sensitiveTools: opts.sensitiveTools,
-        untrustedTools: opts.untrustedTools,
-        captureSites: false,
-        meta: { recorded_by: "causeway gateway", upstream: upstream.origin + basePath },
-        redactor,
-      });
-      run = { rt, recorders: new Map(), handoffs: new Handoffs() };
-      runs.set(name, run);
-    }
-    const agent = agentName(req, codec, body);
-    let rec = run.recorders.get(agent);
-    if (!rec) {
-      const handoffs = run.handoffs;
-      // one agent's output in another agent's prompt is a message between them
-      rec = new ConversationRecorder(run.rt.agent(agent), { untrustedTools: opts.untrustedTools, link: (value, a) => handoffs.link(value, a) });
-      run.recorders.set(agent, rec);
-    }
-    return { rec, handoffs: run.handoffs };
-  };
-
   const record = (codec: Codec, req: http.IncomingMessage, body: unknown, outcome: { response?: unknown; error?: string; durationMs: number }, url: string) => {
     redactor.addHeaders(req.headers);
     redactor.addUrl(req.url);
     try {
-      const { rec, handoffs } = recorderFor(req, codec, body);
+      const { rec, handoffs } = runs.recorderFor(req, (c, b) => agentName(req, c, b), codec, body);
       const item = rec.exchange(codec, body, { ...outcome, url });
       if (outcome.error === undefined) handoffs.note(codec.assistantText(item.value), rec.agent, item);
       const calls = outcome.response === undefined ? [] : codec.toolCalls(outcome.response).map((c) => c.name);
@@ -201,8 +217,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   };
 
   /** Sends a request upstream, streams the answer back as it arrives, and records the exchange once it is complete. */
-  const forward = (req: http.IncomingMessage, res: http.ServerResponse, raw: Buffer, fail: (status: number, message: string) => void) => {
-    const path = confinedPath(req.url ?? "/");
+  const forward = (req: http.IncomingMessage, res: http.ServerResponse, url: string, raw: Buffer, fail: (status: number, message: string) => void) => {
+    const path = confinedPath(url);
+    const { upstream, basePath } = anthropic && req.headers["anthropic-version"] !== undefined ? anthropic : main;
     const codec = req.method === "POST" ? codecForPath(path) : undefined;
     let body: unknown;
     if (codec) {
@@ -214,7 +231,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     }
     const target = new URL(upstream.origin);
     target.pathname = (basePath.endsWith("/v1") && path.startsWith("/v1/") ? basePath.slice(0, -3) : basePath) + path;
-    target.search = new URL(req.url ?? "/", "http://x").search;
+    target.search = new URL(url, "http://x").search;
     if (target.origin !== upstream.origin || (basePath && target.pathname !== basePath && !target.pathname.startsWith(basePath + "/"))) {
       throw new HttpError(400, "the request path is refused: it leaves the upstream's base path");
     }
@@ -298,10 +315,17 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       req.resume();
       return fail(403, "host not allowed");
     }
-    const url = req.url ?? "";
+    let url = req.url ?? "";
     if (!url.startsWith("/") || url.startsWith("//")) {
       req.resume();
       return fail(400, "the request target must be a path (this is not a forward proxy)");
+    }
+    if (prefix !== undefined) {
+      if (!url.startsWith(prefix + "/")) {
+        req.resume();
+        return fail(404, "no such path on this gateway");
+      }
+      url = url.slice(prefix.length);
     }
     // before the body is read: nothing of a refused request is forwarded or recorded
     try {
@@ -314,8 +338,10 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     }
     readBody(req, maxBody).then(
       (raw) => {
+        runs.begin(req);
+        res.once("close", () => runs.settled());
         try {
-          forward(req, res, raw, fail);
+          forward(req, res, url, raw, fail);
         } catch (err) {
           fail(err instanceof HttpError ? err.status : 400, errorText(err));
         }
@@ -335,18 +361,15 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   return {
     url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
     port,
-    runs: () => [...runs.values()].map((r) => runDir(r.rt)!).filter(Boolean),
-    async close() {
+    runs: () => runs.folders(),
+    async close(outcome?: Record<string, unknown>) {
       if (closed) return;
       closed = true;
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
-      for (const { rt, recorders } of runs.values()) {
-        for (const rec of recorders.values()) rec.closePending();
-        await rt.finish();
-      }
+      await runs.close(outcome);
     },
   };
 }

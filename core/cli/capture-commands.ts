@@ -19,6 +19,7 @@ import { parseIntervention, parseTarget } from "../specs";
 import { startGateway } from "../capture/gateway";
 import { COLLECTOR_DEFAULTS, exposed, MAX_BODY_BYTES, startCollector } from "../capture/server";
 import { GATEWAY_DEFAULTS } from "../capture/gateway";
+import { DEFAULT_RUN_GAP_MS } from "../capture/gateway-runs";
 import { parseScopes } from "../store/tokens";
 import { AlertWatcher, alertLine } from "../capture/watch";
 import { importOtel } from "../importers/otel";
@@ -102,8 +103,8 @@ function maxConnections(p: Parsed): number {
 export const CAPTURE_COMMANDS: Record<string, Command> = {
   gateway: {
     usage:
-      "causeway gateway --upstream URL --out DIR [--port P] [--host H] [--run-id ID] [--sensitive TOOL]... [--untrusted-tool TOOL]... [--agent-key NAME=ENVVAR]... [--connect-timeout-s S] [--idle-timeout-s S] [--allow-origin ORIGIN]... [--json]",
-    help: "a local OpenAI/Anthropic-compatible proxy that records every call as a decision",
+      "causeway gateway --upstream URL --out DIR [--port P] [--host H] [--run-id ID] [--run-gap-s S] [--sensitive TOOL]... [--trusted-tool TOOL]... [--untrusted-tool TOOL]... [--agent-key NAME=ENVVAR]... [--connect-timeout-s S] [--idle-timeout-s S] [--allow-origin ORIGIN]... [--json]",
+    help: "a local OpenAI/Anthropic-compatible proxy that records every call as a decision; a new run per x-causeway-run value or after --run-gap-s quiet seconds (default 120, 0: never); tool results untrusted unless --trusted-tool",
     spec: {
       positionals: [],
       flags: {
@@ -112,8 +113,10 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
         port: "number",
         host: "string",
         "run-id": "string",
+        "run-gap-s": "number",
         sensitive: "strings",
         "untrusted-tool": "strings",
+        "trusted-tool": "strings",
         "agent-key": "strings",
         "connect-timeout-s": "number",
         "idle-timeout-s": "number",
@@ -136,6 +139,11 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
       if (!upstream) throw new UsageError("gateway: --upstream URL is required (e.g. https://api.openai.com or https://api.anthropic.com)");
       if (!/^https?:\/\//i.test(upstream)) throw new UsageError("gateway: --upstream must be an http(s) URL");
       const outDir = path.resolve((p.flags.out as string | undefined) ?? "runs");
+      const trustedTools = list(p, "trusted-tool");
+      const both = trustedTools.filter((t) => list(p, "untrusted-tool").includes(t));
+      if (both.length) throw new UsageError(`gateway: a tool can't be both --trusted-tool and --untrusted-tool: ${both.join(", ")}`);
+      const gap = p.flags["run-gap-s"];
+      if (gap !== undefined && (typeof gap !== "number" || !(gap === 0 || (gap >= 0.001 && gap <= 86_400)))) throw new UsageError("--run-gap-s must be 0 (never split) or a number of seconds up to 86400");
       const gw = await startGateway({
         upstream,
         outDir,
@@ -144,6 +152,8 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
         runId: p.flags["run-id"] as string | undefined,
         sensitiveTools: list(p, "sensitive"),
         untrustedTools: list(p, "untrusted-tool"),
+        trustedTools,
+        runGapMs: gap === undefined ? DEFAULT_RUN_GAP_MS : Math.round(gap * 1000),
         agentKeys: agentKeys(p),
         connectTimeoutMs: secondsFlag(p, "connect-timeout-s", GATEWAY_DEFAULTS.connectTimeoutMs),
         idleTimeoutMs: secondsFlag(p, "idle-timeout-s", GATEWAY_DEFAULTS.idleTimeoutMs),
@@ -162,6 +172,7 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
         out(`  OpenAI clients:    OPENAI_BASE_URL=${gw.url}/v1`);
         out(`  Anthropic clients: ANTHROPIC_BASE_URL=${gw.url}`);
         out("  name agents with the x-causeway-agent header (or --agent-key); Ctrl-C ends the runs");
+        out(`  a new run on a new x-causeway-run value${gap === 0 ? "" : ` or after ${gap ?? DEFAULT_RUN_GAP_MS / 1000} s with no call`}; tool results untrusted unless --trusted-tool`);
       }
       return done;
     },

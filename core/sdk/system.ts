@@ -81,7 +81,7 @@ export function slug(name: string): string {
   const colon = s.lastIndexOf(":");
   if (colon > 0 && /[\\/.]/.test(s.slice(0, colon))) s = s.slice(0, colon); // MODULE:EXPORT → MODULE
   s = s.split(/[\\/]/).filter(Boolean).pop() ?? "";
-  s = s.replace(/\.[cm]?[jt]sx?$/, "");
+  s = s.replace(/\.(?:[cm]?[jt]sx?|py|rb|sh)$/, "");
   return s.replace(/[^A-Za-z0-9_.-]+/g, "-").replace(/^-+|-+$/g, "").toLowerCase() || "run";
 }
 

@@ -17,6 +17,8 @@ export interface ProgramTools {
 
 export const JS_FILE = /\.(m?js|cjs)$/i;
 export const TS_FILE = /\.(m?ts|cts)$/i;
+/** A Python program: recorded behind `causeway record`'s built-in gateway (it reads the clients' base URLs). */
+export const PY_FILE = /\.py$/i;
 
 /** Snake_case names of the model APIs themselves, not tools. */
 const WIRE_NAMES = /^(tool_|function_|max_|stop_|end_turn$|input_schema$|response_format$|reasoning_effort$|top_p$|top_k$|parallel_tool_calls$|json_schema$|json_object$|input_text$|output_text$)/;
@@ -25,7 +27,8 @@ const WIRE_NAMES = /^(tool_|function_|max_|stop_|end_turn$|input_schema$|respons
  * Tool names the source mentions, in order of first mention: `tool({ name: "…" })` (OpenAI Agents
  * SDK), else the key or variable a `tool({…})` is held in (AI SDK `fetch_doc: tool({…})`,
  * `const fetch_doc = tool({…})`), MCP `server.tool("…")` / `registerTool("…")`, and
- * quoted snake_case names (tool lists handed to a model, MCP `callTool({ name })`). Only reads text.
+ * quoted snake_case names (tool lists handed to a model, MCP `callTool({ name })`, a Python
+ * program's tool table) that are not schema properties. Only reads text.
  */
 export function toolNamesIn(source: string): string[] {
   const text = source.length > 500_000 ? source.slice(0, 500_000) : source;
@@ -42,7 +45,8 @@ export function toolNamesIn(source: string): string[] {
     if (name) found.push({ at, name });
   }
   add(/\.(?:registerTool|tool)\s*\(\s*["'`]([\w.-]+)["'`]/g);
-  add(/["'`]([a-z][a-z0-9]*(?:_[a-z0-9]+)+)["'`]/g);
+  // not a JSON-schema property (`"order_id": {"type": …}`, as Python and JSON write them)
+  add(/["'`]([a-z][a-z0-9]*(?:_[a-z0-9]+)+)["'`](?!\s*:\s*\{\s*["']?type["']?\s*:)/g);
   found.sort((a, b) => a.at - b.at);
   return [...new Set(found.map((f) => f.name).filter((n) => n.length <= 64 && !WIRE_NAMES.test(n)))];
 }
@@ -96,15 +100,19 @@ export function rememberedTools(state: unknown, program: string): ProgramTools |
   return { sensitive: list(o.sensitive), untrusted: list(o.untrusted), trusted: list(o.trusted) };
 }
 
-/** How a file is run: JavaScript by `node`, TypeScript through tsx when the project has it. */
-export function programCommand(rel: string, o: { tsx: boolean }): { command: string[] } | { error: string } {
+/**
+ * How a file is run: JavaScript by `node`, TypeScript through tsx when the project has it (both
+ * under the preload), Python by `python3` (`python` on Windows) behind the built-in gateway.
+ */
+export function programCommand(rel: string, o: { tsx: boolean; platform?: NodeJS.Platform }): { command: string[]; via?: "gateway" } | { error: string } {
   const file = rel.split(path.sep).join("/");
   if (JS_FILE.test(file)) return { command: ["node", file] };
   if (TS_FILE.test(file)) {
     if (o.tsx) return { command: ["node", "--import", "tsx", file] };
     return { error: `${path.basename(file)} is TypeScript: Causeway runs it through tsx. Install it in this project (npm install --save-dev tsx), or build the program to JavaScript and record that.` };
   }
-  return { error: `${path.basename(file)} is not a JavaScript or TypeScript file` };
+  if (PY_FILE.test(file)) return { command: [(o.platform ?? process.platform) === "win32" ? "python" : "python3", file], via: "gateway" };
+  return { error: `${path.basename(file)} is not a JavaScript, TypeScript or Python file` };
 }
 
 /** The run id `causeway record` gets: the program's name and the time, free in `out`. */
@@ -113,13 +121,14 @@ export function runIdFor(out: string, file: string, now: Date): string {
 }
 
 /** `causeway record` arguments for a command. */
-export function recordArgs(o: { out: string; runId: string; tools: ProgramTools; command: readonly string[] }): string[] {
+export function recordArgs(o: { out: string; runId: string; tools: ProgramTools; command: readonly string[]; via?: "gateway" }): string[] {
   return [
     "record",
     "--out",
     o.out,
     "--run-id",
     o.runId,
+    ...(o.via ? ["--via", o.via] : []),
     ...o.tools.sensitive.flatMap((t) => ["--sensitive", t]),
     ...o.tools.untrusted.flatMap((t) => ["--untrusted-tool", t]),
     ...o.tools.trusted.flatMap((t) => ["--trusted-tool", t]),

@@ -18,7 +18,7 @@ import { endpointDecisionTest } from "../../../core/adapters/endpoint-replay";
 import * as openaiAgent from "../../../examples/openai-agent/agent";
 import * as anthropicAgent from "../../../examples/anthropic-agent/agent";
 import { startFakeLlm, type FakeLlm } from "../../fake-llm/server";
-import { graphSignature } from "./signature";
+import { byToolName, graphSignature } from "./signature";
 
 const open: { close(): Promise<void> }[] = [];
 const dirs: string[] = [];
@@ -37,7 +37,7 @@ async function fake(): Promise<FakeLlm> {
   return f;
 }
 async function gateway(upstream: string, out: string, extra: Partial<Parameters<typeof startGateway>[0]> = {}): Promise<Gateway> {
-  const g = await startGateway({ upstream, outDir: out, port: 0, runId: "gw", sensitiveTools: ["send_email"], untrustedTools: ["fetch_page"], ...extra });
+  const g = await startGateway({ upstream, outDir: out, port: 0, runId: "gw", sensitiveTools: ["send_email"], untrustedTools: ["fetch_page"], trustedTools: ["send_email"], ...extra });
   open.push(g);
   return g;
 }
@@ -56,7 +56,9 @@ describe("gateway", () => {
       const [dir] = gw.runs();
       expect(readRun(dir, { checkBlobs: true }).problems.filter((p) => p.severity === "error")).toEqual([]);
       const sig = graphSignature(dir);
-      expect(sig).toEqual(graphSignature(viaAdapter.dir));
+      // each result named by its tool and arguments, as the preload names them
+      expect(sig.inputs.some((i) => i.includes('tool:fetch_page {"url":"https://vendor.example/notes"} untrusted'))).toBe(true);
+      expect(byToolName(sig)).toEqual(graphSignature(viaAdapter.dir));
       expect(sig.alerts.filter((a) => a.startsWith("high"))).toHaveLength(1);
       // streamed responses went through to the client as server-sent events
       expect(upstream.requests.every((r) => !!r.body.stream === stream)).toBe(true);
@@ -71,12 +73,12 @@ describe("gateway", () => {
     await anthropicAgent.runPlainAgent(client, { stream: true });
     await gw.close();
     const [dir] = gw.runs();
-    expect(graphSignature(dir)).toEqual(graphSignature(viaAdapter.dir));
+    expect(byToolName(graphSignature(dir))).toEqual(graphSignature(viaAdapter.dir));
     // a call the gateway recorded is re-sent without the page: the page is confirmed as the cause
     const m = new RunModel(readRun(dir));
     const exfil = m.actions.find((a) => m.canonical(a.args_ref).includes("attacker@evil.example"))!;
     const seq = m.decisions.find((d) => d.id === exfil.decision)!.seq;
-    const r = await endpointDecisionTest(readRun(dir), { decision: seq, intervention: "input:tool:fetch_page", target: "tool=send_email,arg~evil.example", n: 20, baseUrl: upstream.anthropicBaseURL, apiKey: "k" });
+    const r = await endpointDecisionTest(readRun(dir), { decision: seq, intervention: "input:tool:fetch_page*", target: "tool=send_email,arg~evil.example", n: 20, baseUrl: upstream.anthropicBaseURL, apiKey: "k" });
     expect(r.verdict).toBe("causal");
   });
 

@@ -32,3 +32,12 @@ export function graphSignature(dir: string): GraphSignature {
     alerts: alertsFor(run).map((a) => `${a.severity} ${a.rule} ${a.tool ?? ""} action ${a.seq === null ? "-" : actionIndex.get(a.seq) ?? "?"}`),
   };
 }
+
+/**
+ * A gateway recording's signature with its tool results named by tool only: the gateway names each
+ * result by its tool and arguments (`tool:fetch_page {"url":…}`), the SDK adapters by its tool.
+ */
+export function byToolName(sig: GraphSignature): GraphSignature {
+  const strip = (s: string) => s.replace(/(tool:[A-Za-z0-9_.-]+) \{.*?\}(?=:(?:un)?trusted|\s(?:un)?trusted\s)/g, "$1");
+  return { ...sig, inputs: sig.inputs.map(strip), decisions: sig.decisions.map(strip) };
+}

@@ -17,6 +17,7 @@ import {
 import { ROOT, tmpDir } from "./helpers";
 
 const OPENAI_EXAMPLE = "examples/support-agents/openai-agent.mjs";
+const PYTHON_EXAMPLE = "examples/python/support_desk.py";
 
 describe("the tools a program mentions", () => {
   it("finds the tools of the examples (MCP, AI SDK) and nothing else", () => {
@@ -59,7 +60,14 @@ describe("the tools a program mentions", () => {
     expect(programCommand("a/b.mjs", { tsx: false })).toEqual({ command: ["node", "a/b.mjs"] });
     expect(programCommand("b.ts", { tsx: true })).toEqual({ command: ["node", "--import", "tsx", "b.ts"] });
     expect(programCommand("b.ts", { tsx: false })).toMatchObject({ error: expect.stringContaining("npm install --save-dev tsx") });
-    expect(programCommand("b.py", { tsx: true })).toMatchObject({ error: expect.stringContaining("not a JavaScript") });
+    expect(programCommand("b.rb", { tsx: true })).toMatchObject({ error: expect.stringContaining("not a JavaScript, TypeScript or Python") });
+  });
+
+  it("runs Python with python3 (python on Windows) behind the built-in gateway, and reads its tools", () => {
+    expect(programCommand(path.join("a", "b.py"), { tsx: false, platform: "linux" })).toEqual({ command: ["python3", "a/b.py"], via: "gateway" });
+    expect(programCommand("b.py", { tsx: false, platform: "win32" })).toEqual({ command: ["python", "b.py"], via: "gateway" });
+    expect(recordArgs({ out: "runs", runId: "r", tools: { sensitive: [], untrusted: [], trusted: [] }, command: ["python3", "b.py"], via: "gateway" })).toEqual(["record", "--out", "runs", "--run-id", "r", "--via", "gateway", "--", "python3", "b.py"]);
+    expect(toolNamesIn(fs.readFileSync(path.join(ROOT, PYTHON_EXAMPLE), "utf8"))).toEqual(["fetch_doc", "lookup_order", "send_email"]);
   });
 });
 
@@ -72,6 +80,7 @@ describe("both routes record the example against the fake model server", () => {
     llm = await startFakeLlm({ followRate: 0.8 });
     ws = tmpDir("cw-record-");
     fs.cpSync(path.join(ROOT, "examples/support-agents"), path.join(ws, "examples/support-agents"), { recursive: true });
+    fs.cpSync(path.join(ROOT, "examples/python"), path.join(ws, "examples/python"), { recursive: true });
     fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(ws, "node_modules"));
   });
   afterAll(async () => {
@@ -106,6 +115,22 @@ describe("both routes record the example against the fake model server", () => {
     expect(trustOf(path.join(out, runId), "mcp:support-desk/send_email")).toBeUndefined();
     // the next recording of the same program gets a free id
     expect(runIdFor(out, path.join(ws, OPENAI_EXAMPLE), new Date("2026-12-01T10:00:00Z"))).toBe(`${runId}-2`);
+  }, 120_000);
+
+  it("Record this program on a Python file: causeway record behind the gateway, into runs/<run id>", async () => {
+    const out = path.join(ws, "runs");
+    const runId = runIdFor(out, path.join(ws, PYTHON_EXAMPLE), new Date("2026-12-01T10:00:00Z"));
+    expect(runId).toBe("support_desk-20261201-100000");
+    const cmd = programCommand(PYTHON_EXAMPLE, { tsx: false, platform: "linux" });
+    if ("error" in cmd) throw new Error(cmd.error);
+    const picked = { sensitive: ["send_email"], untrusted: ["fetch_doc"], trusted: ["lookup_order", "send_email"] };
+    const r = await run([path.join(ROOT, "dist/cli.js"), ...recordArgs({ out, runId, tools: picked, command: cmd.command, via: cmd.via })], {});
+    expect(r.code, r.stderr).toBe(0);
+    const s = start(path.join(out, runId));
+    expect(s.program).toBe(`python3 ${PYTHON_EXAMPLE}`);
+    expect(s.meta).toMatchObject({ recorded_by: "causeway gateway", via: "gateway" });
+    expect(trustOf(path.join(out, runId), 'tool:fetch_doc {"name":"vendor-note"}')).toBe("untrusted");
+    expect(trustOf(path.join(out, runId), "tool:send_email")).toBeUndefined();
   }, 120_000);
 
   it("the launch configuration: its runtime arguments and environment record a run where the session watch looks", async () => {
