@@ -4,7 +4,8 @@
  * until switched on. Clicking a node traces it upstream and downstream. Colours follow the theme
  * and are re-read when it changes. Drawn as SVG (SvgGraph.tsx); a big run opens grouped: groups
  * expand on a click, a selected node's lineage is drawn node by node. Unticking Group draws a big
- * run's every node with Cytoscape (CyGraph.tsx), loaded then (loadCytoscape.ts).
+ * run's every node with Cytoscape (CyGraph.tsx), loaded then (loadCytoscape.ts). A traced lineage
+ * in a big run is laid out in layers wrapped into rows that fit the panel (layout.ts wrappedLayout).
  */
 import type { JSX } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
@@ -14,7 +15,7 @@ import { edgeVisible, trace } from "../logic";
 import { BIG_GRAPH, buildElements, buildViewElements } from "../graph/elements";
 import { groupedView, lineage, type GraphView } from "../graph/groups";
 import type { GraphToggles } from "../host";
-import { forceLayout, layeredLayout } from "../graph/layout";
+import { forceLayout, layeredLayout, wrappedLayout } from "../graph/layout";
 import { readColors } from "../graph/theme";
 import { useApp } from "./context";
 import { CyGraph } from "./CyGraph";
@@ -181,12 +182,14 @@ function useSvgView(rg: RunGraph, toggles: GraphToggles, big: boolean, grouped: 
 /**
  * A grouped view's positions. The groups alone (nothing traced): a few dozen nodes, placed by
  * forces (a chain of layers would be too wide to read), started from the layered positions so it
- * is repeatable. A traced lineage: in layers.
+ * is repeatable. A traced lineage (up to LINEAGE_MAX nodes, often a long chain): layers wrapped
+ * into rows so that the whole fits a panel's shape with nodes big enough to read.
  */
 export function viewPositions(view: GraphView, focus: readonly string[]): Map<string, { x: number; y: number }> {
   const viewEdges = view.edges.filter((e) => e.evidence !== "inferred");
+  if (focus.length) return wrappedLayout(view.nodes, viewEdges, { dx: 200, dy: 80, rowGap: 1 }).positions;
   const layout = layeredLayout(view.nodes, viewEdges, { dx: 220, dy: 120 });
-  return focus.length ? layout.positions : forceLayout(view.nodes.map((n) => n.id), viewEdges, layout.positions);
+  return forceLayout(view.nodes.map((n) => n.id), viewEdges, layout.positions);
 }
 
 /** A counter bumped when the theme changes (VS Code swaps body classes and the variables on <html>). */
