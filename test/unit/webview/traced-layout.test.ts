@@ -1,14 +1,15 @@
-// A big run's traced lineage fits the panel: on a generated run of 1,461 graph nodes (a lead and
-// eight workers, each worker's and the lead's calls reading their previous result: long chains), tracing one of
-// worker-3's calls draws up to 240 nodes one by one. Laid out in one row of layers they were a
-// band 40,000 px wide and a node high, fitted to a few pixels; wrapped into rows, the traced nodes'
-// box has a panel's shape and its nodes stay big enough to read and click.
+// A big run's traced lineage fits the panel: on a generated run of 1,461 graph nodes
+// (test/browser/workers.mjs: long chains of calls), tracing one of worker-3's calls draws 240
+// nodes one by one. Laid out in one row of layers they were a band 30,000 px wide, each node under
+// a pixel once fitted; wrapped into rows, the traced nodes' box has about the panel's shape and
+// each node stays several pixels wide (the keyboard and a zoom reach its label).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { beforeAll, describe, expect, test } from "vitest";
 import type { RunGraph } from "../../../core/analysis/types";
-import { System, type Runtime } from "../../../core/index";
+import { System } from "../../../core/index";
+import { recordWorkers } from "../../browser/workers.mjs";
 import { readRun } from "../../../core/log/reader";
 import { investigate } from "../../../core/analysis/investigate";
 import { runGraphOf } from "../../../core/analysis/runGraph";
@@ -18,38 +19,12 @@ import { layeredLayout, wrappedLayout } from "../../../webview/graph/layout";
 import { fitBox } from "../../../webview/graph/cy";
 import { viewPositions } from "../../../webview/components/GraphScreen";
 
-const ROUNDS = 243;
 let rg: RunGraph;
 let dir: string;
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "cw-traced-"));
-  const system = new System({
-    name: "workers",
-    task: "Handle every request per policy.",
-    sensitiveTools: ["send_email"],
-    models: { sim: (context, call) => ({ note: `${call.agent} ${call.purpose}: ${context.length} items` }) },
-    tools: { lookup: ({ id }: { id: number }) => ({ id, total: id * 3 }), send_email: ({ to }: { to: string }) => ({ queued: true, to }) },
-    program: async (rt: Runtime) => {
-      const lead = rt.agent("lead");
-      const workers = Array.from({ length: 8 }, (_, i) => rt.agent(`worker-${i}`, { parent: "lead" }));
-      const policy = [lead.observe("Reply within a day.", { source: "kb:policy", trust: "trusted" }), lead.observe("Escalate refunds.", { source: "kb:refunds", trust: "trusted" })];
-      const last = new Map<string, unknown>();
-      let sent: unknown;
-      for (let i = 0; i < ROUNDS; i++) {
-        const w = workers[i % 8];
-        const input = w.observe(`Request ${i}: reply to user-${i}@example.com.`, { source: `inbox:item-${i}`, trust: i % 4 ? "untrusted" : "trusted" });
-        const prev = last.get(w.name);
-        const d = await w.decide([rt.taskRef!, input, ...(prev ? [prev] : [])] as never, { model: "sim", purpose: "work" });
-        const found = await w.act("lookup", { id: i }, { decision: d });
-        last.set(w.name, found);
-        w.send("lead", d);
-        const ld = await lead.decide([rt.taskRef!, ...policy, ...lead.inbox().slice(-1), ...(sent ? [sent] : [])] as never, { model: "sim", purpose: "reply" });
-        sent = await lead.act("send_email", { to: `user-${i}@example.com` }, { decision: ld });
-      }
-    },
-  });
-  await system.run({ seed: 0, outDir: dir, runId: "workers" });
+  await recordWorkers({ System }, dir, "workers");
   rg = runGraphOf(investigate(readRun(path.join(dir, "workers"))));
 }, 120_000);
 
