@@ -2,7 +2,7 @@
  * How a test was run, compactly: its rung (one recorded call re-sent, agentless re-simulation,
  * the program re-run), the actions its replays took that the recording never made, and what it
  * assumed; and Find the cause's chain, hop by hop from the root input to the action, each hop with
- * its test's verdict. Old runs' tests carry none of these: then nothing is shown.
+ * its test's verdict. Old runs' tests carry no rung or assumptions: then nothing is shown.
  */
 import type { ChainHop, HowTested as How } from "../../core/analysis/tested";
 import { effect, interval, verdictLabel, verdictTone } from "../format";
@@ -17,7 +17,9 @@ const RUNG: Record<1 | 2 | 3, { label: string; title: string }> = {
 export function HowTested({ how }: { how: How | undefined }) {
   if (!how) return null;
   const { rung, assumptions = [], off_tape_actions: offTape } = how;
-  if (rung === undefined && !assumptions.length && !offTape) return null;
+  // off_tape_actions is on every test, old ones too: shown with the new fields only, so an old
+  // run's screen is unchanged
+  if (rung === undefined && !assumptions.length) return null;
   return (
     <div class="how-tested cell-sub">
       {rung !== undefined && (

@@ -33,6 +33,8 @@ beforeAll(async () => {
   appendTest(demoDir, { ...base, intervention: `${TICKET} | input:kb:refund_policy.md`, group: [TICKET, "input:kb:refund_policy.md"], n: 30, p_without: 0.95, effect: 0, ci: [-0.08, 0.08], verdict: "ruled-out" });
   // the note's own test, with how it was run
   appendTest(demoDir, { ...base, intervention: NOTE, n: 20, p_without: 0.05, effect: 0.9, ci: [0.7, 1], verdict: "causal", role: "primary", rung: 2, assumptions: ["Tool results are the recorded ones.", "The model answers as it did when recorded."], off_tape_actions: 1 });
+  // an old record: off-tape actions counted, no rung or assumptions
+  appendTest(demoDir, { ...base, intervention: "input:web:shipping_faq", n: 20, p_without: 0.9, effect: 0.05, ci: [-0.1, 0.15], verdict: "ruled-out", off_tape_actions: 5 });
   grouped = investigate(readRun(demoDir));
 }, 120_000);
 
@@ -86,8 +88,10 @@ describe("how a test was run", () => {
     expect(text(how)).toContain("1 off-tape action");
     expect(text(how.querySelector("summary"))).toBe("2 assumptions");
     expect([...how.querySelectorAll("li")].map((li) => text(li))).toEqual(["Tool results are the recorded ones.", "The model answers as it did when recorded."]);
-    // the group test's row and every row of an old run: nothing about how
+    // the group test's row, an old record's (off-tape actions but no rung) and an old run's: nothing about how
     expect(rowOf(root, TICKET)!.querySelector(".how-tested")).toBeNull();
+    expect(rowOf(root, "input:web:shipping_faq")!.className).toContain("status-ruled-out");
+    expect(rowOf(root, "input:web:shipping_faq")!.querySelector(".how-tested")).toBeNull();
     expect(open(plain, "demo-seed0", "#18").root.querySelector(".how-tested")).toBeNull();
   });
 
