@@ -33,6 +33,10 @@ export type HostToWebview =
   /** Show a run (and optionally one event) on a screen. */
   | { type: "reveal"; run: string; screen?: Screen; node?: string; seq?: number }
   | { type: "progress"; requestId: string; phase: string; done: number; total: number; message?: string }
+  /**
+   * A finished job. `result` is read field by field on arrival (webview/logic.ts jobOutcome; a
+   * test's rung and assumptions and an attribution's chain with core/analysis/tested.ts).
+   */
   | { type: "result"; requestId: string; ok: true; kind: "test" | "attribution" | "fixCheck"; result: unknown }
   | { type: "result"; requestId: string; ok: false; error: string; cancelled?: boolean };
 

@@ -8,6 +8,7 @@ import type { GEdge, GNode } from "../core/graph/graph";
 import type { TimelineFilters } from "./host";
 import { SEVERITY_RANK } from "./format";
 import { lineageChains } from "../core/graph/lineage";
+import { chainOf, howTested, type ChainHop, type HowTested } from "../core/analysis/tested";
 
 /** Lookups built once per investigation (memoised on the object). */
 export interface Index {
@@ -194,6 +195,10 @@ export interface JobOutcome {
   ruledOut?: string[];
   inconclusive?: string[];
   modelCalls?: number;
+  /** A test's rung, assumptions and off-tape actions, when its result says. */
+  how?: HowTested;
+  /** Find the cause: the hops it followed, root → action, when it followed any. */
+  chain?: ChainHop[];
 }
 
 const num = (x: unknown): number | undefined => (typeof x === "number" && Number.isFinite(x) ? x : undefined);
@@ -217,6 +222,7 @@ export function jobOutcome(kind: "test" | "attribution" | "fixCheck", result: un
       pWithout: num(r.p_without),
       n: num(r.n),
       modelCalls: num(r.model_calls),
+      how: howTested(r),
     };
   }
   const causes = Array.isArray(r.causes)
@@ -235,5 +241,6 @@ export function jobOutcome(kind: "test" | "attribution" | "fixCheck", result: un
     ruledOut: strings(r.ruled_out),
     inconclusive: strings(r.inconclusive),
     modelCalls: num(r.model_calls),
+    chain: chainOf(r.chain),
   };
 }

@@ -17,6 +17,7 @@ import { ProvenanceIndex } from "./provenance";
 import { attachCauseDetails } from "./causes";
 import { countedRun, foreignByAction } from "./foreign";
 import { UntrustedReach } from "./reach";
+import { howTested } from "./tested";
 import { SENSITIVE_NAME_RE, tracedValues } from "./values";
 import { canonical } from "../log/hash";
 import type {
@@ -76,6 +77,8 @@ export function testSummary(t: TestRecord): TestSummary {
     group: Array.isArray(t.group) ? t.group.map((g) => safeText(g)) : safeText(t.intervention ?? "").includes(" | ") ? safeText(t.intervention).split(" | ") : undefined,
     ...(t.by !== undefined ? { by: safeText(t.by) } : {}),
     ...(t.foreign ? { foreign: true } : {}),
+    ...((typeof t.baseline === "string" && t.baseline) || (Array.isArray(t.baseline) && t.baseline.length) ? { baseline: true } : {}),
+    ...howTested(t),
   };
 }
 
@@ -315,10 +318,15 @@ function candidateRows(idx: TestIndex, up: Upstream, anc: Bits, mine: TestIndex[
     // supersedes earlier ones, so the verdict here and the job's notification name the same
     // result (choosing the test with the most replays showed an older +0.63 beside a new +0.70)
     const applied = tests.filter((t) => t.verdict !== "not-applied");
-    const latest = applied.length ? applied[applied.length - 1] : tests.length ? tests[tests.length - 1] : null;
+    let latest = applied.length ? applied[applied.length - 1] : tests.length ? tests[tests.length - 1] : null;
     let status: CandidateStatus;
-    if (!latest || latest.verdict === "not-applied") status = "untested";
-    else if (latest.verdict === "causal") status = causalRole(latest);
+    if (!latest || latest.verdict === "not-applied") {
+      // no test of its own: what the last group test that removed it (nothing put back) said, as
+      // Find the cause reads it; a causal group leaves each member undecided on its own
+      const g = groupTestOf(mine, spec);
+      if (g) latest = g;
+      status = !g ? "untested" : g.verdict === "causal" || g.verdict === "suppressive" ? "inconclusive" : settled(g);
+    } else if (latest.verdict === "causal") status = causalRole(latest);
     else if (latest.verdict === "suppressive") status = "suppressive";
     else status = settled(latest);
     // a causal group in which no single member is causal: each member is a joint (redundant) cause
@@ -331,6 +339,15 @@ function candidateRows(idx: TestIndex, up: Upstream, anc: Bits, mine: TestIndex[
   });
   const rows = [...shown, ...best].sort((x, y) => rowOrder(x.r, y.r) || x.i - y.i).map((x) => x.r);
   return { rows, total };
+}
+
+/** The last applied group test of a call that removed `spec` with nothing put back, if any. */
+function groupTestOf(mine: TestIndex["runTests"], spec: string): TestSummary | null {
+  for (let i = mine.length - 1; i >= 0; i--) {
+    const t = mine[i].t;
+    if (t.group && !t.baseline && t.verdict !== "not-applied" && t.group.includes(spec)) return t;
+  }
+  return null;
 }
 
 /** One sentence of verdict for a tool call; `reached` counts the untrusted inputs upstream of it. */

@@ -6,6 +6,7 @@
  * array, so a run of 100,000 events costs little memory.
  */
 import type { RunModel } from "../graph/model";
+import { isUntrusted } from "../graph/lineage";
 
 const NONE: readonly string[] = Object.freeze([]);
 const PRODUCED = ["ref", "output", "result_ref"] as const;
@@ -41,8 +42,9 @@ export class UntrustedReach {
         case "input": {
           const p = typeof e.ref === "string" ? producer.get(e.ref) : undefined;
           const from = p && p !== e.id ? this.up.get(p) : undefined;
-          list = e.trust === "untrusted" ? union([from, [e.id]]) : (from ?? NONE);
-          if (e.trust === "untrusted" && !this.up.has(e.id)) this.selfIn.add(e.id);
+          const untrusted = isUntrusted({ trust: e.trust });
+          list = untrusted ? union([from, [e.id]]) : (from ?? NONE);
+          if (untrusted && !this.up.has(e.id)) this.selfIn.add(e.id);
           break;
         }
         case "decision": {

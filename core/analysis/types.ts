@@ -91,6 +91,14 @@ export interface TestSummary {
   by?: string;
   /** Written by anyone but the run's writer: shown, not counted (core/analysis/foreign.ts). */
   foreign?: boolean;
+  /** Other suspects were removed in both arms (put back: the test is not about removing it alone). */
+  baseline?: boolean;
+  /** How it was replayed: 1 one recorded call re-sent, 2 agentless re-simulation, 3 the program re-run. */
+  rung?: 1 | 2 | 3;
+  /** What the replay took for granted, in plain sentences. */
+  assumptions?: string[];
+  /** Actions the replays took that the recording never made (answered without running a tool). */
+  off_tape_actions?: number;
 }
 
 export interface Candidate {

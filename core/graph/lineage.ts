@@ -12,6 +12,15 @@ export interface LineageNode {
 }
 
 /**
+ * Whether a node is an untrusted root. The one test of trust that lineage, the verdict sentence's
+ * reach (core/analysis/reach.ts: an input event whose trust is "untrusted") and every screen's
+ * label share: anything else (trusted, unset, unknown) is not untrusted.
+ */
+export function isUntrusted(n: { readonly trust?: unknown } | null | undefined): boolean {
+  return n?.trust === "untrusted";
+}
+
+/**
  * @param parents the sources of the observed edges into a node, in edge order
  * @param node a node's type, trust and seq
  */
@@ -27,7 +36,7 @@ export function lineageChains(target: string, parents: (id: string) => readonly 
     }
   }
   const inputs = [...next.keys()].filter((n) => n !== target && node(n)?.type === "input");
-  let roots = inputs.filter((n) => node(n)?.trust === "untrusted");
+  let roots = inputs.filter((n) => isUntrusted(node(n)));
   if (!roots.length) roots = inputs;
   roots.sort((a, b) => (node(a)?.seq ?? 0) - (node(b)?.seq ?? 0));
   return roots.slice(0, max).map((r) => {

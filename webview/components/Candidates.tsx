@@ -9,6 +9,7 @@ import { interval, rates, verdictLabel, verdictTone, effect, CANDIDATE_LABEL } f
 import { jobOutcome } from "../logic";
 import type { Job } from "../store";
 import { useApp } from "./context";
+import { Chain, HowTested } from "./HowTested";
 import { Button, Chip, EffectBar, Empty, Icon, Meter, Progress, Section, StatusChip, TrustChip } from "./ui";
 
 export function Candidates({ a }: { inv: Investigation; a: ActionView }) {
@@ -108,13 +109,19 @@ function CandidateRow({ c, a, disabled, disabledWhy }: { c: Candidate; a: Action
         <StatusChip status={c.status} />
         {/* the writer is named when it is not this machine ("local"): a test pulled from a collector */}
         {t?.by && t.by !== "local" && <div class="cell-sub muted" title="who wrote this test (tests.jsonl)">{`by ${t.by}`}</div>}
+        {t?.group && (
+          <div class="cell-sub group-test" title={`A group test removed these ${t.group.length} suspects together: ${t.group.join(", ")}`}>
+            {`group test of ${t.group.length}: ${verdictLabel(t.verdict, t.role).toLowerCase()}`}
+          </div>
+        )}
+        <HowTested how={t ?? undefined} />
       </td>
       <td class="num">
         <EffectBar value={t?.effect} ci={t?.ci} />
       </td>
       <td class="num mono nowrap">{t ? interval(t.ci) : "—"}</td>
       <td class="num mono nowrap">{t ? rates(t.p_with, t.p_without) : "—"}</td>
-      <td class="num">{t ? t.n : "—"}</td>
+      <td class="num" title={t?.group ? "replays of the group test" : undefined}>{t ? (t.group ? `${t.n} (group)` : t.n) : "—"}</td>
       <td>
         <Reused c={c} />
       </td>
@@ -193,12 +200,14 @@ function Outcome({ job }: { job: Job }) {
         <span class="mono">{rates(o.pWith, o.pWithout)}</span>
         {o.n !== undefined && <span class="muted">{`n = ${o.n}`}</span>}
         <span class="muted">Saved to tests.jsonl; the table updates with it.</span>
+        <HowTested how={o.how} />
       </div>
     );
   }
   return (
     <div class="outcome outcome-attr">
       {o.summary && <div>{o.summary}</div>}
+      {o.chain && o.chain.length > 0 && <Chain chain={o.chain} />}
       {o.causes && o.causes.length > 0 && (
         <ul class="outcome-causes">
           {o.causes.map((c) => (

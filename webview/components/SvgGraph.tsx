@@ -10,9 +10,10 @@
  * where its level of detail pays off.
  */
 import type cytoscape from "cytoscape";
-import type { JSX } from "preact";
+import type { JSX, RefObject } from "preact";
 import { useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
-import { exposeEdges, fitBox } from "../graph/cy";
+import { exposeEdges } from "../graph/cy";
+import { usePointer, useViewport } from "./svgViewport";
 import { blend, type GraphColors } from "../graph/theme";
 
 /** What the toolbar's buttons and the keyboard ask of the drawn graph, whichever draws it. */
@@ -46,8 +47,6 @@ interface Props {
   viewKey?: string;
 }
 
-/** The zoom and pan each drawing was left at, with the nodes it drew. */
-const kept = new Map<string, { nodeSet: string; zoom: number; x: number; y: number }>();
 
 interface Look {
   shape: "ellipse" | "rect" | "diamond" | "tag";
@@ -63,10 +62,6 @@ interface Look {
   labelColor: string;
 }
 
-const MIN_ZOOM = 0.02;
-const MAX_ZOOM = 4;
-/** Pointer travel (px) from which a press is a pan, not a click. */
-const DRAG_PX = 4;
 
 /** The node's look, following graphStyle (elements.ts) for the classes a grouped view uses. */
 function nodeLook(cls: Set<string>, size: number, c: GraphColors): Look {
@@ -153,104 +148,115 @@ interface DrawnNode {
   look: Look;
 }
 
+interface DrawnEdge {
+  source: string;
+  target: string;
+  label: string;
+  labelOffset: number;
+  weight: number;
+  cls: Set<string>;
+}
+
+/** The elements as the SVG draws them: nodes with their look, edges with their classes. */
+function readElements(elements: readonly cytoscape.ElementDefinition[], c: GraphColors): { nodes: Map<string, DrawnNode>; edges: DrawnEdge[] } {
+  const nodes = new Map<string, DrawnNode>();
+  const edges: DrawnEdge[] = [];
+  for (const el of elements) {
+    const d = el.data as Record<string, unknown>;
+    const cls = new Set(String(el.classes ?? "").split(" ").filter(Boolean));
+    if (el.group === "nodes") {
+      const pos = el.position ?? { x: 0, y: 0 };
+      nodes.set(String(d.id), { id: String(d.id), label: String(d.label ?? ""), cls, x: pos.x, y: pos.y, look: nodeLook(cls, Number(d.size ?? 26), c) });
+    } else {
+      edges.push({ source: String(d.source), target: String(d.target), label: String(d.label ?? ""), labelOffset: Number(d.labelOffset ?? 46), weight: Number(d.weight ?? 1), cls });
+    }
+  }
+  return { nodes, edges };
+}
+
+/** The box around the given nodes with their labels (about 0.6 em a character wide, centred below). */
+function labelledBox(nodes: Iterable<DrawnNode>): { x1: number; y1: number; x2: number; y2: number } {
+  let x1 = Infinity;
+  let y1 = Infinity;
+  let x2 = -Infinity;
+  let y2 = -Infinity;
+  for (const n of nodes) {
+    const half = Math.max(n.look.w / 2, (n.label.length * n.look.fontSize * 0.3) / (n.cls.has("group") ? 1.6 : 1));
+    x1 = Math.min(x1, n.x - half);
+    x2 = Math.max(x2, n.x + half);
+    y1 = Math.min(y1, n.y - n.look.h / 2);
+    y2 = Math.max(y2, n.y + n.look.h / 2 + n.look.fontSize * (n.cls.has("group") ? 2.6 : 1.6));
+  }
+  return { x1, y1, x2, y2 };
+}
+
 export function SvgGraph(p: Props) {
   const svg = useRef<SVGSVGElement>(null);
   const layer = useRef<SVGGElement>(null);
-  const vp = useRef({ zoom: 1, x: 0, y: 0 });
   const c = p.colors;
-
-  const { nodes, edges } = useMemo(() => {
-    const nodes = new Map<string, DrawnNode>();
-    const edges: { source: string; target: string; label: string; labelOffset: number; weight: number; cls: Set<string> }[] = [];
-    for (const el of p.elements) {
-      const d = el.data as Record<string, unknown>;
-      const cls = new Set(String(el.classes ?? "").split(" ").filter(Boolean));
-      if (el.group === "nodes") {
-        const pos = el.position ?? { x: 0, y: 0 };
-        nodes.set(String(d.id), { id: String(d.id), label: String(d.label ?? ""), cls, x: pos.x, y: pos.y, look: nodeLook(cls, Number(d.size ?? 26), c) });
-      } else {
-        edges.push({ source: String(d.source), target: String(d.target), label: String(d.label ?? ""), labelOffset: Number(d.labelOffset ?? 46), weight: Number(d.weight ?? 1), cls });
-      }
-    }
-    return { nodes, edges };
-  }, [p.elements, c]);
-
+  const { nodes, edges } = useMemo(() => readElements(p.elements, c), [p.elements, c]);
   const nodeSet = useMemo(() => [...nodes.keys()].join("\n"), [nodes]);
 
   // the selected node's lineage stands out, the rest fades (as applyFocus does on the canvas)
   const keep = useMemo(() => (p.picked && nodes.has(p.picked) ? new Set(p.focus) : null), [nodes, p.picked, p.focus]);
   const state = (ids: string[]) => (!keep ? "" : ids.every((id) => keep.has(id)) ? "traced" : "faded");
 
-  const apply = () => {
-    const v = vp.current;
-    layer.current?.setAttribute("transform", `translate(${v.x} ${v.y}) scale(${v.zoom})`);
-    if (p.viewKey !== undefined) kept.set(p.viewKey, { nodeSet, ...v });
-  };
-  const size = () => ({ w: svg.current?.clientWidth || 800, h: svg.current?.clientHeight || 600 });
-  const zoomAt = (factor: number, at: { x: number; y: number }) => {
-    const v = vp.current;
-    const zoom = Math.max(MIN_ZOOM, Math.min(MAX_ZOOM, v.zoom * factor));
-    vp.current = { zoom, x: at.x - ((at.x - v.x) / v.zoom) * zoom, y: at.y - ((at.y - v.y) / v.zoom) * zoom };
-    apply();
-  };
-  const fit = () => {
-    const ids = keep ? [...keep].filter((id) => nodes.has(id)) : [...nodes.keys()];
-    let x1 = Infinity;
-    let y1 = Infinity;
-    let x2 = -Infinity;
-    let y2 = -Infinity;
-    for (const id of ids) {
-      const n = nodes.get(id)!;
-      // the label below the node, about 0.6 em a character wide, centred
-      const half = Math.max(n.look.w / 2, (n.label.length * n.look.fontSize * 0.3) / (n.cls.has("group") ? 1.6 : 1));
-      x1 = Math.min(x1, n.x - half);
-      x2 = Math.max(x2, n.x + half);
-      y1 = Math.min(y1, n.y - n.look.h / 2);
-      y2 = Math.max(y2, n.y + n.look.h / 2 + n.look.fontSize * (n.cls.has("group") ? 2.6 : 1.6));
-    }
-    const { w, h } = size();
-    // the legend covers the bottom of the drawing (50 px): keep the graph above it
-    const { zoom, pan } = fitBox({ x1, y1, x2, y2 }, w, h, 40, 50);
-    vp.current = { zoom, x: pan.x, y: pan.y };
-    apply();
-  };
-  p.nav.current = {
-    zoomBy: (f) => {
-      const { w, h } = size();
-      zoomAt(f, { x: w / 2, y: h / 2 });
-    },
-    panBy: (dx, dy) => {
-      vp.current = { ...vp.current, x: vp.current.x + dx, y: vp.current.y + dy };
-      apply();
-    },
-    fit,
-  };
+  const view = useViewport(svg, layer, p.viewKey, nodeSet, () => labelledBox((keep ? [...keep] : [...nodes.keys()]).flatMap((id) => nodes.get(id) ?? [])));
+  p.nav.current = view.nav;
 
-  // fitted when the nodes drawn change (a new view, a group expanded, a lineage drawn), not when
-  // a selection or a toggle only restyles them; the same nodes drawn again (the screen opened
-  // again) are shown as they were left
+  // a node selected off screen (found by name, picked in a panel) is brought to the centre
   useLayoutEffect(() => {
-    const was = p.viewKey !== undefined ? kept.get(p.viewKey) : undefined;
-    if (was?.nodeSet !== nodeSet) return fit();
-    vp.current = { zoom: was.zoom, x: was.x, y: was.y };
-    apply();
-  }, [nodeSet]);
-  /** Brings a node that is off screen to the centre, at the same zoom. */
-  const reveal = (n: DrawnNode) => {
-    const v = vp.current;
-    const { w, h } = size();
-    const [x, y] = [n.x * v.zoom + v.x, n.y * v.zoom + v.y];
-    if (x >= 0 && x <= w && y >= 0 && y <= h) return;
-    vp.current = { ...v, x: w / 2 - n.x * v.zoom, y: h / 2 - n.y * v.zoom };
-    apply();
-  };
+    const n = p.picked ? nodes.get(p.picked) : undefined;
+    if (n) view.reveal(n);
+  }, [p.picked, nodeSet]);
 
-  // One tab stop for the whole graph (a roving tab index): the node last focused, else the
-  // selected one, else the first. Tab enters and leaves the graph in one step; arrow keys move
-  // between nodes, Home and End go to the first and last.
+  const roving = useRoving(nodes, p.picked, layer, view.reveal);
+  useDrawnHook(nodes, edges, keep, state, c, () => p.onDrawn());
+  const pointer = usePointer(svg, view, (id) => p.onTapNode(id), () => p.onTapBackground());
+
+  const pairs = new Set(edges.map((e) => `${e.source}\u0000${e.target}`));
+  return (
+    <svg
+      ref={svg}
+      class="graph-svg"
+      role="group"
+      aria-label={`${nodes.size} ${p.elements.some((el) => String(el.classes ?? "").startsWith("group")) ? "groups and nodes" : "nodes"}, ${edges.filter((e) => !e.cls.has("hidden")).length} links`}
+      {...pointer}
+      font-family={c.fontFamily}
+    >
+      <g ref={layer}>
+        {edges.map((e, i) => {
+          const a = nodes.get(e.source);
+          const b = nodes.get(e.target);
+          if (!a || !b || e.cls.has("hidden")) return null;
+          return <Edge key={i} e={e} a={a} b={b} both={pairs.has(`${e.target}\u0000${e.source}`)} state={state([a.id, b.id])} c={c} />;
+        })}
+        {[...nodes.values()].map((n) => (
+          <Node
+            key={n.id}
+            n={n}
+            state={state([n.id])}
+            picked={n.id === p.picked}
+            tabStop={n.id === roving.tabStop}
+            c={c}
+            onKey={(key) => (key === "Enter" || key === " " ? (p.onTapNode(n.id), true) : roving.moveFocus(n, key))}
+            onFocus={() => roving.setFocused(n.id)}
+          />
+        ))}
+      </g>
+    </svg>
+  );
+}
+
+/**
+ * One tab stop for the whole graph (a roving tab index): the node last focused, else the selected
+ * one, else the first. Tab enters and leaves the graph in one step; arrow keys move between
+ * nodes, Home and End go to the first and last.
+ */
+function useRoving(nodes: Map<string, DrawnNode>, picked: string | null, layer: RefObject<SVGGElement>, reveal: (n: DrawnNode) => void) {
   const [focused, setFocused] = useState<string | null>(null);
   const order = useMemo(() => [...nodes.values()].sort((a, b) => a.x - b.x || a.y - b.y), [nodes]);
-  const tabStop = focused && nodes.has(focused) ? focused : p.picked && nodes.has(p.picked) ? p.picked : (order[0]?.id ?? null);
+  const tabStop = focused && nodes.has(focused) ? focused : picked && nodes.has(picked) ? picked : (order[0]?.id ?? null);
   const moveFocus = (from: DrawnNode, key: string): boolean => {
     const to = key === "Home" ? order[0] : key === "End" ? order.at(-1) : key in STEP ? nextNode(order, from, STEP[key]) : null;
     if (to === null) return false; // not a key of ours
@@ -260,15 +266,11 @@ export function SvgGraph(p: Props) {
     layer.current?.querySelector<SVGGElement>(`[data-node="${CSS.escape(to.id)}"]`)?.focus();
     return true;
   };
+  return { tabStop, moveFocus, setFocused };
+}
 
-  // a node selected off screen (found by name, picked in a panel) is brought to the centre
-  useLayoutEffect(() => {
-    const n = p.picked ? nodes.get(p.picked) : undefined;
-    if (!n) return;
-    reveal(n);
-  }, [p.picked, nodeSet]);
-
-  // exposed to tests, and reported drawn after its first frame
+/** Exposes the drawn edges to tests, and reports the view drawn after its first frame. */
+function useDrawnHook(nodes: Map<string, DrawnNode>, edges: DrawnEdge[], keep: Set<string> | null, state: (ids: string[]) => string, c: GraphColors, onDrawn: () => void): void {
   useLayoutEffect(() => {
     performance.mark("causeway:graph-cy");
     exposeEdges(() => {
@@ -294,80 +296,13 @@ export function SvgGraph(p: Props) {
     });
     let frame = requestAnimationFrame(() => {
       // a task queued from the frame's callback runs once that frame is drawn
-      frame = window.setTimeout(() => p.onDrawn(), 0);
+      frame = window.setTimeout(() => onDrawn(), 0);
     });
     return () => {
       cancelAnimationFrame(frame);
       clearTimeout(frame);
     };
   }, [nodes, edges, keep]);
-
-  // pan by dragging anywhere, zoom with the wheel around the pointer; a press that did not move
-  // is a click (on a node: select or expand it; on the background: clear the selection)
-  const drag = useRef<{ x: number; y: number; vx: number; vy: number; moved: boolean } | null>(null);
-  const onPointerDown = (e: JSX.TargetedPointerEvent<SVGSVGElement>) => {
-    if (e.button !== 0) return;
-    drag.current = { x: e.clientX, y: e.clientY, vx: vp.current.x, vy: vp.current.y, moved: false };
-  };
-  const onPointerMove = (e: JSX.TargetedPointerEvent<SVGSVGElement>) => {
-    const d = drag.current;
-    if (!d) return;
-    if (!d.moved && Math.hypot(e.clientX - d.x, e.clientY - d.y) < DRAG_PX) return;
-    if (!d.moved) svg.current?.setPointerCapture?.(e.pointerId);
-    d.moved = true;
-    vp.current = { ...vp.current, x: d.vx + e.clientX - d.x, y: d.vy + e.clientY - d.y };
-    apply();
-  };
-  const onPointerUp = (e: JSX.TargetedPointerEvent<SVGSVGElement>) => {
-    const d = drag.current;
-    drag.current = null;
-    if (!d || d.moved) return;
-    const hit = (e.target as Element).closest?.("[data-node]");
-    if (hit) p.onTapNode(hit.getAttribute("data-node")!);
-    else p.onTapBackground();
-  };
-  const onWheel = (e: JSX.TargetedWheelEvent<SVGSVGElement>) => {
-    e.preventDefault();
-    const r = svg.current!.getBoundingClientRect();
-    zoomAt(Math.exp(-e.deltaY * 0.0015), { x: e.clientX - r.left, y: e.clientY - r.top });
-  };
-
-  const pairs = new Set(edges.map((e) => `${e.source}\u0000${e.target}`));
-  return (
-    <svg
-      ref={svg}
-      class="graph-svg"
-      role="group"
-      aria-label={`${nodes.size} ${p.elements.some((el) => String(el.classes ?? "").startsWith("group")) ? "groups and nodes" : "nodes"}, ${edges.filter((e) => !e.cls.has("hidden")).length} links`}
-      onPointerDown={onPointerDown}
-      onPointerMove={onPointerMove}
-      onPointerUp={onPointerUp}
-      onPointerCancel={() => (drag.current = null)}
-      onWheel={onWheel}
-      font-family={c.fontFamily}
-    >
-      <g ref={layer}>
-        {edges.map((e, i) => {
-          const a = nodes.get(e.source);
-          const b = nodes.get(e.target);
-          if (!a || !b || e.cls.has("hidden")) return null;
-          return <Edge key={i} e={e} a={a} b={b} both={pairs.has(`${e.target}\u0000${e.source}`)} state={state([a.id, b.id])} c={c} />;
-        })}
-        {[...nodes.values()].map((n) => (
-          <Node
-            key={n.id}
-            n={n}
-            state={state([n.id])}
-            picked={n.id === p.picked}
-            tabStop={n.id === tabStop}
-            c={c}
-            onKey={(key) => (key === "Enter" || key === " " ? (p.onTapNode(n.id), true) : moveFocus(n, key))}
-            onFocus={() => setFocused(n.id)}
-          />
-        ))}
-      </g>
-    </svg>
-  );
 }
 
 interface NodeProps {

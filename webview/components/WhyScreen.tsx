@@ -6,6 +6,7 @@
 import { useMemo, useState } from "preact/hooks";
 import type { ActionView, Investigation } from "../../core/analysis/types";
 import { PROVENANCE_LABEL, PROVENANCE_TONE, clip } from "../format";
+import { isUntrusted } from "../../core/graph/lineage";
 import { actionSeverity, defaultAction, indexOf, lineageGroups, nodeLineage, nodeName } from "../logic";
 import { Candidates } from "./Candidates";
 import { ForeignTests } from "./ForeignTests";
@@ -187,6 +188,8 @@ function Lineage({ inv, a }: { inv: Investigation; a: ActionView }) {
   const { ctl } = useApp();
   const ix = indexOf(inv);
   const groups = useMemo(() => lineageGroups(nodeLineage(inv, a.node)), [inv, a.node]);
+  // lineage falls back to every input when no untrusted one reached the call: the labels say which
+  const untrusted = groups.some((g) => g.roots.some((r) => isUntrusted(ix.nodes.get(r))));
   const [all, setAll] = useState(false);
   const shown = all ? groups : groups.slice(0, PATHS);
   const step = (id: string, root = false) => {
@@ -195,25 +198,26 @@ function Lineage({ inv, a }: { inv: Investigation; a: ActionView }) {
     return (
       <button
         type="button"
-        class={`step${root ? " root" : ""}${n?.trust === "untrusted" ? " untrusted" : ""}${id === a.node ? " target" : ""}`}
+        class={`step${root ? " root" : ""}${isUntrusted(n) ? " untrusted" : ""}${id === a.node ? " target" : ""}`}
         onClick={() => ev && ctl.openRecord(ev.seq)}
         title={ev ? `Open event #${ev.seq}` : undefined}
         key={id}
       >
         <Icon name={TYPE_ICON[n?.type ?? ""] ?? "circle-filled"} />
         <span>{nodeName(inv, id)}</span>
+        {root && <TrustChip trust={n?.trust} />}
       </button>
     );
   };
   return (
-    <Section title="How it got here" icon="git-commit" note={groups.length ? `recorded path from every untrusted root` : undefined}>
+    <Section title="How it got here" icon="git-commit" note={!groups.length ? undefined : untrusted ? "recorded path from every untrusted root" : "no untrusted input reached it: recorded path from every input"}>
       {groups.length === 0 ? (
         <Empty icon="pass">No untrusted content reached this call on a recorded path.</Empty>
       ) : (
         shown.map((g, i) => (
           <div class="lineage" key={i}>
             <div class="lineage-roots">
-              <span class="lineage-label">{g.roots.length === 1 ? "Untrusted root" : `${g.roots.length} untrusted roots`}</span>
+              <span class="lineage-label">{untrusted ? (g.roots.length === 1 ? "Untrusted root" : `${g.roots.length} untrusted roots`) : g.roots.length === 1 ? "Input" : `${g.roots.length} inputs`}</span>
               {(all ? g.roots : g.roots.slice(0, ROOTS)).map((r) => step(r, true))}
               {!all && g.roots.length > ROOTS && <span class="muted">{`and ${g.roots.length - ROOTS} more`}</span>}
             </div>

@@ -26,6 +26,11 @@ export interface LayoutOptions {
   dy?: number;
   /** Barycentre passes (alternating down and up). */
   sweeps?: number;
+  /**
+   * Sources (nodes nothing points into) go in the layer just before their first successor instead
+   * of all in the first layer: an input sits beside the call that read it.
+   */
+  pullSources?: boolean;
 }
 
 export interface Layout {
@@ -65,6 +70,13 @@ export function layeredLayout(nodes: readonly LayoutNode[], edges: readonly Layo
     for (const p of preds.get(n.id) ?? []) l = Math.max(l, layer.get(p)! + 1);
     layer.set(n.id, l);
     if (l > maxLayer) maxLayer = l;
+  }
+  if (opts.pullSources) {
+    for (const n of order) {
+      const next = succs.get(n.id);
+      if (preds.has(n.id) || !next) continue;
+      layer.set(n.id, Math.min(...next.map((x) => layer.get(x)!)) - 1);
+    }
   }
   const layers: string[][] = Array.from({ length: maxLayer + 1 }, () => []);
   for (const n of order) layers[layer.get(n.id)!].push(n.id);
@@ -214,4 +226,65 @@ export function forceLayout(ids: readonly string[], edges: readonly LayoutEdge[]
     }
   }
   return new Map(ids.map((id, i) => [id, { x: Math.round(x[i] * 10) / 10, y: Math.round(y[i] * 10) / 10 }] as const));
+}
+
+export interface WrapOptions extends LayoutOptions {
+  /** The panel the whole should fit, in px (default 1100 × 640, a typical investigator panel). */
+  panel?: { w: number; h: number };
+  /** Space between two rows, in multiples of dy (default 1.5). */
+  rowGap?: number;
+}
+
+/**
+ * The layered layout with its layers wrapped into rows, as text wraps: row r holds layers
+ * r·k … r·k + k − 1, left to right, and rows stack top to bottom. A traced lineage in a big run is
+ * a long chain (200 layers of one or two nodes): laid out in one row it is 40,000 px wide and a
+ * node high, and fitted to a panel its nodes are a few pixels. k is chosen so that the whole,
+ * fitted to the panel, draws its nodes largest, up to their own size (ties: fewer rows). Every row
+ * reads left to right like the rest of the graph (a snake, turning back every other row, would
+ * make the wrap edges short but half the rows read against time); an edge that wraps goes from
+ * the end of one row to the start of the next. Cost: the layered layout's, plus O(L²) for L layers.
+ */
+export function wrappedLayout(nodes: readonly LayoutNode[], edges: readonly LayoutEdge[], opts: WrapOptions = {}): Layout & { perRow: number } {
+  const dx = opts.dx ?? 180;
+  const dy = opts.dy ?? 60;
+  const panel = opts.panel ?? { w: 1100, h: 640 };
+  const gap = (opts.rowGap ?? 1.5) * dy;
+  const base = layeredLayout(nodes, edges, { pullSources: true, ...opts });
+  const sizes = base.layers.map((l) => l.length);
+  const L = sizes.length;
+  /** Each row's height (its tallest layer's span) for k layers a row. */
+  const rowHeights = (k: number): number[] => {
+    const out: number[] = [];
+    for (let s = 0; s < L; s += k) {
+      let m = 1;
+      for (let l = s; l < Math.min(L, s + k); l++) m = Math.max(m, sizes[l]);
+      out.push((m - 1) * dy);
+    }
+    return out;
+  };
+  let best = { k: Math.max(1, L), zoom: -Infinity };
+  for (let k = L; k >= 1; k--) {
+    const rows = rowHeights(k);
+    // the extents fitted, with a layer's width and a node's height of margin around them
+    const w = (Math.min(k, L) - 1) * dx + dx;
+    const h = rows.reduce((a, b) => a + b, 0) + (rows.length - 1) * gap + dy;
+    // past the nodes' own size (zoom 1) nothing is gained: the fewest rows that reach it win
+    const zoom = Math.min(1, panel.w / w, panel.h / h);
+    if (zoom > best.zoom * (1 + 1e-9)) best = { k, zoom };
+  }
+  const k = best.k;
+  const positions = new Map<string, { x: number; y: number }>();
+  let top = 0;
+  rowHeights(k).forEach((height, r) => {
+    for (let l = r * k; l < Math.min(L, r * k + k); l++) {
+      for (const id of base.layers[l]) {
+        const p = base.positions.get(id)!;
+        // y: centred on the row's axis, as the unwrapped layout centres each layer
+        positions.set(id, { x: (l - r * k) * dx, y: top + height / 2 + p.y });
+      }
+    }
+    top += height + gap;
+  });
+  return { positions, layers: base.layers, perRow: k };
 }
