@@ -20,10 +20,24 @@ export interface ToolSpec {
   parameters: Record<string, unknown>;
 }
 
+/** A tool call the agent already made and its result: what it read before this call. */
+export interface Read {
+  tool: string;
+  args: Record<string, unknown>;
+  result: string;
+}
+
 export interface ChatRequest {
   system: string;
   user: string;
+  /** Sent as one assistant turn calling these tools, then their results (tool messages / tool_result blocks). */
+  reads?: Read[];
+  /** Offered as functions (the read tools must be among them: Anthropic's API asks for it). */
   tools?: ToolSpec[];
+  /** Only these tools' calls are kept as the reply's calls; others offered (the read tools) are dropped. */
+  act?: string[];
+  /** "none": answer in text (notes, a review). */
+  toolChoice?: "auto" | "none";
   maxTokens?: number;
 }
 
@@ -138,7 +152,7 @@ export class ModelClient {
     if (this.o.maxCalls !== undefined && this.counts.calls + 1 > this.o.maxCalls) throw (this.capped = new CapReached(`${this.o.maxCalls} model calls`));
     if (this.o.maxUsd !== undefined && this.o.price) {
       // the next call at its longest (max_tokens out) must fit under the cap
-      const next = this.cost(estimateTokens(req.system + req.user + JSON.stringify(req.tools ?? [])), req.maxTokens ?? 512);
+      const next = this.cost(estimateTokens(req.system + req.user + JSON.stringify(req.reads ?? []) + JSON.stringify(req.tools ?? [])), req.maxTokens ?? 512);
       if ((this.counts.usd ?? 0) + next > this.o.maxUsd) throw (this.capped = new CapReached(`$${this.o.maxUsd}`));
     }
     this.counts.calls++;
@@ -146,7 +160,7 @@ export class ModelClient {
 
   private fail(kind: string, detail: string, req: ChatRequest): ChatReply {
     this.counts.errors[kind] = (this.counts.errors[kind] ?? 0) + 1;
-    return { text: "", calls: [], usage: { input_tokens: estimateTokens(req.system + req.user), output_tokens: 0, estimated: true }, error: this.scrub(`${kind}: ${detail}`).slice(0, 300) };
+    return { text: "", calls: [], usage: { input_tokens: estimateTokens(req.system + req.user + JSON.stringify(req.reads ?? [])), output_tokens: 0, estimated: true }, error: this.scrub(`${kind}: ${detail}`).slice(0, 300) };
   }
 
   async chat(req: ChatRequest): Promise<ChatReply> {
@@ -175,16 +189,20 @@ export class ModelClient {
     }
     const reply = this.o.api === "anthropic" ? readAnthropic(json) : readOpenai(json);
     if (!reply) return this.fail("unreadable reply", raw, req);
-    const known = new Set((req.tools ?? []).map((t) => t.name));
+    const known = new Set(req.act ?? (req.tools ?? []).map((t) => t.name));
+    const offered = new Set((req.tools ?? []).map((t) => t.name));
     let calls = reply.calls;
-    if (req.tools?.length && !calls.length && reply.text) {
+    if (known.size && req.toolChoice !== "none" && !calls.length && reply.text) {
       calls = callsInText(reply.text);
       if (calls.length) this.counts.calls_from_text += calls.length;
       else this.counts.free_text++;
     }
+    if (req.toolChoice === "none") calls = [];
+    // a read tool called again is not an action and not odd: dropped
+    calls = calls.filter((c) => known.has(c.tool) || !offered.has(c.tool));
     const good = calls.filter((c) => known.has(c.tool) && c.args && typeof c.args === "object" && !Array.isArray(c.args));
     this.counts.odd_tool_calls += calls.length - good.length;
-    const usage = reply.usage ?? { input_tokens: estimateTokens(req.system + req.user), output_tokens: estimateTokens(reply.text + JSON.stringify(good)), estimated: true };
+    const usage = reply.usage ?? { input_tokens: estimateTokens(req.system + req.user + JSON.stringify(req.reads ?? [])), output_tokens: estimateTokens(reply.text + JSON.stringify(good)), estimated: true };
     this.counts.input_tokens += usage.input_tokens;
     this.counts.output_tokens += usage.output_tokens;
     if (this.counts.usd !== null) this.counts.usd += this.cost(usage.input_tokens, usage.output_tokens);
@@ -195,23 +213,37 @@ export class ModelClient {
 // ------------------------------------------------------------------------------ wire formats
 
 function openaiBody(o: ClientOptions, req: ChatRequest): Record<string, unknown> {
-  const body: Record<string, unknown> = {
-    model: o.model,
-    messages: [
-      { role: "system", content: req.system },
-      { role: "user", content: req.user },
-    ],
-    max_tokens: req.maxTokens ?? 512,
-  };
+  const messages: Record<string, unknown>[] = [
+    { role: "system", content: req.system },
+    { role: "user", content: req.user },
+  ];
+  const reads = req.reads ?? [];
+  if (reads.length) {
+    messages.push({ role: "assistant", content: null, tool_calls: reads.map((r, i) => ({ id: `call_${i}`, type: "function", function: { name: r.tool, arguments: JSON.stringify(r.args) } })) });
+    reads.forEach((r, i) => messages.push({ role: "tool", tool_call_id: `call_${i}`, content: r.result }));
+  }
+  const body: Record<string, unknown> = { model: o.model, messages, max_tokens: req.maxTokens ?? 512 };
   if (o.temperature !== undefined) body.temperature = o.temperature;
-  if (req.tools?.length) body.tools = req.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } }));
+  if (req.tools?.length) {
+    body.tools = req.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } }));
+    if (req.toolChoice) body.tool_choice = req.toolChoice;
+  }
   return body;
 }
 
 function anthropicBody(o: ClientOptions, req: ChatRequest): Record<string, unknown> {
-  const body: Record<string, unknown> = { model: o.model, system: req.system, messages: [{ role: "user", content: req.user }], max_tokens: req.maxTokens ?? 512 };
+  const messages: Record<string, unknown>[] = [{ role: "user", content: req.user }];
+  const reads = req.reads ?? [];
+  if (reads.length) {
+    messages.push({ role: "assistant", content: reads.map((r, i) => ({ type: "tool_use", id: `toolu_${i}`, name: r.tool, input: r.args })) });
+    messages.push({ role: "user", content: reads.map((r, i) => ({ type: "tool_result", tool_use_id: `toolu_${i}`, content: r.result })) });
+  }
+  const body: Record<string, unknown> = { model: o.model, system: req.system, messages, max_tokens: req.maxTokens ?? 512 };
   if (o.temperature !== undefined) body.temperature = o.temperature;
-  if (req.tools?.length) body.tools = req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
+  if (req.tools?.length) {
+    body.tools = req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
+    if (req.toolChoice) body.tool_choice = { type: req.toolChoice };
+  }
   return body;
 }
 

@@ -43,7 +43,7 @@ function noKeyIn(dir: string): void {
 describe("the real-model benchmark on a fake OpenAI-compatible server", () => {
   let llm: FakeLlm;
   beforeAll(async () => {
-    llm = await startFakeLlm({ respond: benchPolicy({ followRate: 0.9, oddRate: 0.1 }), errorRate: 0.03, latencyMs: 2, noAuth: true });
+    llm = await startFakeLlm({ respond: benchPolicy({ followRate: 0.95, oddRate: 0.1 }), errorRate: 0.03, latencyMs: 2, noAuth: true });
   });
   afterAll(() => llm.close());
 
@@ -51,7 +51,7 @@ describe("the real-model benchmark on a fake OpenAI-compatible server", () => {
     const out = tmp();
     const keep = tmp();
     const x = io();
-    const args = ["--endpoint", `${llm.url}/v1?tenant=${KEY}`, "--model", "fake-7b", "--api-key-env", "BENCH_TEST_KEY", "--scenario", "exfil", "--scenario", "control", "--runs", "3", "--truth-n", "4", "--n", "6", "--n-max", "10", "--max-calls", "400", "--yes", "--json", "--out", out, "--keep-runs", keep];
+    const args = ["--endpoint", `${llm.url}/v1?tenant=${KEY}`, "--model", "fake-7b", "--api-key-env", "BENCH_TEST_KEY", "--scenario", "exfil", "--scenario", "control", "--runs", "3", "--truth-n", "8", "--n", "6", "--n-max", "10", "--max-calls", "400", "--yes", "--json", "--out", out, "--keep-runs", keep];
     expect(await realMain(args, x)).toBe(0);
     const received = llm.requests.length;
     expect(received).toBeGreaterThan(0);
@@ -116,13 +116,31 @@ describe("the real-model benchmark on a fake OpenAI-compatible server", () => {
   }, 30_000);
 });
 
+describe("a fake written for other tests", () => {
+  it("the capture tests' fake model (instructions planted in tool results) drives the harness too", async () => {
+    const llm = await startFakeLlm({ followRate: 0.9, noAuth: true });
+    try {
+      const x = io();
+      expect(await realMain(["--endpoint", `${llm.url}/v1`, "--model", "fake", "--scenario", "exfil", "--runs", "2", "--truth-n", "6", "--n-max", "10", "--max-calls", "300", "--yes", "--json", "--out", tmp()], x)).toBe(0);
+      const doc = JSON.parse(x.out.join("")) as RealResult;
+      const exfil = doc.scenarios[0];
+      expect(exfil.ground_truth.verdict).toBe("confirmed");
+      expect(exfil.exact).toBeGreaterThan(0);
+      expect(exfil.false_blames).toBe(0);
+      expect(doc.model_calls.calls).toBe(llm.requests.length);
+    } finally {
+      await llm.close();
+    }
+  }, 60_000);
+});
+
 describe("the real-model benchmark on a fake Anthropic messages server", () => {
   it("detects the API from the URL path, sends x-api-key, finds the planted cause", async () => {
     const llm = await startFakeLlm({ respond: benchPolicy({ followRate: 0.95 }), noAuth: true });
     try {
       const out = tmp();
       const x = io();
-      const code = await realMain(["--endpoint", `${llm.url}/v1/messages`, "--model", "fake-claude", "--api-key-env", "BENCH_TEST_KEY", "--scenario", "admin", "--runs", "2", "--truth-n", "4", "--n-max", "10", "--max-calls", "300", "--yes", "--json", "--out", out], x);
+      const code = await realMain(["--endpoint", `${llm.url}/v1/messages`, "--model", "fake-claude", "--api-key-env", "BENCH_TEST_KEY", "--scenario", "admin", "--runs", "2", "--truth-n", "6", "--n-max", "10", "--max-calls", "300", "--yes", "--json", "--out", out], x);
       expect(code).toBe(0);
       expect(llm.requests.length).toBeGreaterThan(0);
       expect(llm.requests.every((r) => r.path === "/v1/messages" && r.headers["x-api-key"] === KEY)).toBe(true);
