@@ -9,8 +9,10 @@
  *  3. every harmful run is investigated with Find the cause, every replay's tool calls served
  *     from the tape (nothing real runs), and scored beside the replay-free baselines.
  *
- * The model client's hard cap stops everything cleanly: what was finished is kept, the scenario
- * under way is marked unfinished, and the result says it was stopped by the cap.
+ * Each phase runs for every scenario before the next starts (record all, then every ground truth,
+ * then the attributions, scenarios whose ground truth is confirmed first), so a cap cuts the most
+ * expensive and least needed part. The model client's hard cap stops everything cleanly: what was
+ * finished is kept, the scenarios under way are marked, and the result says it was stopped by the cap.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -84,8 +86,9 @@ export interface RealScenarioResult {
   baselines: { reach: Tally; provenance: Tally; reuse: Tally };
   model_calls: { record: number; ground_truth: number; attribution: { total: number; mean: number; min: number; max: number } };
   wall_s: number;
-  /** False when the cap stopped it part way. */
+  /** False when the cap stopped it part way or before it started. */
   finished: boolean;
+  status: "finished" | "stopped by the cap" | "not started";
   attributions: RunAttribution[];
 }
 
@@ -118,60 +121,96 @@ export interface ScenarioContext {
   log: (m: string) => void;
 }
 
-/** One scenario, start to end (or to the cap). */
-export async function runRealScenario(sc: Scenario, cx: ScenarioContext): Promise<RealScenarioResult> {
-  const t0 = performance.now();
-  const { o, client } = cx;
-  const system = buildEndpointSystem(sc, client);
-  const dir = path.join(cx.workdir, sc.name);
-  fs.rmSync(dir, { recursive: true, force: true });
-  const res: RealScenarioResult = {
-    name: sc.name, title: sc.title, hard: sc.hard, truth: sc.truth, runs: 0, failed_runs: 0, harmful_runs: 0, high_alerts: 0,
-    ground_truth: { verdict: sc.target ? "unfinished" : "control", removed: sc.truth, with: { harmful: 0, runs: 0, rate: 0 }, without: { harmful: 0, runs: 0, rate: 0 }, effect: 0, ci: [0, 0], model_calls: 0 },
-    attributed: 0, exact: 0, false_blames: 0, inconclusive: 0, abstained: 0,
-    baselines: { reach: { exact: 0, false_blames: 0, abstained: 0 }, provenance: { exact: 0, false_blames: 0, abstained: 0 }, reuse: { exact: 0, false_blames: 0, abstained: 0 } },
-    model_calls: { record: 0, ground_truth: 0, attribution: { total: 0, mean: 0, min: 0, max: 0 } },
-    wall_s: 0, finished: false, attributions: [],
-  };
-  const done = () => {
-    res.wall_s = round((performance.now() - t0) / 1000, 2);
-    return res;
-  };
-  const harmful: RunData[] = [];
-  const withHits: boolean[] = [];
-  try {
-    // 1. record
-    const c0 = client.counts.calls;
-    const recorded = await pool(o.runs, o.workers, (i) => recordOne(system, dir, `${sc.name}-${i}`, cx));
-    res.model_calls.record = client.counts.calls - c0;
-    for (const run of recorded) {
-      res.runs++;
-      if (!run) {
-        res.failed_runs++;
-        continue;
-      }
-      const inv = analyse(run);
-      if (inv.alerts.some((a) => a.severity === "high")) res.high_alerts++;
-      const hit = !!sc.target && targetHits(new RunModel(run), sc.target).length > 0;
-      withHits.push(hit);
-      if (hit) harmful.push(run);
-    }
-    res.harmful_runs = harmful.length;
-    cx.log(`  ${sc.name}: ${harmful.length} of ${o.runs} runs harmful`);
-    // 2. ground truth
-    if (sc.target) {
-      res.ground_truth = await groundTruth(sc, system, withHits, cx);
-      res.model_calls.ground_truth = res.ground_truth.model_calls;
-    }
-    // 3. attributions
-    for (const run of harmful) res.attributions.push(await attributeOne(sc, run, system, cx));
-    res.finished = true;
-  } catch (err) {
-    if (!(err instanceof CapReached) && !client.capped) throw err;
-  } finally {
-    tally(res);
+/** A scenario's state across the phases (record all, ground truth for all, then attributions). */
+export class ScenarioRun {
+  readonly res: RealScenarioResult;
+  readonly system: System;
+  private readonly dir: string;
+  private harmful: RunData[] = [];
+  private withHits: boolean[] = [];
+
+  constructor(
+    readonly sc: Scenario,
+    private readonly cx: ScenarioContext,
+  ) {
+    this.system = buildEndpointSystem(sc, cx.client);
+    this.dir = path.join(cx.workdir, sc.name);
+    fs.rmSync(this.dir, { recursive: true, force: true });
+    this.res = {
+      name: sc.name, title: sc.title, hard: sc.hard, truth: sc.truth, status: "not started", runs: 0, failed_runs: 0, harmful_runs: 0, high_alerts: 0,
+      ground_truth: { verdict: sc.target ? "unfinished" : "control", removed: sc.truth, with: { harmful: 0, runs: 0, rate: 0 }, without: { harmful: 0, runs: 0, rate: 0 }, effect: 0, ci: [0, 0], model_calls: 0 },
+      attributed: 0, exact: 0, false_blames: 0, inconclusive: 0, abstained: 0,
+      baselines: { reach: { exact: 0, false_blames: 0, abstained: 0 }, provenance: { exact: 0, false_blames: 0, abstained: 0 }, reuse: { exact: 0, false_blames: 0, abstained: 0 } },
+      model_calls: { record: 0, ground_truth: 0, attribution: { total: 0, mean: 0, min: 0, max: 0 } },
+      wall_s: 0, finished: false, attributions: [],
+    };
   }
-  return done();
+
+  /** Runs one phase, timing it; a CapReached marks the scenario stopped and is rethrown. */
+  private async phase(fn: () => Promise<void>): Promise<void> {
+    const t0 = performance.now();
+    if (this.res.status === "not started") this.res.status = "stopped by the cap"; // until it finishes
+    try {
+      await fn();
+    } catch (err) {
+      if (!(err instanceof CapReached) && !this.cx.client.capped) throw err;
+      throw this.cx.client.capped ?? err;
+    } finally {
+      this.res.wall_s = round(this.res.wall_s + (performance.now() - t0) / 1000, 2);
+      tally(this.res);
+    }
+  }
+
+  /** 1. Record the runs; count harmful runs and high alerts. */
+  record(): Promise<void> {
+    const { o, client } = this.cx;
+    return this.phase(async () => {
+      const c0 = client.counts.calls;
+      try {
+        const recorded = await pool(o.runs, o.workers, (i) => recordOne(this.system, this.dir, `${this.sc.name}-${i}`, this.cx));
+        for (const run of recorded) {
+          this.res.runs++;
+          if (!run) {
+            this.res.failed_runs++;
+            continue;
+          }
+          if (analyse(run).alerts.some((a) => a.severity === "high")) this.res.high_alerts++;
+          const hit = !!this.sc.target && targetHits(new RunModel(run), this.sc.target).length > 0;
+          this.withHits.push(hit);
+          if (hit) this.harmful.push(run);
+        }
+      } finally {
+        this.res.model_calls.record = client.counts.calls - c0;
+      }
+      this.res.harmful_runs = this.harmful.length;
+      this.cx.log(`  ${this.sc.name}: ${this.harmful.length} of ${o.runs} runs harmful`);
+      if (!this.sc.target) this.finish();
+    });
+  }
+
+  /** 2. The ground-truth check (scenarios with a planted cause). */
+  truth(): Promise<void> {
+    if (!this.sc.target) return Promise.resolve();
+    return this.phase(async () => {
+      this.res.ground_truth = await groundTruth(this.sc, this.system, this.withHits, this.cx);
+      this.res.model_calls.ground_truth = this.res.ground_truth.model_calls;
+      if (!this.harmful.length) this.finish();
+    });
+  }
+
+  /** 3. Find the cause on each harmful run. */
+  attributeAll(): Promise<void> {
+    if (!this.sc.target || !this.harmful.length) return Promise.resolve();
+    return this.phase(async () => {
+      for (const run of this.harmful) this.res.attributions.push(await attributeOne(this.sc, run, this.system, this.cx));
+      this.finish();
+    });
+  }
+
+  private finish(): void {
+    this.res.finished = true;
+    this.res.status = "finished";
+  }
 }
 
 /** One recorded run, or null when the program failed; a CapReached mid-run is rethrown. */

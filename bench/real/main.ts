@@ -16,8 +16,8 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline/promises";
-import { endpointKind, ModelClient } from "./client";
-import { runRealScenario, type RealScenarioResult } from "./harness";
+import { CapReached, endpointKind, ModelClient } from "./client";
+import { ScenarioRun, type RealScenarioResult } from "./harness";
 import { estimate, parseRealArgs, UsageError, type Estimate, type RealOptions } from "./options";
 import { group, table, writeRealResult, type RealResult } from "./report";
 
@@ -60,6 +60,27 @@ function estimateText(o: RealOptions, e: Estimate, cap: string): string {
   ].join("\n");
 }
 
+/** Every scenario's recording, then every ground truth, then attributions (confirmed ones first); stops at the cap. */
+async function phases(runs: ScenarioRun[], log: (m: string) => void): Promise<void> {
+  const confirmedFirst = () => [...runs].sort((a, b) => +(b.res.ground_truth.verdict === "confirmed") - +(a.res.ground_truth.verdict === "confirmed"));
+  const steps: [string, () => ScenarioRun[], (r: ScenarioRun) => Promise<void>][] = [
+    ["recording", () => runs, (r) => r.record()],
+    ["ground truth", () => runs, (r) => r.truth()],
+    ["Find the cause", confirmedFirst, (r) => r.attributeAll()],
+  ];
+  try {
+    for (const [name, order, step] of steps) {
+      log(`== ${name}`);
+      for (const r of order()) {
+        log(`- ${r.sc.name}: ${r.sc.title}`);
+        await step(r);
+      }
+    }
+  } catch (err) {
+    if (!(err instanceof CapReached)) throw err;
+  }
+}
+
 export async function realMain(argv: string[], io: Io = processIo()): Promise<number> {
   const json = argv.includes("--json");
   const fail = (message: string, code: string) => {
@@ -99,20 +120,13 @@ async function runConfirmed(o: ReturnType<typeof parseRealArgs>, argv: string[],
   const log = (m: string) => io.stderr(m + "\n");
   const workdir = o.keepRuns ? path.resolve(o.keepRuns) : fs.mkdtempSync(path.join(os.tmpdir(), "causeway-realbench-"));
   const t0 = performance.now();
-  const results: RealScenarioResult[] = [];
-  const notStarted: string[] = [];
+  const runs = o.scenarios.map((sc) => new ScenarioRun(sc, { o, client, workdir, log }));
   try {
-    for (const sc of o.scenarios) {
-      if (client.capped) {
-        notStarted.push(sc.name);
-        continue;
-      }
-      log(`== ${sc.name}: ${sc.title}`);
-      results.push(await runRealScenario(sc, { o, client, workdir, log }));
-    }
+    await phases(runs, log);
   } finally {
     if (!o.keepRuns) fs.rmSync(workdir, { recursive: true, force: true });
   }
+  const results: RealScenarioResult[] = runs.map((r) => r.res);
   const scored = results.filter((r) => r.truth.length);
   const res: RealResult = {
     benchmark: "attribution, real model",
@@ -133,7 +147,7 @@ async function runConfirmed(o: ReturnType<typeof parseRealArgs>, argv: string[],
       caps: { max_calls: maxCalls ?? null, max_usd: o.maxUsd ?? null, price: o.price ?? null },
     },
     estimate: e,
-    stopped: client.capped ? { by: "cap", reason: client.capped.reason, unfinished: results.filter((r) => !r.finished).map((r) => r.name), not_started: notStarted } : null,
+    stopped: client.capped ? { by: "cap", reason: client.capped.reason, unfinished: results.filter((r) => r.status === "stopped by the cap").map((r) => r.name), not_started: results.filter((r) => r.status === "not started").map((r) => r.name) } : null,
     confirmed: group(scored.filter((r) => r.ground_truth.verdict === "confirmed")),
     unconfirmed: group(scored.filter((r) => r.ground_truth.verdict !== "confirmed" && r.ground_truth.verdict !== "unfinished")),
     control: { scenarios: results.filter((r) => !r.truth.length).map((r) => r.name), runs: results.filter((r) => !r.truth.length).reduce((k, r) => k + r.runs, 0), high_alerts: results.filter((r) => !r.truth.length).reduce((k, r) => k + r.high_alerts, 0) },

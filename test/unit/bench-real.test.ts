@@ -101,6 +101,11 @@ describe("the real-model benchmark on a fake OpenAI-compatible server", () => {
     const doc = JSON.parse(x.out.join("")) as RealResult;
     expect(doc.stopped).toMatchObject({ by: "cap", reason: "25 model calls" });
     expect(doc.stopped!.unfinished.length + doc.stopped!.not_started.length).toBeGreaterThan(0);
+    // both scenarios were recorded (12 calls) before the ground truth ran into the cap: kept
+    expect(doc.scenarios.map((s) => [s.name, s.runs, s.status])).toEqual([
+      ["exfil", 3, "stopped by the cap"],
+      ["admin", 3, "stopped by the cap"],
+    ]);
     expect(doc.model_calls.calls).toBe(llm.requests.length);
     expect(fs.readFileSync(files(out).find((f) => f.endsWith(".md"))!, "utf8")).toMatch(/Stopped by the cap/);
   }, 60_000);
