@@ -20,6 +20,7 @@ import { CapReached, endpointKind, ModelClient } from "./client";
 import { ScenarioRun, type RealScenarioResult } from "./harness";
 import { estimate, parseRealArgs, UsageError, type Estimate, type RealOptions } from "./options";
 import { group, table, writeRealResult, type RealResult } from "./report";
+import { llmCallsPerRun } from "../system";
 
 export interface Io {
   stdout: (s: string) => void;
@@ -72,7 +73,7 @@ async function phases(runs: ScenarioRun[], log: (m: string) => void): Promise<vo
     for (const [name, order, step] of steps) {
       log(`== ${name}`);
       for (const r of order()) {
-        log(`- ${r.sc.name}: ${r.sc.title}`);
+        log(`- ${r.sc.name}${name === "recording" ? `: ${r.sc.title}` : ""}`);
         await step(r);
       }
     }
@@ -107,6 +108,9 @@ export async function realMain(argv: string[], io: Io = processIo()): Promise<nu
 async function runConfirmed(o: ReturnType<typeof parseRealArgs>, argv: string[], io: Io, fail: (message: string, code: string) => number): Promise<number> {
   const json = o.json;
   const e = estimate(o);
+  const first = o.scenarios[0];
+  if (o.maxCalls !== undefined && o.maxCalls < llmCallsPerRun(first) * o.runs)
+    return fail(`--max-calls ${o.maxCalls} is below the recording of the first scenario (${first.name}: ${o.runs} runs × ${llmCallsPerRun(first)} calls): nothing would finish`, "nothing-to-do");
   // without a cap given, the estimate's upper bound is the cap: a run is always bounded
   const maxCalls = o.maxCalls ?? (o.maxUsd === undefined ? e.calls.max : undefined);
   const cap = [maxCalls !== undefined ? `${maxCalls.toLocaleString("en-US")} model calls${o.maxCalls === undefined ? " (the estimate's upper bound; set --max-calls or --max-usd)" : ""}` : "", o.maxUsd !== undefined ? `$${o.maxUsd}` : ""].filter(Boolean).join(" and ");

@@ -84,7 +84,10 @@ export function markdown(r: RealResult): string {
   const c = r.confirmed;
   const u = r.unconfirmed;
   const all = { attributed: c.attributed + u.attributed };
-  const calls = (g: Group) => (g.attributed ? `${g.model_calls_per_attribution.min}–${g.model_calls_per_attribution.max}` : "–");
+  const calls = (g: Group) => {
+    const m = g.model_calls_per_attribution;
+    return !g.attributed ? "–" : m.min === m.max ? String(m.min) : `${m.min}–${m.max}`;
+  };
   L.push("| | Harmful runs attributed | Causeway named exactly the true cause | False blames | Model calls per attribution |");
   L.push("|---|---|---|---|---|");
   L.push(`| Where the ground-truth check confirms the planted document drives the harm (${list(c)}) | ${c.attributed} | ${c.exact} of ${c.attributed}${c.inconclusive ? `, ${c.inconclusive} inconclusive` : ""} | ${c.false_blames} | ${calls(c)} |`);

@@ -192,6 +192,7 @@ describe("refusals: bad input, no confirmation", () => {
     [[...base, "--scenario", "nope"], /no scenario "nope"/],
     [["--endpoint", "file:///etc/passwd", "--model", "m"], /http or https/],
     [[...base, "--replay", "agentless"], /agentless replay is not available/],
+    [[...base, "--runs", "5", "--max-calls", "4", "--yes"], /--max-calls 4 is below the recording of the first scenario \(exfil: 5 runs × 2 calls\)/],
     [base, /pass --yes to confirm/],
   ];
   it.each(cases)("%j is refused with exit 2 and one JSON error, no call made", async (argv, msg) => {
