@@ -71,6 +71,10 @@ export interface ClientOptions {
   price?: Price;
   temperature?: number;
   timeoutMs?: number;
+  /** Tries again after a 429 or 503 (default 2). */
+  retries?: number;
+  /** First wait before trying again, doubled each time, unless the server sends Retry-After (default 1 s). */
+  retryWaitMs?: number;
 }
 
 export class CapReached extends Error {
@@ -164,21 +168,28 @@ export class ModelClient {
   }
 
   async chat(req: ChatRequest): Promise<ChatReply> {
-    this.reserve(req);
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (this.o.api === "anthropic") {
       headers["anthropic-version"] = "2023-06-01";
       if (this.o.apiKey) headers["x-api-key"] = this.o.apiKey;
     } else if (this.o.apiKey) headers.authorization = `Bearer ${this.o.apiKey}`;
-    const body = this.o.api === "anthropic" ? anthropicBody(this.o, req) : openaiBody(this.o, req);
-    let res: Response;
-    let raw: string;
-    try {
-      res = await fetch(this.url, { method: "POST", headers, body: JSON.stringify(body), signal: AbortSignal.timeout(this.o.timeoutMs ?? 120_000) });
-      raw = await res.text();
-    } catch (err) {
-      const name = err instanceof Error ? err.name : "";
-      return this.fail(name === "TimeoutError" || name === "AbortError" ? "timeout" : "network", err instanceof Error ? err.message : String(err), req);
+    const body = JSON.stringify(this.o.api === "anthropic" ? anthropicBody(this.o, req) : openaiBody(this.o, req));
+    let res: Response | undefined;
+    let raw = "";
+    // a rate limit or an overloaded server (429, 503) is tried again, each try a call against the cap
+    for (let attempt = 0; ; attempt++) {
+      this.reserve(req);
+      try {
+        res = await fetch(this.url, { method: "POST", headers, body, signal: AbortSignal.timeout(this.o.timeoutMs ?? 120_000) });
+        raw = await res.text();
+      } catch (err) {
+        const name = err instanceof Error ? err.name : "";
+        return this.fail(name === "TimeoutError" || name === "AbortError" ? "timeout" : "network", err instanceof Error ? err.message : String(err), req);
+      }
+      if ((res.status !== 429 && res.status !== 503) || attempt >= (this.o.retries ?? 2)) break;
+      this.counts.errors[`http ${res.status}, tried again`] = (this.counts.errors[`http ${res.status}, tried again`] ?? 0) + 1;
+      const after = Number(res.headers.get("retry-after"));
+      await new Promise((r) => setTimeout(r, Math.min(30_000, Number.isFinite(after) && after > 0 ? after * 1000 : (this.o.retryWaitMs ?? 1000) * 2 ** attempt)));
     }
     if (!res.ok) return this.fail(`http ${res.status}`, raw, req);
     let json: unknown;

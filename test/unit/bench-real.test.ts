@@ -5,6 +5,8 @@
  * counted, not fatal.
  */
 import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -249,6 +251,38 @@ describe("the client reads what models really send", () => {
       expect(c.counts.usd!).toBeLessThanOrEqual(0.001);
     } finally {
       await llm.close();
+    }
+  });
+
+  it("a rate limit is tried again, each try counted against the cap; other errors are counted, not fatal", async () => {
+    let n = 0;
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        n++;
+        if (n <= 2) res.writeHead(429, { "retry-after": "0" }).end("slow down");
+        else if (n === 3) res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ choices: [{ message: { content: "fine" } }] }));
+        else if (n === 4) res.writeHead(200).end("<html>not json</html>");
+        else res.writeHead(500).end(`boom ${KEY}`);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+      const c = new ModelClient({ api: "openai", endpoint: url, model: "m", apiKey: KEY, maxCalls: 6, retryWaitMs: 1 });
+      expect((await c.chat({ system: "s", user: "u" })).text).toBe("fine");
+      expect(c.counts.calls).toBe(3);
+      expect(c.counts.errors).toEqual({ "http 429, tried again": 2 });
+      expect((await c.chat({ system: "s", user: "u" })).error).toMatch(/^not json/);
+      const failed = await c.chat({ system: "s", user: "u" });
+      expect(failed.error).toMatch(/^http 500: boom \[redacted\]/);
+      expect(c.counts.errors).toMatchObject({ "not json": 1, "http 500": 1 });
+      await c.chat({ system: "s", user: "u" });
+      await expect(c.chat({ system: "s", user: "u" })).rejects.toThrow(/stopped by the cap: 6 model calls/);
+      expect(n).toBe(6);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
     }
   });
 
