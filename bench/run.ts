@@ -23,7 +23,7 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { runAsCommand, writeResult } from "./output";
-import { realMain } from "./real/main";
+import { realMain } from "./real-main";
 import { readRun } from "causeway-vscode";
 import { targetHits } from "../core/graph/graph";
 import { RunModel } from "../core/graph/model";

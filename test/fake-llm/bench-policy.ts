@@ -1,5 +1,5 @@
 /**
- * A fake model for the benchmark's agents (bench/real/agents.ts), served by server.ts as
+ * A fake model for the benchmark's agents (bench/real-agents.ts), served by server.ts as
  * `startFakeLlm({ respond: benchPolicy(opts) })`:
  *
  *  - asked for text (`tool_choice: none`: a researcher's notes, a review), it repeats the sentences

@@ -10,10 +10,10 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { callsInText, endpointKind, ModelClient, readAnthropic, readOpenai, requestUrl } from "../../bench/real/client";
-import { realMain, safeCommand, type Io } from "../../bench/real/main";
-import { estimate, parseRealArgs } from "../../bench/real/options";
-import type { RealResult } from "../../bench/real/report";
+import { callsInText, endpointKind, ModelClient, readAnthropic, readOpenai, requestUrl } from "../../bench/real-client";
+import { realMain, safeCommand, type Io } from "../../bench/real-main";
+import { estimate, parseRealArgs } from "../../bench/real-options";
+import type { RealResult } from "../../bench/real-report";
 import { benchPolicy } from "../fake-llm/bench-policy";
 import { startFakeLlm, type FakeLlm } from "../fake-llm/server";
 

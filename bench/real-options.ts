@@ -2,10 +2,10 @@
  * Options of the real-model benchmark (`npm run bench -- --endpoint URL --model NAME …`) and its
  * cost estimate. Every bad value is refused with a {@link UsageError} before any call is made.
  */
-import { SCENARIOS, type Scenario } from "../scenarios";
-import { llmCallsPerRun } from "../system";
-import { apiFromUrl, type Api, type Price } from "./client";
-import { plannerTools, PROMPTS, toolSpecs } from "./agents";
+import { SCENARIOS, type Scenario } from "./scenarios";
+import { llmCallsPerRun } from "./system";
+import { apiFromUrl, type Api, type Price } from "./real-client";
+import { plannerTools, PROMPTS, toolSpecs } from "./real-agents";
 
 export class UsageError extends Error {
   constructor(

@@ -16,11 +16,11 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline/promises";
-import { CapReached, endpointKind, ModelClient } from "./client";
-import { ScenarioRun, type RealScenarioResult } from "./harness";
-import { estimate, parseRealArgs, UsageError, type Estimate, type RealOptions } from "./options";
-import { group, table, writeRealResult, type RealResult } from "./report";
-import { llmCallsPerRun } from "../system";
+import { CapReached, endpointKind, ModelClient } from "./real-client";
+import { ScenarioRun, type RealScenarioResult } from "./real-harness";
+import { estimate, parseRealArgs, UsageError, type Estimate, type RealOptions } from "./real-options";
+import { group, table, writeRealResult, type RealResult } from "./real-report";
+import { llmCallsPerRun } from "./system";
 
 export interface Io {
   stdout: (s: string) => void;

@@ -6,9 +6,9 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import type { ClientCounts } from "./client";
-import type { RealScenarioResult } from "./harness";
-import type { Estimate } from "./options";
+import type { ClientCounts } from "./real-client";
+import type { RealScenarioResult } from "./real-harness";
+import type { Estimate } from "./real-options";
 
 export interface Group {
   scenarios: string[];

@@ -10,9 +10,9 @@
  * seeded: replays share no model output between arms (the pairs are unseeded).
  */
 import { ModelOutput, System, type Item, type ModelCall, type ModelFn, type Runtime } from "causeway-vscode";
-import type { Scenario } from "../scenarios";
-import { CallCounter, runnerModel } from "../sim";
-import type { ChatRequest, ModelClient, Read, ToolSpec } from "./client";
+import type { Scenario } from "./scenarios";
+import { CallCounter, runnerModel } from "./sim";
+import type { ChatRequest, ModelClient, Read, ToolSpec } from "./real-client";
 
 const str = (description: string) => ({ type: "string", description });
 const numb = (description: string) => ({ type: "number", description });
