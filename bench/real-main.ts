@@ -115,6 +115,8 @@ async function runConfirmed(o: ReturnType<typeof parseRealArgs>, argv: string[],
   const maxCalls = o.maxCalls ?? (o.maxUsd === undefined ? e.calls.max : undefined);
   const cap = [maxCalls !== undefined ? `${maxCalls.toLocaleString("en-US")} model calls${o.maxCalls === undefined ? " (the estimate's upper bound; set --max-calls or --max-usd)" : ""}` : "", o.maxUsd !== undefined ? `$${o.maxUsd}` : ""].filter(Boolean).join(" and ");
   io.stderr(estimateText(o, e, cap) + "\n");
+  const fixed = e.calls.record + e.calls.ground_truth;
+  if (maxCalls !== undefined && maxCalls < fixed) io.stderr(`Note: the cap is below the recording and ground truth of every scenario (${fixed.toLocaleString("en-US")} calls): the later scenarios will have no ground truth and nothing will be attributed.\n`);
   if (!o.yes) {
     if (!io.interactive || !io.ask) return fail("this run calls a model endpoint and may cost money: pass --yes to confirm (no terminal to ask on)", "confirm");
     const a = (await io.ask("Proceed? [y/N] ")).trim().toLowerCase();
