@@ -130,13 +130,19 @@ export class ModelClient {
   /** Set once a call was refused by the cap: everything after it stops. */
   capped: CapReached | null = null;
   private readonly url: string;
+  private readonly basic: string | undefined;
   private readonly secrets: string[];
 
   constructor(readonly o: ClientOptions) {
-    this.url = requestUrl(o.endpoint, o.api);
+    // fetch refuses a URL with credentials: they go in a Basic authorization header instead
+    const target = new URL(requestUrl(o.endpoint, o.api));
+    if (target.username || target.password) this.basic = Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString("base64");
+    target.username = "";
+    target.password = "";
+    this.url = target.toString();
     this.counts = { calls: 0, input_tokens: 0, output_tokens: 0, usd: o.price ? 0 : null, errors: {}, free_text: 0, calls_from_text: 0, odd_tool_calls: 0 };
     const u = new URL(o.endpoint);
-    this.secrets = [o.apiKey, u.username, u.password, ...[...u.searchParams.values()]].filter((s): s is string => !!s && s.length >= 4);
+    this.secrets = [o.apiKey, u.username, u.password, this.basic, ...[...u.searchParams.values()]].filter((s): s is string => !!s && s.length >= 4);
   }
 
   /** Removes the key (and the endpoint's credentials and query values) from a text. */
@@ -173,6 +179,7 @@ export class ModelClient {
       headers["anthropic-version"] = "2023-06-01";
       if (this.o.apiKey) headers["x-api-key"] = this.o.apiKey;
     } else if (this.o.apiKey) headers.authorization = `Bearer ${this.o.apiKey}`;
+    if (this.basic && !headers.authorization) headers.authorization = `Basic ${this.basic}`;
     const body = JSON.stringify(this.o.api === "anthropic" ? anthropicBody(this.o, req) : openaiBody(this.o, req));
     let res: Response | undefined;
     let raw = "";

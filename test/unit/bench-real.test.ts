@@ -234,6 +234,17 @@ describe("the client reads what models really send", () => {
     expect(safeCommand(["--endpoint=https://u:secret@h/v1", "--model", "m"])).not.toContain("secret");
   });
 
+  it("credentials in the endpoint's URL go in a header, never in the URL fetched", async () => {
+    const llm = await startFakeLlm({ respond: () => ({ text: "hello", calls: [] }) });
+    try {
+      const c = new ModelClient({ api: "openai", endpoint: llm.url.replace("//", "//user:pw-secret-1@") + "/v1", model: "m" });
+      expect((await c.chat({ system: "s", user: "u" })).text).toBe("hello");
+      expect(llm.requests[0].headers.authorization).toBe(`Basic ${Buffer.from("user:pw-secret-1").toString("base64")}`);
+    } finally {
+      await llm.close();
+    }
+  });
+
   it("a dollar cap stops before a call that would pass it", async () => {
     const llm = await startFakeLlm({ respond: () => ({ text: "hello", calls: [] }), noAuth: true });
     try {
