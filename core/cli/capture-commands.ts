@@ -321,6 +321,7 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
       } catch (err) {
         if (!(err instanceof EndpointError)) throw err;
         errLine(`causeway test-endpoint: ${err.message}`);
+        if (p.flags.json) json({ error: err.message, code: 1 });
         return 1;
       }
     },

@@ -20,6 +20,8 @@ import { BUILTIN_PROGRAMS, ProgramError } from "../replay/loader";
 import { isBuiltin } from "../replay/programs";
 import { findProgram, loadCliProgram } from "./programs";
 import { PROGRAM_FLAGS, replayProgram } from "./replay-program";
+import { endpointOptions, isAgentless, programAllowed, replaySystem } from "./replay-rung";
+import { endpointDecisionTest } from "../adapters/endpoint-replay";
 import { ReplayContext, runTest, decisionTest, replayAndDiff, ReplayError, Budget } from "../replay/engine";
 import { attribute, LEAD_N_MAX_FACTOR } from "../replay/attribute";
 import { DEFAULT_N_MAX } from "../replay/engine";
@@ -50,6 +52,7 @@ function requireRun(dir: string): string {
 function refuseUnreplayable(p: Parsed, model: RunModel, runDir: string): void {
   // a built-in name never runs the command a run carries: nothing to refuse
   if (p.flags.system || p.flags["live-tools"] || !isCommandRun(model) || isBuiltin(model.start.program)) return;
+  if (!programAllowed(p, model)) return; // replayed without the program (rung 2): nothing of it runs
   const why = commandRunRefusal(model);
   if (why) throw new ReplayError(`can't replay ${path.basename(runDir)}: ${why}`);
 }
@@ -225,7 +228,15 @@ const COMMANDS: Record<string, Command> = {
       const maxPairs = nMax ?? n ?? DEFAULT_N_MAX;
       const minPairs = n;
       // the program is found and allowed before any estimate is printed: a refusal comes first
-      const sys = await replayProgram(p, dir);
+      const sys = await replaySystem(p, dir);
+      // rung 1: one recorded call re-sent, when the program can't re-run
+      if (decision && isAgentless(sys)) {
+        const r = await endpointDecisionTest(run, { decision: /^\d+$/.test(decision) ? Number(decision) : decision, intervention: remove, contains: p.flags.contains as string | undefined, target, n, nMax, method, ...endpointOptions(p) }).catch((err: unknown) => {
+          throw err instanceof Error && err.name === "EndpointError" ? new ReplayError(err.message) : err;
+        });
+        r.rung = 1;
+        return p.flags.json ? json(r) : out(formatTest(r));
+      }
       const est = estimateCost(model, maxPairs, pricesOf(p));
       const budget = budgetOf(p, est);
       if (!p.flags.json) process.stderr.write(describeEstimate(est) + (budget ? `; budget ${budget.max} model calls` : "") + "\n");
@@ -265,7 +276,7 @@ const COMMANDS: Record<string, Command> = {
       const n = intFlag(p, "n", 10);
       const nMax = intFlag(p, "n-max", Math.max(80, n), n);
       // the program is found and allowed before any estimate is printed: a refusal comes first
-      const sys = await replayProgram(p, dir);
+      const sys = await replaySystem(p, dir);
       const est = estimateCost(model, nMax, pricesOf(p));
       const budget = budgetOf(p, est);
       if (!p.flags.json) process.stderr.write(`per test: ${describeEstimate(est)}${method === "newcombe" ? "" : `; a lead suspect's test (one an argument value points to) up to ${LEAD_N_MAX_FACTOR * nMax} pairs`}${budget ? `; budget ${budget.max} model calls for the whole attribution` : ""}\n`);
@@ -301,7 +312,7 @@ const COMMANDS: Record<string, Command> = {
       const targets = (p.flags.target as string[] | undefined) ?? [];
       if (!targets.length) throw new UsageError("matrix: at least one --target SPEC is required");
       targets.forEach(parseTarget);
-      const sys = await replayProgram(p, dir);
+      const sys = await replaySystem(p, dir);
       const run = readRun(dir);
       const ctx = new ReplayContext(run, sys);
       const specs: string[] = [];
@@ -373,7 +384,7 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   ...CAPTURE_COMMANDS,
-  ...caseCommands(replayProgram, requireRun),
+  ...caseCommands(replaySystem, requireRun),
   ...STORE_COMMANDS,
 };
 

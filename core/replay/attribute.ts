@@ -126,6 +126,8 @@ export interface Attribution {
   /** Betting method: the recorded evidence each suspect was ranked by. */
   evidence?: SuspectEvidence[];
   method?: TestMethod;
+  /** How the tests replayed: 1 one recorded call, 2 agentless re-simulation, 3 the program re-run. */
+  rung?: 1 | 2 | 3;
 }
 
 /** Every untrusted input upstream of the first action the target matches. */
@@ -466,6 +468,7 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
     summary,
     attribution_id: id,
     method,
+    rung: ctx.rung,
   };
   if (method === "betting") {
     res.phases = phases;
