@@ -126,7 +126,8 @@ export class AgentlessSystem {
     const max = t.calls.length + 2;
     for (let turn = 0; turn < max; turn++) {
       const req = sendable(codec, body, seed);
-      const key = o.modelCache ? canonical([codec.api, req]) : "";
+      // the pair's seed is in the key even where the API takes none: pairs must not share answers
+      const key = o.modelCache ? canonical([codec.api, seed, req]) : "";
       let response = o.modelCache?.get(key)?.value;
       if (response !== undefined) s.cached++;
       else {
