@@ -13,6 +13,7 @@
  * attacker-controlled. No tool runs and no program starts, so no allow-list is needed.
  */
 import { UsageError, intFlag, type Parsed } from "./args";
+import { singleQuote } from "../argv";
 import { readRun } from "../log/reader";
 import { RunModel } from "../graph/model";
 import { isBuiltin } from "../replay/programs";
@@ -57,7 +58,10 @@ export async function replaySystem(p: Parsed, runDir: string): Promise<System> {
   try {
     sys = new AgentlessSystem(run, endpointOptions(p));
   } catch (err) {
-    if (err instanceof EndpointError) throw new UsageError(err.message);
+    if (err instanceof EndpointError) {
+      const program = m.start.program ? String(m.start.program) : "";
+      throw new UsageError(`replaying without the program: ${err.message}${program ? `; or pass --allow-program ${singleQuote(program)} (or --system MODULE:EXPORT) to re-run the program` : ""}`);
+    }
     if (!(err instanceof Error) || err.name !== "ReplayError") throw err;
     // no rung 2: the program's own refusal says what to pass, with why the recording is not enough
     try {
