@@ -22,6 +22,7 @@ import { parseScopes } from "../store/tokens";
 import { AlertWatcher, alertLine } from "../capture/watch";
 import { importOtel } from "../importers/otel";
 import { EndpointError, endpointDecisionTest } from "../adapters/endpoint-replay";
+import { RUNGS_HELP } from "./replay-rung";
 import { alertRecord } from "../analysis/investigate";
 import { TOKEN_FLAGS, TOKEN_USAGE, tokenFrom } from "./token";
 
@@ -283,6 +284,7 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
   "test-endpoint": {
     usage: "causeway test-endpoint RUN --decision SEQ --remove SPEC (--contains TEXT | --target SPEC) [--n N] [--n-max N] [--method betting|newcombe] [--base-url URL] [--api-key-env VAR] [--json]",
     help: "decision replay over HTTP: re-send a recorded call without a block, against an unchanged control call",
+    details: RUNGS_HELP,
     spec: {
       positionals: ["run"],
       flags: { decision: "string", remove: "string", contains: "string", target: "string", n: "number", "n-max": "number", method: "string", "base-url": "string", "api-key-env": "string", "timeout-s": "number", json: "boolean" },

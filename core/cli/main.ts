@@ -20,7 +20,7 @@ import { BUILTIN_PROGRAMS, ProgramError } from "../replay/loader";
 import { isBuiltin } from "../replay/programs";
 import { findProgram, loadCliProgram } from "./programs";
 import { PROGRAM_FLAGS, replayProgram } from "./replay-program";
-import { endpointOptions, isAgentless, programAllowed, replaySystem } from "./replay-rung";
+import { endpointOptions, isAgentless, programAllowed, replaySystem, RUNGS_HELP } from "./replay-rung";
 import { endpointDecisionTest } from "../adapters/endpoint-replay";
 import { ReplayContext, runTest, decisionTest, replayAndDiff, ReplayError, Budget } from "../replay/engine";
 import { attribute, LEAD_N_MAX_FACTOR } from "../replay/attribute";
@@ -200,8 +200,9 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   test: {
-    usage: "causeway test RUN (--remove SPEC --target SPEC [--n N] [--n-max N] [--roles] [--live-tools] | --decision SEQ --remove SPEC [--contains TEXT]) [--method betting|newcombe] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] (--allow-program P | --system P) [--json]",
+    usage: "causeway test RUN (--remove SPEC --target SPEC [--n N] [--n-max N] [--roles] [--live-tools] | --decision SEQ --remove SPEC [--contains TEXT]) [--method betting|newcombe] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] [--allow-program P | --system P | --base-url URL --api-key-env VAR] [--json]",
     help: "paired replay test: does removing SPEC change how often TARGET happens? Sequential until decisive, at most --n-max pairs (default 200); --n N alone runs exactly N pairs; with --n-max, no verdict before N pairs",
+    details: RUNGS_HELP,
     spec: {
       positionals: ["run"],
       flags: { remove: "string", target: "string", n: "number", "n-max": "number", "live-tools": "boolean", decision: "string", contains: "string", ...PROGRAM_FLAGS, "max-calls": "number", workers: "number", roles: "boolean", ...COST_FLAGS, ...JSON_FLAG },
@@ -251,8 +252,9 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   attribute: {
-    usage: "causeway attribute RUN --target SPEC [--suspect SPEC]... [--suspects untrusted|all] [--n N] [--n-max N] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] [--method betting|newcombe] [--workers N] [--no-roles] [--spans] [--shapes] (--allow-program P | --system P) [--json]",
+    usage: "causeway attribute RUN --target SPEC [--suspect SPEC]... [--suspects untrusted|all] [--n N] [--n-max N] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] [--method betting|newcombe] [--workers N] [--no-roles] [--spans] [--shapes] [--allow-program P | --system P | --base-url URL --api-key-env VAR] [--json]",
     help: "Find the cause: suspects ranked by the recorded evidence; untrusted inputs first, then trusted inputs and channels; --spans narrows a confirmed input to its causing span, --shapes tells how causes combine",
+    details: RUNGS_HELP,
     spec: {
       positionals: ["run"],
       flags: { target: "string", suspect: "strings", suspects: "string", n: "number", "n-max": "number", "max-calls": "number", workers: "number", "no-roles": "boolean", spans: "boolean", shapes: "boolean", ...PROGRAM_FLAGS, "live-tools": "boolean", ...COST_FLAGS, ...JSON_FLAG },
@@ -304,8 +306,9 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   matrix: {
-    usage: "causeway matrix RUN --target SPEC... [--n N] (--allow-program P | --system P) [--json]",
+    usage: "causeway matrix RUN --target SPEC... [--n N] [--allow-program P | --system P | --base-url URL --api-key-env VAR] [--json]",
     help: "test every input and channel against each target (Benjamini-Hochberg over the batch)",
+    details: RUNGS_HELP,
     spec: { positionals: ["run"], flags: { target: "strings", n: "number", method: "string", ...PROGRAM_FLAGS, ...JSON_FLAG } },
     run: async (p) => {
       const dir = requireRun(p.pos.run!);
@@ -417,7 +420,7 @@ export async function main(argv: string[]): Promise<number> {
     }
   }
   if (rest.includes("--help") || rest.includes("-h")) {
-    out(`usage: ${cmd.usage}\n${cmd.help}`);
+    out(`usage: ${cmd.usage}\n${cmd.help}${cmd.details ? `\n${cmd.details}` : ""}`);
     return 0;
   }
   const jsonMode = rest.includes("--json");

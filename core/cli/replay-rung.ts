@@ -23,6 +23,16 @@ import type { EndpointOptions } from "../replay/agentless/wire";
 import type { System } from "../sdk/system";
 import { replayProgram } from "./replay-program";
 
+/** The rungs, for the --help of every replaying command. */
+export const RUNGS_HELP = [
+  "Without an allowed program, the run's recorded requests are re-sent to your endpoint (--base-url URL, --api-key-env VAR, else OPENAI_/ANTHROPIC_BASE_URL and _API_KEY; never an address or key from the run):",
+  "| rung | replays | when |",
+  "| --- | --- | --- |",
+  "| 3 | the program, tools from the recording | --system, a built-in, or --allow-program naming the run's program |",
+  "| 2 | every agent's recorded requests, tools from the recording, no program | otherwise, when the full requests were recorded (gateway, preload, SDK adapters) |",
+  "| 1 | one recorded call, with and without the item | test --decision SEQ on such a run; test-endpoint |",
+].join("\n");
+
 /** The flags of rung 2 (and of test-endpoint): where calls go and which key they carry. */
 export const ENDPOINT_FLAGS = { "base-url": "string", "api-key-env": "string", "timeout-s": "number" } as const;
 
@@ -72,7 +82,7 @@ export async function replaySystem(p: Parsed, runDir: string): Promise<System> {
     }
   }
   const program = m.start.program;
-  const why = program ? `the run's program ${JSON.stringify(String(program))} is not allowed (pass --allow-program to re-run it)` : "the run names no program";
+  const why = program ? `the run's program is not allowed (pass --allow-program ${singleQuote(String(program))} to re-run it)` : "the run names no program";
   process.stderr.write(`causeway: replaying without the program (rung 2: the recorded requests re-sent, tools from the tape): ${why}\n`);
   return sys;
 }
