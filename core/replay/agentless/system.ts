@@ -97,11 +97,11 @@ export class AgentlessSystem {
     const seed = o.seed ?? 0;
     const ivs = [...(o.interventions ?? [])];
     const guard = ivs.find((iv) => iv.guard);
-    if (guard && !guard.guard!.target) throw new AgentlessError("guard:block without a target needs the program's live guard; replaying without the program takes guard:block:TARGET");
     const removing = ivs.filter((iv) => !iv.guard);
     const s: ArmState = { actions: [], calls: 0, cached: 0, applied: 0, offTape: 0, occurrences: new Map(), finals: [], answers: [], unreached: new Map(), followed: new Set() };
     let error: string | undefined;
     try {
+      if (guard && !guard.guard!.target) throw new AgentlessError("guard:block without a target needs the program's live guard; without the program, name what it blocks: guard:block:TARGET");
       for (let i = 0; i < this.plan.threads.length; i++) await this.thread(i, seed, removing, guard, o, s);
     } catch (err) {
       error = err instanceof Error ? err.message : String(err);
