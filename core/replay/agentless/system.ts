@@ -153,33 +153,41 @@ export class AgentlessSystem {
     for (const b of first.record.blocks) {
       const c = ctx[b.context];
       if (!c) continue;
-      if (ivs.some((iv) => iv.edit && concerns(iv, c))) {
-        let v = getAt(body, b.path);
-        for (const iv of ivs) if (iv.edit && concerns(iv, c)) v = applyEdit(iv.edit, v).value;
-        if (canonical(v) !== canonical(getAt(body, b.path)) && setAt(body, b.path, v)) s.applied++;
-        continue;
-      }
       if (removes(ivs, c)) {
         if (b.keep || c.kind === "output") continue; // an assistant turn or the tool definitions: the request would be invalid
         setAt(body, b.path, first.codec.placeholder(getAt(body, b.path)));
         s.applied++;
         continue;
       }
-      if (c.kind !== "message" || !c.from_event) continue;
-      const link = this.plan.links.get(String(c.from_event));
-      if (!link) continue;
-      const label = `${link.from}->${link.to}`;
-      if (link.grade === "inferred") return `the link ${label} is inferred: the program rewrote ${link.from}'s answer before ${link.to} got it, so the new answer can't be carried over`;
-      const at = this.plan.position.get(link.decision);
-      if (!at) return `the link ${label} names no recorded call`;
-      const upstream = this.plan.threads[at.thread];
-      if (s.unreached.has(upstream.agent)) return `${upstream.agent}, before it, was not re-simulated`;
-      const answers = s.answers[at.thread] ?? [];
-      const now = at.index === upstream.calls.length - 1 ? s.finals[at.thread] : answers[at.index];
-      if (!now) return `${link.from} gave no answer text in this replay for the link ${label}`;
-      if (!carryInto(body, b.path, link.text, now)) return `the link ${label}: ${link.from}'s recorded answer is not in ${link.to}'s prompt as recorded`;
-      s.followed.add(`${label} (${link.grade})`);
+      // an upstream answer is carried in first, so that an edit of the message edits the new answer
+      if (c.kind === "message" && c.from_event) {
+        const stop = this.carry(body, b.path, String(c.from_event), s);
+        if (stop) return stop;
+      }
+      if (ivs.some((iv) => iv.edit && concerns(iv, c))) {
+        let v = getAt(body, b.path);
+        for (const iv of ivs) if (iv.edit && concerns(iv, c)) v = applyEdit(iv.edit, v).value;
+        if (canonical(v) !== canonical(getAt(body, b.path)) && setAt(body, b.path, v)) s.applied++;
+      }
     }
+    return undefined;
+  }
+
+  /** Carries the replayed answer of the message's upstream call into a block; returns why it can't, or undefined. */
+  private carry(body: unknown, path: (string | number)[], message: string, s: ArmState): string | undefined {
+    const link = this.plan.links.get(message);
+    if (!link) return undefined;
+    const label = `${link.from}->${link.to}`;
+    if (link.grade === "inferred") return `the link ${label} is inferred: the program rewrote ${link.from}'s answer before ${link.to} got it, so the new answer can't be carried over`;
+    const at = this.plan.position.get(link.decision);
+    if (!at) return `the link ${label} names no recorded call`;
+    const upstream = this.plan.threads[at.thread];
+    if (s.unreached.has(upstream.agent)) return `${upstream.agent}, before it, was not re-simulated`;
+    const answers = s.answers[at.thread] ?? [];
+    const now = at.index === upstream.calls.length - 1 ? s.finals[at.thread] : answers[at.index];
+    if (!now) return `${link.from} gave no answer text in this replay for the link ${label}`;
+    if (!carryInto(body, path, link.text, now)) return `the link ${label}: ${link.from}'s recorded answer is not in ${link.to}'s prompt as recorded`;
+    s.followed.add(`${label} (${link.grade})`);
     return undefined;
   }
 
