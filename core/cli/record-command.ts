@@ -18,12 +18,18 @@ import { commandRunRefusal, launch } from "../replay/command";
 import { parseToolSpecs, relativeArg, type PreloadConfig } from "../register/config";
 import { formatCommand, redactArgv, singleQuote } from "../argv";
 
-function toolSpecs(specs: string[]): Record<string, string[]> {
+/** The --tool declarations, each file checked to exist (relative to the program's root). */
+function toolSpecs(specs: string[], root: string): Record<string, string[]> {
+  let tools: Record<string, string[]>;
   try {
-    return parseToolSpecs(specs);
+    tools = parseToolSpecs(specs);
   } catch (err) {
     throw new UsageError(`record: --tool ${(err as Error).message}`);
   }
+  for (const file of Object.keys(tools)) {
+    if (!fs.statSync(path.resolve(root, file), { throwIfNoEntry: false })?.isFile()) throw new UsageError(`record: --tool ${file}: no such file (paths are relative to ${root})`);
+  }
+  return tools;
 }
 
 export const RECORD_COMMAND_USAGE =
@@ -57,8 +63,10 @@ export async function recordCommand(args: string[]): Promise<number> {
     program: formatCommand(recorded),
     command: recorded,
     root,
-    tools: toolSpecs((p.flags.tool as string[] | undefined) ?? []),
+    tools: toolSpecs((p.flags.tool as string[] | undefined) ?? [], root),
+    quiet: true,
   };
+  const fresh = !fs.existsSync(dir);
   const { argv, env } = launch(command, { ...process.env, CAUSEWAY_CONFIG: JSON.stringify(cfg) });
   const code = await new Promise<number>((resolve) => {
     const child = spawn(argv[0], argv.slice(1), { cwd: root, env, stdio: ["inherit", p.flags.json ? "ignore" : "inherit", "inherit"] });
@@ -75,6 +83,12 @@ export async function recordCommand(args: string[]): Promise<number> {
   const run = readRun(dir);
   const m = new RunModel(run);
   const end = m.events.find((e) => e.type === "run.end") as { outcome?: Record<string, unknown> } | undefined;
+  const toolError = end?.outcome?.tool_error;
+  if (typeof toolError === "string") {
+    // the program was stopped where it loaded its tools: nothing worth keeping was recorded
+    if (fresh) fs.rmSync(dir, { recursive: true, force: true });
+    throw new UsageError(`record: ${toolError}`);
+  }
   const problems = Array.isArray(end?.outcome?.problems) ? (end.outcome.problems as string[]) : [];
   const refusal = commandRunRefusal(m);
   const summary = investigateLite(run);

@@ -43,6 +43,8 @@ import { Runtime, type Agent, type Item } from "../sdk/runtime";
 import { AI_SDK_AGENTS, AI_SDK_ENTRIES, HOOKS_SOURCE, aiSdkEntry, clientKind } from "./hooks";
 import { AiSdkHooks, type AiSdkHost, type ModelCallHandle } from "./ai-sdk";
 import { patchAgentsSdk } from "./openai-agents";
+import { toolError, toolKind, wrapFrameworkTool } from "./framework-tools";
+import { patchLangGraph } from "./langgraph";
 import { carriedContent, findCarried } from "../adapters/handoffs";
 import { agentFromPrompt } from "../adapters/agent-names";
 import { loadConfig, PRELOAD_TAG, SUPPORTED, versionOk, type PreloadConfig, type ReplaySummary } from "./config";
@@ -91,6 +93,11 @@ export class Preload implements AiSdkHost {
   private readonly patched = new WeakSet<object>();
   /** The program's own tool modules: absolute file → export names. */
   private readonly toolFiles = new Map<string, string[]>();
+  /** Absolute file → the file as declared (for messages); the ones the program loaded. */
+  private readonly toolSpecs = new Map<string, string>();
+  private readonly toolsLoaded = new Set<string>();
+  /** A declared tool that is missing or not a tool: the program is stopped with this. */
+  private toolFailure: string | undefined;
   private readonly wrappedModules = new Map<string, unknown>();
   private readonly aiSdk = new AiSdkHooks(this);
   /** AI SDK entry modules seen (file → supported version). */
@@ -118,7 +125,10 @@ export class Preload implements AiSdkHost {
     // sites come from the user's call (noted when the client's request started), not from here
     (this.rt as unknown as { site: () => Site | undefined }).site = () => (replay ? undefined : (this.site ?? this.als.getStore()?.site));
     this.origFetch = globalThis.fetch;
-    for (const [file, names] of Object.entries(cfg.tools ?? {})) this.toolFiles.set(path.resolve(cfg.root, file), names);
+    for (const [file, names] of Object.entries(cfg.tools ?? {})) {
+      this.toolFiles.set(path.resolve(cfg.root, file), names);
+      this.toolSpecs.set(path.resolve(cfg.root, file), file);
+    }
   }
 
   install(): void {
@@ -128,7 +138,8 @@ export class Preload implements AiSdkHost {
       return self.fetch(input, init);
     } as typeof fetch;
     (globalThis as Obj).__causewayPatch = (kind: string, ns: Obj, url: string) => this.patch(kind, ns, url.startsWith("file:") ? fileURLToPath(url) : url);
-    (globalThis as Obj).__causewayTool = (name: string, fn: unknown) => (typeof fn === "function" ? this.wrapTool(name, fn as (...a: unknown[]) => unknown) : fn);
+    (globalThis as Obj).__causewayTool = (name: string, value: unknown, ns?: Obj, url?: string) =>
+      this.declaredTool(name, value, ns ? Object.keys(ns) : undefined, url?.startsWith("file:") ? fileURLToPath(url) : undefined);
     (globalThis as Obj).__causewayAi = (name: string, fn: unknown, url?: string) =>
       typeof fn === "function" && this.aiSdkSupported(url?.startsWith("file:") ? fileURLToPath(url.split("?")[0]) : undefined) ? this.aiSdk.entry(name, fn as (...a: unknown[]) => unknown) : fn;
     this.hookRequire();
@@ -155,7 +166,10 @@ export class Preload implements AiSdkHost {
         try {
           const file = M._resolveFilename(request, parent, isMain);
           const names = self.toolFiles.get(file);
-          if (names) return self.wrapExports(file, exp as Obj, names, (name, fn) => self.wrapTool(name, fn));
+          if (names) {
+            const keys = exp && (typeof exp === "object" || typeof exp === "function") ? Object.keys(exp) : [];
+            return self.wrapExports(file, exp as Obj, names, (name, v) => self.declaredTool(name, v, keys, file), true);
+          }
         } catch {
           /* not one of the program's tool modules */
         }
@@ -168,7 +182,7 @@ export class Preload implements AiSdkHost {
           /* not the AI SDK */
         }
       }
-      if (typeof request === "string" && /openai|anthropic|modelcontextprotocol|client/.test(request)) {
+      if (typeof request === "string" && /openai|anthropic|modelcontextprotocol|client|pregel/.test(request)) {
         try {
           const file = M._resolveFilename(request, parent, isMain);
           const kind = clientKind(file);
@@ -190,6 +204,10 @@ export class Preload implements AiSdkHost {
     if (kind === "openai-agents") {
       if (!this.patched.has(ns)) patchAgentsSdk(this, ns);
       this.patched.add(ns);
+      return;
+    }
+    if (kind === "langgraph") {
+      patchLangGraph(this, ns);
       return;
     }
     for (const v of new Set(Object.values(ns ?? {}))) {
@@ -485,14 +503,15 @@ export class Preload implements AiSdkHost {
   // ------------------------------------------------------------------------- tools (own code, MCP)
 
   /** A CommonJS module (a tool module, the AI SDK): its named exports wrapped, once. */
-  private wrapExports(file: string, exp: Obj, names: string[], wrap: (name: string, fn: (...a: unknown[]) => unknown) => unknown): unknown {
+  private wrapExports(file: string, exp: Obj, names: string[], wrap: (name: string, fn: (...a: unknown[]) => unknown) => unknown, any = false): unknown {
     const have = this.wrappedModules.get(file);
     if (have) return have;
     let out: Obj = exp;
     for (const name of names) {
       const fn = exp?.[name];
-      if (typeof fn !== "function") continue;
+      if (typeof fn !== "function" && !any) continue;
       const wrapped = wrap(name, fn as (...a: unknown[]) => unknown);
+      if (wrapped === fn) continue;
       try {
         out[name] = wrapped;
         if (out[name] !== wrapped) throw new Error("read-only");
@@ -503,6 +522,23 @@ export class Preload implements AiSdkHost {
     }
     this.wrappedModules.set(file, out);
     return out;
+  }
+
+  /**
+   * An export declared with --tool (ESM: from the wrapper module; CJS: Module._load): a function
+   * or a framework's tool object, wrapped; anything else, or a missing export, stops the program
+   * (exit 2) with what was found, since running it unrecorded would make its results look trusted.
+   */
+  private declaredTool(name: string, value: unknown, exports: string[] | undefined, file: string | undefined): unknown {
+    if (file) this.toolsLoaded.add(file);
+    const shown = (file && this.toolSpecs.get(file)) ?? (file ? path.relative(this.cfg.root, file) : "the tool module");
+    const err = toolError(shown, name, value, exports);
+    if (err) {
+      this.toolFailure = `--tool ${err}`;
+      if (!this.cfg.quiet) process.stderr.write(`causeway: ${this.toolFailure}\n`);
+      process.exit(2);
+    }
+    return toolKind(value) === "function" ? this.wrapTool(name, value as (...a: unknown[]) => unknown) : wrapFrameworkTool(this, value);
   }
 
   /** A tool function of the program: each call is a recorded action (taped in a replay). Its result is awaited. */
@@ -611,8 +647,14 @@ export class Preload implements AiSdkHost {
   }
 
   private finish(code: number): void {
+    if (!this.cfg.replay && !this.toolFailure) {
+      for (const [file, spec] of this.toolSpecs) {
+        if (!this.toolsLoaded.has(file)) this.problems.push(`the tool module ${spec} (--tool) was never loaded by the program: its tools were not recorded`);
+      }
+    }
     const outcome = {
       exit_code: code,
+      ...(this.toolFailure ? { tool_error: this.toolFailure } : {}),
       ...(this.uncaptured.size ? { uncaptured_tool_calls: [...this.uncaptured].sort() } : {}),
       ...(this.children.length ? { child_processes: this.children } : {}),
       ...(this.problems.length ? { problems: this.problems } : {}),
