@@ -18,6 +18,8 @@ import { toolError, toolKind, wrapFrameworkTool, type ToolHost } from "../../../
 
 const PROG = "node test/unit/register/fixtures/langgraph-agent.mjs";
 const TOOLS = "test/unit/register/fixtures/langchain-tools.mjs";
+/** Loads the tool module and stops (the refusals need no agent). */
+const LOADS = ["node", "test/unit/register/fixtures/uses-langchain-tools.mjs"];
 
 let llm: FakeLlm;
 let tmp: string;
@@ -73,13 +75,13 @@ describe("a LangGraph agent with LangChain tool() objects", () => {
   it("refuses a missing export or one that is not a tool, with exit 2, what was found and no run left", async () => {
     const out = path.join(tmp, "bad");
     const asked = llm.requests.length;
-    const missing = await cli(["record", "--out", out, "--run-id", "nosuch", "--tool", `${TOOLS}:fetchPage,nosuch`, "--", ...PROG.split(" ")]);
+    const missing = await cli(["record", "--out", out, "--run-id", "nosuch", "--tool", `${TOOLS}:fetchPage,nosuch`, "--", ...LOADS]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain(`${TOOLS} has no export nosuch (its exports: fetchPage, sendEmail, settings)`);
     expect(missing.stderr.match(/has no export/g)).toHaveLength(1); // said once, by the CLI
     expect(fs.existsSync(path.join(out, "nosuch"))).toBe(false);
 
-    const notATool = await cli(["record", "--out", out, "--run-id", "settings", "--json", "--tool", `${TOOLS}:settings`, "--", ...PROG.split(" ")]);
+    const notATool = await cli(["record", "--out", out, "--run-id", "settings", "--json", "--tool", `${TOOLS}:settings`, "--", ...LOADS]);
     expect(notATool.code).toBe(2);
     const err = JSON.parse(notATool.stdout);
     expect(err.code).toBe(2);
@@ -87,7 +89,7 @@ describe("a LangGraph agent with LangChain tool() objects", () => {
     expect(err.error).toContain("LangChain/LangGraph (tool() from @langchain/core/tools)");
     expect(fs.existsSync(path.join(out, "settings"))).toBe(false);
 
-    const noFile = await cli(["record", "--out", out, "--tool", "no/such/tools.mjs:fetchPage", "--", ...PROG.split(" ")]);
+    const noFile = await cli(["record", "--out", out, "--tool", "no/such/tools.mjs:fetchPage", "--", ...LOADS]);
     expect(noFile.code).toBe(2);
     expect(noFile.stderr).toContain("--tool no/such/tools.mjs: no such file");
     expect(llm.requests.length).toBe(asked); // stopped before the program asked any model
