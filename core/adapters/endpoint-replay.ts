@@ -17,7 +17,7 @@ import { appendTest } from "../log/testslog";
 import { RunModel } from "../graph/model";
 import { concerns, matchesTarget, parseIntervention, parseTarget, removes } from "../specs";
 import { applyEdit, recordChanges } from "../interventions";
-import { newcombe, sequentialLooks, verdictFor, zFor, type Verdict } from "../stats";
+import { newcombe, sequentialLooks, verdictFor, zFor, type Verdict } from "../stats/stats";
 import { bettingNMax, decisionRecord, sequentialBetting } from "../replay/engine";
 import { CODECS, getAt, resultText, setAt, type ApiName, type Codec } from "./codecs";
 import type { RecordedBlock, RecordedRequest } from "./shared";

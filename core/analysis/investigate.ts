@@ -12,7 +12,7 @@ import { buildGraph, criticalPath, nodeId, nodesMatching, targetHits, textOf, ty
 import { Bits, closure } from "../graph/closure";
 import { RunModel } from "../graph/model";
 import { copiedFrom, specificValues } from "../graph/copied";
-import { roleFor } from "../stats";
+import { roleFor } from "../stats/stats";
 import { ProvenanceIndex } from "./provenance";
 import { attachCauseDetails } from "./causes";
 import { countedRun, foreignByAction } from "./foreign";

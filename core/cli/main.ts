@@ -25,7 +25,7 @@ import { attribute, LEAD_N_MAX_FACTOR } from "../replay/attribute";
 import { DEFAULT_N_MAX } from "../replay/engine";
 import { Refusal, callsForUsd, checkRemoval, checkTarget, estimateCost, parsePrice, type CostEstimate, type PriceTable } from "../replay/preflight";
 import { SpecError, parseIntervention, parseTarget } from "../specs";
-import { benjaminiHochberg } from "../stats";
+import { benjaminiHochberg } from "../stats/stats";
 import { Guard } from "../sdk/guard";
 import { slug } from "../sdk/system";
 import { writeReport } from "../report/report";

@@ -23,8 +23,8 @@ import { interveneOn, recordChanges } from "../interventions";
 import { memoryTrace, traceOf, type TraceEntry } from "./trace";
 import { RunModel } from "../graph/model";
 import { parseIntervention, parseTarget, matchesTarget, type Intervention, type Target } from "../specs";
-import { mcnemarExact, newcombe, roleFor, sequentialLooks, suggestedN, verdictFor, zFor, type Role, type Verdict } from "../stats";
-import { PairedSequence } from "../betting";
+import { mcnemarExact, newcombe, roleFor, sequentialLooks, suggestedN, verdictFor, zFor, type Role, type Verdict } from "../stats/stats";
+import { PairedSequence } from "../stats/betting";
 import type { ModelCache, Tape, ActionSummary } from "../sdk/runtime";
 import type { System } from "../sdk/system";
 
