@@ -11,7 +11,7 @@ export * from "./log/blobs";
 export * from "./log/writer";
 export * from "./log/testslog";
 export * from "./log/verify";
-export * from "./specs";
+export * from "./specs/grammar";
 export * from "./stats/stats";
 export * from "./sdk/runtime";
 export * from "./sdk/system";
@@ -32,7 +32,7 @@ export { failureShapes, confirmedCauses, type FailureShape } from "./replay/shap
 export { fixCheck, type FixCheck, type FixCheckOptions } from "./replay/fixcheck";
 export { narrowAttribution } from "./replay/narrow";
 export { buildCase, caseMarkdown, caseHtml, type CaseFile } from "./report/case";
-export { applyEdit, interveneOn, spanSpec, type Change } from "./interventions";
+export { applyEdit, interveneOn, spanSpec, type Change } from "./specs/apply";
 // ---- capture: SDK adapters, gateway, remote ingest, OpenTelemetry import (docs/capture.md)
 export { traceOpenAI, TracedOpenAI, type OpenAILike, type OpenAIToolCall } from "./adapters/openai";
 export { traceAnthropic, TracedAnthropic, type AnthropicLike, type ToolUseBlock } from "./adapters/anthropic";

@@ -14,7 +14,7 @@ import { intFlag, UsageError, type Parsed } from "./args";
 import type { Command } from "./command";
 import { err as errLine, json, jsonLine, out, formatTest } from "./format";
 import { readRun } from "../log/reader";
-import { parseIntervention, parseTarget } from "../specs";
+import { parseIntervention, parseTarget } from "../specs/grammar";
 import { startGateway } from "../capture/gateway";
 import { COLLECTOR_DEFAULTS, exposed, MAX_BODY_BYTES, startCollector } from "../capture/server";
 import { GATEWAY_DEFAULTS } from "../capture/gateway";

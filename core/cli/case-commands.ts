@@ -15,8 +15,8 @@ import { fixCheck, type FixCheck } from "../replay/fixcheck";
 import type { Narrowed } from "../replay/narrow";
 import { narrowAttribution } from "../replay/narrow";
 import { buildCase, caseMarkdown } from "../report/case";
-import { parseIntervention, parseTarget } from "../specs";
-import "../interventions"; // replace:…=@FILE reads files here
+import { parseIntervention, parseTarget } from "../specs/grammar";
+import "../specs/apply"; // replace:…=@FILE reads files here
 import type { System } from "../sdk/system";
 import { PROGRAM_FLAGS } from "./replay-program";
 

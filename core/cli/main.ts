@@ -24,7 +24,7 @@ import { ReplayContext, runTest, decisionTest, replayAndDiff, ReplayError, Budge
 import { attribute, LEAD_N_MAX_FACTOR } from "../replay/attribute";
 import { DEFAULT_N_MAX } from "../replay/engine";
 import { Refusal, callsForUsd, checkRemoval, checkTarget, estimateCost, parsePrice, type CostEstimate, type PriceTable } from "../replay/preflight";
-import { SpecError, parseIntervention, parseTarget } from "../specs";
+import { SpecError, parseIntervention, parseTarget } from "../specs/grammar";
 import { benjaminiHochberg } from "../stats/stats";
 import { Guard } from "../sdk/guard";
 import { slug } from "../sdk/system";

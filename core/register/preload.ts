@@ -37,7 +37,7 @@ import { FileSink, MemorySink, NullSink } from "../log/writer";
 import { memoryTrace } from "../replay/trace";
 import { readRun } from "../log/reader";
 import { RunModel } from "../graph/model";
-import { parseIntervention, removes } from "../specs";
+import { parseIntervention, removes } from "../specs/grammar";
 import { RunTape } from "../replay/engine";
 import { Runtime, type Agent, type Item } from "../sdk/runtime";
 import { AI_SDK_AGENTS, AI_SDK_ENTRIES, HOOKS_SOURCE, aiSdkEntry, clientKind } from "./hooks";

@@ -5,7 +5,7 @@
  * request's approval covers (approval.ts): the same program string, file and sha256.
  */
 import { readRun } from "../log/reader";
-import { SpecError } from "../specs";
+import { SpecError } from "../specs/grammar";
 import { attribute } from "./attribute";
 import { narrowAttribution } from "./narrow";
 import { fixCheck } from "./fixcheck";

@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Sink } from "../log/writer";
 import { FileSink, MemorySink } from "../log/writer";
-import type { Intervention } from "../specs";
+import type { Intervention } from "../specs/grammar";
 import { Guard, type GuardMode } from "./guard";
 import { Runtime, type ActionSummary, type ModelCache, type ModelFn, type Tape, type ToolFn } from "./runtime";
 

@@ -8,8 +8,8 @@ import { verifyRun } from "../../core/log/verify";
 import { refOf } from "../../core/log/hash";
 import { RunModel } from "../../core/graph/model";
 import { ReplayContext, runTest, decisionTest } from "../../core/replay/engine";
-import { SpecError, parseIntervention, removes } from "../../core/specs";
-import { applyEdit, interveneOn, spanSpec } from "../../core/interventions";
+import { SpecError, parseIntervention, removes } from "../../core/specs/grammar";
+import { applyEdit, interveneOn, spanSpec } from "../../core/specs/apply";
 import { SYSTEM as DEMO, EXFIL_TARGET, REFUND_TARGET } from "../../examples/demo/system";
 import { DOCS } from "../../examples/demo/documents";
 

@@ -6,7 +6,7 @@
  */
 import { describe, it, expect } from "vitest";
 import { findEmails, globMatch } from "../../../core/analysis/scan";
-import { globToRegExp } from "../../../core/specs";
+import { globToRegExp } from "../../../core/specs/grammar";
 import { tracedValues } from "../../../core/analysis/values";
 
 const EMAIL = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;

@@ -22,7 +22,7 @@
  * JSON of the arguments / result). A clause is `k~v` when `~` comes before any `=`.
  */
 
-import { globTester } from "./analysis/scan";
+import { globTester } from "../analysis/scan";
 
 export class SpecError extends Error {
   constructor(

@@ -1,5 +1,5 @@
 /**
- * Applying interventions to content: besides removing an item, an edit (see specs.ts) changes what
+ * Applying interventions to content: besides removing an item, an edit (see grammar.ts) changes what
  * the item says — `redact:` removes matching text, `replace:` swaps the content, `span:` removes
  * characters [start, end). The same functions serve the SDK's replays, decision replay and endpoint
  * replay, so a spec means the same thing everywhere. `guard:block` is a fix too: the live guard in
@@ -11,9 +11,9 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { blobFileText, canonical, refOf } from "./log/hash";
-import { concerns, matchesTarget, parseIntervention, removes, setSpecFileReader, type Edit, type Intervention, type ItemLike } from "./specs";
-import { Guard } from "./sdk/guard";
+import { blobFileText, canonical, refOf } from "../log/hash";
+import { concerns, matchesTarget, parseIntervention, removes, setSpecFileReader, type Edit, type Intervention, type ItemLike } from "./grammar";
+import { Guard } from "../sdk/guard";
 
 // node hosts read replace:…=@FILE relative to the working directory
 setSpecFileReader((file) => {
