@@ -45,6 +45,6 @@ export { startCollector, INGEST_MARKER, type Collector, type CollectorOptions } 
 export { validateBatch, type StoredRun, type IngestVerdict, type RunHead } from "./capture/ingest";
 export { AlertWatcher, webhookPayload, type WatchOptions, type WatchedAlert } from "./capture/watch";
 export { importOtel, type OtelImportOptions } from "./importers/otel";
-export { findEmails, globMatch } from "./analysis/scan";
+export { findEmails, globMatch } from "./util/scan";
 export { safeText } from "./log/sanitize";
 export { readLimits, MAX_JSON_DEPTH, type ReadLimits } from "./log/safefs";

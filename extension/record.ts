@@ -10,7 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
-import { formatCommand } from "../core/argv";
+import { formatCommand } from "../core/util/argv";
 import { failed, runCli } from "./cliJobs";
 import type { RunDiscovery } from "./discovery";
 import type { InvestigatorPanel } from "./panel";

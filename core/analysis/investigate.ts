@@ -36,7 +36,7 @@ import type {
   TestSummary,
   TimelineRow,
 } from "./types";
-import { pct, signed } from "../format";
+import { pct, signed } from "../util/numbers";
 
 const RANK: Record<Severity, number> = { high: 0, review: 1, info: 2 };
 const EMAIL_FULL = /^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$/;

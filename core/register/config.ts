@@ -17,7 +17,7 @@
 import type { TraceEntry } from "../replay/trace";
 import fs from "node:fs";
 import path from "node:path";
-import { formatCommand, redactArgv } from "../argv";
+import { formatCommand, redactArgv } from "../util/argv";
 
 export const PRELOAD_TAG = "causeway preload";
 

@@ -30,7 +30,7 @@ import { appendTest } from "../log/testslog";
 import { buildGraph, nodeId, targetHits } from "../graph/graph";
 import { ProvenanceIndex } from "../analysis/provenance";
 import { BudgetExceeded, Budget, ReplayError, runTest, type Progress, type ReplayContext, type TestMethod, type TestResult } from "./engine";
-import { pct, signed } from "../format";
+import { pct, signed } from "../util/numbers";
 
 export interface AttributeOptions {
   target: string;

@@ -20,7 +20,7 @@ import type { RunData } from "../log/reader";
 import type { RunOptions, RunResult } from "../sdk/system";
 import type { PreloadConfig, ReplaySummary } from "../register/config";
 import { PRELOAD_TAG } from "../register/config";
-import { formatCommand } from "../argv";
+import { formatCommand } from "../util/argv";
 import { sha256File } from "./approval";
 
 export class CommandReplayError extends Error {

@@ -22,7 +22,7 @@
  * JSON of the arguments / result). A clause is `k~v` when `~` comes before any `=`.
  */
 
-import { globTester } from "../analysis/scan";
+import { globTester } from "../util/scan";
 
 export class SpecError extends Error {
   constructor(
@@ -41,7 +41,7 @@ export type Matcher =
   | { kind: "msg"; glob: string; re: GlobTester }
   | { kind: "result"; glob: string; re: GlobTester };
 
-/** Matches a glob in time linear-ish in the text (see analysis/scan.ts). */
+/** Matches a glob in time linear-ish in the text (see util/scan.ts). */
 type GlobTester = { test(s: string): boolean; source: string };
 
 /** A change to the content of the items `item` matches. */

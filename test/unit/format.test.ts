@@ -1,5 +1,5 @@
 import { describe, it, expect } from "vitest";
-import { pct, signed, signedInterval } from "../../core/format";
+import { pct, signed, signedInterval } from "../../core/util/numbers";
 import { effect, int, pct as webPct, interval } from "../../webview/format";
 import { formatTest } from "../../core/cli/format";
 

@@ -5,7 +5,7 @@
  * bench/results/ (bench/hardening.ts).
  */
 import { describe, it, expect } from "vitest";
-import { findEmails, globMatch } from "../../../core/analysis/scan";
+import { findEmails, globMatch } from "../../../core/util/scan";
 import { globToRegExp } from "../../../core/specs/grammar";
 import { tracedValues } from "../../../core/analysis/values";
 
