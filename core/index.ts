@@ -42,7 +42,7 @@ export { endpointDecisionTest, rebuildRequest, withoutBlocks, EndpointError, typ
 export { HttpSink, IngestError, type HttpSinkOptions } from "./sdk/httpsink";
 export { startGateway, type Gateway, type GatewayOptions } from "./capture/gateway";
 export { startCollector, INGEST_MARKER, type Collector, type CollectorOptions } from "./capture/server";
-export { validateBatch, type StoredRun, type IngestVerdict, type RunHead } from "./capture/ingest";
+export { validateBatch, type StoredRun, type IngestVerdict, type RunHead } from "./store/ingest";
 export { AlertWatcher, webhookPayload, type WatchOptions, type WatchedAlert } from "./capture/watch";
 export { importOtel, type OtelImportOptions } from "./importers/otel";
 export { findEmails, globMatch } from "./util/scan";

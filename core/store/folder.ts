@@ -13,7 +13,7 @@ import { EventLogParser, readEventsFile, readRun } from "../log/reader";
 import { eventLine } from "../log/writer";
 import { investigateLite } from "../analysis/investigate";
 import { RUN_ID_RE } from "../util/http";
-import { validateBatch, type IngestLimits, type IngestVerdict, type StoredRun } from "../capture/ingest";
+import { validateBatch, type IngestLimits, type IngestVerdict, type StoredRun } from "./ingest";
 import { WRITERS_FILE, readWriters, writersText, type WritersRecord } from "../log/writers";
 import { NOT_YOURS, mayWrite, writerId, type Writer } from "./owners";
 import { batchFacts, checkTest } from "./summary";

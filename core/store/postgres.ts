@@ -17,7 +17,7 @@ import { blobFileText, isRef } from "../log/hash";
 import { PyFloat, type JsonValue } from "../log/pyjson";
 import { eventLine } from "../log/writer";
 import { RUN_ID_RE } from "../util/http";
-import { validateBatch, type IngestLimits, type IngestVerdict } from "../capture/ingest";
+import { validateBatch, type IngestLimits, type IngestVerdict } from "./ingest";
 import type { WritersRecord } from "../log/writers";
 import { NOT_YOURS, mayWrite, writerId, type Writer } from "./owners";
 import { alertCounts, batchFacts, checkTest } from "./summary";

@@ -9,7 +9,7 @@ import { PyFloat, dumps, parseLossless, type JsonValue } from "../log/pyjson";
 import { EventLogParser, type RunData } from "../log/reader";
 import { parseTestsLog } from "../log/testslog";
 import { LOCAL_WRITER, type WritersRecord } from "../log/writers";
-import type { Event } from "../capture/ingest";
+import type { Event } from "./ingest";
 import type { TestVerdict } from "./types";
 
 export interface BatchFacts {
