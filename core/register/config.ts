@@ -14,7 +14,7 @@
  *   package.json: { "causeway": { "out": "runs", "sensitiveTools": [], "untrustedTools": [], "trustedTools": [],
  *                                 "tools": { "lib/tools.mjs": ["fetch_doc", "send_email"] } } }
  */
-import type { TraceEntry } from "../replay/trace";
+import type { TraceEntry } from "../log/trace";
 import fs from "node:fs";
 import path from "node:path";
 import { formatCommand, redactArgv } from "../util/argv";

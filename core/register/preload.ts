@@ -34,7 +34,7 @@ import { ConversationRecorder } from "../adapters/shared";
 import { canonical, deriveSeed } from "../log/hash";
 import type { Site } from "../log/events";
 import { FileSink, MemorySink, NullSink } from "../log/writer";
-import { memoryTrace } from "../replay/trace";
+import { memoryTrace } from "../log/trace";
 import { readRun } from "../log/reader";
 import { RunModel } from "../graph/model";
 import { parseIntervention, removes } from "../specs/grammar";

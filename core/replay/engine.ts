@@ -20,7 +20,7 @@ import type { RunData } from "../log/reader";
 import { MemorySink, NullSink } from "../log/writer";
 import { canonical, deriveSeed, refOf } from "../log/hash";
 import { interveneOn, recordChanges } from "../specs/apply";
-import { memoryTrace, traceOf, type TraceEntry } from "./trace";
+import { memoryTrace, traceOf, type TraceEntry } from "../log/trace";
 import { RunModel } from "../graph/model";
 import { parseIntervention, parseTarget, matchesTarget, type Intervention, type Target } from "../specs/grammar";
 import { mcnemarExact, newcombe, roleFor, sequentialLooks, suggestedN, verdictFor, zFor, type Role, type Verdict } from "../stats/stats";

@@ -3,7 +3,7 @@
  * task, and what is sensitive or untrusted. `run` records one run; replays call it again with a
  * tape, interventions and paired seeds.
  */
-import type { TraceEntry } from "../replay/trace";
+import type { TraceEntry } from "../log/trace";
 import fs from "node:fs";
 import path from "node:path";
 import type { Sink } from "../log/writer";
