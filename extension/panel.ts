@@ -12,7 +12,7 @@ import { influence } from "../core/analysis/influence";
 import { runGraphOf } from "../core/analysis/runGraph";
 import type { RunSummary, Workspace } from "../core/analysis/types";
 import type { RunData } from "../core/log/reader";
-import { parseWebviewMessage, type HostToWebview, type Screen, type WebviewToHost } from "../core/protocol";
+import { parseWebviewMessage, type HostToWebview, type Screen, type WebviewToHost } from "../core/protocol/messages";
 import { DefaultRunChoice } from "./logic/defaultRun";
 import { makeNonce, renderMissing, renderShell } from "./logic/html";
 import type { StoreChange } from "./logic/runStore";

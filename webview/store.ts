@@ -6,7 +6,7 @@
  */
 import type { Investigation, RunGraph, RunSummary, Workspace } from "../core/analysis/types";
 import { runGraphOf, sameGraph } from "../core/analysis/runGraph";
-import type { Capabilities, HostToWebview, Screen } from "../core/protocol";
+import type { Capabilities, HostToWebview, Screen } from "../core/protocol/messages";
 import { DEFAULT_UI, newRequestId, type GraphToggles, type Host, type ThemeChoice, type TimelineFilters, type UiState } from "./host";
 
 /** A replay the webview asked for: one test, or Find the cause for an action. */

@@ -4,7 +4,7 @@
  */
 import type { JSX } from "preact";
 import { useLayoutEffect } from "preact/hooks";
-import type { Screen } from "../../core/protocol";
+import type { Screen } from "../../core/protocol/messages";
 import { ReportHost, type ThemeChoice } from "../host";
 import { SCREEN_INFO } from "../screens";
 import type { Controller } from "../store";
