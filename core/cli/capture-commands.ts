@@ -21,7 +21,7 @@ import { GATEWAY_DEFAULTS } from "../capture/gateway";
 import { parseScopes } from "../store/tokens";
 import { AlertWatcher, alertLine } from "../capture/watch";
 import { importOtel } from "../importers/otel";
-import { EndpointError, endpointDecisionTest } from "../adapters/endpoint-replay";
+import { EndpointError, endpointDecisionTest } from "../replay/endpoint-replay";
 import { alertRecord } from "../analysis/investigate";
 import { TOKEN_FLAGS, TOKEN_USAGE, tokenFrom } from "./token";
 

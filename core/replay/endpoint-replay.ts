@@ -18,10 +18,10 @@ import { RunModel } from "../graph/model";
 import { concerns, matchesTarget, parseIntervention, parseTarget, removes } from "../specs/grammar";
 import { applyEdit, recordChanges } from "../specs/apply";
 import { newcombe, sequentialLooks, verdictFor, zFor, type Verdict } from "../stats/stats";
-import { bettingNMax, decisionRecord, sequentialBetting } from "../replay/engine";
-import { CODECS, getAt, resultText, setAt, type ApiName, type Codec } from "./codecs";
-import type { RecordedBlock, RecordedRequest } from "./shared";
-import { cloneJson } from "./shared";
+import { bettingNMax, decisionRecord, sequentialBetting } from "./engine";
+import { CODECS, getAt, resultText, setAt, type ApiName, type Codec } from "../adapters/codecs";
+import type { RecordedBlock, RecordedRequest } from "../adapters/shared";
+import { cloneJson } from "../adapters/shared";
 import { Redactor } from "../log/redact";
 
 export class EndpointError extends Error {
