@@ -6,7 +6,7 @@
  */
 import * as vscode from "vscode";
 import { runDiagnostics, siteDiagnostics, type DiagSpec, type FixTarget, type RunForDiagnostics } from "./logic/diagnostics";
-import type { StoreChange } from "./logic/runStore";
+import type { StoreChange } from "./logic/workspace-runs";
 import { blobUri } from "./blobs";
 import type { Services } from "./services";
 

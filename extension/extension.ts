@@ -12,7 +12,7 @@ import { DiagnosticsController } from "./diagnostics";
 import { RunDiscovery } from "./discovery";
 import { registerBlobs, openBlob } from "./blobs";
 import { registerCollector } from "./collector";
-import { RunStore } from "./logic/runStore";
+import { RunStore } from "./logic/workspace-runs";
 import { SiteResolver } from "./logic/sites";
 import { SettingsByFolder } from "./logic/settings";
 import { InvestigatorPanel } from "./panel";

@@ -15,7 +15,7 @@ import type { RunData } from "../core/log/reader";
 import { parseWebviewMessage, type HostToWebview, type Screen, type WebviewToHost } from "../core/protocol/messages";
 import { DefaultRunChoice } from "./logic/defaultRun";
 import { makeNonce, renderMissing, renderShell } from "./logic/html";
-import type { StoreChange } from "./logic/runStore";
+import type { StoreChange } from "./logic/workspace-runs";
 import type { ReplayService } from "./replay";
 import type { Services } from "./services";
 

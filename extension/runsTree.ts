@@ -8,7 +8,7 @@ import path from "node:path";
 import { nodeId } from "../core/graph/graph";
 import type { LoadedEvent } from "../core/log/events";
 import type { RunData } from "../core/log/reader";
-import type { RunEntry, StoreChange } from "./logic/runStore";
+import type { RunEntry, StoreChange } from "./logic/workspace-runs";
 import {
   agentChildren,
   agentItem,

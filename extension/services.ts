@@ -1,6 +1,6 @@
 /** What the parts of the extension share. Built once in activate(). */
 import type * as vscode from "vscode";
-import type { RunStore } from "./logic/runStore";
+import type { RunStore } from "./logic/workspace-runs";
 import type { SiteResolver } from "./logic/sites";
 import type { Settings } from "./config";
 

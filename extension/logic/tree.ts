@@ -9,7 +9,7 @@ import type { Alert, RunSummary, Severity } from "../../core/analysis/types";
 import type { LoadedEvent } from "../../core/log/events";
 import type { RunData } from "../../core/log/reader";
 import type { RunRow } from "../../core/store/types";
-import type { RunEntry } from "./runStore";
+import type { RunEntry } from "./workspace-runs";
 import { oneLine } from "./diagnostics";
 import { count, t } from "./l10n";
 

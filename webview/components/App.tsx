@@ -7,7 +7,7 @@ import { useLayoutEffect } from "preact/hooks";
 import type { Screen } from "../../core/protocol/messages";
 import { ReportHost, type ThemeChoice } from "../host";
 import { SCREEN_INFO } from "../screens";
-import type { Controller } from "../store";
+import type { Controller } from "../state";
 import { when } from "../format";
 import { AgentsScreen } from "./AgentsScreen";
 import { AppContext, useApp, useStoreState } from "./context";

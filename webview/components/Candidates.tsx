@@ -7,7 +7,7 @@ import { useState } from "preact/hooks";
 import type { ActionView, Candidate, Investigation } from "../../core/analysis/types";
 import { interval, rates, verdictLabel, verdictTone, effect, CANDIDATE_LABEL } from "../format";
 import { jobOutcome } from "../logic";
-import type { Job } from "../store";
+import type { Job } from "../state";
 import { useApp } from "./context";
 import { Button, Chip, EffectBar, Empty, Icon, Meter, Progress, Section, StatusChip, TrustChip } from "./ui";
 

@@ -1,7 +1,7 @@
 import { describe, it, expect, afterEach } from "vitest";
 import fs from "node:fs";
 import path from "node:path";
-import { RunStore } from "../../../extension/logic/runStore";
+import { RunStore } from "../../../extension/logic/workspace-runs";
 import { DefaultRunChoice } from "../../../extension/logic/defaultRun";
 import { copyDir, demoWorkspace, tmpDir } from "./helpers";
 

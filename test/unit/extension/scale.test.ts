@@ -7,7 +7,7 @@
 import { describe, it, expect } from "vitest";
 import fs from "node:fs";
 import path from "node:path";
-import { RunStore } from "../../../extension/logic/runStore";
+import { RunStore } from "../../../extension/logic/workspace-runs";
 import { runItem } from "../../../extension/logic/tree";
 import { REFERENCE_RUNS, tmpDir } from "./helpers";
 

@@ -7,7 +7,7 @@
 import { describe, it, expect, afterEach, vi } from "vitest";
 import fs from "node:fs";
 import path from "node:path";
-import { RunStore } from "../../../extension/logic/runStore";
+import { RunStore } from "../../../extension/logic/workspace-runs";
 import { runDiagnostics } from "../../../extension/logic/diagnostics";
 import { argsBlob, copyRun, events, putBlobText, reseal } from "./hostile";
 import { until } from "../extension/helpers";

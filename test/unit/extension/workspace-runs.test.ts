@@ -1,7 +1,7 @@
 import { describe, it, expect, afterEach } from "vitest";
 import fs from "node:fs";
 import path from "node:path";
-import { RunStore, type StoreChange } from "../../../extension/logic/runStore";
+import { RunStore, type StoreChange } from "../../../extension/logic/workspace-runs";
 import { REFERENCE_RUNS, copyDir, demoWorkspace, tmpDir, until } from "./helpers";
 
 const stores: RunStore[] = [];
