@@ -7,7 +7,7 @@ import * as vscode from "vscode";
 import path from "node:path";
 import type { ActionView } from "../core/analysis/types";
 import { openBlob } from "./blobs";
-import { exportReport, importOtelTraces, recordDemo } from "./cliJobs";
+import { exportReport, importOtelTraces, recordDemo } from "./cli-jobs";
 import { interventionSuggestions, targetSuggestions, type Suggestion } from "./logic/replay";
 import { oneLine } from "./logic/diagnostics";
 import { costQuestion } from "./logic/cost";
@@ -18,7 +18,7 @@ import type { InvestigatorPanel } from "./panel";
 import { askInt, pickAction, pickBlob, pickRun } from "./picks";
 import type { ReplayService } from "./replay";
 import type { RunDiscovery } from "./discovery";
-import type { RunsTree } from "./runsTree";
+import type { RunsTree } from "./runs-tree";
 import type { Recording } from "./record";
 import type { EventRef, Services } from "./services";
 

@@ -6,7 +6,7 @@
  */
 import * as vscode from "vscode";
 import { readSettings, SECTION } from "./config";
-import { CausewayLenses } from "./codeLens";
+import { CausewayLenses } from "./code-lens";
 import { registerCommands } from "./commands";
 import { DiagnosticsController } from "./diagnostics";
 import { RunDiscovery } from "./discovery";
@@ -17,10 +17,10 @@ import { SiteResolver } from "./logic/sites";
 import { SettingsByFolder } from "./logic/settings";
 import { InvestigatorPanel } from "./panel";
 import { ReplayService } from "./replay";
-import { RunsTree } from "./runsTree";
+import { RunsTree } from "./runs-tree";
 import type { Services } from "./services";
-import { registerStatusBar } from "./statusBar";
-import { exportCase } from "./cliJobs";
+import { registerStatusBar } from "./status-bar";
+import { exportCase } from "./cli-jobs";
 import { setTranslator } from "./logic/l10n";
 import { registerRecording } from "./record";
 

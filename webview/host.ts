@@ -8,7 +8,7 @@
  * Messages that arrive are checked for shape before the app sees them.
  */
 import type { Investigation, RunGraph, RunSummary, Workspace } from "../core/analysis/types";
-import { runGraphOf } from "../core/analysis/runGraph";
+import { runGraphOf } from "../core/analysis/run-graph";
 import type { Capabilities, HostToWebview, Screen, WebviewToHost } from "../core/protocol/messages";
 import { SCREENS } from "./screens";
 

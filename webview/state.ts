@@ -5,7 +5,7 @@
  * Nothing here computes analysis: alerts, verdicts, edges and causes arrive ready-made.
  */
 import type { Investigation, RunGraph, RunSummary, Workspace } from "../core/analysis/types";
-import { runGraphOf, sameGraph } from "../core/analysis/runGraph";
+import { runGraphOf, sameGraph } from "../core/analysis/run-graph";
 import type { Capabilities, HostToWebview, Screen } from "../core/protocol/messages";
 import { DEFAULT_UI, newRequestId, type GraphToggles, type Host, type ThemeChoice, type TimelineFilters, type UiState } from "./host";
 
@@ -40,7 +40,7 @@ export interface AppState {
   workspace: Workspace | null;
   runs: Record<string, Investigation>;
   /**
-   * The Graph screen's part of runs (core/analysis/runGraph.ts), received ahead of their
+   * The Graph screen's part of runs (core/analysis/run-graph.ts), received ahead of their
    * investigation; kept while it draws the same graph, so the drawn graph stays.
    */
   graphs: Record<string, RunGraph>;

@@ -1,7 +1,7 @@
 /**
  * The runs tree as plain data: which nodes a run has (its agents, their events in order, its
  * problems) and how each is shown (label, description, codicon and theme colour, plain-text
- * tooltip, contextValue for menus). extension/runsTree.ts turns these into vscode.TreeItems.
+ * tooltip, contextValue for menus). extension/runs-tree.ts turns these into vscode.TreeItems.
  */
 import { safeText } from "../../core/log/sanitize";
 import path from "node:path";

@@ -20,7 +20,7 @@ import { isRef } from "../../core/log/hash";
 import { problem, type Problem } from "../../core/log/problems";
 import { Emitter } from "./emitter";
 import { isInside } from "./glob";
-import { runFilesStamp } from "../../core/log/runDirs";
+import { runFilesStamp } from "../../core/log/run-dirs";
 
 export interface RunEntry {
   /** The run folder (absolute): the key everywhere, also in the webview protocol. */

@@ -16,7 +16,7 @@ import { BIG_GRAPH, LABEL_ZOOM, buildElements, buildViewElements, graphStyle } f
 import { groupedView, lineage } from "../graph/groups";
 import type { GraphToggles } from "../host";
 import { forceLayout, layeredLayout } from "../graph/layout";
-import { cytoscapeLoaded, loadCytoscape, type Cytoscape } from "../graph/loadCytoscape";
+import { cytoscapeLoaded, loadCytoscape, type Cytoscape } from "../graph/load-cytoscape";
 import { readColors } from "../graph/theme";
 import { useApp } from "./context";
 import { Legend, NodePanel, NodeSearch } from "./GraphParts";

@@ -2,7 +2,7 @@ import { describe, it, expect, afterEach } from "vitest";
 import fs from "node:fs";
 import path from "node:path";
 import { RunStore } from "../../../extension/logic/workspace-runs";
-import { DefaultRunChoice } from "../../../extension/logic/defaultRun";
+import { DefaultRunChoice } from "../../../extension/logic/default-run";
 import { copyDir, demoWorkspace, tmpDir } from "./helpers";
 
 // "Open investigator" with no run: the investigator opens the first run with a high alert. Asked
