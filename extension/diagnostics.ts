@@ -6,7 +6,7 @@
  */
 import * as vscode from "vscode";
 import { runDiagnostics, siteDiagnostics, type DiagSpec, type FixTarget, type RunForDiagnostics } from "./logic/diagnostics";
-import type { StoreChange } from "./logic/workspace-runs";
+import type { RunsChange } from "./logic/workspace-runs";
 import { blobUri } from "./blobs";
 import type { Services } from "./services";
 
@@ -47,7 +47,7 @@ export class DiagnosticsController implements vscode.Disposable {
     );
   }
 
-  private onStoreChange(c: StoreChange): void {
+  private onStoreChange(c: RunsChange): void {
     for (const d of [...c.changed, ...c.removed]) this.pending.add(d);
     if (this.timer || this.waitingForAnalysis) return;
     // While many runs are being analysed (a workspace of a thousand runs opening), their

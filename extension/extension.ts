@@ -12,7 +12,7 @@ import { DiagnosticsController } from "./diagnostics";
 import { RunDiscovery } from "./discovery";
 import { registerBlobs, openBlob } from "./blobs";
 import { registerCollector } from "./collector";
-import { RunStore } from "./logic/workspace-runs";
+import { WorkspaceRuns } from "./logic/workspace-runs";
 import { SiteResolver } from "./logic/sites";
 import { SettingsByFolder } from "./logic/settings";
 import { InvestigatorPanel } from "./panel";
@@ -38,7 +38,7 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(log);
   const folders = () => (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath);
   const settings = new SettingsByFolder((folder) => readSettings(folder === undefined ? undefined : vscode.Uri.file(folder)), folders);
-  const store = new RunStore({ log: (level, msg) => log[level](msg) });
+  const store = new WorkspaceRuns({ log: (level, msg) => log[level](msg) });
   context.subscriptions.push(store);
   const s: Services = {
     context,

@@ -15,7 +15,7 @@ import type { RunData } from "../core/log/reader";
 import { parseWebviewMessage, type HostToWebview, type Screen, type WebviewToHost } from "../core/protocol/messages";
 import { DefaultRunChoice } from "./logic/default-run";
 import { makeNonce, renderMissing, renderShell } from "./logic/html";
-import type { StoreChange } from "./logic/workspace-runs";
+import type { RunsChange } from "./logic/workspace-runs";
 import type { ReplayService } from "./replay";
 import type { Services } from "./services";
 
@@ -236,7 +236,7 @@ export class InvestigatorPanel implements vscode.Disposable {
     }
   }
 
-  private onStoreChange(c: StoreChange): void {
+  private onStoreChange(c: RunsChange): void {
     this.settleDefaultRun();
     if (!this.panel || !this.ready) return;
     for (const d of c.removed) {

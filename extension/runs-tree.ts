@@ -8,7 +8,7 @@ import path from "node:path";
 import { nodeId } from "../core/graph/graph";
 import type { LoadedEvent } from "../core/log/events";
 import type { RunData } from "../core/log/reader";
-import type { RunEntry, StoreChange } from "./logic/workspace-runs";
+import type { RunEntry, RunsChange } from "./logic/workspace-runs";
 import {
   agentChildren,
   agentItem,
@@ -117,7 +117,7 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
     this.startup = p;
   }
 
-  private onStoreChange(c: StoreChange & { listing?: boolean }): void {
+  private onStoreChange(c: RunsChange & { listing?: boolean }): void {
     if (c.listing) this.pendingRoot = this.rootText = true;
     if (c.added.length || c.removed.length) this.pendingRoot = true;
     for (const d of c.removed) {
