@@ -12,7 +12,7 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { intFlag, UsageError, type Parsed } from "./args";
 import type { Command } from "./command";
-import { err as errLine, json, jsonLine, out, formatTest } from "./format";
+import { err as errLine, json, jsonLine, out, formatTest } from "./output";
 import { readRun } from "../log/reader";
 import { parseIntervention, parseTarget } from "../specs/grammar";
 import { startGateway } from "../capture/gateway";

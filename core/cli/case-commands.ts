@@ -5,7 +5,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { intFlag, UsageError, type Parsed } from "./args";
 import type { Command } from "./command";
-import { out, json } from "./format";
+import { out, json } from "./output";
 import { readRun } from "../log/reader";
 import { RunModel } from "../graph/model";
 import { checkFix } from "../replay/preflight";

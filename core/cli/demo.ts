@@ -12,7 +12,7 @@ import { buildGraph, criticalPath, targetHits, taint } from "../graph/graph";
 import { loadProgram, resolveProgram } from "../replay/loader";
 import { ReplayContext, decisionTest, runTest, type TestResult } from "../replay/engine";
 import { writeReport } from "../report/report";
-import { formatTest, json, out } from "./format";
+import { formatTest, json, out } from "./output";
 import { shellWord, singleQuote } from "../util/argv";
 
 export const EXFIL_TARGET = "tool=send_email,arg~vendor-compliance";

@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { parseArgs, intFlag, UsageError, type Parsed } from "./args";
 import type { Command } from "./command";
-import { out, err as errLine, json, formatTest, formatAttribution, shown } from "./format";
+import { out, err as errLine, json, formatTest, formatAttribution, shown } from "./output";
 import { readRun } from "../log/reader";
 import { verifyRunData } from "../log/verify";
 import { RunModel } from "../graph/model";

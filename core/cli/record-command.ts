@@ -9,7 +9,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { parseArgs, UsageError } from "./args";
-import { err as errLine, json, out, shown } from "./format";
+import { err as errLine, json, out, shown } from "./output";
 import { readRun } from "../log/reader";
 import { RunModel } from "../graph/model";
 import { investigateLite, alertRecord } from "../analysis/investigate";

@@ -8,7 +8,7 @@ import type { Screen } from "../../core/protocol/messages";
 import { ReportHost, type ThemeChoice } from "../host";
 import { SCREEN_INFO } from "../screens";
 import type { Controller } from "../state";
-import { when } from "../format";
+import { when } from "../labels";
 import { AgentsScreen } from "./AgentsScreen";
 import { AppContext, useApp, useStoreState } from "./context";
 import { GraphScreen } from "./GraphScreen";

@@ -5,7 +5,7 @@
  */
 import { useState } from "preact/hooks";
 import type { ActionView, Candidate, Investigation } from "../../core/analysis/types";
-import { interval, rates, verdictLabel, verdictTone, effect, CANDIDATE_LABEL } from "../format";
+import { interval, rates, verdictLabel, verdictTone, effect, CANDIDATE_LABEL } from "../labels";
 import { jobOutcome } from "../logic";
 import type { Job } from "../state";
 import { useApp } from "./context";

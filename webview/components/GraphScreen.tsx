@@ -9,7 +9,7 @@
 import type cytoscape from "cytoscape";
 import type { JSX } from "preact";
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
-import { int } from "../format";
+import { int } from "../labels";
 import { edgeVisible, trace } from "../logic";
 import { applyToggles, applyTrace, createGraph, fitted } from "../graph/cy";
 import { BIG_GRAPH, LABEL_ZOOM, buildElements, buildViewElements, graphStyle } from "../graph/elements";
