@@ -20,9 +20,9 @@ import type { ContextRecord, Site, Trust, Usage } from "../log/events";
 import { Chain, newId, timestamp, type Sink } from "../log/writer";
 import { Redactor } from "../log/redact";
 import type { Intervention } from "../specs/grammar";
-import { guardOf, interveneOn, type Change } from "../specs/apply";
+import { interveneOn, type Change } from "../specs/apply";
 import { searchText, type ValueSource } from "../analysis/values";
-import type { Guard, GuardVerdict } from "./guard";
+import { guardOf, type Guard, type GuardVerdict } from "./guard";
 import { captureSite } from "./site";
 
 /** A model's answer with its token usage. Return it from a model function to record tokens. */

@@ -12,8 +12,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { blobFileText, canonical, refOf } from "../log/hash";
-import { concerns, matchesTarget, parseIntervention, removes, setSpecFileReader, type Edit, type Intervention, type ItemLike } from "./grammar";
-import { Guard } from "../sdk/guard";
+import { concerns, parseIntervention, removes, setSpecFileReader, type Edit, type Intervention, type ItemLike } from "./grammar";
 
 // node hosts read replace:…=@FILE relative to the working directory
 setSpecFileReader((file) => {
@@ -143,18 +142,6 @@ export function interveneOn(
     });
   }
   return changes ? { remove: false, value, changes } : null;
-}
-
-/** The guard a `guard:block` intervention asks for (none when no intervention is a guard). */
-export function guardOf(ivs: readonly Intervention[] | undefined): Guard | undefined {
-  const g = ivs?.find((iv) => iv.guard)?.guard;
-  if (!g) return undefined;
-  if (!g.target) return new Guard("block");
-  const target = g.target;
-  const rule = (c: { tool: string; agent: string; args: unknown }) =>
-    matchesTarget(target, { tool: c.tool, agent: c.agent, args: canonical(c.args ?? {}), result: "" }) ? { title: `${c.tool} matches the guard rule ${target.spec}`, rule: "fix-rule" } : null;
-  Object.defineProperty(rule, "name", { value: `block ${target.spec}` });
-  return new Guard("block", { builtin: false, rules: [rule] });
 }
 
 /**
