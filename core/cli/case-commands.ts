@@ -16,7 +16,6 @@ import type { Narrowed } from "../replay/narrow";
 import { narrowAttribution } from "../replay/narrow";
 import { buildCase, caseMarkdown } from "../report/case";
 import { parseIntervention, parseTarget } from "../specs/grammar";
-import "../specs/apply"; // replace:…=@FILE reads files here
 import type { System } from "../sdk/system";
 import { PROGRAM_FLAGS } from "./replay-program";
 

@@ -25,6 +25,7 @@ import { attribute, LEAD_N_MAX_FACTOR } from "../replay/attribute";
 import { DEFAULT_N_MAX } from "../replay/engine";
 import { Refusal, callsForUsd, checkRemoval, checkTarget, estimateCost, parsePrice, type CostEstimate, type PriceTable } from "../replay/preflight";
 import { SpecError, parseIntervention, parseTarget } from "../specs/grammar";
+import { allowSpecFiles } from "../specs/files";
 import { benjaminiHochberg } from "../stats/stats";
 import { Guard } from "../sdk/guard";
 import { slug } from "../sdk/system";
@@ -386,6 +387,7 @@ function usage(): string {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  allowSpecFiles(); // a user's replace:…=@FILE names a file on this machine
   const [name, ...rest] = argv;
   if (!name || name === "--help" || name === "-h" || name === "help") {
     out(usage());

@@ -18,6 +18,7 @@ import type { TraceEntry } from "../log/trace";
 import fs from "node:fs";
 import path from "node:path";
 import { formatCommand, redactArgv } from "../util/argv";
+import { allowSpecFiles } from "../specs/files";
 
 export const PRELOAD_TAG = "causeway preload";
 
@@ -128,6 +129,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string, argv: string[]):
   if (env.CAUSEWAY_CONFIG) {
     const c = JSON.parse(env.CAUSEWAY_CONFIG) as PreloadConfig;
     if (!c || typeof c.runId !== "string" || typeof c.root !== "string") throw new Error("CAUSEWAY_CONFIG is malformed");
+    // a replay order's fixes are the user's (replace:…=@FILE names a file on this machine)
+    if (c.replay) allowSpecFiles();
     return { ...c, sensitive: c.sensitive ?? [], untrusted: c.untrusted ?? [], trusted: c.trusted ?? [] };
   }
   const pkg = packageConfig(cwd);

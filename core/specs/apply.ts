@@ -12,14 +12,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { blobFileText, canonical, refOf } from "../log/hash";
-import { concerns, parseIntervention, removes, setSpecFileReader, type Edit, type Intervention, type ItemLike } from "./grammar";
-
-// node hosts read replace:…=@FILE relative to the working directory
-setSpecFileReader((file) => {
-  const st = fs.statSync(file);
-  if (st.size > 8 << 20) throw new Error("over 8 MB");
-  return fs.readFileSync(file, "utf8");
-});
+import { concerns, parseIntervention, removes, type Edit, type Intervention, type ItemLike } from "./grammar";
 
 /** One piece of text an edit removed (offsets in code points of the string it was removed from). */
 export interface Removed {

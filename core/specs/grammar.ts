@@ -113,9 +113,17 @@ function parsePart(spec: string, raw: string): Matcher {
   }
 }
 
-/** Reads `replace:…=@FILE` files; set by node hosts (the grammar itself touches no file system). */
-let readSpecFile: ((file: string) => string) | undefined;
-export function setSpecFileReader(fn: (file: string) => string): void {
+/** Reads the file a `replace:…=@FILE` spec names. */
+export type SpecFileReader = (file: string) => string;
+
+/**
+ * Reads `replace:…=@FILE` files. The grammar touches no file system and nothing sets a reader on
+ * import: a host whose user names files on its own command line (the CLI, the replay worker, a
+ * replayed program's preload) sets one explicitly, e.g. `setSpecFileReader(readSpecFileFromDisk)`
+ * (core/specs/files.ts). Without one, an `=@FILE` spec is refused. `undefined` takes it away.
+ */
+let readSpecFile: SpecFileReader | undefined;
+export function setSpecFileReader(fn: SpecFileReader | undefined): void {
   readSpecFile = fn;
 }
 
