@@ -18,8 +18,7 @@ import { pathToFileURL } from "node:url";
 import { RunModel } from "../graph/model";
 import type { RunData } from "../log/reader";
 import type { RunOptions, RunResult } from "../sdk/system";
-import type { PreloadConfig, ReplaySummary } from "../register/config";
-import { PRELOAD_TAG } from "../register/config";
+import { PRELOAD_TAG, type PreloadConfig, type ReplaySummary } from "./preload-contract";
 import { formatCommand } from "../util/argv";
 import { sha256File } from "./approval";
 
