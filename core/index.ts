@@ -2,27 +2,57 @@
  * Causeway: causal logs, replay and Find the cause for multi-agent AI systems.
  * The SDK (record your agents) and the core API (read, verify, analyse, replay, test).
  */
-export * from "./log/pyjson";
-export * from "./log/hash";
-export * from "./log/events";
-export * from "./log/problems";
+export {
+  pyFloat, floatRepr, numberRepr, compareCodePoints, quote, dumps, parseLossless, toPlain, parseJsonObject, PyFloat,
+  JsonSyntaxError, type JsonValue, type Layout,
+} from "./log/pyjson";
+export {
+  sha256Hex, canonical, isRef, isHex64, refOf, blobFileText, eventHash, deriveSeed, compactSegments, canonicalDigest,
+  compactText, slowCanonical, ZERO_HASH, REF_RE, HASH_KEY,
+} from "./log/hash";
+export {
+  fieldProblems, refsOf, SCHEMA, SCHEMAS, REQUIRED, KNOWN_TYPES, type Trust, type Site, type BaseEvent, type RunStartEvent,
+  type InputEvent, type AgentStartEvent, type ContextRecord, type Usage, type DecisionEvent, type GuardRecord, type ActionEvent,
+  type MessageEvent, type RunEndEvent, type KnownEvent, type AnyEvent, type LoadedEvent,
+} from "./log/events";
+export { problem, type ProblemCode, type Problem } from "./log/problems";
 export { EventLogParser, readRun, readEventsFile, checkBlobs, type RunData, type ReadOptions } from "./log/reader";
-export * from "./log/blobs";
-export * from "./log/writer";
-export * from "./log/testslog";
-export * from "./log/verify";
-export * from "./specs/grammar";
-export * from "./stats/stats";
-export * from "./sdk/runtime";
-export * from "./sdk/system";
-export * from "./sdk/guard";
-export * from "./sdk/pyrandom";
-export * from "./log/tail";
+export { decodeBlob, blobFileMatches, DEFAULT_MAX_BLOB_BYTES, BlobStore, type BlobResult } from "./log/blobs";
+export { newId, timestamp, eventLine, Chain, FileSink, MemorySink, TeeSink, NullSink, type Sink } from "./log/writer";
+export { readTestsLog, parseTestsLog, chainTest, appendTest, COMPUTED_TEST_FIELDS, type TestRecord } from "./log/testslog";
+export { verifyRunData, verifyRun, type VerifyResult } from "./log/verify";
+export {
+  globToRegExp, setSpecFileReader, parseIntervention, concerns, matchesPart, removes, parseTarget, matchesTarget, SpecError,
+  type Matcher, type Edit, type Intervention, type ItemLike, type SpecFileReader, type TargetClause, type Target,
+  type ActionLike,
+} from "./specs/grammar";
+export { readSpecFileFromDisk, allowSpecFiles } from "./specs/files";
+export {
+  normalCdf, normalQuantile, zFor, wilson, newcombe, mcnemarExact, benjaminiHochberg, verdictFor, roleFor, suggestedN,
+  sequentialLooks, pairedSummary, Z95, type Interval, type Verdict, type Role, type PairedSummary,
+} from "./stats/stats";
+export {
+  ModelOutput, Item, ModelError, Runtime, Agent, type ModelCall, type ModelFn, type ToolCall, type ToolFn, type Tape,
+  type ModelCache, type ActionSummary, type RuntimeOptions, type DecideOptions, type ActOptions,
+} from "./sdk/runtime";
+export {
+  slug, freeRunId, isSystem, System, type Program, type SystemConfig, type RunOptions, type RunResult,
+} from "./sdk/system";
+export {
+  Guard, type GuardMode, type GuardAlert, type CheckContext, type GuardRule, type GuardVerdict, type GuardOptions,
+} from "./sdk/guard";
+export { PyRandom } from "./sdk/pyrandom";
+export { RunTail, type TailUpdate } from "./log/tail";
 export { RunModel } from "./graph/model";
 export { Graph, buildGraph, taint, lineage, criticalPath, nodesMatching, targetHits, type GNode, type GEdge, type Evidence } from "./graph/graph";
 export { investigate, investigateLite, alertsFor, alertRecord, sensitivity, testSummary } from "./analysis/investigate";
 export { influence, listRuns, workspace } from "./analysis/influence";
-export type * from "./analysis/types";
+export {
+  type Severity, type EvidenceRef, type Alert, type ProvenanceStatus, type ProvenanceRow, type CandidateStatus, type TestSummary,
+  type Candidate, type ActionView, type TimelineRow, type RunSummary, type ChannelRow, type AgentRow, type Matrix,
+  type EventView, type BlobPreview, type Investigation, type InfluenceSource, type InfluenceEdge, type Influence, type Workspace,
+  type ActionMarks, type RunGraph,
+} from "./analysis/types";
 export { ReplayContext, RunTape, Budget, runTest, decisionTest, replayAndDiff, ReplayError, MIN_EFFECT, type TestOptions, type TestResult, type DecisionTestOptions } from "./replay/engine";
 export { attribute, defaultSuspects, rankedSuspects, type Attribution, type AttributeOptions, type Cause, type SuspectEvidence, type Phase } from "./replay/attribute";
 export { PairedSequence, pairedBetting, spendAlpha, type BettingOptions, type BettingState } from "./stats/betting";
