@@ -23,6 +23,7 @@ import { registerStatusBar } from "./status-bar";
 import { exportCase } from "./cli-jobs";
 import { setTranslator } from "./logic/l10n";
 import { registerRecording } from "./record";
+import { COMMANDS } from "./logic/command-ids";
 
 /** The extension host's uptime when this bundle had been evaluated (ms), for the activation log. */
 const EVALUATED_AT = Math.round(process.uptime() * 1000);
@@ -58,7 +59,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const panel = new InvestigatorPanel(s, replay, {
     revealInTree: (run, seq) => tree.reveal(run, seq),
     openBlob: (run, ref) => openBlob(s, run, ref),
-    exportReport: async () => void (await vscode.commands.executeCommand("causeway.exportReport")),
+    exportReport: async () => void (await vscode.commands.executeCommand(COMMANDS.exportReport)),
     exportCase: (run, target) => exportCase(s, run, target),
   });
   context.subscriptions.push(tree, diagnostics, lenses, discovery, panel);

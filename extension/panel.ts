@@ -18,6 +18,7 @@ import { makeNonce, renderMissing, renderShell } from "./logic/html";
 import type { RunsChange } from "./logic/workspace-runs";
 import type { ReplayService } from "./replay";
 import type { Services } from "./services";
+import { COMMANDS } from "./logic/command-ids";
 
 export const PANEL_TYPE = "causeway.investigator";
 
@@ -343,7 +344,7 @@ export class InvestigatorPanel implements vscode.Disposable {
   }
 
   private async openLine(file: string, line: number): Promise<void> {
-    await vscode.commands.executeCommand("causeway.openLine", file, line);
+    await vscode.commands.executeCommand(COMMANDS.openLine, file, line);
   }
 
   private disposePanel(): void {
