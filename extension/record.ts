@@ -10,7 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
-import { formatCommand } from "../core/util/argv";
+import { formatCommand } from "../core/log/argv";
 import { failed, runCli } from "./cli-jobs";
 import type { RunDiscovery } from "./discovery";
 import type { InvestigatorPanel } from "./panel";

@@ -35,7 +35,7 @@ import { codecForPath, type Codec } from "../adapters/codecs";
 import { ConversationRecorder, errorText, openRun, runDir } from "../adapters/shared";
 import { agentFromPrompt } from "../adapters/agent-names";
 import { Handoffs } from "../adapters/handoffs";
-import { HttpError, hostAllowed, readBody, RUN_ID_RE } from "../util/http";
+import { HttpError, hostAllowed, readBody, RUN_ID_RE } from "../store/http";
 import { answerHeaders, checkJsonBody, checkOrigin, forwardedHeaders } from "./gateway-boundary";
 import { ConnectionGuard, principalKey, resolveLimits, type PrincipalLimits } from "./limits";
 import { Redactor } from "../log/redact";

@@ -23,7 +23,7 @@ import http from "node:http";
 import path from "node:path";
 import type { AddressInfo } from "node:net";
 import type { JsonValue } from "../log/pyjson";
-import { DEFAULT_JSON_BUDGET, HttpError, hostAllowed, isLoopbackHost, readJsonBody, sendJson } from "../util/http";
+import { DEFAULT_JSON_BUDGET, HttpError, hostAllowed, isLoopbackHost, readJsonBody, sendJson } from "../store/http";
 import { batchRunId, DEFAULT_LIMITS, validateBatch, type IngestLimits, type RunHead } from "../store/ingest";
 import type { CollectorStore } from "../store/types";
 import { FolderStore } from "../store/folder";

@@ -16,7 +16,7 @@ import { investigateLite, alertRecord } from "../analysis/investigate";
 import { freeRunId, slug } from "../sdk/system";
 import { commandRunRefusal, launch } from "../replay/command";
 import { parseToolSpecs, relativeArg, type PreloadConfig } from "../register/config";
-import { formatCommand, redactArgv, singleQuote } from "../util/argv";
+import { formatCommand, redactArgv, singleQuote } from "../log/argv";
 
 function toolSpecs(specs: string[]): Record<string, string[]> {
   try {

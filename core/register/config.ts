@@ -16,7 +16,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { formatCommand, redactArgv } from "../util/argv";
+import { formatCommand, redactArgv } from "../log/argv";
 import { allowSpecFiles } from "../specs/files";
 import type { PreloadConfig } from "../replay/preload-contract";
 

@@ -19,7 +19,7 @@ import { RunModel } from "../graph/model";
 import type { RunData } from "../log/reader";
 import type { RunOptions, RunResult } from "../sdk/system";
 import { PRELOAD_TAG, type PreloadConfig, type ReplaySummary } from "./preload-contract";
-import { formatCommand } from "../util/argv";
+import { formatCommand } from "../log/argv";
 import { sha256File } from "./approval";
 
 export class CommandReplayError extends Error {

@@ -12,7 +12,7 @@ import type { JsonValue } from "../log/pyjson";
 import { EventLogParser, readEventsFile, readRun } from "../log/reader";
 import { eventLine } from "../log/writer";
 import { investigateLite } from "../analysis/investigate";
-import { RUN_ID_RE } from "../util/http";
+import { RUN_ID_RE } from "./http";
 import { validateBatch, type IngestLimits, type IngestVerdict, type StoredRun } from "./ingest";
 import { WRITERS_FILE, readWriters, writersText, type WritersRecord } from "../log/writers";
 import { NOT_YOURS, mayWrite, writerId, type Writer } from "./owners";

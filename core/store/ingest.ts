@@ -20,7 +20,7 @@
 import { SCHEMAS, KNOWN_TYPES, fieldProblems, refsOf } from "../log/events";
 import { ZERO_HASH, eventHash, isRef, refOf } from "../log/hash";
 import { PyFloat, type JsonValue } from "../log/pyjson";
-import { RUN_ID_RE } from "../util/http";
+import { RUN_ID_RE } from "./http";
 import { sanitizeEvent } from "../log/sanitize";
 
 /** What the validator needs to know of the stored run. */

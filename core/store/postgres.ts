@@ -16,7 +16,7 @@ import { refsOf } from "../log/events";
 import { blobFileText, isRef } from "../log/hash";
 import { PyFloat, type JsonValue } from "../log/pyjson";
 import { eventLine } from "../log/writer";
-import { RUN_ID_RE } from "../util/http";
+import { RUN_ID_RE } from "./http";
 import { validateBatch, type IngestLimits, type IngestVerdict } from "./ingest";
 import type { WritersRecord } from "../log/writers";
 import { NOT_YOURS, mayWrite, writerId, type Writer } from "./owners";
