@@ -61,7 +61,7 @@ const builds = [
     loader: { ".ttf": "dataurl" },
   },
   // Cytoscape on its own: loaded by the investigator when it first draws an ungrouped graph
-  // (webview/graph/loadCytoscape.ts), embedded inert in the static report.
+  // (webview/graph/load-cytoscape.ts), embedded inert in the static report.
   {
     entryPoints: ["webview/cytoscape.ts"],
     outfile: "dist/webview/cytoscape.js",

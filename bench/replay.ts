@@ -32,7 +32,7 @@ import { readRun, type RunData } from "causeway-vscode";
 import { attribute } from "../core/replay/attribute";
 import { ReplayContext, runTest } from "../core/replay/engine";
 import { EXFIL_TARGET, REFUND_TARGET, SYSTEM } from "../examples/demo/system";
-import { signed } from "../core/format";
+import { signed } from "../core/util/numbers";
 
 const VENDOR = "input:vendor:portal/notes.md";
 

@@ -2,49 +2,79 @@
  * Causeway: causal logs, replay and Find the cause for multi-agent AI systems.
  * The SDK (record your agents) and the core API (read, verify, analyse, replay, test).
  */
-export * from "./log/pyjson";
-export * from "./log/hash";
-export * from "./log/events";
-export * from "./log/problems";
+export {
+  pyFloat, floatRepr, numberRepr, compareCodePoints, quote, dumps, parseLossless, toPlain, parseJsonObject, PyFloat,
+  JsonSyntaxError, type JsonValue, type Layout,
+} from "./log/pyjson";
+export {
+  sha256Hex, canonical, isRef, isHex64, refOf, blobFileText, eventHash, deriveSeed, compactSegments, canonicalDigest,
+  compactText, slowCanonical, ZERO_HASH, REF_RE, HASH_KEY,
+} from "./log/hash";
+export {
+  fieldProblems, refsOf, SCHEMA, SCHEMAS, REQUIRED, KNOWN_TYPES, type Trust, type Site, type BaseEvent, type RunStartEvent,
+  type InputEvent, type AgentStartEvent, type ContextRecord, type Usage, type DecisionEvent, type GuardRecord, type ActionEvent,
+  type MessageEvent, type RunEndEvent, type KnownEvent, type AnyEvent, type LoadedEvent,
+} from "./log/events";
+export { problem, type ProblemCode, type Problem } from "./log/problems";
 export { EventLogParser, readRun, readEventsFile, checkBlobs, type RunData, type ReadOptions } from "./log/reader";
-export * from "./log/blobs";
-export * from "./log/writer";
-export * from "./log/testslog";
-export * from "./log/verify";
-export * from "./specs";
-export * from "./stats";
-export * from "./sdk/runtime";
-export * from "./sdk/system";
-export * from "./sdk/guard";
-export * from "./sdk/pyrandom";
-export * from "./log/tail";
+export { decodeBlob, blobFileMatches, DEFAULT_MAX_BLOB_BYTES, BlobStore, type BlobResult } from "./log/blobs";
+export { newId, timestamp, eventLine, Chain, FileSink, MemorySink, TeeSink, NullSink, type Sink } from "./log/writer";
+export { readTestsLog, parseTestsLog, chainTest, appendTest, COMPUTED_TEST_FIELDS, type TestRecord } from "./log/testslog";
+export { verifyRunData, verifyRun, type VerifyResult } from "./log/verify";
+export {
+  globToRegExp, setSpecFileReader, parseIntervention, concerns, matchesPart, removes, parseTarget, matchesTarget, SpecError,
+  type Matcher, type Edit, type Intervention, type ItemLike, type SpecFileReader, type TargetClause, type Target,
+  type ActionLike,
+} from "./specs/grammar";
+export { readSpecFileFromDisk, allowSpecFiles } from "./specs/files";
+export {
+  normalCdf, normalQuantile, zFor, wilson, newcombe, mcnemarExact, benjaminiHochberg, verdictFor, roleFor, suggestedN,
+  sequentialLooks, pairedSummary, Z95, type Interval, type Verdict, type Role, type PairedSummary,
+} from "./stats/stats";
+export {
+  ModelOutput, Item, ModelError, Runtime, Agent, type ModelCall, type ModelFn, type ToolCall, type ToolFn, type Tape,
+  type ModelCache, type ActionSummary, type RuntimeOptions, type DecideOptions, type ActOptions,
+} from "./sdk/runtime";
+export {
+  slug, freeRunId, isSystem, System, type Program, type SystemConfig, type RunOptions, type RunResult,
+} from "./sdk/system";
+export {
+  Guard, type GuardMode, type GuardAlert, type CheckContext, type GuardRule, type GuardVerdict, type GuardOptions,
+} from "./sdk/guard";
+export { PyRandom } from "./sdk/pyrandom";
+export { RunTail, type TailUpdate } from "./log/tail";
 export { RunModel } from "./graph/model";
 export { Graph, buildGraph, taint, lineage, criticalPath, nodesMatching, targetHits, type GNode, type GEdge, type Evidence } from "./graph/graph";
 export { investigate, investigateLite, alertsFor, alertRecord, sensitivity, testSummary } from "./analysis/investigate";
 export { influence, listRuns, workspace } from "./analysis/influence";
-export type * from "./analysis/types";
+export {
+  type Severity, type EvidenceRef, type Alert, type ProvenanceStatus, type ProvenanceRow, type CandidateStatus, type TestSummary,
+  type Candidate, type ActionView, type TimelineRow, type RunSummary, type ChannelRow, type AgentRow, type Matrix,
+  type EventView, type BlobPreview, type Investigation, type InfluenceSource, type InfluenceEdge, type Influence, type Workspace,
+  type ActionMarks, type RunGraph,
+} from "./analysis/types";
 export { ReplayContext, RunTape, Budget, runTest, decisionTest, replayAndDiff, ReplayError, MIN_EFFECT, type TestOptions, type TestResult, type DecisionTestOptions } from "./replay/engine";
 export { attribute, defaultSuspects, rankedSuspects, type Attribution, type AttributeOptions, type Cause, type ChainHop, type SuspectEvidence, type Phase } from "./replay/attribute";
-export { PairedSequence, pairedBetting, spendAlpha, type BettingOptions, type BettingState } from "./betting";
+export { PairedSequence, pairedBetting, spendAlpha, type BettingOptions, type BettingState } from "./stats/betting";
 export { Refusal, checkTarget, checkRemoval, estimateCost, callsForUsd, parsePrice, runSources, runToolsAndAgents, type CostEstimate, type PriceTable } from "./replay/preflight";
 export { causingSpans, segments, type CausingSpan, type SpanResult } from "./replay/spans";
 export { failureShapes, confirmedCauses, type FailureShape } from "./replay/shapes";
 export { fixCheck, type FixCheck, type FixCheckOptions } from "./replay/fixcheck";
 export { narrowAttribution } from "./replay/narrow";
 export { buildCase, caseMarkdown, caseHtml, type CaseFile } from "./report/case";
-export { applyEdit, interveneOn, spanSpec, type Change } from "./interventions";
+export { applyEdit, interveneOn, spanSpec, type Change } from "./specs/apply";
 // ---- capture: SDK adapters, gateway, remote ingest, OpenTelemetry import (docs/capture.md)
 export { traceOpenAI, TracedOpenAI, type OpenAILike, type OpenAIToolCall } from "./adapters/openai";
 export { traceAnthropic, TracedAnthropic, type AnthropicLike, type ToolUseBlock } from "./adapters/anthropic";
 export { ConversationRecorder, openRun, runDir, type CaptureOptions, type OpenRunOptions, type RecordedRequest, type RecordedBlock } from "./adapters/shared";
 export { CODECS, PLACEHOLDER, codecForPath, type Codec, type ApiName } from "./adapters/codecs";
-export { endpointDecisionTest, rebuildRequest, withoutBlocks, EndpointError, type EndpointTestOptions } from "./adapters/endpoint-replay";
+export { endpointDecisionTest, rebuildRequest, withoutBlocks, EndpointError, type EndpointTestOptions } from "./replay/endpoint-replay";
 export { HttpSink, IngestError, type HttpSinkOptions } from "./sdk/httpsink";
 export { startGateway, type Gateway, type GatewayOptions } from "./capture/gateway";
 export { startCollector, INGEST_MARKER, type Collector, type CollectorOptions } from "./capture/server";
-export { validateBatch, type StoredRun, type IngestVerdict, type RunHead } from "./capture/ingest";
+export { validateBatch, type StoredRun, type IngestVerdict, type RunHead } from "./store/ingest";
 export { AlertWatcher, webhookPayload, type WatchOptions, type WatchedAlert } from "./capture/watch";
 export { importOtel, type OtelImportOptions } from "./importers/otel";
-export { findEmails, globMatch } from "./analysis/scan";
+export { findEmails, globMatch } from "./util/scan";
 export { safeText } from "./log/sanitize";
 export { readLimits, MAX_JSON_DEPTH, type ReadLimits } from "./log/safefs";

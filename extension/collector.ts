@@ -24,6 +24,7 @@ import { CollectorClient, appendTestLine, followRun, pullRun, saveWriters } from
 import type { RunFilter, RunRow } from "../core/store/types";
 import type { RemoteRuns } from "./logic/tree";
 import type { Services } from "./services";
+import { COMMANDS, INTERNAL_COMMANDS } from "./logic/command-ids";
 
 const STATE_KEY = "causeway.collector.url";
 const secretKey = (url: string) => `causeway.collector.token:${url}`;
@@ -362,13 +363,13 @@ export function registerCollector(s: Services): CollectorConnection {
   const conn = new CollectorConnection(s);
   s.context.subscriptions.push(
     conn,
-    vscode.commands.registerCommand("causeway.connectCollector", () => conn.connectInteractive()),
-    vscode.commands.registerCommand("causeway.disconnectCollector", () => conn.disconnect()),
-    vscode.commands.registerCommand("causeway.filterCollector", () => conn.filterInteractive()),
-    vscode.commands.registerCommand("causeway.moreCollectorRuns", () => conn.loadMore()),
+    vscode.commands.registerCommand(COMMANDS.connectCollector, () => conn.connectInteractive()),
+    vscode.commands.registerCommand(COMMANDS.disconnectCollector, () => conn.disconnect()),
+    vscode.commands.registerCommand(COMMANDS.filterCollector, () => conn.filterInteractive()),
+    vscode.commands.registerCommand(COMMANDS.moreCollectorRuns, () => conn.loadMore()),
     // a listed run clicked in the Runs view: open it, then show it in the investigator
-    vscode.commands.registerCommand("causeway.openCollectorRun", async (dir: unknown) => {
-      if (typeof dir === "string" && (await conn.open(dir))) await vscode.commands.executeCommand("causeway.reveal", { run: dir });
+    vscode.commands.registerCommand(INTERNAL_COMMANDS.openCollectorRun, async (dir: unknown) => {
+      if (typeof dir === "string" && (await conn.open(dir))) await vscode.commands.executeCommand(COMMANDS.reveal, { run: dir });
     }),
   );
   return conn;

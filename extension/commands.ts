@@ -7,7 +7,7 @@ import * as vscode from "vscode";
 import path from "node:path";
 import type { ActionView } from "../core/analysis/types";
 import { openBlob } from "./blobs";
-import { exportReport, importOtelTraces, recordDemo } from "./cliJobs";
+import { exportReport, importOtelTraces, recordDemo } from "./cli-jobs";
 import { interventionSuggestions, targetSuggestions, type Suggestion } from "./logic/replay";
 import { oneLine } from "./logic/diagnostics";
 import { costQuestion } from "./logic/cost";
@@ -18,9 +18,10 @@ import type { InvestigatorPanel } from "./panel";
 import { askInt, pickAction, pickBlob, pickRun } from "./picks";
 import type { ReplayService } from "./replay";
 import type { RunDiscovery } from "./discovery";
-import type { RunsTree } from "./runsTree";
+import type { RunsTree } from "./runs-tree";
 import type { Recording } from "./record";
 import type { EventRef, Services } from "./services";
+import { COMMANDS } from "./logic/command-ids";
 
 export interface CommandDeps {
   s: Services;
@@ -75,13 +76,13 @@ export function registerCommands(d: CommandDeps): void {
     return action ? { run, action } : undefined;
   };
 
-  reg("causeway.openInvestigator", (arg) => {
+  reg(COMMANDS.openInvestigator, (arg) => {
     const ref = current(arg);
     panel.show(ref?.run, ref?.seq !== undefined ? { seq: ref.seq } : undefined);
   });
 
   // internal: tree selection, code lens, quick fix → the investigator on that run / event
-  reg("causeway.reveal", (arg) => {
+  reg(COMMANDS.reveal, (arg) => {
     const ref = known(refOf(arg));
     if (!ref) return;
     const a = arg as { node?: unknown; action?: unknown };
@@ -102,7 +103,7 @@ export function registerCommands(d: CommandDeps): void {
     return (await vscode.window.showWarningMessage(vscode.l10n.t("Causeway: {0}", q), { modal: true }, vscode.l10n.t("Run"))) === vscode.l10n.t("Run");
   };
 
-  reg("causeway.findCause", async (arg) => {
+  reg(COMMANDS.findCause, async (arg) => {
     if (!replay.canReplay) return replay.explainRestricted();
     const hit = await actionFor(arg, vscode.l10n.t("Find the cause"));
     if (!hit) return;
@@ -116,7 +117,7 @@ export function registerCommands(d: CommandDeps): void {
     void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: {0} — {1}", title, oneLine(out.message, 400)));
   });
 
-  reg("causeway.runTest", async (arg) => {
+  reg(COMMANDS.runTest, async (arg) => {
     if (!replay.canReplay) return replay.explainRestricted();
     const hit = await actionFor(arg, vscode.l10n.t("Run test (1/5): the tool call"));
     if (!hit) return;
@@ -146,7 +147,7 @@ export function registerCommands(d: CommandDeps): void {
     void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: {0} — {1}", title, oneLine(out.message, 400)));
   });
 
-  reg("causeway.verifyRun", async (arg) => {
+  reg(COMMANDS.verifyRun, async (arg) => {
     const run = current(arg)?.run ?? (await pickRun(s, { title: vscode.l10n.t("Verify run") }));
     if (!run) return;
     const r = s.store.verify(run)!;
@@ -165,7 +166,7 @@ export function registerCommands(d: CommandDeps): void {
     else if (pick) s.log.show(true);
   });
 
-  reg("causeway.replayRun", async (arg) => {
+  reg(COMMANDS.replayRun, async (arg) => {
     if (!replay.canReplay) return replay.explainRestricted();
     const run = current(arg)?.run ?? (await pickRun(s, { title: vscode.l10n.t("Replay run"), replayable: true }));
     if (!run) return;
@@ -186,13 +187,13 @@ export function registerCommands(d: CommandDeps): void {
     if (pick) s.log.show(true);
   });
 
-  reg("causeway.recordDemo", () => recordDemo(s, replay, discovery, panel));
-  reg("causeway.recordProgram", (arg) => recording.recordProgram(arg));
-  reg("causeway.addLaunchConfiguration", (arg) => recording.addLaunchConfiguration(arg));
-  reg("causeway.exportReport", (arg) => exportReport(s, current(arg)?.run));
-  reg("causeway.importOtel", () => importOtelTraces(s, discovery, panel));
+  reg(COMMANDS.recordDemo, () => recordDemo(s, replay, discovery, panel));
+  reg(COMMANDS.recordProgram, (arg) => recording.recordProgram(arg));
+  reg(COMMANDS.addLaunchConfiguration, (arg) => recording.addLaunchConfiguration(arg));
+  reg(COMMANDS.exportReport, (arg) => exportReport(s, current(arg)?.run));
+  reg(COMMANDS.importOtel, () => importOtelTraces(s, discovery, panel));
 
-  reg("causeway.openBlob", async (arg) => {
+  reg(COMMANDS.openBlob, async (arg) => {
     const a = (arg ?? {}) as { ref?: unknown };
     const ref = current(arg);
     const run = ref?.run ?? (await pickRun(s, { title: vscode.l10n.t("Open blob") }));
@@ -201,7 +202,7 @@ export function registerCommands(d: CommandDeps): void {
     if (blob) await openBlob(s, run, blob);
   });
 
-  reg("causeway.openEventsFile", async (arg) => {
+  reg(COMMANDS.openEventsFile, async (arg) => {
     const ref = current(arg);
     const run = ref?.run ?? (await pickRun(s, { title: vscode.l10n.t("Open events.jsonl") }));
     if (!run) return;
@@ -210,13 +211,13 @@ export function registerCommands(d: CommandDeps): void {
   });
 
   // internal
-  reg("causeway.openLine", (file, line) => (typeof file === "string" ? openLine(file, typeof line === "number" ? line : 1) : undefined));
-  reg("causeway.revealInTree", (arg) => {
+  reg(COMMANDS.openLine, (file, line) => (typeof file === "string" ? openLine(file, typeof line === "number" ? line : 1) : undefined));
+  reg(COMMANDS.revealInTree, (arg) => {
     const ref = known(refOf(arg));
     return ref ? tree.reveal(ref.run, ref.seq) : undefined;
   });
-  reg("causeway.refresh", () => discovery.restart());
-  reg("causeway.showOutput", () => s.log.show(true));
+  reg(COMMANDS.refresh, () => discovery.restart());
+  reg(COMMANDS.showOutput, () => s.log.show(true));
 }
 
 export async function openLine(file: string, line: number): Promise<void> {

@@ -6,9 +6,10 @@
  */
 import * as vscode from "vscode";
 import { runDiagnostics, siteDiagnostics, type DiagSpec, type FixTarget, type RunForDiagnostics } from "./logic/diagnostics";
-import type { StoreChange } from "./logic/runStore";
+import type { RunsChange } from "./logic/workspace-runs";
 import { blobUri } from "./blobs";
 import type { Services } from "./services";
+import { COMMANDS } from "./logic/command-ids";
 
 export const SOURCE = "Causeway";
 /** Longest stretch of one diagnostics slice before it yields to the extension host (ms). */
@@ -47,7 +48,7 @@ export class DiagnosticsController implements vscode.Disposable {
     );
   }
 
-  private onStoreChange(c: StoreChange): void {
+  private onStoreChange(c: RunsChange): void {
     for (const d of [...c.changed, ...c.removed]) this.pending.add(d);
     if (this.timer || this.waitingForAnalysis) return;
     // While many runs are being analysed (a workspace of a thousand runs opening), their
@@ -160,12 +161,12 @@ export class DiagnosticsController implements vscode.Disposable {
         seen.add(k);
         const many = targets.length > 1 || seen.size > 1;
         const a = new vscode.CodeAction(many ? vscode.l10n.t("Find the cause of {0} in {1} (#{2})", t.tool, t.runId, t.seq) : vscode.l10n.t("Find the cause of {0}", t.tool), vscode.CodeActionKind.QuickFix);
-        a.command = { command: "causeway.findCause", title: vscode.l10n.t("Find the cause"), arguments: [{ run: t.run, seq: t.seq }] };
+        a.command = { command: COMMANDS.findCause, title: vscode.l10n.t("Find the cause"), arguments: [{ run: t.run, seq: t.seq }] };
         a.diagnostics = [diag];
         a.isPreferred = seen.size === 1;
         out.push(a);
         const o = new vscode.CodeAction(vscode.l10n.t("Open {0} ({1} #{2}) in the investigator", t.tool, t.runId, t.seq), vscode.CodeActionKind.QuickFix);
-        o.command = { command: "causeway.reveal", title: vscode.l10n.t("Open in investigator"), arguments: [{ run: t.run, seq: t.seq, action: true }] };
+        o.command = { command: COMMANDS.reveal, title: vscode.l10n.t("Open in investigator"), arguments: [{ run: t.run, seq: t.seq, action: true }] };
         o.diagnostics = [diag];
         out.push(o);
       }

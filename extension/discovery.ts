@@ -8,8 +8,8 @@ import * as vscode from "vscode";
 import path from "node:path";
 import fs from "node:fs";
 import { eventsGlob, isInside, isUnderRunsGlob, runDirOfFile, runFilesGlob } from "./logic/glob";
-import { findRunDirs } from "./logic/findRuns";
-import { readRemembered, writeRemembered } from "./logic/rememberedRuns";
+import { findRunDirs } from "./logic/find-runs";
+import { readRemembered, writeRemembered } from "./logic/remembered-runs";
 import type { Services } from "./services";
 
 /** When a new folder may become a run, look for its events.jsonl again after these delays (ms). */
@@ -119,7 +119,7 @@ export class RunDiscovery implements vscode.Disposable {
     return n;
   }
 
-  /** Where the run folders found are remembered (the extension's global storage: see rememberedRuns). */
+  /** Where the run folders found are remembered (the extension's global storage: see logic/remembered-runs.ts). */
   private storageDir(): string | undefined {
     const dir = this.s.context.globalStorageUri;
     return dir.scheme === "file" ? dir.fsPath : undefined;

@@ -6,23 +6,24 @@
  */
 import * as vscode from "vscode";
 import { readSettings, SECTION } from "./config";
-import { CausewayLenses } from "./codeLens";
+import { CausewayLenses } from "./code-lens";
 import { registerCommands } from "./commands";
 import { DiagnosticsController } from "./diagnostics";
 import { RunDiscovery } from "./discovery";
 import { registerBlobs, openBlob } from "./blobs";
 import { registerCollector } from "./collector";
-import { RunStore } from "./logic/runStore";
+import { WorkspaceRuns } from "./logic/workspace-runs";
 import { SiteResolver } from "./logic/sites";
 import { SettingsByFolder } from "./logic/settings";
 import { InvestigatorPanel } from "./panel";
 import { ReplayService } from "./replay";
-import { RunsTree } from "./runsTree";
+import { RunsTree } from "./runs-tree";
 import type { Services } from "./services";
-import { registerStatusBar } from "./statusBar";
-import { exportCase } from "./cliJobs";
+import { registerStatusBar } from "./status-bar";
+import { exportCase } from "./cli-jobs";
 import { setTranslator } from "./logic/l10n";
 import { registerRecording } from "./record";
+import { COMMANDS } from "./logic/command-ids";
 
 /** The extension host's uptime when this bundle had been evaluated (ms), for the activation log. */
 const EVALUATED_AT = Math.round(process.uptime() * 1000);
@@ -38,7 +39,7 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(log);
   const folders = () => (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath);
   const settings = new SettingsByFolder((folder) => readSettings(folder === undefined ? undefined : vscode.Uri.file(folder)), folders);
-  const store = new RunStore({ log: (level, msg) => log[level](msg) });
+  const store = new WorkspaceRuns({ log: (level, msg) => log[level](msg) });
   context.subscriptions.push(store);
   const s: Services = {
     context,
@@ -58,7 +59,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const panel = new InvestigatorPanel(s, replay, {
     revealInTree: (run, seq) => tree.reveal(run, seq),
     openBlob: (run, ref) => openBlob(s, run, ref),
-    exportReport: async () => void (await vscode.commands.executeCommand("causeway.exportReport")),
+    exportReport: async () => void (await vscode.commands.executeCommand(COMMANDS.exportReport)),
     exportCase: (run, target) => exportCase(s, run, target),
   });
   context.subscriptions.push(tree, diagnostics, lenses, discovery, panel);

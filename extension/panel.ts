@@ -9,15 +9,16 @@ import * as vscode from "vscode";
 import fs from "node:fs";
 import path from "node:path";
 import { influence } from "../core/analysis/influence";
-import { runGraphOf } from "../core/analysis/runGraph";
+import { runGraphOf } from "../core/analysis/run-graph";
 import type { RunSummary, Workspace } from "../core/analysis/types";
 import type { RunData } from "../core/log/reader";
-import { parseWebviewMessage, type HostToWebview, type Screen, type WebviewToHost } from "../core/protocol";
-import { DefaultRunChoice } from "./logic/defaultRun";
+import { parseWebviewMessage, type HostToWebview, type Screen, type WebviewToHost } from "../core/protocol/messages";
+import { DefaultRunChoice } from "./logic/default-run";
 import { makeNonce, renderMissing, renderShell } from "./logic/html";
-import type { StoreChange } from "./logic/runStore";
+import type { RunsChange } from "./logic/workspace-runs";
 import type { ReplayService } from "./replay";
 import type { Services } from "./services";
+import { COMMANDS } from "./logic/command-ids";
 
 export const PANEL_TYPE = "causeway.investigator";
 
@@ -236,7 +237,7 @@ export class InvestigatorPanel implements vscode.Disposable {
     }
   }
 
-  private onStoreChange(c: StoreChange): void {
+  private onStoreChange(c: RunsChange): void {
     this.settleDefaultRun();
     if (!this.panel || !this.ready) return;
     for (const d of c.removed) {
@@ -343,7 +344,7 @@ export class InvestigatorPanel implements vscode.Disposable {
   }
 
   private async openLine(file: string, line: number): Promise<void> {
-    await vscode.commands.executeCommand("causeway.openLine", file, line);
+    await vscode.commands.executeCommand(COMMANDS.openLine, file, line);
   }
 
   private disposePanel(): void {

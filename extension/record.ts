@@ -10,12 +10,12 @@ import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
-import { formatCommand } from "../core/argv";
-import { failed, runCli } from "./cliJobs";
+import { formatCommand } from "../core/log/argv";
+import { failed, runCli } from "./cli-jobs";
 import type { RunDiscovery } from "./discovery";
 import type { InvestigatorPanel } from "./panel";
 import type { ReplayService } from "./replay";
-import type { RunsTree } from "./runsTree";
+import type { RunsTree } from "./runs-tree";
 import type { Services } from "./services";
 import {
   JS_FILE, LAUNCH_NAME, PRELOAD_COMMAND, PY_FILE, TS_FILE, defaultTools, launchConfiguration, programCommand, recordArgs, rememberedTools, runIdFor, sessionOut,

@@ -11,7 +11,7 @@ import path from "node:path";
 import { runInWorker, WorkerFailure } from "../core/replay/client";
 import type { Progress } from "../core/replay/engine";
 import { checkFile, planReplay, type Approval } from "../core/replay/approval";
-import { parseCommand } from "../core/argv";
+import { parseCommand } from "../core/log/argv";
 import { ProgramApprovals } from "./approvals";
 import { decidePermit } from "./logic/approvals";
 import { buildRequest, describeResult, describeReplay, replayUnavailableReason, type ReplayJob } from "./logic/replay";

@@ -1,12 +1,12 @@
 /** What the parts of the extension share. Built once in activate(). */
 import type * as vscode from "vscode";
-import type { RunStore } from "./logic/runStore";
+import type { WorkspaceRuns } from "./logic/workspace-runs";
 import type { SiteResolver } from "./logic/sites";
 import type { Settings } from "./config";
 
 export interface Services {
   readonly context: vscode.ExtensionContext;
-  readonly store: RunStore;
+  readonly store: WorkspaceRuns;
   readonly log: vscode.LogOutputChannel;
   readonly sites: SiteResolver;
   /** The settings for a path's workspace folder (resource-scoped ones may differ per folder); none: the workspace's. */

@@ -1,5 +1,5 @@
 /**
- * The webview's side of the host ↔ webview protocol (core/protocol.ts). Two hosts implement one
+ * The webview's side of the host ↔ webview protocol (core/protocol/messages.ts). Two hosts implement one
  * interface, so the app runs the same code in both places:
  *   VscodeHost  inside the extension: messages go through acquireVsCodeApi(), state through
  *               getState/setState (which survive hide/show and, with the panel serializer, reload);
@@ -8,8 +8,8 @@
  * Messages that arrive are checked for shape before the app sees them.
  */
 import type { Investigation, RunGraph, RunSummary, Workspace } from "../core/analysis/types";
-import { runGraphOf } from "../core/analysis/runGraph";
-import type { Capabilities, HostToWebview, Screen, WebviewToHost } from "../core/protocol";
+import { runGraphOf } from "../core/analysis/run-graph";
+import type { Capabilities, HostToWebview, Screen, WebviewToHost } from "../core/protocol/messages";
 import { SCREENS } from "./screens";
 
 /** The part of the UI state that is kept across hide/show and reloads. */

@@ -6,7 +6,7 @@
 import type { ActionView, Alert, EventView, Influence, InfluenceSource, Investigation, TimelineRow } from "../core/analysis/types";
 import type { GEdge, GNode } from "../core/graph/graph";
 import type { TimelineFilters } from "./host";
-import { SEVERITY_RANK } from "./format";
+import { SEVERITY_RANK } from "./labels";
 import { lineageChains } from "../core/graph/lineage";
 import { chainOf, howTested, type ChainHop, type HowTested } from "../core/analysis/tested";
 

@@ -8,7 +8,7 @@ import "./styles.css";
 import { App } from "./components/App";
 import type { Investigation, RunGraph, Workspace } from "../core/analysis/types";
 import { ReportHost, VscodeHost, type Host, type ReportRun, type ReportSource } from "./host";
-import { Controller } from "./store";
+import { Controller } from "./state";
 
 /**
  * The report's embedded data (core/report/report.ts dataElements): an index (the workspace and the

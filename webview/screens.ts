@@ -1,7 +1,7 @@
 /**
  * The screens, in the order people ask their questions, with their tab labels and icons.
  */
-import type { Screen } from "../core/protocol";
+import type { Screen } from "../core/protocol/messages";
 
 export interface ScreenInfo {
   id: Screen;

@@ -10,8 +10,11 @@
  * unknown parts are kept as they are (inline in the recorded request) and never become items.
  */
 import { canonical } from "../log/hash";
+import type { JsonPath } from "../util/json-path";
+import { isRecord } from "../util/guards";
 
-export type JsonPath = (string | number)[];
+export type { JsonPath };
+
 export type ApiName = "openai.chat" | "openai.responses" | "anthropic.messages" | "ai-sdk.model";
 
 /** Who a block speaks for. */
@@ -79,7 +82,6 @@ export const PLACEHOLDER = "[removed by causeway]";
 const MAX_ARGS_CHARS = 4 * 1024 * 1024;
 
 type Obj = Record<string, unknown>;
-const isObj = (x: unknown): x is Obj => !!x && typeof x === "object" && !Array.isArray(x);
 const arr = (x: unknown): unknown[] => (Array.isArray(x) ? x : []);
 const str = (x: unknown): string | undefined => (typeof x === "string" ? x : undefined);
 const count = (x: unknown): number | undefined => (typeof x === "number" && Number.isInteger(x) && x >= 0 ? x : undefined);
@@ -109,13 +111,13 @@ export function resultText(result: unknown): string {
 function textOfParts(content: unknown, types: readonly string[]): string {
   if (typeof content === "string") return content;
   return arr(content)
-    .filter((p) => isObj(p) && types.includes(String(p.type)) && typeof p.text === "string")
+    .filter((p) => isRecord(p) && types.includes(String(p.type)) && typeof p.text === "string")
     .map((p) => (p as Obj).text as string)
     .join("\n");
 }
 
 function pick(body: unknown, drop: readonly string[]): Record<string, unknown> {
-  if (!isObj(body)) return {};
+  if (!isRecord(body)) return {};
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(body)) if (!drop.includes(k) && v !== undefined) out[k] = v;
   return out;
@@ -123,7 +125,7 @@ function pick(body: unknown, drop: readonly string[]): Record<string, unknown> {
 
 function placeholderOf(original: unknown, textType: string): unknown {
   if (Array.isArray(original)) return [{ type: textType, text: PLACEHOLDER }];
-  if (isObj(original)) return { type: textType, text: PLACEHOLDER };
+  if (isRecord(original)) return { type: textType, text: PLACEHOLDER };
   return PLACEHOLDER;
 }
 
@@ -132,9 +134,9 @@ function contentBlocks(content: unknown, base: JsonPath, role: BlockRole, textTy
   if (typeof content === "string") return [{ path: [...base, "content"], role, value: content, removable: true }];
   const out: RequestBlock[] = [];
   arr(content).forEach((p, j) => {
-    if (isObj(p) && textTypes.includes(String(p.type)) && typeof p.text === "string") {
+    if (isRecord(p) && textTypes.includes(String(p.type)) && typeof p.text === "string") {
       out.push({ path: [...base, "content", j, "text"], role, value: p.text, removable: true });
-    } else if (isObj(p)) out.push({ path: [...base, "content", j], role, value: p, removable: true });
+    } else if (isRecord(p)) out.push({ path: [...base, "content", j], role, value: p, removable: true });
   });
   return out;
 }
@@ -148,15 +150,15 @@ export const openaiChat: Codec = {
   path: "/chat/completions",
   blocks(body) {
     const out: RequestBlock[] = [];
-    if (!isObj(body)) return out;
+    if (!isRecord(body)) return out;
     arr(body.messages).forEach((m, i) => {
-      if (!isObj(m)) return;
+      if (!isRecord(m)) return;
       const role = String(m.role);
       if (CHAT_ROLES[role]) out.push(...contentBlocks(m.content, ["messages", i], CHAT_ROLES[role], ["text"]));
       else if (role === "tool") {
         out.push({ path: ["messages", i, "content"], role: "tool", value: m.content ?? null, toolCallId: str(m.tool_call_id), removable: true });
       } else if (role === "assistant") {
-        const ids = arr(m.tool_calls).map((c) => (isObj(c) ? str(c.id) : undefined)).filter((x): x is string => !!x);
+        const ids = arr(m.tool_calls).map((c) => (isRecord(c) ? str(c.id) : undefined)).filter((x): x is string => !!x);
         out.push({ path: ["messages", i], role: "assistant", value: m, callIds: ids, removable: false });
       }
     });
@@ -165,35 +167,35 @@ export const openaiChat: Codec = {
     return out;
   },
   callsInRequest(body) {
-    if (!isObj(body)) return [];
-    return arr(body.messages).flatMap((m) => (isObj(m) && m.role === "assistant" ? chatCalls(m.tool_calls) : []));
+    if (!isRecord(body)) return [];
+    return arr(body.messages).flatMap((m) => (isRecord(m) && m.role === "assistant" ? chatCalls(m.tool_calls) : []));
   },
   output(response) {
-    const c = isObj(response) ? arr(response.choices)[0] : undefined;
-    return isObj(c) && isObj(c.message) ? c.message : null;
+    const c = isRecord(response) ? arr(response.choices)[0] : undefined;
+    return isRecord(c) && isRecord(c.message) ? c.message : null;
   },
   toolCalls(response) {
     const m = this.output(response);
-    return isObj(m) ? chatCalls(m.tool_calls) : [];
+    return isRecord(m) ? chatCalls(m.tool_calls) : [];
   },
   usage(response) {
-    const u = isObj(response) && isObj(response.usage) ? response.usage : {};
+    const u = isRecord(response) && isRecord(response.usage) ? response.usage : {};
     return { input_tokens: count(u.prompt_tokens), output_tokens: count(u.completion_tokens) };
   },
   params: (body) => pick(body, ["messages", "tools", "functions", "model", "stream", "stream_options"]),
-  assistantText: (v) => (isObj(v) ? textOfParts(v.content, ["text"]) : ""),
+  assistantText: (v) => (isRecord(v) ? textOfParts(v.content, ["text"]) : ""),
   placeholder: (o) => placeholderOf(o, "text"),
   toolResultBlock: (callId, result) => ({ role: "tool", tool_call_id: callId, content: resultText(result) }),
   accumulate: accumulateChat,
   notReplayable(body) {
-    if (isObj(body) && body.web_search_options !== undefined) return "the request enables web search, a tool the provider runs itself";
+    if (isRecord(body) && body.web_search_options !== undefined) return "the request enables web search, a tool the provider runs itself";
     return null;
   },
 };
 
 function chatCalls(calls: unknown): ToolCallOut[] {
   return arr(calls)
-    .filter((c): c is Obj => isObj(c) && isObj(c.function) && typeof c.id === "string")
+    .filter((c): c is Obj => isRecord(c) && isRecord(c.function) && typeof c.id === "string")
     .map((c) => ({ id: c.id as string, name: String((c.function as Obj).name ?? ""), args: parseArgs((c.function as Obj).arguments) }));
 }
 
@@ -207,24 +209,24 @@ function accumulateChat(chunks: readonly unknown[]): unknown {
   let usage: unknown;
   const calls: { id?: string; type: string; function: { name: string; arguments: string } }[] = [];
   for (const ch of chunks) {
-    if (!isObj(ch)) continue;
+    if (!isRecord(ch)) continue;
     head ??= ch;
-    if (isObj(ch.usage)) usage = ch.usage;
-    const c = arr(ch.choices).find((x) => isObj(x) && (x.index ?? 0) === 0);
-    if (!isObj(c)) continue;
+    if (isRecord(ch.usage)) usage = ch.usage;
+    const c = arr(ch.choices).find((x) => isRecord(x) && (x.index ?? 0) === 0);
+    if (!isRecord(c)) continue;
     if (c.finish_reason) finish = c.finish_reason;
-    const d = isObj(c.delta) ? c.delta : {};
+    const d = isRecord(c.delta) ? c.delta : {};
     if (typeof d.content === "string") {
       content += d.content;
       sawContent = true;
     }
     if (typeof d.refusal === "string") refusal = (refusal ?? "") + d.refusal;
     for (const tc of arr(d.tool_calls)) {
-      if (!isObj(tc)) continue;
+      if (!isRecord(tc)) continue;
       const k = typeof tc.index === "number" && tc.index >= 0 && tc.index < 1024 ? tc.index : calls.length;
       calls[k] ??= { type: "function", function: { name: "", arguments: "" } };
       if (typeof tc.id === "string") calls[k].id = tc.id;
-      const f = isObj(tc.function) ? tc.function : {};
+      const f = isRecord(tc.function) ? tc.function : {};
       if (typeof f.name === "string") calls[k].function.name += f.name;
       if (typeof f.arguments === "string") calls[k].function.arguments += f.arguments;
     }
@@ -251,11 +253,11 @@ export const openaiResponses: Codec = {
   path: "/responses",
   blocks(body) {
     const out: RequestBlock[] = [];
-    if (!isObj(body)) return out;
+    if (!isRecord(body)) return out;
     if (typeof body.instructions === "string") out.push({ path: ["instructions"], role: "system", value: body.instructions, removable: true });
     if (typeof body.input === "string") out.push({ path: ["input"], role: "user", value: body.input, removable: true });
     arr(body.input).forEach((it, i) => {
-      if (!isObj(it)) return;
+      if (!isRecord(it)) return;
       const type = it.type ?? "message";
       const role = String(it.role ?? "");
       if (type === "message" && CHAT_ROLES[role]) out.push(...contentBlocks(it.content, ["input", i], CHAT_ROLES[role], INPUT_TEXT));
@@ -272,18 +274,18 @@ export const openaiResponses: Codec = {
     return out;
   },
   callsInRequest(body) {
-    return isObj(body) ? responsesCalls(body.input) : [];
+    return isRecord(body) ? responsesCalls(body.input) : [];
   },
-  output: (response) => (isObj(response) && Array.isArray(response.output) ? response.output : null),
-  toolCalls: (response) => (isObj(response) ? responsesCalls(response.output) : []),
+  output: (response) => (isRecord(response) && Array.isArray(response.output) ? response.output : null),
+  toolCalls: (response) => (isRecord(response) ? responsesCalls(response.output) : []),
   usage(response) {
-    const u = isObj(response) && isObj(response.usage) ? response.usage : {};
+    const u = isRecord(response) && isRecord(response.usage) ? response.usage : {};
     return { input_tokens: count(u.input_tokens), output_tokens: count(u.output_tokens) };
   },
   params: (body) => pick(body, ["input", "instructions", "tools", "model", "stream", "stream_options"]),
   assistantText(v) {
     if (Array.isArray(v)) return v.map((x) => this.assistantText(x)).filter(Boolean).join("\n");
-    return isObj(v) && v.type !== "function_call" ? textOfParts(v.content, INPUT_TEXT) : "";
+    return isRecord(v) && v.type !== "function_call" ? textOfParts(v.content, INPUT_TEXT) : "";
   },
   placeholder: (o) => placeholderOf(o, "input_text"),
   toolResultBlock: (callId, result) => ({ type: "function_call_output", call_id: callId, output: resultText(result) }),
@@ -291,16 +293,16 @@ export const openaiResponses: Codec = {
     let last: unknown;
     const items: unknown[] = [];
     for (const e of events) {
-      if (!isObj(e)) continue;
-      if ((e.type === "response.completed" || e.type === "response.incomplete" || e.type === "response.failed") && isObj(e.response)) last = e.response;
-      if (e.type === "response.output_item.done" && isObj(e.item)) items.push(e.item);
+      if (!isRecord(e)) continue;
+      if ((e.type === "response.completed" || e.type === "response.incomplete" || e.type === "response.failed") && isRecord(e.response)) last = e.response;
+      if (e.type === "response.output_item.done" && isRecord(e.item)) items.push(e.item);
     }
     return last ?? { object: "response", status: "incomplete", output: items };
   },
   notReplayable(body) {
-    if (!isObj(body)) return "the request is not a JSON object";
+    if (!isRecord(body)) return "the request is not a JSON object";
     if (body.previous_response_id || body.conversation) return "the request continues context the provider holds (previous_response_id / conversation), which a removal can't reach";
-    const hosted = arr(body.tools).find((t) => isObj(t) && t.type !== "function" && t.type !== "custom");
+    const hosted = arr(body.tools).find((t) => isRecord(t) && t.type !== "function" && t.type !== "custom");
     if (hosted) return `the request enables ${String((hosted as Obj).type)}, a tool the provider runs itself`;
     return null;
   },
@@ -309,7 +311,7 @@ export const openaiResponses: Codec = {
 function responsesCalls(items: unknown): ToolCallOut[] {
   const out: ToolCallOut[] = [];
   for (const it of arr(items)) {
-    if (!isObj(it) || typeof it.call_id !== "string") continue;
+    if (!isRecord(it) || typeof it.call_id !== "string") continue;
     if (it.type === "function_call") out.push({ id: it.call_id, name: String(it.name ?? ""), args: parseArgs(it.arguments) });
     else if (it.type === "custom_tool_call") out.push({ id: it.call_id, name: String(it.name ?? ""), args: { input: it.input ?? "" } });
   }
@@ -323,15 +325,15 @@ export const anthropicMessages: Codec = {
   path: "/v1/messages",
   blocks(body) {
     const out: RequestBlock[] = [];
-    if (!isObj(body)) return out;
+    if (!isRecord(body)) return out;
     if (typeof body.system === "string") out.push({ path: ["system"], role: "system", value: body.system, removable: true });
     arr(body.system).forEach((b, j) => {
-      if (isObj(b) && typeof b.text === "string") out.push({ path: ["system", j, "text"], role: "system", value: b.text, removable: true });
+      if (isRecord(b) && typeof b.text === "string") out.push({ path: ["system", j, "text"], role: "system", value: b.text, removable: true });
     });
     arr(body.messages).forEach((m, i) => {
-      if (!isObj(m)) return;
+      if (!isRecord(m)) return;
       if (m.role === "assistant") {
-        const ids = arr(m.content).flatMap((b) => (isObj(b) && b.type === "tool_use" && typeof b.id === "string" ? [b.id] : []));
+        const ids = arr(m.content).flatMap((b) => (isRecord(b) && b.type === "tool_use" && typeof b.id === "string" ? [b.id] : []));
         out.push({ path: ["messages", i], role: "assistant", value: m, callIds: ids, removable: false });
         return;
       }
@@ -341,7 +343,7 @@ export const anthropicMessages: Codec = {
         return;
       }
       arr(m.content).forEach((b, j) => {
-        if (!isObj(b)) return;
+        if (!isRecord(b)) return;
         if (b.type === "tool_result") {
           out.push({ path: ["messages", i, "content", j, "content"], role: "tool", value: b.content ?? null, toolCallId: str(b.tool_use_id), isError: b.is_error === true, removable: true });
         } else if (b.type === "text" && typeof b.text === "string") {
@@ -353,35 +355,35 @@ export const anthropicMessages: Codec = {
     return out;
   },
   callsInRequest(body) {
-    if (!isObj(body)) return [];
-    return arr(body.messages).flatMap((m) => (isObj(m) && m.role === "assistant" ? toolUses(m.content) : []));
+    if (!isRecord(body)) return [];
+    return arr(body.messages).flatMap((m) => (isRecord(m) && m.role === "assistant" ? toolUses(m.content) : []));
   },
-  output: (response) => (isObj(response) ? { role: "assistant", content: Array.isArray(response.content) ? response.content : [] } : null),
-  toolCalls: (response) => (isObj(response) ? toolUses(response.content) : []),
+  output: (response) => (isRecord(response) ? { role: "assistant", content: Array.isArray(response.content) ? response.content : [] } : null),
+  toolCalls: (response) => (isRecord(response) ? toolUses(response.content) : []),
   usage(response) {
-    const u = isObj(response) && isObj(response.usage) ? response.usage : {};
+    const u = isRecord(response) && isRecord(response.usage) ? response.usage : {};
     const out: UsageOut = { input_tokens: count(u.input_tokens), output_tokens: count(u.output_tokens) };
     for (const k of ["cache_creation_input_tokens", "cache_read_input_tokens"]) if (count(u[k]) !== undefined) out[k] = count(u[k]);
     return out;
   },
   params: (body) => pick(body, ["messages", "system", "tools", "model", "stream"]),
-  assistantText: (v) => (isObj(v) ? textOfParts(v.content, ["text"]) : ""),
+  assistantText: (v) => (isRecord(v) ? textOfParts(v.content, ["text"]) : ""),
   placeholder: (o) => placeholderOf(o, "text"),
   toolResultBlock: (callId, result, isError) => ({ type: "tool_result", tool_use_id: callId, content: resultText(result), ...(isError ? { is_error: true } : {}) }),
   accumulate: accumulateAnthropic,
   notReplayable(body, response) {
-    if (!isObj(body)) return "the request is not a JSON object";
+    if (!isRecord(body)) return "the request is not a JSON object";
     if (body.mcp_servers !== undefined || body.container !== undefined) return "the request names MCP servers or a container, which the provider runs itself";
-    const server = arr(body.tools).find((t) => isObj(t) && t.type !== undefined && t.type !== "custom");
+    const server = arr(body.tools).find((t) => isRecord(t) && t.type !== undefined && t.type !== "custom");
     if (server) return `the request enables ${String((server as Obj).type)}, a tool the provider runs itself`;
-    if (isObj(response) && arr(response.content).some((b) => isObj(b) && b.type === "server_tool_use")) return "the provider ran a tool in the recorded response";
+    if (isRecord(response) && arr(response.content).some((b) => isRecord(b) && b.type === "server_tool_use")) return "the provider ran a tool in the recorded response";
     return null;
   },
 };
 
 function toolUses(content: unknown): ToolCallOut[] {
   return arr(content)
-    .filter((b): b is Obj => isObj(b) && b.type === "tool_use" && typeof b.id === "string")
+    .filter((b): b is Obj => isRecord(b) && b.type === "tool_use" && typeof b.id === "string")
     .map((b) => ({ id: b.id as string, name: String(b.name ?? ""), args: b.input ?? {} }));
 }
 
@@ -391,18 +393,18 @@ function accumulateAnthropic(events: readonly unknown[]): unknown {
   const content: Obj[] = [];
   const partial = new Map<number, string>();
   for (const e of events) {
-    if (!isObj(e)) continue;
+    if (!isRecord(e)) continue;
     const index = typeof e.index === "number" && e.index >= 0 && e.index < 4096 ? e.index : -1;
     switch (e.type) {
       case "message_start":
-        if (isObj(e.message)) msg = { ...e.message };
+        if (isRecord(e.message)) msg = { ...e.message };
         break;
       case "content_block_start":
-        if (index >= 0 && isObj(e.content_block)) content[index] = { ...e.content_block };
+        if (index >= 0 && isRecord(e.content_block)) content[index] = { ...e.content_block };
         break;
       case "content_block_delta": {
         const b = content[index];
-        const d = isObj(e.delta) ? e.delta : {};
+        const d = isRecord(e.delta) ? e.delta : {};
         if (!b) break;
         if (d.type === "text_delta" && typeof d.text === "string") b.text = String(b.text ?? "") + d.text;
         else if (d.type === "input_json_delta" && typeof d.partial_json === "string") partial.set(index, (partial.get(index) ?? "") + d.partial_json);
@@ -417,8 +419,8 @@ function accumulateAnthropic(events: readonly unknown[]): unknown {
         break;
       }
       case "message_delta":
-        if (isObj(e.delta)) Object.assign(msg, pick(e.delta, []));
-        if (isObj(e.usage)) msg.usage = { ...(isObj(msg.usage) ? msg.usage : {}), ...e.usage };
+        if (isRecord(e.delta)) Object.assign(msg, pick(e.delta, []));
+        if (isRecord(e.usage)) msg.usage = { ...(isRecord(msg.usage) ? msg.usage : {}), ...e.usage };
         break;
     }
   }
@@ -445,21 +447,21 @@ export const aiSdkModel: Codec = {
   path: "(ai-sdk)",
   blocks(body) {
     const out: RequestBlock[] = [];
-    if (!isObj(body)) return out;
+    if (!isRecord(body)) return out;
     arr(body.prompt).forEach((m, i) => {
-      if (!isObj(m)) return;
+      if (!isRecord(m)) return;
       const role = String(m.role);
       if (role === "system" && typeof m.content === "string") out.push({ path: ["prompt", i, "content"], role: "system", value: m.content, removable: true });
       else if (role === "user") out.push(...contentBlocks(m.content, ["prompt", i], "user", ["text"]));
       else if (role === "assistant") {
-        const ids = arr(m.content).map((p) => (isObj(p) && p.type === "tool-call" ? str(p.toolCallId) : undefined)).filter((x): x is string => !!x);
+        const ids = arr(m.content).map((p) => (isRecord(p) && p.type === "tool-call" ? str(p.toolCallId) : undefined)).filter((x): x is string => !!x);
         out.push({ path: ["prompt", i], role: "assistant", value: m, callIds: ids, removable: false });
       } else if (role === "tool") {
         arr(m.content).forEach((p, j) => {
-          if (!isObj(p) || p.type !== "tool-result") return;
+          if (!isRecord(p) || p.type !== "tool-result") return;
           const o = p.output;
-          const isError = isObj(o) && String(o.type).startsWith("error");
-          if (isObj(o) && AI_SDK_VALUE_OUTPUTS.includes(String(o.type))) {
+          const isError = isRecord(o) && String(o.type).startsWith("error");
+          if (isRecord(o) && AI_SDK_VALUE_OUTPUTS.includes(String(o.type))) {
             out.push({ path: ["prompt", i, "content", j, "output", "value"], role: "tool", value: o.value ?? null, toolCallId: str(p.toolCallId), isError, removable: true });
           } else {
             out.push({ path: ["prompt", i, "content", j, "output"], role: "tool", value: o ?? null, toolCallId: str(p.toolCallId), isError, removable: true });
@@ -471,21 +473,21 @@ export const aiSdkModel: Codec = {
     return out;
   },
   callsInRequest(body) {
-    if (!isObj(body)) return [];
-    return arr(body.prompt).flatMap((m) => (isObj(m) && m.role === "assistant" ? aiSdkCalls(m.content) : []));
+    if (!isRecord(body)) return [];
+    return arr(body.prompt).flatMap((m) => (isRecord(m) && m.role === "assistant" ? aiSdkCalls(m.content) : []));
   },
-  output: (response) => (isObj(response) && Array.isArray(response.content) ? { role: "assistant", content: response.content } : null),
-  toolCalls: (response) => (isObj(response) ? aiSdkCalls(response.content) : []),
+  output: (response) => (isRecord(response) && Array.isArray(response.content) ? { role: "assistant", content: response.content } : null),
+  toolCalls: (response) => (isRecord(response) ? aiSdkCalls(response.content) : []),
   usage(response) {
-    const u = isObj(response) && isObj(response.usage) ? response.usage : {};
+    const u = isRecord(response) && isRecord(response.usage) ? response.usage : {};
     // v2: numbers; v3 and later: {total, …}
-    const n = (x: unknown) => count(x) ?? (isObj(x) ? count(x.total) : undefined);
+    const n = (x: unknown) => count(x) ?? (isRecord(x) ? count(x.total) : undefined);
     return { input_tokens: n(u.inputTokens), output_tokens: n(u.outputTokens) };
   },
   params: (body) => pick(body, ["prompt", "tools", "model"]),
-  assistantText: (v) => (isObj(v) ? textOfParts(v.content, ["text"]) : ""),
+  assistantText: (v) => (isRecord(v) ? textOfParts(v.content, ["text"]) : ""),
   placeholder(original) {
-    if (!isObj(original)) return PLACEHOLDER;
+    if (!isRecord(original)) return PLACEHOLDER;
     // a tool output ({type, value}) or a user part (file, image…)
     return "value" in original ? { type: "text", value: PLACEHOLDER } : { type: "text", text: PLACEHOLDER };
   },
@@ -496,7 +498,7 @@ export const aiSdkModel: Codec = {
     let finishReason: unknown = "unknown";
     let usage: unknown;
     for (const e of events) {
-      if (!isObj(e)) continue;
+      if (!isRecord(e)) continue;
       const kind = e.type === "text-delta" ? "text" : e.type === "reasoning-delta" ? "reasoning" : undefined;
       if (kind) {
         const key = `${kind}\u0000${String(e.id ?? "")}`;
@@ -520,7 +522,7 @@ export const aiSdkModel: Codec = {
 
 function aiSdkCalls(content: unknown): ToolCallOut[] {
   return arr(content)
-    .filter((p): p is Obj => isObj(p) && p.type === "tool-call" && typeof p.toolCallId === "string" && !p.providerExecuted)
+    .filter((p): p is Obj => isRecord(p) && p.type === "tool-call" && typeof p.toolCallId === "string" && !p.providerExecuted)
     .map((p) => ({ id: p.toolCallId as string, name: String(p.toolName ?? ""), args: typeof p.input === "string" ? parseArgs(p.input) : (p.input ?? {}) }));
 }
 
@@ -538,27 +540,6 @@ export function codecForPath(pathname: string): Codec | undefined {
   if (/(^|\/)responses$/.test(p)) return openaiResponses;
   if (/(^|\/)messages$/.test(p)) return anthropicMessages;
   return undefined;
-}
-
-/** The value at a path, or undefined. */
-export function getAt(root: unknown, path: JsonPath): unknown {
-  let v: unknown = root;
-  for (const k of path) {
-    if (v === null || typeof v !== "object") return undefined;
-    v = (v as Record<string | number, unknown>)[k];
-  }
-  return v;
-}
-
-/** Sets the value at a path whose parents exist; returns false when they don't. */
-export function setAt(root: unknown, path: JsonPath, value: unknown): boolean {
-  if (!path.length) return false;
-  const parent = getAt(root, path.slice(0, -1));
-  if (parent === null || typeof parent !== "object") return false;
-  const k = path[path.length - 1];
-  if (Array.isArray(parent) ? typeof k !== "number" || k < 0 || k >= parent.length : typeof k !== "string") return false;
-  (parent as Record<string | number, unknown>)[k] = value;
-  return true;
 }
 
 /** How a block's content is rebuilt from its context item: the value itself, its JSON text, or not at all. */

@@ -6,7 +6,7 @@
 import { safeText } from "../log/sanitize";
 import type { RunData } from "../log/reader";
 import { readRun } from "../log/reader";
-import { listRunDirs } from "../log/runDirs";
+import { listRunDirs } from "../log/run-dirs";
 import { buildGraph, nodeId, nodesMatching, textOf, type Graph } from "../graph/graph";
 import { closure } from "../graph/closure";
 import { RunModel } from "../graph/model";

@@ -12,7 +12,7 @@ import { buildGraph, criticalPath, nodeId, nodesMatching, targetHits, textOf, ty
 import { Bits, closure } from "../graph/closure";
 import { RunModel } from "../graph/model";
 import { copiedFrom, specificValues } from "../graph/copied";
-import { roleFor } from "../stats";
+import { roleFor } from "../stats/stats";
 import { ProvenanceIndex } from "./provenance";
 import { attachCauseDetails } from "./causes";
 import { countedRun, foreignByAction } from "./foreign";
@@ -37,7 +37,7 @@ import type {
   TestSummary,
   TimelineRow,
 } from "./types";
-import { pct, signed } from "../format";
+import { pct, signed } from "../util/numbers";
 
 const RANK: Record<Severity, number> = { high: 0, review: 1, info: 2 };
 const EMAIL_FULL = /^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$/;

@@ -326,7 +326,7 @@ export interface ActionMarks {
 /**
  * What the Graph screen needs of an investigation (a small part of it): the static report embeds
  * it apart from the rest and the extension sends it first, so a big run's graph is drawn before
- * the rest of its investigation is read. See core/analysis/runGraph.ts.
+ * the rest of its investigation is read. See core/analysis/run-graph.ts.
  */
 export interface RunGraph {
   summary: RunSummary;

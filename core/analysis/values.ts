@@ -7,7 +7,7 @@
  * prompt-injection signature); found nowhere, "generated".
  */
 import { dumps } from "../log/pyjson";
-import { findEmails } from "./scan";
+import { findEmails } from "../util/scan";
 import type { Trust } from "../log/events";
 
 export type Origin = "trusted" | "untrusted-only" | "generated";

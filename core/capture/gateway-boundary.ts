@@ -16,7 +16,7 @@
  * preflight. Both checks come before the body is read, so nothing is forwarded or recorded.
  */
 import type http from "node:http";
-import { HttpError } from "./http";
+import { HttpError } from "../store/http";
 
 /** Headers of one connection (RFC 9110 §7.6.1), never forwarded in either direction. */
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer", "trailers", "transfer-encoding", "upgrade"]);

@@ -19,7 +19,7 @@ import { freeRunId } from "../sdk/system";
 import type { Codec, ToolCallOut } from "../adapters/codecs";
 import { ConversationRecorder, openRun, runDir, type ResultNaming } from "../adapters/shared";
 import { Handoffs } from "../adapters/handoffs";
-import { RUN_ID_RE } from "./http";
+import { RUN_ID_RE } from "../store/http";
 
 /** Default quiet time after which a request without `x-causeway-run` starts a new run. */
 export const DEFAULT_RUN_GAP_MS = 120_000;

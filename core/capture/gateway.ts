@@ -37,7 +37,7 @@ import { performance } from "node:perf_hooks";
 import { codecForPath, type Codec } from "../adapters/codecs";
 import { errorText } from "../adapters/shared";
 import { agentFromPrompt } from "../adapters/agent-names";
-import { HttpError, hostAllowed, readBody } from "./http";
+import { HttpError, hostAllowed, readBody } from "../store/http";
 import { GatewayRuns } from "./gateway-runs";
 import { answerHeaders, checkJsonBody, checkOrigin, forwardedHeaders } from "./gateway-boundary";
 import { ConnectionGuard, principalKey, resolveLimits, type PrincipalLimits } from "./limits";

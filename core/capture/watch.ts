@@ -16,7 +16,7 @@ import { BlobStore } from "../log/blobs";
 import { shown } from "../log/shown";
 import { problem } from "../log/problems";
 import type { RunData } from "../log/reader";
-import { runFilesStamp } from "../log/runDirs";
+import { runFilesStamp } from "../log/run-dirs";
 import { RunTail } from "../log/tail";
 import { readTestsLog } from "../log/testslog";
 import { investigateLite } from "../analysis/investigate";

@@ -5,7 +5,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { intFlag, UsageError, type Parsed } from "./args";
 import type { Command } from "./command";
-import { out, json } from "./format";
+import { out, json } from "./output";
 import { readRun } from "../log/reader";
 import { RunModel } from "../graph/model";
 import { checkFix } from "../replay/preflight";
@@ -16,8 +16,7 @@ import type { Narrowed } from "../replay/narrow";
 import { narrowAttribution } from "../replay/narrow";
 import { buildCase, caseMarkdown } from "../report/case";
 import { PAIRS_HELP, pairsOf } from "./pairs";
-import { parseIntervention, parseTarget } from "../specs";
-import "../interventions"; // replace:…=@FILE reads files here
+import { parseIntervention, parseTarget } from "../specs/grammar";
 import type { System } from "../sdk/system";
 import { PROGRAM_FLAGS } from "./replay-program";
 import { RUNGS_HELP } from "./replay-rung";

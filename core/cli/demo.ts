@@ -12,8 +12,8 @@ import { buildGraph, criticalPath, targetHits, taint } from "../graph/graph";
 import { loadProgram, resolveProgram } from "../replay/loader";
 import { ReplayContext, decisionTest, runTest, type TestResult } from "../replay/engine";
 import { writeReport } from "../report/report";
-import { formatTest, json, out } from "./format";
-import { shellWord, singleQuote } from "../argv";
+import { formatTest, json, out } from "./output";
+import { shellWord, singleQuote } from "../log/argv";
 
 export const EXFIL_TARGET = "tool=send_email,arg~vendor-compliance";
 export const REFUND_TARGET = "tool=issue_refund";

@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { parseArgs, intFlag, UsageError, type Parsed } from "./args";
 import type { Command } from "./command";
-import { out, err as errLine, json, formatTest, formatAttribution, shown } from "./format";
+import { out, err as errLine, json, formatTest, formatAttribution, shown } from "./output";
 import { PAIRS_HELP, pairsOf } from "./pairs";
 import { readRun } from "../log/reader";
 import { verifyRunData } from "../log/verify";
@@ -22,13 +22,14 @@ import { isBuiltin } from "../replay/programs";
 import { findProgram, loadCliProgram } from "./programs";
 import { PROGRAM_FLAGS, replayProgram } from "./replay-program";
 import { endpointOptions, isAgentless, programAllowed, replaySystem, RUNGS_HELP } from "./replay-rung";
-import { endpointDecisionTest } from "../adapters/endpoint-replay";
+import { endpointDecisionTest } from "../replay/endpoint-replay";
 import { ReplayContext, runTest, decisionTest, replayAndDiff, ReplayError, Budget } from "../replay/engine";
 import { attribute, LEAD_N_MAX_FACTOR } from "../replay/attribute";
 import { DEFAULT_N_MAX } from "../replay/engine";
 import { Refusal, callsForUsd, checkRemoval, checkTarget, estimateCost, parsePrice, type CostEstimate, type PriceTable } from "../replay/preflight";
-import { SpecError, parseIntervention, parseTarget } from "../specs";
-import { benjaminiHochberg } from "../stats";
+import { SpecError, parseIntervention, parseTarget } from "../specs/grammar";
+import { allowSpecFiles } from "../specs/files";
+import { benjaminiHochberg } from "../stats/stats";
 import { Guard } from "../sdk/guard";
 import { slug } from "../sdk/system";
 import { writeReport } from "../report/report";
@@ -406,6 +407,7 @@ function usage(): string {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  allowSpecFiles(); // a user's replace:…=@FILE names a file on this machine
   const [name, ...rest] = argv;
   if (!name || name === "--help" || name === "-h" || name === "help") {
     out(usage());

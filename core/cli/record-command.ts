@@ -10,14 +10,14 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { parseArgs, UsageError } from "./args";
-import { err as errLine, json, out, shown } from "./format";
+import { err as errLine, json, out, shown } from "./output";
 import { readRun } from "../log/reader";
 import { RunModel } from "../graph/model";
 import { investigateLite, alertRecord } from "../analysis/investigate";
 import { freeRunId, slug } from "../sdk/system";
 import { commandRunRefusal, launch } from "../replay/command";
 import { parseToolSpecs, relativeArg, type PreloadConfig } from "../register/config";
-import { formatCommand, redactArgv, singleQuote } from "../argv";
+import { formatCommand, redactArgv, singleQuote } from "../log/argv";
 import { chooseVia, recordBehindGateway } from "./record-gateway";
 
 /** The --tool declarations, each file checked to exist (relative to the program's root). */

@@ -15,7 +15,7 @@
  */
 import path from "node:path";
 import { UsageError, type Parsed } from "./args";
-import { singleQuote } from "../argv";
+import { singleQuote } from "../log/argv";
 import { readRun } from "../log/reader";
 import { RunModel } from "../graph/model";
 import { ApprovalError, checkFile, describePlan, planReplay, type ReplayPlan } from "../replay/approval";

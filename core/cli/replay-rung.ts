@@ -13,11 +13,11 @@
  * attacker-controlled. No tool runs and no program starts, so no allow-list is needed.
  */
 import { UsageError, intFlag, type Parsed } from "./args";
-import { singleQuote } from "../argv";
+import { singleQuote } from "../log/argv";
 import { readRun } from "../log/reader";
 import { RunModel } from "../graph/model";
 import { isBuiltin } from "../replay/programs";
-import { EndpointError } from "../adapters/endpoint-replay";
+import { EndpointError } from "../replay/endpoint-replay";
 import { AgentlessSystem } from "../replay/agentless/system";
 import type { EndpointOptions } from "../replay/agentless/wire";
 import type { System } from "../sdk/system";

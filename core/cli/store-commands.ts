@@ -11,7 +11,7 @@
 import path from "node:path";
 import { UsageError, type Parsed } from "./args";
 import type { Command } from "./command";
-import { err as errLine, json, out } from "./format";
+import { err as errLine, json, out } from "./output";
 import { TOKEN_FLAGS, TOKEN_USAGE, tokenFrom } from "./token";
 import { CollectorClient, TransferError, pullRun, pushRun } from "../store/transfer";
 

@@ -8,7 +8,7 @@
  * answer "what did it influence".
  */
 import { safeText } from "../log/sanitize";
-import { parseIntervention, parseTarget, matchesTarget, removes, type ItemLike, type Target } from "../specs";
+import { parseIntervention, parseTarget, matchesTarget, removes, type ItemLike, type Target } from "../specs/grammar";
 import type { ActionEvent, DecisionEvent, LoadedEvent } from "../log/events";
 import type { TestRecord } from "../log/testslog";
 import { RunModel } from "./model";

@@ -8,6 +8,7 @@
  * What a span did not capture is reported as absent, never filled in.
  */
 import fs from "node:fs";
+import { isRecord } from "../util/guards";
 
 export interface OtelSpan {
   traceId: string;
@@ -49,12 +50,11 @@ const MAX_FILE_BYTES = 512 << 20;
 const MAX_JSON_ATTR = 16 << 20;
 const HEX_RE = /^[0-9a-fA-F]{1,64}$/;
 
-const isObj = (x: unknown): x is Record<string, unknown> => !!x && typeof x === "object" && !Array.isArray(x);
 const arr = (x: unknown): unknown[] => (Array.isArray(x) ? x : []);
 
 /** An OTLP AnyValue as a plain value (int64 strings become numbers when safe). */
 export function anyValue(v: unknown, depth = 0): unknown {
-  if (!isObj(v) || depth > 32) return null;
+  if (!isRecord(v) || depth > 32) return null;
   if ("stringValue" in v) return String(v.stringValue);
   if ("boolValue" in v) return v.boolValue === true;
   if ("intValue" in v) {
@@ -62,8 +62,8 @@ export function anyValue(v: unknown, depth = 0): unknown {
     return Number.isSafeInteger(n) ? n : String(v.intValue);
   }
   if ("doubleValue" in v) return Number(v.doubleValue);
-  if ("arrayValue" in v) return arr(isObj(v.arrayValue) ? v.arrayValue.values : []).map((x) => anyValue(x, depth + 1));
-  if ("kvlistValue" in v) return attributes(isObj(v.kvlistValue) ? v.kvlistValue.values : [], depth + 1);
+  if ("arrayValue" in v) return arr(isRecord(v.arrayValue) ? v.arrayValue.values : []).map((x) => anyValue(x, depth + 1));
+  if ("kvlistValue" in v) return attributes(isRecord(v.kvlistValue) ? v.kvlistValue.values : [], depth + 1);
   if ("bytesValue" in v) return String(v.bytesValue);
   return null;
 }
@@ -71,7 +71,7 @@ export function anyValue(v: unknown, depth = 0): unknown {
 /** A KeyValue list as an object. */
 export function attributes(list: unknown, depth = 0): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const kv of arr(list)) if (isObj(kv) && typeof kv.key === "string") out[kv.key] = anyValue(kv.value, depth);
+  for (const kv of arr(list)) if (isRecord(kv) && typeof kv.key === "string") out[kv.key] = anyValue(kv.value, depth);
   return out;
 }
 
@@ -115,13 +115,13 @@ export function readTracesFile(file: string): unknown[] {
 export function spansOf(datas: unknown[]): OtelSpan[] {
   const out: OtelSpan[] = [];
   for (const d of datas) {
-    for (const rs of arr(isObj(d) ? d.resourceSpans : undefined)) {
-      if (!isObj(rs)) continue;
-      const resource = attributes(isObj(rs.resource) ? rs.resource.attributes : []);
+    for (const rs of arr(isRecord(d) ? d.resourceSpans : undefined)) {
+      if (!isRecord(rs)) continue;
+      const resource = attributes(isRecord(rs.resource) ? rs.resource.attributes : []);
       for (const ss of [...arr(rs.scopeSpans), ...arr(rs.instrumentationLibrarySpans)]) {
-        for (const s of arr(isObj(ss) ? ss.spans : undefined)) {
-          if (!isObj(s)) continue;
-          const status = isObj(s.status) ? s.status : {};
+        for (const s of arr(isRecord(ss) ? ss.spans : undefined)) {
+          if (!isRecord(s)) continue;
+          const status = isRecord(s.status) ? s.status : {};
           out.push({
             traceId: id(s.traceId),
             spanId: id(s.spanId),
@@ -130,7 +130,7 @@ export function spansOf(datas: unknown[]): OtelSpan[] {
             start: nanos(s.startTimeUnixNano),
             end: nanos(s.endTimeUnixNano),
             attrs: attributes(s.attributes),
-            events: arr(s.events).filter(isObj).map((e) => ({ name: String(e.name ?? ""), time: nanos(e.timeUnixNano), attrs: attributes(e.attributes) })),
+            events: arr(s.events).filter(isRecord).map((e) => ({ name: String(e.name ?? ""), time: nanos(e.timeUnixNano), attrs: attributes(e.attributes) })),
             error: status.code === 2 || status.code === "STATUS_CODE_ERROR",
             statusMessage: typeof status.message === "string" ? status.message : "",
             resource,
@@ -166,7 +166,7 @@ function jsonAttr(v: unknown): unknown {
 }
 
 function partOf(p: unknown): Part {
-  if (!isObj(p)) return typeof p === "string" ? { type: "text", text: p } : { type: "other", value: p };
+  if (!isRecord(p)) return typeof p === "string" ? { type: "text", text: p } : { type: "other", value: p };
   const type = String(p.type ?? "");
   if (type === "text" || type === "reasoning") return { type: "text", text: String(p.content ?? p.text ?? "") };
   if (type === "tool_call") return { type: "tool_call", id: typeof p.id === "string" ? p.id : null, name: String(p.name ?? ""), args: jsonAttr(p.arguments) ?? p.arguments ?? null };
@@ -178,7 +178,7 @@ function partOf(p: unknown): Part {
 export function messagesOf(v: unknown): Message[] | undefined {
   const list = jsonAttr(v);
   if (!Array.isArray(list)) return undefined;
-  return list.filter(isObj).map((m) => {
+  return list.filter(isRecord).map((m) => {
     if (Array.isArray(m.parts)) return { role: String(m.role ?? "user"), parts: m.parts.map(partOf) };
     return legacyMessage(m);
   });
@@ -191,10 +191,10 @@ function legacyMessage(m: Record<string, unknown>): Message {
   const content = jsonAttr(m.content) ?? m.content;
   if (role === "tool") parts.push({ type: "tool_result", id: typeof m.tool_call_id === "string" ? m.tool_call_id : typeof m.id === "string" ? m.id : null, content: m.content ?? null });
   else if (typeof m.content === "string") parts.push({ type: "text", text: m.content });
-  else if (Array.isArray(content)) for (const c of content) parts.push(isObj(c) && typeof c.text === "string" ? { type: "text", text: c.text } : partOf(c));
+  else if (Array.isArray(content)) for (const c of content) parts.push(isRecord(c) && typeof c.text === "string" ? { type: "text", text: c.text } : partOf(c));
   for (const c of arr(jsonAttr(m.tool_calls) ?? m.tool_calls)) {
-    if (!isObj(c)) continue;
-    const f = isObj(c.function) ? c.function : c;
+    if (!isRecord(c)) continue;
+    const f = isRecord(c.function) ? c.function : c;
     parts.push({ type: "tool_call", id: typeof c.id === "string" ? c.id : null, name: String(f.name ?? ""), args: jsonAttr(f.arguments) ?? f.arguments ?? null });
   }
   return { role, parts };
@@ -224,7 +224,7 @@ function indexedMessages(attrs: Record<string, unknown>, prefix: string): Messag
 /** The body of an older GenAI span event, from its attributes. */
 function eventBody(attrs: Record<string, unknown>): Record<string, unknown> {
   const packed = jsonAttr(attrs["gen_ai.event.content"] ?? attrs["event.body"] ?? attrs.body);
-  return isObj(packed) ? packed : attrs;
+  return isRecord(packed) ? packed : attrs;
 }
 
 /** What a model-call span captured, in whichever convention it used. */
@@ -245,7 +245,7 @@ export function callContent(s: OtelSpan): CallContent {
       const b = eventBody(e.attrs);
       const role = /^gen_ai\.(system|user|assistant|tool)\.message$/.exec(e.name)?.[1];
       if (role) input.push(legacyMessage({ ...b, role: b.role ?? role }));
-      else if (e.name === "gen_ai.choice") output.push(legacyMessage({ role: "assistant", ...(isObj(jsonAttr(b.message)) ? (jsonAttr(b.message) as Record<string, unknown>) : b) }));
+      else if (e.name === "gen_ai.choice") output.push(legacyMessage({ role: "assistant", ...(isRecord(jsonAttr(b.message)) ? (jsonAttr(b.message) as Record<string, unknown>) : b) }));
       else if (e.name === "gen_ai.content.prompt") input.push(...(messagesOf(e.attrs["gen_ai.prompt"]) ?? []));
       else if (e.name === "gen_ai.content.completion") output.push(...(messagesOf(e.attrs["gen_ai.completion"]) ?? []));
     }

@@ -14,6 +14,7 @@
  */
 
 import { MAX_JSON_DEPTH, jsonTooDeep } from "./safefs";
+import { isRecord } from "../util/guards";
 
 /** A float that must be written in float form even though its value is integral (`89.0`). */
 export class PyFloat {
@@ -377,4 +378,9 @@ export function parseJsonObject(text: string): Record<string, unknown> | undefin
     }
   }
   return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+/** A JSON object of a losslessly parsed document: a record of named fields that is not a PyFloat. */
+export function isJsonObject(x: unknown): x is Record<string, JsonValue> {
+  return isRecord(x) && !(x instanceof PyFloat);
 }

@@ -6,6 +6,7 @@
  * The event as written (its hash) is unchanged on disk; the change is reported as a problem.
  * Events and test records whose fields all have their types are returned as they are (no copy).
  */
+import { isRecord } from "../util/guards";
 
 /**
  * Any value as bounded text, never throwing: strings as they are, numbers and booleans printed,
@@ -90,7 +91,6 @@ const CONTEXT_FIELDS: [string, Shape][] = [
   ["from_event", "text|null"],
 ];
 
-const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
 
 function fits(v: unknown, s: Shape): boolean {
   switch (s) {
@@ -99,7 +99,7 @@ function fits(v: unknown, s: Shape): boolean {
     case "text|null":
       return v === null || typeof v === "string";
     case "list":
-      return Array.isArray(v) && v.every((x) => typeof x === "string" || isObj(x));
+      return Array.isArray(v) && v.every((x) => typeof x === "string" || isRecord(x));
     case "num|null":
       return v === null || (typeof v === "number" && Number.isFinite(v));
     case "num":
@@ -107,7 +107,7 @@ function fits(v: unknown, s: Shape): boolean {
     case "bool":
       return typeof v === "boolean";
     case "object":
-      return isObj(v);
+      return isRecord(v);
   }
 }
 
@@ -118,7 +118,7 @@ function coerce(v: unknown, s: Shape): unknown {
     case "text|null":
       return v === undefined || v === null ? null : safeText(v, 1000);
     case "list":
-      return Array.isArray(v) ? v.map((x) => (isObj(x) ? x : safeText(x, 1000))) : [];
+      return Array.isArray(v) ? v.map((x) => (isRecord(x) ? x : safeText(x, 1000))) : [];
     case "num|null":
       return typeof v === "number" && Number.isFinite(v) ? v : null;
     case "num":
@@ -148,10 +148,10 @@ export function sanitizeEvent<T extends Record<string, unknown>>(e: T, lineNo: n
   const bad = misfits(e, FIELDS);
   const seqBad = !(typeof e.seq === "number" && Number.isFinite(e.seq));
   const ctx = Array.isArray(e.context) ? (e.context as unknown[]) : undefined;
-  const ctxBad = ctx ? ctx.some((c) => !isObj(c) || misfits(c, CONTEXT_FIELDS).length > 0) : false;
-  const siteBad = Object.hasOwn(e, "site") && !(isObj(e.site) && typeof e.site.file === "string" && typeof e.site.line === "number");
-  const guardBad = Object.hasOwn(e, "guard") && e.guard !== null && !(isObj(e.guard) && typeof (e.guard.verdict ?? "") === "string" && typeof (e.guard.reason ?? "") === "string" && (e.guard.alerts === undefined || Array.isArray(e.guard.alerts)));
-  const usageBad = Object.hasOwn(e, "usage") && !(isObj(e.usage) && Object.values(e.usage).every((x) => typeof x === "number" || typeof x === "boolean"));
+  const ctxBad = ctx ? ctx.some((c) => !isRecord(c) || misfits(c, CONTEXT_FIELDS).length > 0) : false;
+  const siteBad = Object.hasOwn(e, "site") && !(isRecord(e.site) && typeof e.site.file === "string" && typeof e.site.line === "number");
+  const guardBad = Object.hasOwn(e, "guard") && e.guard !== null && !(isRecord(e.guard) && typeof (e.guard.verdict ?? "") === "string" && typeof (e.guard.reason ?? "") === "string" && (e.guard.alerts === undefined || Array.isArray(e.guard.alerts)));
+  const usageBad = Object.hasOwn(e, "usage") && !(isRecord(e.usage) && Object.values(e.usage).every((x) => typeof x === "number" || typeof x === "boolean"));
   if (!bad.length && !seqBad && !ctxBad && !siteBad && !guardBad && !usageBad) return { event: e, changed: [] };
   const x: Record<string, unknown> = { ...e };
   const changed = [...bad];
@@ -162,7 +162,7 @@ export function sanitizeEvent<T extends Record<string, unknown>>(e: T, lineNo: n
   }
   if (ctx && ctxBad) {
     x.context = ctx.map((c) => {
-      if (!isObj(c)) return { ref: safeText(c, 100), source: "", kind: "", trust: "untrusted", from_event: null };
+      if (!isRecord(c)) return { ref: safeText(c, 100), source: "", kind: "", trust: "untrusted", from_event: null };
       const m = misfits(c, CONTEXT_FIELDS);
       if (!m.length) return c;
       const y: Record<string, unknown> = { ...c };
@@ -176,7 +176,7 @@ export function sanitizeEvent<T extends Record<string, unknown>>(e: T, lineNo: n
     changed.push("site");
   }
   if (guardBad) {
-    const g = isObj(e.guard) ? e.guard : {};
+    const g = isRecord(e.guard) ? e.guard : {};
     x.guard = { verdict: safeText(g.verdict, 100), reason: safeText(g.reason, 1000), alerts: Array.isArray(g.alerts) ? g.alerts : [] };
     changed.push("guard");
   }

@@ -20,10 +20,10 @@
 import { aiSdkModel, type Codec } from "../adapters/codecs";
 import { canonical } from "../log/hash";
 import { AI_SDK_AGENTS } from "./hooks";
+import { isRecord } from "../util/guards";
 
 type Obj = Record<string, unknown>;
 type Fn = (...a: unknown[]) => unknown;
-const isObj = (x: unknown): x is Obj => !!x && typeof x === "object" && !Array.isArray(x);
 
 /** One model call in progress (see Preload.beginCall). */
 export interface ModelCallHandle {
@@ -67,12 +67,12 @@ export class AiSdkHooks {
     }
     const self = this;
     const wrapped = function (this: unknown, opts: unknown, ...rest: unknown[]) {
-      if (!isObj(opts)) return fn.call(this, opts, ...rest);
+      if (!isRecord(opts)) return fn.call(this, opts, ...rest);
       const telemetry = opts.experimental_telemetry;
-      const functionId = isObj(telemetry) && typeof telemetry.functionId === "string" && telemetry.functionId ? telemetry.functionId : undefined;
+      const functionId = isRecord(telemetry) && typeof telemetry.functionId === "string" && telemetry.functionId ? telemetry.functionId : undefined;
       const given: Obj = { ...opts };
-      if (isObj(opts.model)) given.model = self.model(opts.model);
-      if (isObj(opts.tools)) given.tools = self.toolSet(opts.tools);
+      if (isRecord(opts.model)) given.model = self.model(opts.model);
+      if (isRecord(opts.tools)) given.tools = self.toolSet(opts.tools);
       return self.host.enter(functionId, opts.headers, () => fn.call(this, given, ...rest));
     };
     Object.defineProperty(wrapped, "name", { value: fn.name });
@@ -90,11 +90,11 @@ export class AiSdkHooks {
       if (typeof orig !== "function") continue;
       proto[method] = function (this: { settings?: unknown }, ...args: unknown[]) {
         const s = this?.settings;
-        if (!isObj(s)) return (orig as Fn).apply(this, args);
+        if (!isRecord(s)) return (orig as Fn).apply(this, args);
         if (!self.adopted.has(s)) {
           const given: Obj = { ...s };
-          if (isObj(s.model)) given.model = self.model(s.model);
-          if (isObj(s.tools)) given.tools = self.toolSet(s.tools);
+          if (isRecord(s.model)) given.model = self.model(s.model);
+          if (isRecord(s.tools)) given.tools = self.toolSet(s.tools);
           self.adopted.add(given);
           this.settings = given;
         }
@@ -149,7 +149,7 @@ export class AiSdkHooks {
       this.host.endCall(call, { error: errText(err) });
       throw err;
     }
-    if (!isObj(res) || !(res.stream instanceof ReadableStream)) {
+    if (!isRecord(res) || !(res.stream instanceof ReadableStream)) {
       this.host.endCall(call, { error: "the model's stream could not be read" });
       return res;
     }
@@ -166,7 +166,7 @@ export class AiSdkHooks {
     const tap = new TransformStream<unknown, unknown>({
       transform(part, ctl) {
         parts.push(part);
-        if (isObj(part)) {
+        if (isRecord(part)) {
           // ai 5 and 6 run a streamed tool call before the step's stream ends: its action waits
           // for the decision, recorded (below) when the finish part goes by
           if (part.type === "tool-call" && typeof part.toolCallId === "string") awaiting.set(part.toolCallId, new Promise<void>((r) => release.push(r)));
@@ -184,7 +184,7 @@ export class AiSdkHooks {
 
   private toolSet(tools: Obj): Obj {
     const out: Obj = {};
-    for (const [name, t] of Object.entries(tools)) out[name] = isObj(t) && typeof t.execute === "function" ? this.tool(name, t) : t;
+    for (const [name, t] of Object.entries(tools)) out[name] = isRecord(t) && typeof t.execute === "function" ? this.tool(name, t) : t;
     return out;
   }
 
@@ -194,13 +194,13 @@ export class AiSdkHooks {
     const self = this;
     const w = Object.assign(Object.create(Object.getPrototypeOf(t)) as Obj, t);
     w.execute = async function (this: unknown, input: unknown, options: unknown) {
-      const id = isObj(options) && typeof options.toolCallId === "string" ? options.toolCallId : undefined;
+      const id = isRecord(options) && typeof options.toolCallId === "string" ? options.toolCallId : undefined;
       const wait = id ? self.awaiting.get(id) : undefined;
       if (wait) {
         await wait;
         self.awaiting.delete(id!);
       }
-      const args = isObj(input) ? input : { input };
+      const args = isRecord(input) ? input : { input };
       return self.host.tool(name, args, `tool:${name} ${canonical(args)}`, !self.host.trusted.includes(name), async () => lastOf(await execute.call(this, input, options)), true, id);
     };
     return w;

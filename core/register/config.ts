@@ -15,44 +15,14 @@
  *   package.json: { "causeway": { "out": "runs", "sensitiveTools": [], "untrustedTools": [], "trustedTools": [],
  *                                 "tools": { "lib/tools.mjs": ["fetch_doc", "send_email"] } } }
  */
-import type { TraceEntry } from "../replay/trace";
 import fs from "node:fs";
 import path from "node:path";
-import { formatCommand, redactArgv } from "../argv";
+import { formatCommand, redactArgv } from "../log/argv";
+import { allowSpecFiles } from "../specs/files";
+import type { PreloadConfig } from "../replay/preload-contract";
 
-export const PRELOAD_TAG = "causeway preload";
-
-export interface ReplayOrder {
-  /** The recorded run folder (the tape). */
-  run: string;
-  interventions: string[];
-  seed: number;
-  liveTools: boolean;
-  /** Where the summary is written at exit. */
-  out: string;
-  /** Keep the events and report their trace in the summary (`causeway replay`'s diff). */
-  trace?: boolean;
-}
-
-export interface PreloadConfig {
-  /** The run folder (recording). */
-  dir?: string;
-  runId: string;
-  seed?: number;
-  sensitive: string[];
-  untrusted: string[];
-  trusted: string[];
-  /** run.start's program: the command, relative to the root. */
-  program: string | null;
-  command?: string[];
-  root: string;
-  agent?: string;
-  /** The program's own tool modules: file (relative to the root) → export names to wrap. */
-  tools?: Record<string, string[]>;
-  replay?: ReplayOrder;
-  /** The launcher (`causeway record`) reports a setup error (a bad --tool) itself: the program says nothing. */
-  quiet?: boolean;
-}
+// the contract with the replay engine lives in replay/ (register/ sits above replay/, never below)
+export { PRELOAD_TAG, type PreloadConfig, type ReplayOrder, type ReplaySummary } from "../replay/preload-contract";
 
 /** `FILE:EXPORT[,EXPORT…]` (or several joined by `;`) → {file: [exports]}. */
 export function parseToolSpecs(specs: readonly string[]): Record<string, string[]> {
@@ -80,17 +50,6 @@ function toolsOf(conf: unknown): Record<string, string[]> | undefined {
     if (list?.length) out[file] = list;
   }
   return out;
-}
-
-/** What a replayed program reports back to the engine. */
-export interface ReplaySummary {
-  exit_code: number;
-  actions: { seq: number; agent: string; tool: string; args: string; result: string; mode: "live" | "tape" | "stub" | "blocked"; status: string }[];
-  stats: { modelCalls: number; modelCallsCached: number; offTape: number; ablated: number; events: number };
-  problems: string[];
-  uncaptured: string[];
-  /** The decisions, tool calls and messages of the replay, when the order asked for them. */
-  trace?: TraceEntry[];
 }
 
 export const SUPPORTED: Record<string, { name: string; range: string; ok: (major: number, minor: number) => boolean }> = {
@@ -136,6 +95,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string, argv: string[]):
   if (env.CAUSEWAY_CONFIG) {
     const c = JSON.parse(env.CAUSEWAY_CONFIG) as PreloadConfig;
     if (!c || typeof c.runId !== "string" || typeof c.root !== "string") throw new Error("CAUSEWAY_CONFIG is malformed");
+    // a replay order's fixes are the user's (replace:…=@FILE names a file on this machine)
+    if (c.replay) allowSpecFiles();
     return { ...c, sensitive: c.sensitive ?? [], untrusted: c.untrusted ?? [], trusted: c.trusted ?? [] };
   }
   const pkg = packageConfig(cwd);

@@ -6,7 +6,7 @@
 import { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import { MemorySink } from "../log/writer";
-import { memoryTrace } from "../replay/trace";
+import { memoryTrace } from "../log/trace";
 import type { Runtime } from "../sdk/runtime";
 import type { PreloadConfig, ReplaySummary } from "./config";
 

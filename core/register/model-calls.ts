@@ -14,7 +14,7 @@ import { agentFromPrompt } from "../adapters/agent-names";
 import { deriveSeed } from "../log/hash";
 import type { Site } from "../log/events";
 import type { Item, Runtime } from "../sdk/runtime";
-import { removes, type Intervention } from "../specs";
+import { removes, type Intervention } from "../specs/grammar";
 import type { ModelCallHandle } from "./ai-sdk";
 import type { PreloadConfig } from "./config";
 import type { Links } from "./links";

@@ -23,6 +23,7 @@ import { canonical } from "../log/hash";
 import type { ConversationRecorder } from "../adapters/shared";
 import type { Agent, Item } from "../sdk/runtime";
 import type { Preload } from "./preload";
+import { isObjectLike } from "../util/guards";
 
 type Obj = Record<string, unknown>;
 type Fn = (this: unknown, ...a: unknown[]) => unknown;
@@ -39,15 +40,14 @@ const wrapped = new WeakSet<object>();
 /** Tools made by `Agent.asTool()` → the agent they run. */
 const agentTools = new WeakMap<object, Obj>();
 
-const isObj = (x: unknown): x is Obj => !!x && typeof x === "object";
-const nameOf = (agent: unknown): string | undefined => (isObj(agent) && typeof agent.name === "string" && agent.name ? agent.name : undefined);
+const nameOf = (agent: unknown): string | undefined => (isObjectLike(agent) && typeof agent.name === "string" && agent.name ? agent.name : undefined);
 
 /** A tool's JSON arguments as the model sent them → the object recorded (anything else under `input`). */
 function argsOf(input: unknown): Obj {
-  if (typeof input !== "string") return isObj(input) && !Array.isArray(input) ? input : { input: input ?? null };
+  if (typeof input !== "string") return isObjectLike(input) && !Array.isArray(input) ? input : { input: input ?? null };
   try {
     const v = JSON.parse(input || "{}");
-    return isObj(v) && !Array.isArray(v) ? v : { input: v };
+    return isObjectLike(v) && !Array.isArray(v) ? v : { input: v };
   } catch {
     return { input };
   }
@@ -55,7 +55,7 @@ function argsOf(input: unknown): Obj {
 
 function classOf(ns: Obj, name: string): { prototype: Obj } | undefined {
   const c = ns[name] as { prototype?: unknown } | undefined;
-  return typeof c === "function" && isObj(c.prototype) ? c : undefined;
+  return typeof c === "function" && isObjectLike(c.prototype) ? c : undefined;
 }
 
 /** Patches the SDK's core module (its exports `ns`) once. */
@@ -108,7 +108,7 @@ export function patchAgentsSdk(p: Preload, ns: Obj): void {
   if (typeof asTool === "function") {
     AgentClass.prototype.asTool = function (this: Obj, ...a: unknown[]) {
       const t = asTool.apply(this, a);
-      if (isObj(t)) agentTools.set(t, this);
+      if (isObjectLike(t)) agentTools.set(t, this);
       return t;
     };
   }
@@ -118,19 +118,19 @@ export function patchAgentsSdk(p: Preload, ns: Obj): void {
 function promptTexts(input: unknown): string[] {
   if (typeof input === "string") return [input];
   if (!Array.isArray(input)) return [];
-  return input.filter((it): it is Obj => isObj(it) && it.role === "user" && typeof it.content === "string").map((it) => it.content as string);
+  return input.filter((it): it is Obj => isObjectLike(it) && it.role === "user" && typeof it.content === "string").map((it) => it.content as string);
 }
 
 /** The handoff from `from` to `to`: the handoff call answered by a message between the two agents. */
 function handoff(p: Preload, ns: Obj, from: unknown, to: unknown): void {
   const fromName = nameOf(from);
   const toName = nameOf(to);
-  if (!fromName || !toName || !isObj(from)) return;
+  if (!fromName || !toName || !isObjectLike(from)) return;
   const getHandoff = typeof ns.getHandoff === "function" ? (ns.getHandoff as (h: unknown) => unknown) : (h: unknown) => h;
   const names = new Set<string>();
   for (const h of Array.isArray(from.handoffs) ? from.handoffs : []) {
     const ho = getHandoff(h);
-    if (isObj(ho) && typeof ho.toolName === "string") names.add(ho.toolName);
+    if (isObjectLike(ho) && typeof ho.toolName === "string") names.add(ho.toolName);
   }
   const rec = p.recorderFor(fromName);
   const calls = rec.pendingCalls().filter((c) => names.has(c.name));
@@ -144,7 +144,7 @@ function handoff(p: Preload, ns: Obj, from: unknown, to: unknown): void {
 
 /** A function tool of an agent: its runs recorded as actions (an agent used as a tool: as messages). */
 function wrapTool(p: Preload, t: unknown): void {
-  if (!isObj(t) || wrapped.has(t) || t.type !== "function" || typeof t.invoke !== "function") return;
+  if (!isObjectLike(t) || wrapped.has(t) || t.type !== "function" || typeof t.invoke !== "function") return;
   wrapped.add(t);
   const invoke = t.invoke as Fn;
   const inner = agentTools.get(t);
@@ -175,7 +175,7 @@ function callOf(p: Preload, agent: string | undefined, id: unknown): { rec: Conv
  */
 async function agentAsTool(p: Preload, tool: string, innerName: string, details: unknown, run: () => unknown): Promise<unknown> {
   const outer = runs.getStore()?.agent;
-  const toolCall = isObj(details) && isObj(details.toolCall) ? details.toolCall : {};
+  const toolCall = isObjectLike(details) && isObjectLike(details.toolCall) ? details.toolCall : {};
   const call = callOf(p, outer, toolCall.callId);
   const caller = call ? { agent: call.rec.agent, decision: call.rec.pendingCall(call.id)!.decision } : undefined;
   const result = await runs.run({ agent: outer, caller }, run);
@@ -191,14 +191,14 @@ async function agentAsTool(p: Preload, tool: string, innerName: string, details:
 
 /** A tool input guardrail: when it rejects the call or throws, the call is a blocked action. */
 function wrapToolGuardrail(p: Preload, g: unknown): void {
-  if (!isObj(g) || wrapped.has(g) || typeof g.run !== "function") return;
+  if (!isObjectLike(g) || wrapped.has(g) || typeof g.run !== "function") return;
   wrapped.add(g);
   const run = g.run as Fn;
   g.run = async function (this: unknown, args: unknown) {
     const out = await run.call(this, args);
-    const behavior = isObj(out) && isObj(out.behavior) ? out.behavior : undefined;
-    if (behavior && (behavior.type === "rejectContent" || behavior.type === "throwException") && isObj(args)) {
-      const toolCall = isObj(args.toolCall) ? args.toolCall : {};
+    const behavior = isObjectLike(out) && isObjectLike(out.behavior) ? out.behavior : undefined;
+    if (behavior && (behavior.type === "rejectContent" || behavior.type === "throwException") && isObjectLike(args)) {
+      const toolCall = isObjectLike(args.toolCall) ? args.toolCall : {};
       const agent = nameOf(args.agent) ?? runs.getStore()?.agent;
       const call = callOf(p, agent, toolCall.callId);
       const why = behavior.type === "rejectContent" && typeof behavior.message === "string" ? behavior.message : "tripwire";
@@ -213,20 +213,20 @@ let guardrailSeq = 0;
 /** An agent's own input and output guardrails: a tripwire is a blocked action of that agent. */
 function watchGuardrails(p: Preload, agent: unknown): void {
   const name = nameOf(agent);
-  if (!name || !isObj(agent)) return;
+  if (!name || !isObjectLike(agent)) return;
   for (const [kind, list] of [
     ["input", agent.inputGuardrails],
     ["output", agent.outputGuardrails],
   ] as const) {
     for (const g of Array.isArray(list) ? list : []) {
-      if (!isObj(g) || wrapped.has(g) || typeof g.execute !== "function") continue;
+      if (!isObjectLike(g) || wrapped.has(g) || typeof g.execute !== "function") continue;
       wrapped.add(g);
       const execute = g.execute as Fn;
       const guardrail = String(g.name ?? "guardrail");
       g.execute = async function (this: unknown, args: unknown) {
         const out = await execute.call(this, args);
-        if (isObj(out) && out.tripwireTriggered === true) {
-          const who = nameOf(isObj(args) ? args.agent : undefined) ?? name;
+        if (isObjectLike(out) && out.tripwireTriggered === true) {
+          const who = nameOf(isObjectLike(args) ? args.agent : undefined) ?? name;
           const rec = p.recorderFor(who);
           rec.blocked({ id: `causeway-guardrail-${++guardrailSeq}`, name: `guardrail:${guardrail}`, args: { guardrail, kind } }, `the ${kind} guardrail ${guardrail} tripped`);
         }

@@ -33,7 +33,7 @@ import type { Site } from "../log/events";
 import { FileSink, MemorySink, NullSink } from "../log/writer";
 import { readRun } from "../log/reader";
 import { RunModel } from "../graph/model";
-import { parseIntervention } from "../specs";
+import { parseIntervention } from "../specs/grammar";
 import { RunTape } from "../replay/engine";
 import { Runtime, type Agent, type Item } from "../sdk/runtime";
 import { AiSdkHooks, type AiSdkHost, type ModelCallHandle } from "./ai-sdk";

@@ -16,7 +16,7 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { formatCommand, parseCommand } from "../argv";
+import { formatCommand, parseCommand } from "../log/argv";
 import { isBuiltin, splitSpec } from "./programs";
 
 export class ApprovalError extends Error {

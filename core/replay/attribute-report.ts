@@ -2,7 +2,7 @@
  * What Find the cause says at the end, from its state alone: each suspect's verdict (ruled out,
  * inconclusive) and the one-line summary.
  */
-import { pct, signed } from "../format";
+import { pct, signed } from "../util/numbers";
 import type { TestResult } from "./engine";
 import type { AttributionState } from "./attribute-phases";
 import type { ChainHop, Phase } from "./attribute-types";

@@ -18,10 +18,10 @@ import { pathToFileURL } from "node:url";
 import { RunModel } from "../graph/model";
 import type { RunData } from "../log/reader";
 import type { RunOptions, RunResult } from "../sdk/system";
-import type { PreloadConfig, ReplaySummary } from "../register/config";
-import { PRELOAD_TAG } from "../register/config";
-import { formatCommand } from "../argv";
+import { PRELOAD_TAG, type PreloadConfig, type ReplaySummary } from "./preload-contract";
+import { formatCommand } from "../log/argv";
 import { sha256File } from "./approval";
+import { isRecord } from "../util/guards";
 
 export class CommandReplayError extends Error {
   constructor(message: string) {
@@ -30,12 +30,11 @@ export class CommandReplayError extends Error {
   }
 }
 
-const isObj = (x: unknown): x is Record<string, unknown> => !!x && typeof x === "object" && !Array.isArray(x);
 
 /** Was this run recorded by the preload (an unmodified program)? */
 export function isCommandRun(m: RunModel): boolean {
   const meta = m.start.meta;
-  return isObj(meta) && meta.recorded_by === PRELOAD_TAG && Array.isArray(meta.command) && meta.command.every((c) => typeof c === "string") && meta.command.length > 0;
+  return isRecord(meta) && meta.recorded_by === PRELOAD_TAG && Array.isArray(meta.command) && meta.command.every((c) => typeof c === "string") && meta.command.length > 0;
 }
 
 /** The command a preload recording carries in `meta.command`, or undefined for any other run. */
@@ -46,7 +45,7 @@ export function recordedCommand(m: RunModel): string[] | undefined {
 /** Why replaying this run would be unsafe or impossible without live tools, or null. */
 export function commandRunRefusal(m: RunModel): string | null {
   const end = m.events.find((e) => e.type === "run.end") as { outcome?: unknown } | undefined;
-  const o = isObj(end?.outcome) ? end.outcome : {};
+  const o = isRecord(end?.outcome) ? end.outcome : {};
   const tools = Array.isArray(o.uncaptured_tool_calls) ? o.uncaptured_tool_calls.map(String) : [];
   const kids = Array.isArray(o.child_processes) ? o.child_processes.map(String) : [];
   if (tools.length) {
@@ -118,7 +117,7 @@ export class CommandSystem {
     this.command = [...opts.command];
     this.config.name = formatCommand(this.command);
     const tm = (m.start.meta as { tool_modules?: unknown }).tool_modules;
-    if (isObj(tm)) for (const [file, names] of Object.entries(tm)) if (Array.isArray(names)) this.tools[file] = names.map(String);
+    if (isRecord(tm)) for (const [file, names] of Object.entries(tm)) if (Array.isArray(names)) this.tools[file] = names.map(String);
     this.runDir = run.dir;
   }
 
@@ -213,7 +212,7 @@ export class CommandSystem {
 function readSummary(file: string): ReplaySummary | undefined {
   try {
     const s = JSON.parse(fs.readFileSync(file, "utf8"));
-    return isObj(s) && Array.isArray(s.actions) && Array.isArray(s.problems) ? (s as unknown as ReplaySummary) : undefined;
+    return isRecord(s) && Array.isArray(s.actions) && Array.isArray(s.problems) ? (s as unknown as ReplaySummary) : undefined;
   } catch {
     return undefined;
   }

@@ -19,12 +19,12 @@ import { appendTest } from "../log/testslog";
 import type { RunData } from "../log/reader";
 import { MemorySink, NullSink } from "../log/writer";
 import { canonical, deriveSeed, refOf } from "../log/hash";
-import { interveneOn, recordChanges } from "../interventions";
-import { memoryTrace, traceOf, type TraceEntry } from "./trace";
+import { interveneOn, recordChanges } from "../specs/apply";
+import { memoryTrace, traceOf, type TraceEntry } from "../log/trace";
 import { RunModel } from "../graph/model";
-import { parseIntervention, parseTarget, matchesTarget, type Intervention, type Target } from "../specs";
-import { mcnemarExact, newcombe, roleFor, sequentialLooks, suggestedN, verdictFor, zFor, type Role, type Verdict } from "../stats";
-import { PairedSequence } from "../betting";
+import { parseIntervention, parseTarget, matchesTarget, type Intervention, type Target } from "../specs/grammar";
+import { mcnemarExact, newcombe, roleFor, sequentialLooks, suggestedN, verdictFor, zFor, type Role, type Verdict } from "../stats/stats";
+import { PairedSequence } from "../stats/betting";
 import type { ModelCache, Tape, ActionSummary } from "../sdk/runtime";
 import type { System } from "../sdk/system";
 
@@ -268,7 +268,7 @@ export interface TestOptions {
   /** Append the result to the run's tests.jsonl (default true). */
   save?: boolean;
   /**
-   * "betting" (default): the paired, anytime-valid betting confidence sequence (core/betting.ts),
+   * "betting" (default): the paired, anytime-valid betting confidence sequence (core/stats/betting.ts),
    * looked at after every pair, sequential up to nMax (or n when nMax is not given).
    * "newcombe": the reference's Newcombe interval at looks n, 2n, …, nMax (Bonferroni over looks).
    */

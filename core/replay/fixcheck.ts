@@ -13,7 +13,7 @@
  * only together with the harm (they are part of it, like the export before the exfiltration).
  */
 import { randomBytes } from "node:crypto";
-import { matchesTarget, parseIntervention, parseTarget } from "../specs";
+import { matchesTarget, parseIntervention, parseTarget } from "../specs/grammar";
 import { investigateLite } from "../analysis/investigate";
 import { ReplayError, appendTestWithContent, runTest, type Progress, type ReplayContext, type TestResult } from "./engine";
 import { rateOf } from "./shapes";

@@ -3,14 +3,15 @@
  * path relative to the program root (TypeScript or JavaScript), or a built-in name such as
  * `causeway:demo`. TypeScript is transpiled on require with Sucrase (line numbers kept, so recorded
  * sites point at the real source lines). A program that imports "causeway-vscode" gets this very
- * copy of the SDK. Nothing is loaded from a run file's say-so: callers pass what the user allowed.
+ * copy of the SDK (program-api.ts: the public API but the report builders). Nothing is loaded
+ * from a run file's say-so: callers pass what the user allowed.
  */
 import fs from "node:fs";
 import path from "node:path";
 import Module from "node:module";
 import { pathToFileURL } from "node:url";
 import { transform } from "sucrase";
-import * as sdk from "../index";
+import * as sdk from "./program-api";
 import { isSystem, type System } from "../sdk/system";
 import { BUILTIN_PROGRAMS, splitSpec } from "./programs";
 

@@ -11,7 +11,7 @@
  */
 import type { RunModel } from "../graph/model";
 import { targetHits } from "../graph/graph";
-import { matchesPart, parseIntervention, parseTarget, removes, type ItemLike } from "../specs";
+import { matchesPart, parseIntervention, parseTarget, removes, type ItemLike } from "../specs/grammar";
 
 /** A request that cannot be meant for this run (the CLI exits 2). */
 export class Refusal extends Error {

@@ -11,7 +11,7 @@
  */
 import { appendTest } from "../log/testslog";
 import { followUpTest, type FollowUpOptions, type ReplayContext, type TestResult } from "./engine";
-import { wilson } from "../stats";
+import { wilson } from "../stats/stats";
 import type { Attribution } from "./attribute";
 
 export type ShapeKind = "single" | "either" | "both" | "unclear";

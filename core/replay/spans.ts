@@ -15,7 +15,7 @@
  * the narrowing may run, so the whole investigation keeps its error rate.
  */
 import { RunModel } from "../graph/model";
-import { spanSpec } from "../interventions";
+import { spanSpec } from "../specs/apply";
 import { ReplayError, appendTestWithContent, followUpTest, type FollowUpOptions, type ReplayContext, type TestResult } from "./engine";
 
 export type Level = "whole" | "paragraph" | "sentence" | "clause";

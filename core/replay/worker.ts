@@ -5,7 +5,8 @@
  * request's approval covers (approval.ts): the same program string, file and sha256.
  */
 import { readRun } from "../log/reader";
-import { SpecError } from "../specs";
+import { SpecError } from "../specs/grammar";
+import { allowSpecFiles } from "../specs/files";
 import { attribute } from "./attribute";
 import { narrowAttribution } from "./narrow";
 import { fixCheck } from "./fixcheck";
@@ -77,6 +78,8 @@ function kindOf(err: unknown): Extract<WorkerMessage, { type: "error" }>["kind"]
 }
 
 async function main(): Promise<void> {
+  // the requests name fixes the user wrote (replace:…=@FILE); the webview's are refused before they get here
+  allowSpecFiles();
   let input = "";
   process.stdin.setEncoding("utf8");
   for await (const chunk of process.stdin) {

@@ -12,7 +12,7 @@ import { readRun } from "../log/reader";
 import { investigateSafe, influenceSafe } from "../analysis/safe";
 import { listRuns } from "../analysis/influence";
 import type { Investigation, Workspace } from "../analysis/types";
-import { runGraphOf } from "../analysis/runGraph";
+import { runGraphOf } from "../analysis/run-graph";
 import { packageRoot } from "../replay/loader";
 import { attributedTargets, buildCase, caseHtml } from "./case";
 
@@ -125,7 +125,7 @@ function inlineScript(js: string): string {
 export function renderReport(data: ReportData): string {
   const nonce = randomBytes(16).toString("base64");
   const js = inlineScript(asset("webview.js"));
-  // Cytoscape, inert until the investigator draws an ungrouped graph (webview/graph/loadCytoscape.ts)
+  // Cytoscape, inert until the investigator draws an ungrouped graph (webview/graph/load-cytoscape.ts)
   const cytoscape = inlineScript(asset("cytoscape.js"));
   const css = asset("webview.css");
   const theme = asset("report-theme.css");

@@ -7,6 +7,8 @@
  * value passes it.
  */
 import { traceValues, type TracedValue, type ValueSource } from "../analysis/values";
+import { canonical } from "../log/hash";
+import { matchesTarget, type Intervention } from "../specs/grammar";
 
 export type GuardMode = "off" | "alert" | "block";
 
@@ -100,4 +102,16 @@ export class Guard {
     if (this.mode === "block" && high.length) return { verdict: "block", reason, alerts };
     return { verdict: "alert", reason, alerts };
   }
+}
+
+/** The guard a `guard:block` intervention asks for (none when no intervention is a guard). */
+export function guardOf(ivs: readonly Intervention[] | undefined): Guard | undefined {
+  const g = ivs?.find((iv) => iv.guard)?.guard;
+  if (!g) return undefined;
+  if (!g.target) return new Guard("block");
+  const target = g.target;
+  const rule = (c: { tool: string; agent: string; args: unknown }) =>
+    matchesTarget(target, { tool: c.tool, agent: c.agent, args: canonical(c.args ?? {}), result: "" }) ? { title: `${c.tool} matches the guard rule ${target.spec}`, rule: "fix-rule" } : null;
+  Object.defineProperty(rule, "name", { value: `block ${target.spec}` });
+  return new Guard("block", { builtin: false, rules: [rule] });
 }

@@ -19,10 +19,10 @@ import { canonical, deriveSeed, refOf } from "../log/hash";
 import type { ContextRecord, Site, Trust, Usage } from "../log/events";
 import { Chain, newId, timestamp, type Sink } from "../log/writer";
 import { Redactor } from "../log/redact";
-import type { Intervention } from "../specs";
-import { guardOf, interveneOn, type Change } from "../interventions";
+import type { Intervention } from "../specs/grammar";
+import { interveneOn, type Change } from "../specs/apply";
 import { searchText, type ValueSource } from "../analysis/values";
-import type { Guard, GuardVerdict } from "./guard";
+import { guardOf, type Guard, type GuardVerdict } from "./guard";
 import { captureSite } from "./site";
 
 /** A model's answer with its token usage. Return it from a model function to record tokens. */

@@ -3,12 +3,12 @@
  * task, and what is sensitive or untrusted. `run` records one run; replays call it again with a
  * tape, interventions and paired seeds.
  */
-import type { TraceEntry } from "../replay/trace";
+import type { TraceEntry } from "../log/trace";
 import fs from "node:fs";
 import path from "node:path";
 import type { Sink } from "../log/writer";
 import { FileSink, MemorySink } from "../log/writer";
-import type { Intervention } from "../specs";
+import type { Intervention } from "../specs/grammar";
 import { Guard, type GuardMode } from "./guard";
 import { Runtime, type ActionSummary, type ModelCache, type ModelFn, type Tape, type ToolFn } from "./runtime";
 

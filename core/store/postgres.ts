@@ -14,14 +14,15 @@
 import { Pool, type PoolClient } from "pg";
 import { refsOf } from "../log/events";
 import { blobFileText, isRef } from "../log/hash";
-import { PyFloat, type JsonValue } from "../log/pyjson";
+import type { JsonValue } from "../log/pyjson";
 import { eventLine } from "../log/writer";
-import { RUN_ID_RE } from "../capture/http";
-import { validateBatch, type IngestLimits, type IngestVerdict } from "../capture/ingest";
+import { RUN_ID_RE } from "./http";
+import { validateBatch, type IngestLimits, type IngestVerdict } from "./ingest";
 import type { WritersRecord } from "../log/writers";
 import { NOT_YOURS, mayWrite, writerId, type Writer } from "./owners";
 import { alertCounts, batchFacts, checkTest } from "./summary";
 import { StoreError, decodeCursor, encodeCursor, type CollectorStore, type EventRange, type NotYours, type RunFilter, type RunPage, type RunRow, type TestVerdict } from "./types";
+import { isJsonObject } from "../log/pyjson";
 
 /**
  * A run's text as a PostgreSQL text value: text columns cannot hold NUL, which JSON can (an event
@@ -97,7 +98,6 @@ const ALERT_MIN_GAP_MS = 100;
 
 const MIGRATION_LOCK = 0x6361_7573; // "caus"
 
-const isObj = (x: unknown): x is Record<string, JsonValue> => !!x && typeof x === "object" && !Array.isArray(x) && !(x instanceof PyFloat);
 
 /** Errors that mean the database is (for now) unreachable: the client should retry (503). */
 function unavailable(err: unknown): boolean {
@@ -201,7 +201,7 @@ export class PgStore implements CollectorStore {
 
   async appendBatch(runId: string, body: JsonValue, limits: IngestLimits, writer: Writer): Promise<IngestVerdict | NotYours> {
     // what the validator may ask of the stored run, gathered from the (not yet checked) batch
-    const evs = isObj(body) && Array.isArray(body.events) ? body.events.filter(isObj) : [];
+    const evs = isJsonObject(body) && Array.isArray(body.events) ? body.events.filter(isJsonObject) : [];
     const firstSeq = evs.length && Number.isSafeInteger(evs[0].seq) ? (evs[0].seq as number) : undefined;
     const ids = [...new Set(evs.map((e) => e.id).filter((x): x is string => typeof x === "string"))];
     const refs = [...new Set(evs.flatMap((e) => refsOf(e)).filter(isRef))];

@@ -5,12 +5,13 @@
 import { investigateLite } from "../analysis/investigate";
 import { BlobStore, decodeBlob, type BlobResult } from "../log/blobs";
 import { ZERO_HASH, eventHash, isHex64 } from "../log/hash";
-import { PyFloat, dumps, parseLossless, type JsonValue } from "../log/pyjson";
+import { dumps, parseLossless, type JsonValue } from "../log/pyjson";
 import { EventLogParser, type RunData } from "../log/reader";
 import { parseTestsLog } from "../log/testslog";
 import { LOCAL_WRITER, type WritersRecord } from "../log/writers";
-import type { Event } from "../capture/ingest";
+import type { Event } from "./ingest";
 import type { TestVerdict } from "./types";
+import { isJsonObject } from "../log/pyjson";
 
 export interface BatchFacts {
   program?: string;
@@ -83,7 +84,6 @@ export function alertCounts(runId: string, eventsBytes: Buffer, blob: (ref: stri
 
 const describeWriter = (x: unknown): string => (typeof x === "string" ? JSON.stringify(x.slice(0, 80)) : "a value that is not text");
 
-const isObj = (x: unknown): x is Record<string, JsonValue> => !!x && typeof x === "object" && !Array.isArray(x) && !(x instanceof PyFloat);
 
 /**
  * Checks a test result against the stored tests.jsonl and returns the line to append. The body is
@@ -99,8 +99,8 @@ const isObj = (x: unknown): x is Record<string, JsonValue> => !!x && typeof x ==
  */
 export function checkTest(stored: Buffer, body: JsonValue, writer: string): TestVerdict & { text?: string; fileLine?: number } {
   let raw: string | undefined;
-  let rec0: JsonValue | undefined = isObj(body) && isObj(body.record) ? body.record : body;
-  if (isObj(body) && typeof body.line === "string" && Object.keys(body).length === 1) {
+  let rec0: JsonValue | undefined = isJsonObject(body) && isJsonObject(body.record) ? body.record : body;
+  if (isJsonObject(body) && typeof body.line === "string" && Object.keys(body).length === 1) {
     raw = body.line;
     if (/[\r\n]/.test(raw)) return { ok: false, status: 422, error: "a tests.jsonl line holds no line break" };
     try {
@@ -109,7 +109,7 @@ export function checkTest(stored: Buffer, body: JsonValue, writer: string): Test
       return { ok: false, status: 422, error: "the line is not JSON" };
     }
   }
-  if (!isObj(rec0)) return { ok: false, status: 400, error: 'expected a test result object, {"record": {...}} or {"line": "..."}' };
+  if (!isJsonObject(rec0)) return { ok: false, status: 400, error: 'expected a test result object, {"record": {...}} or {"line": "..."}' };
   const log = parseTestsLog(stored);
   const broken = log.problems.find((p) => p.code === "tests-hash" || p.code === "tests-chain" || p.code === "tests-not-json");
   if (broken) return { ok: false, status: 409, error: `the stored tests.jsonl fails its check (${broken.message}); not appending to it`, head: log.head };

@@ -11,7 +11,7 @@ import { isRef } from "../log/hash";
 import { dumps, parseJsonObject, parseLossless } from "../log/pyjson";
 import { verifyRun } from "../log/verify";
 import { chainTest, parseTestsLog, readTestsLog } from "../log/testslog";
-import { RUN_ID_RE } from "../capture/http";
+import { RUN_ID_RE } from "./http";
 import { WRITERS_FILE, parseWriters, writersText, type WritersRecord } from "../log/writers";
 import type { RunFilter, RunPage, RunRow } from "./types";
 

@@ -7,11 +7,11 @@
  *    shared by any number of collector processes.
  *
  * A store owns persistence and serialisation of one run's writers; the checks themselves are the
- * ingest validator's (core/capture/ingest.ts), run by the store inside its lock/transaction so that
+ * ingest validator's (core/store/ingest.ts), run by the store inside its lock/transaction so that
  * what is checked is what is stored.
  */
 import type { JsonValue } from "../log/pyjson";
-import type { IngestLimits, IngestVerdict, RunHead } from "../capture/ingest";
+import type { IngestLimits, IngestVerdict, RunHead } from "./ingest";
 import type { WritersRecord } from "../log/writers";
 import type { Writer } from "./owners";
 

@@ -10,7 +10,7 @@ import type { Alert, EvidenceRef, Severity } from "../../core/analysis/types";
 import type { Problem } from "../../core/log/problems";
 import type { RunAnalysis } from "./analysis";
 import type { SiteResolver } from "./sites";
-import { signed } from "../../core/format";
+import { signed } from "../../core/util/numbers";
 import { count, t } from "./l10n";
 
 export type DiagSeverity = "error" | "warning" | "info";

@@ -7,7 +7,7 @@ import type { Alert, Severity } from "../../core/analysis/types";
 import type { RunAnalysis } from "./analysis";
 import { oneLine } from "./diagnostics";
 import type { SiteResolver } from "./sites";
-import { signed } from "../../core/format";
+import { signed } from "../../core/util/numbers";
 import { count, t } from "./l10n";
 
 /** The SDK call behind an event type. */

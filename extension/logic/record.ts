@@ -6,6 +6,7 @@
  */
 import path from "node:path";
 import { freeRunId, slug } from "../../core/sdk/system";
+import { COMMANDS } from "./command-ids";
 
 /** What the user said about a program's tools (remembered per program). */
 export interface ProgramTools {
@@ -138,7 +139,7 @@ export function recordArgs(o: { out: string; runId: string; tools: ProgramTools;
 }
 
 /** The command (internal, hidden) whose value launch.json's `${command:…}` turns into the preload's URL. */
-export const PRELOAD_COMMAND = "causeway.preloadPath";
+export const PRELOAD_COMMAND = COMMANDS.preloadPath;
 export const LAUNCH_NAME = "Record with Causeway";
 
 /** A launch.json configuration (js-debug, type node) that records the program into `out` through the preload. */

@@ -7,7 +7,7 @@
 import type { ActionView, Candidate } from "../../core/analysis/types";
 import type { Approval } from "../../core/replay/approval";
 import type { WorkerRequest } from "../../core/replay/worker-protocol";
-import { pct, signed } from "../../core/format";
+import { pct, signed } from "../../core/util/numbers";
 import { count, t } from "./l10n";
 
 /** Why replays are unavailable, or undefined when they are available. */

@@ -1,7 +1,7 @@
 /**
  * The runs tree as plain data: which nodes a run has (its agents, their events in order, its
  * problems) and how each is shown (label, description, codicon and theme colour, plain-text
- * tooltip, contextValue for menus). extension/runsTree.ts turns these into vscode.TreeItems.
+ * tooltip, contextValue for menus). extension/runs-tree.ts turns these into vscode.TreeItems.
  */
 import { safeText } from "../../core/log/sanitize";
 import path from "node:path";
@@ -9,7 +9,7 @@ import type { Alert, RunSummary, Severity } from "../../core/analysis/types";
 import type { LoadedEvent } from "../../core/log/events";
 import type { RunData } from "../../core/log/reader";
 import type { RunRow } from "../../core/store/types";
-import type { RunEntry } from "./runStore";
+import type { RunEntry } from "./workspace-runs";
 import { oneLine } from "./diagnostics";
 import { count, t } from "./l10n";
 

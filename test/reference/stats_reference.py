@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent reference for core/stats.ts, using only Python 3's standard library.
+"""Independent reference for core/stats/stats.ts, using only Python 3's standard library.
 
 Writes test/unit/fixtures/stats-reference.json (deterministic, keys sorted),
 which test/unit/stats.test.ts checks the TypeScript implementation against.

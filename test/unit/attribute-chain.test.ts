@@ -14,7 +14,7 @@ import { readRun } from "../../core/log/reader";
 import type { RunData } from "../../core/log/reader";
 import { ReplayContext } from "../../core/replay/engine";
 import { attribute } from "../../core/replay/attribute";
-import { formatAttribution } from "../../core/cli/format";
+import { formatAttribution } from "../../core/cli/output";
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "cw-chain-"));
 const NOTE = "input:wiki:vendor-note";

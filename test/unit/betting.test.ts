@@ -1,5 +1,5 @@
 import { describe, it, expect } from "vitest";
-import { PairedSequence, pairedBetting, spendAlpha } from "../../core/betting";
+import { PairedSequence, pairedBetting, spendAlpha } from "../../core/stats/betting";
 import { PyRandom } from "../../core/sdk/pyrandom";
 
 /** Runs one sequential test on draws from gen until decisive or nMax; returns the final state. */

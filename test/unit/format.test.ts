@@ -1,7 +1,7 @@
 import { describe, it, expect } from "vitest";
-import { pct, signed, signedInterval } from "../../core/format";
-import { effect, int, pct as webPct, interval } from "../../webview/format";
-import { formatTest } from "../../core/cli/format";
+import { pct, signed, signedInterval } from "../../core/util/numbers";
+import { effect, int, pct as webPct, interval } from "../../webview/labels";
+import { formatTest } from "../../core/cli/output";
 
 describe("one formatter for effects and rates", () => {
   it("reads the same in the CLI (ascii, like the reference's %+.2f) and the investigator (a true minus, no -0.00)", () => {

@@ -1,4 +1,4 @@
-import { describe, it, expect, beforeAll } from "vitest";
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -8,8 +8,10 @@ import { verifyRun } from "../../core/log/verify";
 import { refOf } from "../../core/log/hash";
 import { RunModel } from "../../core/graph/model";
 import { ReplayContext, runTest, decisionTest } from "../../core/replay/engine";
-import { SpecError, parseIntervention, removes } from "../../core/specs";
-import { applyEdit, interveneOn, spanSpec } from "../../core/interventions";
+import { SpecError, parseIntervention, removes } from "../../core/specs/grammar";
+import { applyEdit, interveneOn, spanSpec } from "../../core/specs/apply";
+import { allowSpecFiles } from "../../core/specs/files";
+import { setSpecFileReader } from "../../core/specs/grammar";
 import { SYSTEM as DEMO, EXFIL_TARGET, REFUND_TARGET } from "../../examples/demo/system";
 import { DOCS } from "../../examples/demo/documents";
 
@@ -61,10 +63,13 @@ describe("each kind on the demo's byte-compatible run", () => {
   let dir: string;
   let ctx: ReplayContext;
   beforeAll(async () => {
+    allowSpecFiles(); // what the CLI and the worker do: this test names a fix file
     const r = await DEMO.run({ seed: 0, outDir: tmp(), runId: "demo-seed0" });
     dir = r.dir!;
     ctx = new ReplayContext(readRun(dir), DEMO);
   });
+
+  afterAll(() => setSpecFileReader(undefined));
 
   const changedBlobIsStored = (changes: unknown, text: string) => {
     const c = (changes as { after: string; removed: { text: string }[] }[])[0];

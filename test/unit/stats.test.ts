@@ -16,7 +16,7 @@ import {
   wilson,
   zFor,
   type Interval,
-} from "../../core/stats";
+} from "../../core/stats/stats";
 
 // Expected values come from test/reference/stats_reference.py (Python stdlib only).
 interface Fixture {

@@ -4,7 +4,7 @@
  * tested removal against every target) and the critical path.
  */
 import type { ChannelRow, Investigation, TestSummary } from "../../core/analysis/types";
-import { effect, int, interval, ms, rates, verdictLabel, verdictTone } from "../format";
+import { effect, int, interval, ms, rates, verdictLabel, verdictTone } from "../labels";
 import { indexOf, nodeName } from "../logic";
 import { useApp } from "./context";
 import { Chip, Empty, Icon, Section } from "./ui";

@@ -4,11 +4,11 @@
  */
 import type { JSX } from "preact";
 import { useLayoutEffect } from "preact/hooks";
-import type { Screen } from "../../core/protocol";
+import type { Screen } from "../../core/protocol/messages";
 import { ReportHost, type ThemeChoice } from "../host";
 import { SCREEN_INFO } from "../screens";
-import type { Controller } from "../store";
-import { when } from "../format";
+import type { Controller } from "../state";
+import { when } from "../labels";
 import { AgentsScreen } from "./AgentsScreen";
 import { AppContext, useApp, useStoreState } from "./context";
 import { GraphScreen } from "./GraphScreen";

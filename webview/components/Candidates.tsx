@@ -5,9 +5,9 @@
  */
 import { useState } from "preact/hooks";
 import type { ActionView, Candidate, Investigation } from "../../core/analysis/types";
-import { interval, rates, verdictLabel, verdictTone, effect, CANDIDATE_LABEL } from "../format";
+import { interval, rates, verdictLabel, verdictTone, effect, CANDIDATE_LABEL } from "../labels";
 import { jobOutcome } from "../logic";
-import type { Job } from "../store";
+import type { Job } from "../state";
 import { useApp } from "./context";
 import { Chain, HowTested } from "./HowTested";
 import { Button, Chip, EffectBar, Empty, Icon, Meter, Progress, Section, StatusChip, TrustChip } from "./ui";

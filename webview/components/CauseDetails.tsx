@@ -6,7 +6,7 @@
  */
 import type { ActionView, Investigation } from "../../core/analysis/types";
 import type { FixView, ShapeView, SpanView } from "../../core/analysis/causes";
-import { effect, interval, rates } from "../format";
+import { effect, interval, rates } from "../labels";
 import { JobPanel } from "./Candidates";
 import { useApp } from "./context";
 import { Button, Chip, Empty, Icon, Section } from "./ui";

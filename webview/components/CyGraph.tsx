@@ -2,18 +2,18 @@
  * A big run's whole graph drawn with Cytoscape (the Graph screen with Group unticked): every node,
  * laid out in layers, labelled once the zoom makes labels readable; a selected node is traced and
  * the edge toggles restyle only what they touch. Cytoscape itself is loaded the first time this is
- * drawn (loadCytoscape.ts); nothing else needs it. SvgGraph.tsx draws every other view.
+ * drawn (load-cytoscape.ts); nothing else needs it. SvgGraph.tsx draws every other view.
  */
 import type cytoscape from "cytoscape";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { RunGraph } from "../../core/analysis/types";
-import type { Controller } from "../store";
+import type { Controller } from "../state";
 import type { GraphToggles } from "../host";
 import { edgeVisible } from "../logic";
 import { applyToggles, applyTrace, createGraph, fitted } from "../graph/cy";
 import { LABEL_ZOOM, graphStyle } from "../graph/elements";
 import { layeredLayout } from "../graph/layout";
-import { cytoscapeLoaded, loadCytoscape, type Cytoscape } from "../graph/loadCytoscape";
+import { cytoscapeLoaded, loadCytoscape, type Cytoscape } from "../graph/load-cytoscape";
 import { readColors } from "../graph/theme";
 import type { GraphNav } from "./SvgGraph";
 

@@ -4,7 +4,7 @@
  * candidates' verdicts (core/analysis/foreign.ts); re-running one here writes a line that counts.
  */
 import type { ActionView } from "../../core/analysis/types";
-import { interval, rates, verdictLabel, effect } from "../format";
+import { interval, rates, verdictLabel, effect } from "../labels";
 import { Chip, Icon, Section } from "./ui";
 
 export function ForeignTests({ a }: { a: ActionView }) {

@@ -5,7 +5,7 @@
 import { CausingSpanLink } from "./CauseDetails";
 import { useMemo, useState } from "preact/hooks";
 import type { Investigation, RunGraph } from "../../core/analysis/types";
-import { effect, int, typeLabel, verdictLabel, verdictTone } from "../format";
+import { effect, int, typeLabel, verdictLabel, verdictTone } from "../labels";
 import { edgeVisible, indexOf, nodeName, nodesOf, trace } from "../logic";
 import { useApp } from "./context";
 import { Button, Chip, Icon, KeyValues, TrustChip } from "./ui";

@@ -4,13 +4,13 @@
  * until switched on. Clicking a node traces it upstream and downstream. Colours follow the theme
  * and are re-read when it changes. Drawn as SVG (SvgGraph.tsx); a big run opens grouped: groups
  * expand on a click, a selected node's lineage is drawn node by node. Unticking Group draws a big
- * run's every node with Cytoscape (CyGraph.tsx), loaded then (loadCytoscape.ts). A traced lineage
+ * run's every node with Cytoscape (CyGraph.tsx), loaded then (load-cytoscape.ts). A traced lineage
  * in a big run is laid out in layers wrapped into rows that fit the panel (layout.ts wrappedLayout).
  */
 import type { JSX } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { RunGraph } from "../../core/analysis/types";
-import { int } from "../format";
+import { int } from "../labels";
 import { edgeVisible, trace } from "../logic";
 import { BIG_GRAPH, buildElements, buildViewElements } from "../graph/elements";
 import { groupedView, lineage, type GraphView } from "../graph/groups";

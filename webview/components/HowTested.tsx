@@ -5,7 +5,7 @@
  * its test's verdict. Old runs' tests carry no rung or assumptions: then nothing is shown.
  */
 import type { ChainHop, HowTested as How } from "../../core/analysis/tested";
-import { effect, interval, verdictLabel, verdictTone } from "../format";
+import { effect, interval, verdictLabel, verdictTone } from "../labels";
 import { Chip, Icon } from "./ui";
 
 const RUNG: Record<1 | 2 | 3, { label: string; title: string }> = {

@@ -3,7 +3,7 @@
  * confirmed causes and ruled-out links, and content ranked by its strongest tested effect.
  */
 import type { Influence, InfluenceEdge, InfluenceSource } from "../../core/analysis/types";
-import { clip, effect, int } from "../format";
+import { clip, effect, int } from "../labels";
 import { rankedSources, sourceName } from "../logic";
 import { useApp } from "./context";
 import { Chip, Empty, Section, TrustChip } from "./ui";

@@ -4,7 +4,7 @@
  * source and, once tested, the confirmed cause).
  */
 import type { Alert, Investigation } from "../../core/analysis/types";
-import { CANDIDATE_LABEL, effect, int, interval, ms, plural } from "../format";
+import { CANDIDATE_LABEL, effect, int, interval, ms, plural } from "../labels";
 import { actionSeverity, indexOf, sortedAlerts } from "../logic";
 import { useApp } from "./context";
 import { Stat } from "./RunsScreen";

@@ -6,7 +6,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef } from "preact/hooks";
 import type { EventView, Investigation } from "../../core/analysis/types";
-import { bytes, int, ms, typeLabel, when } from "../format";
+import { bytes, int, ms, typeLabel, when } from "../labels";
 import { indexOf, nodeName } from "../logic";
 import { useApp } from "./context";
 import { Button, Chip, Flag, HostLink, Icon, KeyValues, TrustChip } from "./ui";

@@ -2,7 +2,7 @@
  * Runs: every recorded run with its alert counts, tests and log integrity. A row opens the run.
  */
 import type { RunSummary } from "../../core/analysis/types";
-import { int, plural, when } from "../format";
+import { int, plural, when } from "../labels";
 import { useApp } from "./context";
 import { Chip, Empty, Section, SeverityChip, onActivate, useRoving } from "./ui";
 

@@ -4,7 +4,7 @@
  */
 import { useMemo, useState } from "preact/hooks";
 import type { TimelineRow } from "../../core/analysis/types";
-import { int, ms, offset, typeLabel } from "../format";
+import { int, ms, offset, typeLabel } from "../labels";
 import { filterTimeline, timelineFacets } from "../logic";
 import type { ComponentChildren } from "preact";
 import { useApp } from "./context";

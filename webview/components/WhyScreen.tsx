@@ -5,7 +5,7 @@
  */
 import { useMemo, useState } from "preact/hooks";
 import type { ActionView, Investigation } from "../../core/analysis/types";
-import { PROVENANCE_LABEL, PROVENANCE_TONE, clip } from "../format";
+import { PROVENANCE_LABEL, PROVENANCE_TONE, clip } from "../labels";
 import { isUntrusted } from "../../core/graph/lineage";
 import { actionSeverity, defaultAction, indexOf, lineageGroups, nodeLineage, nodeName } from "../logic";
 import { Candidates } from "./Candidates";

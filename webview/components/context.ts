@@ -4,7 +4,7 @@
  */
 import { createContext } from "preact";
 import { useContext, useLayoutEffect, useState } from "preact/hooks";
-import type { AppState, Controller } from "../store";
+import type { AppState, Controller } from "../state";
 
 export interface AppValue {
   ctl: Controller;

@@ -6,7 +6,7 @@
 import type { ComponentChildren, JSX } from "preact";
 import { useRef, useState } from "preact/hooks";
 import type { CandidateStatus, Severity } from "../../core/analysis/types";
-import { CANDIDATE_LABEL, CANDIDATE_TONE, SEVERITY_LABEL, effect, type Tone } from "../format";
+import { CANDIDATE_LABEL, CANDIDATE_TONE, SEVERITY_LABEL, effect, type Tone } from "../labels";
 
 export function Icon({ name, label, spin }: { name: string; label?: string; spin?: boolean }) {
   return (

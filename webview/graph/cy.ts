@@ -9,12 +9,12 @@ import type { GEdge } from "../../core/graph/graph";
 import type { GraphToggles } from "../host";
 import { edgeVisible, trace } from "../logic";
 import { LABEL_MARGIN, buildElements, graphStyle } from "./elements";
-import type { Cytoscape } from "./loadCytoscape";
+import type { Cytoscape } from "./load-cytoscape";
 import { readColors } from "./theme";
 
 /**
  * A Cytoscape graph of the investigation at the given positions, edges hidden per visible().
- * `lib` is Cytoscape itself, loaded when first needed (loadCytoscape.ts).
+ * `lib` is Cytoscape itself, loaded when first needed (load-cytoscape.ts).
  */
 export function createGraph(lib: Cytoscape, container: HTMLElement, rg: RunGraph, positions: Map<string, { x: number; y: number }>, big: boolean, visible: (e: GEdge) => boolean): cytoscape.Core {
   const cy = lib({

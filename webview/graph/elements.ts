@@ -7,7 +7,7 @@
 import type cytoscape from "cytoscape";
 import type { RunGraph } from "../../core/analysis/types";
 import type { GEdge, GNode } from "../../core/graph/graph";
-import { clip, effect } from "../format";
+import { clip, effect } from "../labels";
 import type { GraphColors } from "./theme";
 import { groupLabel, type GraphView } from "./groups";
 import { visibleBidi } from "../../core/log/shown";

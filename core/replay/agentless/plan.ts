@@ -9,7 +9,7 @@
  * content. It never names where a call goes, which key it carries, or what code runs.
  */
 import { RunModel } from "../../graph/model";
-import { rebuildRequest, EndpointError, type RebuiltRequest } from "../../adapters/endpoint-replay";
+import { rebuildRequest, EndpointError, type RebuiltRequest } from "../endpoint-replay";
 
 export class AgentlessError extends Error {
   constructor(message: string) {

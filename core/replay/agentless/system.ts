@@ -25,10 +25,11 @@
 import { canonical } from "../../log/hash";
 import type { RunData } from "../../log/reader";
 import { RunModel } from "../../graph/model";
-import { applyEdit } from "../../interventions";
-import { concerns, matchesTarget, removes, type Intervention, type ItemLike } from "../../specs";
-import { getAt, PLACEHOLDER, setAt, type ApiName, type ToolCallOut } from "../../adapters/codecs";
-import type { RebuiltRequest } from "../../adapters/endpoint-replay";
+import { applyEdit } from "../../specs/apply";
+import { concerns, matchesTarget, removes, type Intervention, type ItemLike } from "../../specs/grammar";
+import { PLACEHOLDER, type ApiName, type ToolCallOut } from "../../adapters/codecs";
+import { getAt, setAt } from "../../util/json-path";
+import type { RebuiltRequest } from "../endpoint-replay";
 import { cloneJson } from "../../adapters/shared";
 import type { ActionSummary } from "../../sdk/runtime";
 import type { RunOptions, RunResult } from "../../sdk/system";

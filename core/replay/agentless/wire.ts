@@ -4,8 +4,9 @@
  * into a downstream prompt) and how a turn is appended (the answer, then its tool results, as the
  * provider's message format requires).
  */
-import { CODECS, getAt, setAt, type ApiName, type Codec, type ToolCallOut } from "../../adapters/codecs";
-import { checkDefaultEndpoint, endpointFor, EndpointError, postJson, type SendFn } from "../../adapters/endpoint-replay";
+import { CODECS, type ApiName, type Codec, type ToolCallOut } from "../../adapters/codecs";
+import { getAt, setAt } from "../../util/json-path";
+import { checkDefaultEndpoint, endpointFor, EndpointError, postJson, type SendFn } from "../endpoint-replay";
 import { cloneJson } from "../../adapters/shared";
 import { Redactor } from "../../log/redact";
 

@@ -84,7 +84,7 @@ scenario('1,000 runs: cheap activation, runs listed at once, analysed in the bac
 });
 
 scenario('a new window lists the runs the last one found at once, never a run deleted since, then the runs added', async () => {
-  // the first window found the runs and remembered them (extension/logic/rememberedRuns.ts)
+  // the first window found the runs and remembered them (extension/logic/remembered-runs.ts)
   await waitUntil(page, () => fs.existsSync(path.join(env.WORK_DIR, 'main/ud/User/globalStorage/causeway-dev.causeway-vscode/run-folders')), { what: 'the remembered runs' });
   await b.close();
   // between the windows: a run deleted, a run added (sorted first)

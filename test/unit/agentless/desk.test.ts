@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeLlm, type FakeLlm } from "../../fake-llm/server";
 import { readRun } from "../../../core/log/reader";
 import { RunModel } from "../../../core/graph/model";
-import { parseIntervention, removes } from "../../../core/specs";
+import { parseIntervention, removes } from "../../../core/specs/grammar";
 import { recordDesk } from "./desk";
 
 const ROOT = path.resolve(__dirname, "../../..");

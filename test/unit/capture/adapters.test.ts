@@ -14,7 +14,7 @@ import { readRun } from "../../../core/log/reader";
 import { RunModel } from "../../../core/graph/model";
 import { alertsFor } from "../../../core/analysis/investigate";
 import { canonical } from "../../../core/log/hash";
-import { endpointDecisionTest, rebuildRequest, withoutBlocks } from "../../../core/adapters/endpoint-replay";
+import { endpointDecisionTest, rebuildRequest, withoutBlocks } from "../../../core/replay/endpoint-replay";
 import { PLACEHOLDER } from "../../../core/adapters/codecs";
 import { openRun, runDir } from "../../../core/adapters/shared";
 import { traceOpenAI } from "../../../core/adapters/openai";

@@ -12,7 +12,7 @@ import { readRun } from "../../../core/log/reader";
 import { RunModel } from "../../../core/graph/model";
 import { CODECS, PLACEHOLDER, aiSdkModel, anthropicMessages, openaiChat, openaiResponses, type Codec } from "../../../core/adapters/codecs";
 import { ConversationRecorder, openRun, runDir } from "../../../core/adapters/shared";
-import { rebuildRequest } from "../../../core/adapters/endpoint-replay";
+import { rebuildRequest } from "../../../core/replay/endpoint-replay";
 import { anthropicWire, chatWire, responsesWire, type Wire } from "../../fake-llm/wire";
 
 const dirs: string[] = [];

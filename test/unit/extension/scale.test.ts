@@ -7,7 +7,7 @@
 import { describe, it, expect } from "vitest";
 import fs from "node:fs";
 import path from "node:path";
-import { RunStore } from "../../../extension/logic/runStore";
+import { WorkspaceRuns } from "../../../extension/logic/workspace-runs";
 import { runItem } from "../../../extension/logic/tree";
 import { REFERENCE_RUNS, tmpDir } from "./helpers";
 
@@ -28,7 +28,7 @@ describe("1,000 runs", () => {
       fs.symlinkSync(path.join(src, "blobs"), path.join(d, "blobs"), "dir");
       dirs.push(d);
     }
-    const s = new RunStore();
+    const s = new WorkspaceRuns();
     try {
       // a timer that counts its turns while runs wait for analysis: were the event loop blocked
       // until the analysis ended, it would count none

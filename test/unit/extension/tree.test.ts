@@ -4,7 +4,7 @@ import path from "node:path";
 import { nodeId } from "../../../core/graph/graph";
 import { readRun, type RunData } from "../../../core/log/reader";
 import { analyseRun } from "../../../extension/logic/analysis";
-import type { RunEntry } from "../../../extension/logic/runStore";
+import type { RunEntry } from "../../../extension/logic/workspace-runs";
 import { CONTEXT, agentChildren, agentItem, compareRuns, eventItem, folderItem, parentOf, remoteRunItem, runChildren, runItem } from "../../../extension/logic/tree";
 import { REFERENCE_RUNS, copyDir, demoWorkspace, tmpDir } from "./helpers";
 

@@ -7,7 +7,7 @@
 import { describe, it, expect, afterEach, vi } from "vitest";
 import fs from "node:fs";
 import path from "node:path";
-import { RunStore } from "../../../extension/logic/runStore";
+import { WorkspaceRuns } from "../../../extension/logic/workspace-runs";
 import { runDiagnostics } from "../../../extension/logic/diagnostics";
 import { argsBlob, copyRun, events, putBlobText, reseal } from "./hostile";
 import { until } from "../extension/helpers";
@@ -15,14 +15,14 @@ import { until } from "../extension/helpers";
 // state waits, not timings: generous limits for a loaded machine
 vi.setConfig({ testTimeout: 600_000 });
 
-const stores: RunStore[] = [];
+const stores: WorkspaceRuns[] = [];
 const made: string[] = [];
 afterEach(() => {
   stores.splice(0).forEach((s) => s.dispose());
   made.splice(0).forEach((d) => fs.rmSync(d, { recursive: true, force: true }));
 });
 const store = (o = {}) => {
-  const s = new RunStore({ debounceMs: 5, ...o });
+  const s = new WorkspaceRuns({ debounceMs: 5, ...o });
   stores.push(s);
   return s;
 };

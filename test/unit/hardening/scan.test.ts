@@ -5,8 +5,8 @@
  * bench/results/ (bench/hardening.ts).
  */
 import { describe, it, expect } from "vitest";
-import { findEmails, globMatch } from "../../../core/analysis/scan";
-import { globToRegExp } from "../../../core/specs";
+import { findEmails, globMatch } from "../../../core/util/scan";
+import { globToRegExp } from "../../../core/specs/grammar";
 import { tracedValues } from "../../../core/analysis/values";
 
 const EMAIL = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;

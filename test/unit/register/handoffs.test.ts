@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeLlm, type FakeLlm } from "../../fake-llm/server";
 import { events, runCli } from "./cli";
 import { findCarried, MIN_WORDS } from "../../../core/adapters/handoffs";
-import { formatAttribution } from "../../../core/cli/format";
+import { formatAttribution } from "../../../core/cli/output";
 
 const PROGRAM = "node test/unit/register/fixtures/wrapped-handoff.mjs";
 const VENDOR = 'input:mcp:support-desk/fetch_doc {"name":"vendor-note"}';

@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import fs from "node:fs";
 import path from "node:path";
-import { formatCommand, parseCommand, redactArgv, singleQuote } from "../../../core/argv";
+import { formatCommand, parseCommand, redactArgv, singleQuote } from "../../../core/log/argv";
 import { cli, made, tmp } from "./crafted";
 
 afterAll(() => {

@@ -13,7 +13,7 @@ import { HttpSink } from "../../../core/sdk/httpsink";
 import { System } from "../../../core/sdk/system";
 import { openRun } from "../../../core/adapters/shared";
 import { readRun } from "../../../core/log/reader";
-import { RUN_ID_RE } from "../../../core/capture/http";
+import { RUN_ID_RE } from "../../../core/store/http";
 
 const TOKEN = "sink-token";
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "cw-sinkid-"));

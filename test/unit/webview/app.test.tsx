@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, test } from "vitest";
 import type { ReportData } from "../../../webview/host";
 import { REPORT_REASON } from "../../../webview/host";
 import { ScriptedHost, VSCODE, connect, demoData, mount, step, text, withText } from "./fixture";
-import { runGraphOf } from "../../../core/analysis/runGraph";
+import { runGraphOf } from "../../../core/analysis/run-graph";
 
 let data: ReportData;
 beforeAll(async () => {

@@ -10,7 +10,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { System } from "../../../core/sdk/system";
 import { reportData } from "../../../core/report/report";
-import type { Screen } from "../../../core/protocol";
+import type { Screen } from "../../../core/protocol/messages";
 import type { ReportData } from "../../../webview/host";
 import { ScriptedHost, VSCODE, mount, step } from "./fixture";
 import { RAW_BIDI, recordHostileText } from "../security/hostile-text";

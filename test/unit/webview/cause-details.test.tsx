@@ -84,7 +84,7 @@ describe("from cause to fix", () => {
 });
 
 describe("the host checks the new messages", async () => {
-  const { parseWebviewMessage } = await import("../../../core/protocol");
+  const { parseWebviewMessage } = await import("../../../core/protocol/messages");
   test("checkFix and exportCase: well-formed ones pass, a fix that would read a file does not", () => {
     expect(parseWebviewMessage({ type: "checkFix", requestId: "r1", run: "x", fix: ["guard:block"], harm: "tool=a" })).toEqual({ type: "checkFix", requestId: "r1", run: "x", fix: ["guard:block"], harm: "tool=a", keep: undefined });
     expect(parseWebviewMessage({ type: "checkFix", requestId: "r1", run: "x", fix: ["replace:input:system=@/etc/passwd"], harm: "tool=a" })).toBeNull();

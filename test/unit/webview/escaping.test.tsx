@@ -8,7 +8,7 @@ import path from "node:path";
 import { beforeAll, expect, test } from "vitest";
 import * as sdk from "../../../core/index";
 import { reportData } from "../../../core/report/report";
-import type { Screen } from "../../../core/protocol";
+import type { Screen } from "../../../core/protocol/messages";
 import type { ReportData } from "../../../webview/host";
 import { HOSTILE, XSS, recordHostile } from "../../browser/hostile.mjs";
 import { ScriptedHost, VSCODE, mount, step } from "./fixture";

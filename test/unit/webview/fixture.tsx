@@ -9,10 +9,10 @@ import { act } from "preact/test-utils";
 import { runDemo } from "../../../core/cli/demo";
 import { reportData } from "../../../core/report/report";
 import type { RunSummary } from "../../../core/analysis/types";
-import type { Capabilities, HostToWebview, WebviewToHost } from "../../../core/protocol";
+import type { Capabilities, HostToWebview, WebviewToHost } from "../../../core/protocol/messages";
 import { App } from "../../../webview/components/App";
 import type { Host, ReportData, UiState } from "../../../webview/host";
-import { Controller } from "../../../webview/store";
+import { Controller } from "../../../webview/state";
 
 let cached: Promise<ReportData> | null = null;
 

@@ -2,7 +2,7 @@
 // for labels, on the demo's real investigations.
 import { beforeAll, describe, expect, test } from "vitest";
 import type { Investigation, RunGraph } from "../../../core/analysis/types";
-import { runGraphOf } from "../../../core/analysis/runGraph";
+import { runGraphOf } from "../../../core/analysis/run-graph";
 import type { ReportData } from "../../../webview/host";
 import { edgeVisible } from "../../../webview/logic";
 import { groupKey, groupedView, lineage } from "../../../webview/graph/groups";

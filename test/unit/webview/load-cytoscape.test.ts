@@ -1,10 +1,10 @@
 // @vitest-environment happy-dom
-// Cytoscape is loaded only when a graph needs it (webview/graph/loadCytoscape.ts). A page without
+// Cytoscape is loaded only when a graph needs it (webview/graph/load-cytoscape.ts). A page without
 // it gets an error that says so, and a later call tries again. (happy-dom runs no script: that the
 // report's embedded Cytoscape runs, under the page's CSP, is checked in Chromium by
 // test/browser/report.test.mjs, and the VS Code webview's by e2e 31.)
 import { afterEach, describe, expect, test } from "vitest";
-import { EMBEDDED_ID, loadCytoscape } from "../../../webview/graph/loadCytoscape";
+import { EMBEDDED_ID, loadCytoscape } from "../../../webview/graph/load-cytoscape";
 
 afterEach(() => {
   delete window.__causewayCytoscape;

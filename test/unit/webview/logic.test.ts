@@ -3,7 +3,7 @@
 import { describe, expect, test } from "vitest";
 import type { InfluenceSource, TimelineRow } from "../../../core/analysis/types";
 import type { GEdge } from "../../../core/graph/graph";
-import { effect, interval, ms, pct, rates, verdictLabel } from "../../../webview/format";
+import { effect, interval, ms, pct, rates, verdictLabel } from "../../../webview/labels";
 import { crossings, layeredLayout } from "../../../webview/graph/layout";
 import { blend, opaque, parseColor } from "../../../webview/graph/theme";
 import { DEFAULT_UI, formatHash, parseHash } from "../../../webview/host";

@@ -8,7 +8,7 @@ import { render } from "preact";
 import { act } from "preact/test-utils";
 import { afterEach, beforeAll, describe, expect, test } from "vitest";
 import type { RunGraph } from "../../../core/analysis/types";
-import { runGraphOf } from "../../../core/analysis/runGraph";
+import { runGraphOf } from "../../../core/analysis/run-graph";
 import { SvgGraph, type GraphNav } from "../../../webview/components/SvgGraph";
 import type { DrawnEdge } from "../../../webview/graph/cy";
 import { buildElements, buildViewElements } from "../../../webview/graph/elements";

@@ -12,7 +12,7 @@ import { System } from "../../../core/index";
 import { recordWorkers } from "../../browser/workers.mjs";
 import { readRun } from "../../../core/log/reader";
 import { investigate } from "../../../core/analysis/investigate";
-import { runGraphOf } from "../../../core/analysis/runGraph";
+import { runGraphOf } from "../../../core/analysis/run-graph";
 import { edgeVisible } from "../../../webview/logic";
 import { LINEAGE_MAX, groupedView, lineage } from "../../../webview/graph/groups";
 import { layeredLayout, wrappedLayout } from "../../../webview/graph/layout";

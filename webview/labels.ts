@@ -4,7 +4,7 @@
  * the same figure reads the same everywhere.
  */
 import type { CandidateStatus, ProvenanceStatus, Severity } from "../core/analysis/types";
-import { pct as pctOf, signed } from "../core/format";
+import { pct as pctOf, signed } from "../core/util/numbers";
 
 /** A signed effect with two decimals: +0.80, −0.15, +0.00. */
 export function effect(x: number | null | undefined): string {

@@ -5,8 +5,8 @@
  * Nothing here computes analysis: alerts, verdicts, edges and causes arrive ready-made.
  */
 import type { Investigation, RunGraph, RunSummary, Workspace } from "../core/analysis/types";
-import { runGraphOf, sameGraph } from "../core/analysis/runGraph";
-import type { Capabilities, HostToWebview, Screen } from "../core/protocol";
+import { runGraphOf, sameGraph } from "../core/analysis/run-graph";
+import type { Capabilities, HostToWebview, Screen } from "../core/protocol/messages";
 import { DEFAULT_UI, newRequestId, type GraphToggles, type Host, type ThemeChoice, type TimelineFilters, type UiState } from "./host";
 
 /** A replay the webview asked for: one test, or Find the cause for an action. */
@@ -28,7 +28,7 @@ export interface Job {
   result?: unknown;
 }
 
-export interface RunEntry {
+export interface RunRow {
   key: string;
   summary: RunSummary;
 }
@@ -40,7 +40,7 @@ export interface AppState {
   workspace: Workspace | null;
   runs: Record<string, Investigation>;
   /**
-   * The Graph screen's part of runs (core/analysis/runGraph.ts), received ahead of their
+   * The Graph screen's part of runs (core/analysis/run-graph.ts), received ahead of their
    * investigation; kept while it draws the same graph, so the drawn graph stays.
    */
   graphs: Record<string, RunGraph>;
@@ -63,8 +63,8 @@ export function graphOf(inv: Investigation): RunGraph {
   return g;
 }
 
-/** A minimal observable store. */
-export class Store {
+/** A minimal observable cell holding the app state. */
+export class StateCell {
   private state: AppState;
   private readonly listeners = new Set<Listener>();
 
@@ -89,8 +89,8 @@ export class Store {
 }
 
 /** Every run the app can show: the workspace's, then any other run the host sent. */
-export function runEntries(s: AppState, keyOf: (r: RunSummary) => string): RunEntry[] {
-  const out: RunEntry[] = [];
+export function runRows(s: AppState, keyOf: (r: RunSummary) => string): RunRow[] {
+  const out: RunRow[] = [];
   const seen = new Set<string>();
   for (const summary of s.workspace?.runs ?? []) {
     const key = keyOf(summary);
@@ -115,11 +115,11 @@ function mergeUi(saved: Partial<UiState> | undefined): UiState {
 }
 
 export class Controller {
-  readonly store: Store;
+  readonly store: StateCell;
   private unsubscribe: (() => void) | null = null;
 
   constructor(readonly host: Host) {
-    this.store = new Store({
+    this.store = new StateCell({
       caps: host.caps,
       connected: false,
       workspace: null,
@@ -166,8 +166,8 @@ export class Controller {
     return this.current()?.summary ?? this.currentGraph()?.summary ?? null;
   }
 
-  entries(): RunEntry[] {
-    return runEntries(this.state, (r) => this.host.keyOf(r));
+  entries(): RunRow[] {
+    return runRows(this.state, (r) => this.host.keyOf(r));
   }
 
   // ------------------------------------------------------------------ host → webview

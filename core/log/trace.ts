@@ -4,7 +4,7 @@
  * process (a recorded command under the preload) reports this trace back, so `causeway replay`
  * compares it with the recording exactly as it compares an in-process replay.
  */
-import { canonical } from "../log/hash";
+import { canonical } from "./hash";
 
 export interface TraceEntry {
   seq: number;

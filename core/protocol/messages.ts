@@ -5,7 +5,7 @@
  * Requests that need an answer carry a `requestId`; the host answers with `progress` messages and
  * one `result`.
  */
-import type { Investigation, RunGraph, Workspace } from "./analysis/types";
+import type { Investigation, RunGraph, Workspace } from "../analysis/types";
 
 export type Screen = "runs" | "overview" | "why" | "timeline" | "graph" | "agents" | "influence";
 export const SCREENS: readonly Screen[] = ["runs", "overview", "why", "timeline", "graph", "agents", "influence"];

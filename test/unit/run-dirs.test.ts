@@ -2,9 +2,9 @@ import { describe, it, expect, afterEach } from "vitest";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { RunDirWalk } from "../../core/log/runDirs";
+import { RunDirWalk } from "../../core/log/run-dirs";
 import { listRuns } from "../../core/analysis/influence";
-import { findRunDirs } from "../../extension/logic/findRuns";
+import { findRunDirs } from "../../extension/logic/find-runs";
 
 const tmps: string[] = [];
 afterEach(() => {

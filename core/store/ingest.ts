@@ -22,6 +22,7 @@ import { ZERO_HASH, eventHash, isRef, refOf } from "../log/hash";
 import { PyFloat, type JsonValue } from "../log/pyjson";
 import { RUN_ID_RE } from "./http";
 import { sanitizeEvent } from "../log/sanitize";
+import { isJsonObject } from "../log/pyjson";
 
 /** What the validator needs to know of the stored run. */
 export interface StoredRun {
@@ -56,7 +57,6 @@ export type IngestVerdict =
   | { ok: false; status: 400 | 409 | 422; error: string; head?: RunHead | null };
 
 const ID_RE = /^[A-Za-z0-9_-]{1,128}$/;
-const isObj = (x: unknown): x is Record<string, JsonValue> => !!x && typeof x === "object" && !Array.isArray(x) && !(x instanceof PyFloat);
 const short = (s: string, n = 24) => (s.length > n ? s.slice(0, n) + "…" : s);
 const own = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 
@@ -95,9 +95,9 @@ export function notPlainJson(body: unknown, maxDepth = MAX_BATCH_DEPTH): string 
 
 /** The run a batch is for, or undefined when the batch doesn't say (checked fully by {@link validateBatch}). */
 export function batchRunId(body: JsonValue): string | undefined {
-  if (!isObj(body) || !own(body, "events") || !Array.isArray(body.events)) return undefined;
+  if (!isJsonObject(body) || !own(body, "events") || !Array.isArray(body.events)) return undefined;
   const first = body.events[0];
-  return isObj(first) && own(first, "run_id") && typeof first.run_id === "string" && RUN_ID_RE.test(first.run_id) ? first.run_id : undefined;
+  return isJsonObject(first) && own(first, "run_id") && typeof first.run_id === "string" && RUN_ID_RE.test(first.run_id) ? first.run_id : undefined;
 }
 
 /** Checks one batch against the stored run; nothing is written here. */
@@ -115,11 +115,11 @@ function checkBatch(body: JsonValue, stored: StoredRun, limits: IngestLimits): I
   const refuse = (status: 400 | 409 | 422, error: string): IngestVerdict => ({ ok: false, status, error, head: stored.head });
   const notPlain = notPlainJson(body, limits.maxDepth ?? MAX_BATCH_DEPTH);
   if (notPlain) return refuse(422, notPlain);
-  if (!isObj(body) || !own(body, "events") || !Array.isArray(body.events) || !body.events.length || (own(body, "blobs") && body.blobs !== null && !isObj(body.blobs))) {
+  if (!isJsonObject(body) || !own(body, "events") || !Array.isArray(body.events) || !body.events.length || (own(body, "blobs") && body.blobs !== null && !isJsonObject(body.blobs))) {
     return refuse(422, 'expected {"events": [at least one event], "blobs": {ref: value}}');
   }
   const events = body.events;
-  const blobsIn = own(body, "blobs") && isObj(body.blobs) ? body.blobs : {};
+  const blobsIn = own(body, "blobs") && isJsonObject(body.blobs) ? body.blobs : {};
   const blobKeys = Object.keys(blobsIn);
   if (events.length > limits.maxEvents) return refuse(422, `a batch holds at most ${limits.maxEvents} events (got ${events.length})`);
   if (blobKeys.length > limits.maxBlobs) return refuse(422, `a batch holds at most ${limits.maxBlobs} blobs (got ${blobKeys.length})`);
@@ -141,7 +141,7 @@ function checkBatch(body: JsonValue, stored: StoredRun, limits: IngestLimits): I
   // each event on its own: fields, types, one run
   let runId: string | undefined;
   for (const [i, e] of events.entries()) {
-    if (!isObj(e)) return refuse(422, `event ${i} of the batch is not an object`);
+    if (!isJsonObject(e)) return refuse(422, `event ${i} of the batch is not an object`);
     const at = `event ${i} (seq ${typeof e.seq === "number" ? e.seq : "?"})`;
     // the type and schema first: the field lists are looked up by them
     if (typeof e.type !== "string" || !own(e, "type")) return refuse(422, `${at}: field "type" should be a string (got ${describeValue(e.type)})`);
@@ -161,7 +161,7 @@ function checkBatch(body: JsonValue, stored: StoredRun, limits: IngestLimits): I
     if (e.run_id !== runId) return refuse(422, `${at}: one batch must belong to one run (${short(runId)} and ${describeValue(e.run_id)})`);
     const usage = e.usage;
     if (e.type === "decision" && usage !== undefined && usage !== null) {
-      if (!isObj(usage)) return refuse(422, `${at}: usage must be an object`);
+      if (!isJsonObject(usage)) return refuse(422, `${at}: usage must be an object`);
       for (const k of ["input_tokens", "output_tokens"]) {
         if (usage[k] !== undefined && !(Number.isSafeInteger(usage[k]) && (usage[k] as number) >= 0)) return refuse(422, `${at}: usage.${k} must be an integer ≥ 0`);
       }

@@ -15,14 +15,16 @@ import type { DecisionEvent } from "../log/events";
 import type { RunData } from "../log/reader";
 import { appendTest } from "../log/testslog";
 import { RunModel } from "../graph/model";
-import { concerns, matchesTarget, parseIntervention, parseTarget, removes } from "../specs";
-import { applyEdit, recordChanges } from "../interventions";
-import { newcombe, sequentialLooks, verdictFor, zFor, type Verdict } from "../stats";
-import { bettingNMax, decisionRecord, sequentialBetting } from "../replay/engine";
-import { CODECS, getAt, resultText, setAt, type ApiName, type Codec } from "./codecs";
-import type { RecordedBlock, RecordedRequest } from "./shared";
-import { cloneJson } from "./shared";
+import { concerns, matchesTarget, parseIntervention, parseTarget, removes } from "../specs/grammar";
+import { applyEdit, recordChanges } from "../specs/apply";
+import { newcombe, sequentialLooks, verdictFor, zFor, type Verdict } from "../stats/stats";
+import { bettingNMax, decisionRecord, sequentialBetting } from "./engine";
+import { CODECS, resultText, type ApiName, type Codec } from "../adapters/codecs";
+import { getAt, setAt } from "../util/json-path";
+import type { RecordedBlock, RecordedRequest } from "../adapters/shared";
+import { cloneJson } from "../adapters/shared";
 import { Redactor } from "../log/redact";
+import { isRecord } from "../util/guards";
 
 export class EndpointError extends Error {
   constructor(
@@ -73,10 +75,9 @@ export interface RebuiltRequest {
   decision: DecisionEvent & { line: number };
 }
 
-const isObj = (x: unknown): x is Record<string, unknown> => !!x && typeof x === "object" && !Array.isArray(x);
 
 function validBlock(b: unknown, contexts: number): b is RecordedBlock {
-  if (!isObj(b) || !Array.isArray(b.path) || b.path.length === 0 || b.path.length > 32) return false;
+  if (!isRecord(b) || !Array.isArray(b.path) || b.path.length === 0 || b.path.length > 32) return false;
   if (!b.path.every((k) => typeof k === "string" || (typeof k === "number" && Number.isInteger(k) && k >= 0))) return false;
   if (typeof b.context !== "number" || !Number.isInteger(b.context) || b.context < 0 || b.context >= contexts) return false;
   return b.fill === undefined || b.fill === "value" || b.fill === "json";
@@ -89,7 +90,7 @@ export function rebuildRequest(m: RunModel, decision: number | string): RebuiltR
   const ref = (ev as unknown as { request?: unknown }).request;
   if (typeof ref !== "string") throw new EndpointError(`decision #${ev.seq} has no recorded request (it was not recorded by an SDK adapter or the gateway)`);
   const record = m.value(ref);
-  if (!isObj(record) || typeof record.api !== "string" || !(record.api in CODECS) || !Array.isArray(record.blocks) || !isObj(record.body)) {
+  if (!isRecord(record) || typeof record.api !== "string" || !(record.api in CODECS) || !Array.isArray(record.blocks) || !isRecord(record.body)) {
     throw new EndpointError(`decision #${ev.seq}: its recorded request is missing or malformed (${m.blobProblem(ref) ?? "unexpected shape"})`);
   }
   const ctx = Array.isArray(ev.context) ? ev.context : [];

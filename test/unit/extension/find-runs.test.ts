@@ -2,7 +2,7 @@ import { describe, it, expect, afterEach } from "vitest";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { findRunDirs } from "../../../extension/logic/findRuns";
+import { findRunDirs } from "../../../extension/logic/find-runs";
 
 const tmps: string[] = [];
 afterEach(() => {

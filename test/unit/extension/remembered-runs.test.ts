@@ -2,7 +2,7 @@ import { describe, it, expect, afterEach } from "vitest";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { readRemembered, rememberedFile, writeRemembered } from "../../../extension/logic/rememberedRuns";
+import { readRemembered, rememberedFile, writeRemembered } from "../../../extension/logic/remembered-runs";
 
 const tmps: string[] = [];
 afterEach(() => {

@@ -2,12 +2,12 @@
  * Finding the run folders of a workspace folder with a walk of its directories, for discovery's
  * first listing. VS Code's findFiles (ripgrep) lists every file of the folder, the blobs of every
  * run included (thousands of files per run), before answering; this walk reads directories only,
- * and never enters a run's blobs folder, node_modules or .git. It is core's walk (core/log/runDirs)
+ * and never enters a run's blobs folder, node_modules or .git. It is core's walk (core/log/run-dirs.ts)
  * run a few milliseconds at a time, yielding to the event loop in between: awaiting a readdir per
  * folder (the walk before) took 1.2–3.5 s for 1,000 runs on a busy extension host, where the
  * synchronous reads take 20–60 ms in all. vscode-free.
  */
-import { RunDirWalk } from "../../core/log/runDirs";
+import { RunDirWalk } from "../../core/log/run-dirs";
 import { isUnderRunsGlob } from "./glob";
 
 export interface FindRunsOptions {

@@ -20,7 +20,7 @@ import { isRef } from "../../core/log/hash";
 import { problem, type Problem } from "../../core/log/problems";
 import { Emitter } from "./emitter";
 import { isInside } from "./glob";
-import { runFilesStamp } from "../../core/log/runDirs";
+import { runFilesStamp } from "../../core/log/run-dirs";
 
 export interface RunEntry {
   /** The run folder (absolute): the key everywhere, also in the webview protocol. */
@@ -45,7 +45,7 @@ interface Internal extends RunEntry {
   lastUse: number;
   timer?: ReturnType<typeof setTimeout>;
   settleTimer?: ReturnType<typeof setTimeout>;
-  /** The background blob check (see {@link RunStore.checkBlobsStep}). */
+  /** The background blob check (see {@link WorkspaceRuns.checkBlobsStep}). */
   blobCheck?: BlobCheck;
   /** events.jsonl and tests.jsonl as the current version read them (see {@link runFilesStamp}). */
   stamp?: string;
@@ -66,14 +66,14 @@ interface BlobCheck {
   done: Map<string, Problem | null>;
 }
 
-export interface StoreChange {
+export interface RunsChange {
   added: string[];
   removed: string[];
   /** Runs whose analysis (or content) changed. */
   changed: string[];
 }
 
-export interface RunStoreOptions {
+export interface WorkspaceRunsOptions {
   /** Per-run debounce of file events (ms). */
   debounceMs?: number;
   /** A run whose last line is partial and has not grown for this long was cut off (ms). */
@@ -89,27 +89,27 @@ export interface RunStoreOptions {
   log?: (level: "info" | "warn" | "error", msg: string) => void;
 }
 
-export class RunStore {
+export class WorkspaceRuns {
   private runs = new Map<string, Internal>();
   /** Runs whose tail (events read) is in memory. */
   private held = new Set<string>();
   private queue = new Set<string>();
   private urgent = new Set<string>();
   private pumping: ReturnType<typeof setImmediate> | undefined;
-  /** Holds on the background analysis (see {@link RunStore.hold}). */
+  /** Holds on the background analysis (see {@link WorkspaceRuns.hold}). */
   private holds = 0;
   private invCache = new Map<string, { version: number; inv: Investigation }>();
-  private batch: StoreChange = { added: [], removed: [], changed: [] };
+  private batch: RunsChange = { added: [], removed: [], changed: [] };
   private flushTimer: ReturnType<typeof setTimeout> | undefined;
   private disposed = false;
-  private readonly o: Required<Omit<RunStoreOptions, "log">> & Pick<RunStoreOptions, "log">;
-  private readonly changeEmitter = new Emitter<StoreChange>();
+  private readonly o: Required<Omit<WorkspaceRunsOptions, "log">> & Pick<WorkspaceRunsOptions, "log">;
+  private readonly changeEmitter = new Emitter<RunsChange>();
   /** Fires (coalesced, at most every few ms) when runs were added, removed or re-analysed. */
   readonly onDidChange = this.changeEmitter.event;
   /** Totals: how many analyses ran and how long they took (ms), and the longest slice. */
   readonly stats = { analyses: 0, analysisMs: 0, slices: 0, longestSliceMs: 0, slicesOver50ms: 0, tailBytes: 0 };
 
-  constructor(opts: RunStoreOptions = {}) {
+  constructor(opts: WorkspaceRunsOptions = {}) {
     this.o = {
       debounceMs: opts.debounceMs ?? 30,
       settleMs: opts.settleMs ?? 2000,

@@ -1,7 +1,7 @@
 /** Text output shared by CLI commands. */
 import type { Attribution } from "../replay/attribute";
 import { writeOut } from "./stdio";
-import { signed } from "../format";
+import { signed } from "../util/numbers";
 import { forTerminal, shown } from "../log/shown";
 
 /**

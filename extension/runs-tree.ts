@@ -8,7 +8,7 @@ import path from "node:path";
 import { nodeId } from "../core/graph/graph";
 import type { LoadedEvent } from "../core/log/events";
 import type { RunData } from "../core/log/reader";
-import type { RunEntry, StoreChange } from "./logic/runStore";
+import type { RunEntry, RunsChange } from "./logic/workspace-runs";
 import {
   agentChildren,
   agentItem,
@@ -27,6 +27,7 @@ import {
   type TreeNode,
 } from "./logic/tree";
 import type { EventRef, Services } from "./services";
+import { COMMANDS, INTERNAL_COMMANDS } from "./logic/command-ids";
 
 export const VIEW_ID = "causeway.runs";
 /** Least time between two refreshes while many runs change (ms). */
@@ -117,7 +118,7 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
     this.startup = p;
   }
 
-  private onStoreChange(c: StoreChange & { listing?: boolean }): void {
+  private onStoreChange(c: RunsChange & { listing?: boolean }): void {
     if (c.listing) this.pendingRoot = this.rootText = true;
     if (c.added.length || c.removed.length) this.pendingRoot = true;
     for (const d of c.removed) {
@@ -442,11 +443,11 @@ function toItem(spec: ItemSpec): vscode.TreeItem {
   item.iconPath = new vscode.ThemeIcon(spec.icon.id, spec.icon.color ? new vscode.ThemeColor(spec.icon.color) : undefined);
   item.contextValue = spec.contextValue;
   if (spec.open?.kind === "reveal") {
-    item.command = { command: "causeway.reveal", title: vscode.l10n.t("Open in investigator"), arguments: [{ run: spec.open.run, seq: spec.open.seq, node: spec.open.node, action: spec.open.action }] };
+    item.command = { command: COMMANDS.reveal, title: vscode.l10n.t("Open in investigator"), arguments: [{ run: spec.open.run, seq: spec.open.seq, node: spec.open.node, action: spec.open.action }] };
   } else if (spec.open?.kind === "remote") {
-    item.command = { command: "causeway.openCollectorRun", title: vscode.l10n.t("Open"), arguments: [spec.open.run] };
+    item.command = { command: INTERNAL_COMMANDS.openCollectorRun, title: vscode.l10n.t("Open"), arguments: [spec.open.run] };
   } else if (spec.open?.kind === "line") {
-    item.command = { command: "causeway.openLine", title: vscode.l10n.t("Open"), arguments: [spec.open.file, spec.open.line] };
+    item.command = { command: COMMANDS.openLine, title: vscode.l10n.t("Open"), arguments: [spec.open.file, spec.open.line] };
   }
   return item;
 }

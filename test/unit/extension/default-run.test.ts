@@ -1,8 +1,8 @@
 import { describe, it, expect, afterEach } from "vitest";
 import fs from "node:fs";
 import path from "node:path";
-import { RunStore } from "../../../extension/logic/runStore";
-import { DefaultRunChoice } from "../../../extension/logic/defaultRun";
+import { WorkspaceRuns } from "../../../extension/logic/workspace-runs";
+import { DefaultRunChoice } from "../../../extension/logic/default-run";
 import { copyDir, demoWorkspace, tmpDir } from "./helpers";
 
 // "Open investigator" with no run: the investigator opens the first run with a high alert. Asked
@@ -10,16 +10,16 @@ import { copyDir, demoWorkspace, tmpDir } from "./helpers";
 // found one, it used to open on the Runs list with "Choose a run…" for good, or on whichever run
 // without an alert was analysed first; now it opens the run with the high alert once it is known.
 
-const stores: RunStore[] = [];
+const stores: WorkspaceRuns[] = [];
 afterEach(() => {
   while (stores.length) stores.pop()!.dispose();
 });
 
 /** A store holding the demo's 8 runs (`names` of them), its background analysis held. */
-async function heldStore(names?: string[]): Promise<{ s: RunStore; runs: string; release: () => void }> {
+async function heldStore(names?: string[]): Promise<{ s: WorkspaceRuns; runs: string; release: () => void }> {
   const ws = await demoWorkspace();
   const runs = path.join(ws, "runs");
-  const s = new RunStore({ debounceMs: 5 });
+  const s = new WorkspaceRuns({ debounceMs: 5 });
   stores.push(s);
   const release = s.hold(); // as the extension does until the Runs view's first listing
   for (const name of names ?? fs.readdirSync(runs).filter((n) => n.startsWith("demo-seed")).sort()) s.add(path.join(runs, name), ws);
@@ -27,7 +27,7 @@ async function heldStore(names?: string[]): Promise<{ s: RunStore; runs: string;
 }
 
 /** The store's changes, as the panel sees them, settling the choice; resolves once idle. */
-async function settleWhileAnalysing(s: RunStore, choice: DefaultRunChoice): Promise<(string | undefined)[]> {
+async function settleWhileAnalysing(s: WorkspaceRuns, choice: DefaultRunChoice): Promise<(string | undefined)[]> {
   const settled: (string | undefined)[] = [];
   const sub = s.onDidChange(() => {
     const r = choice.settle();

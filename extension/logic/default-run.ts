@@ -5,7 +5,7 @@
  * run is analysed and none has one, the first run), as a user who asked for the investigator
  * expects; until then the investigator shows its Runs list. vscode-free.
  */
-import type { RunEntry } from "./runStore";
+import type { RunEntry } from "./workspace-runs";
 
 /** What the choice reads of the run store. */
 export interface KnownRuns {

@@ -1,5 +1,5 @@
 /**
- * Applying interventions to content: besides removing an item, an edit (see specs.ts) changes what
+ * Applying interventions to content: besides removing an item, an edit (see grammar.ts) changes what
  * the item says — `redact:` removes matching text, `replace:` swaps the content, `span:` removes
  * characters [start, end). The same functions serve the SDK's replays, decision replay and endpoint
  * replay, so a spec means the same thing everywhere. `guard:block` is a fix too: the live guard in
@@ -11,16 +11,8 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { blobFileText, canonical, refOf } from "./log/hash";
-import { concerns, matchesTarget, parseIntervention, removes, setSpecFileReader, type Edit, type Intervention, type ItemLike } from "./specs";
-import { Guard } from "./sdk/guard";
-
-// node hosts read replace:…=@FILE relative to the working directory
-setSpecFileReader((file) => {
-  const st = fs.statSync(file);
-  if (st.size > 8 << 20) throw new Error("over 8 MB");
-  return fs.readFileSync(file, "utf8");
-});
+import { blobFileText, canonical, refOf } from "../log/hash";
+import { concerns, parseIntervention, removes, type Edit, type Intervention, type ItemLike } from "./grammar";
 
 /** One piece of text an edit removed (offsets in code points of the string it was removed from). */
 export interface Removed {
@@ -143,18 +135,6 @@ export function interveneOn(
     });
   }
   return changes ? { remove: false, value, changes } : null;
-}
-
-/** The guard a `guard:block` intervention asks for (none when no intervention is a guard). */
-export function guardOf(ivs: readonly Intervention[] | undefined): Guard | undefined {
-  const g = ivs?.find((iv) => iv.guard)?.guard;
-  if (!g) return undefined;
-  if (!g.target) return new Guard("block");
-  const target = g.target;
-  const rule = (c: { tool: string; agent: string; args: unknown }) =>
-    matchesTarget(target, { tool: c.tool, agent: c.agent, args: canonical(c.args ?? {}), result: "" }) ? { title: `${c.tool} matches the guard rule ${target.spec}`, rule: "fix-rule" } : null;
-  Object.defineProperty(rule, "name", { value: `block ${target.spec}` });
-  return new Guard("block", { builtin: false, rules: [rule] });
 }
 
 /**

@@ -4,7 +4,7 @@
  * its exact inverse, shell-safe quoting for the flags the CLI suggests, and the redaction of
  * secrets passed as command-line flags before a command line is recorded or printed.
  */
-import { REDACTED, redactQuery } from "./log/redact";
+import { REDACTED, redactQuery } from "./redact";
 
 /**
  * A word written without quotes: one a POSIX shell reads as itself (nothing to expand, split or

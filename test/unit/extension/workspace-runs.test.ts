@@ -1,12 +1,12 @@
 import { describe, it, expect, afterEach } from "vitest";
 import fs from "node:fs";
 import path from "node:path";
-import { RunStore, type StoreChange } from "../../../extension/logic/runStore";
+import { WorkspaceRuns, type RunsChange } from "../../../extension/logic/workspace-runs";
 import { REFERENCE_RUNS, copyDir, demoWorkspace, tmpDir, until } from "./helpers";
 
-const stores: RunStore[] = [];
-function store(opts = {}): RunStore {
-  const s = new RunStore({ debounceMs: 5, ...opts });
+const stores: WorkspaceRuns[] = [];
+function store(opts = {}): WorkspaceRuns {
+  const s = new WorkspaceRuns({ debounceMs: 5, ...opts });
   stores.push(s);
   return s;
 }
@@ -40,11 +40,11 @@ async function partialRun(n: number, extra = ""): Promise<{ dir: string; lines: 
   return { dir, lines, append };
 }
 
-describe("RunStore", () => {
+describe("WorkspaceRuns", () => {
   it("analyses every run off the caller's path and reports summaries and alerts", async () => {
     const ws = await demoWorkspace();
     const s = store();
-    const changes: StoreChange[] = [];
+    const changes: RunsChange[] = [];
     s.onDidChange((c) => changes.push(c));
     for (const name of fs.readdirSync(path.join(ws, "runs")).filter((n) => n.startsWith("demo-seed"))) s.add(path.join(ws, "runs", name), ws);
     // nothing analysed synchronously
@@ -174,7 +174,7 @@ describe("RunStore", () => {
   });
 });
 
-describe("RunStore.pollLive", () => {
+describe("WorkspaceRuns.pollLive", () => {
   it("re-reads a run being written whose file grew without a file event", async () => {
     const { dir, lines, append } = await partialRun(8);
     const s = store();
@@ -197,7 +197,7 @@ describe("holding the background analysis", () => {
     const ws = await demoWorkspace();
     const dirs = fs.readdirSync(path.join(ws, "runs")).map((n) => path.join(ws, "runs", n));
     const s = store();
-    const changes: StoreChange[] = [];
+    const changes: RunsChange[] = [];
     s.onDidChange((c) => changes.push(c));
     const release = s.hold();
     for (const d of dirs.slice(1)) s.add(d, ws);

@@ -22,7 +22,7 @@
  * JSON of the arguments / result). A clause is `k~v` when `~` comes before any `=`.
  */
 
-import { globTester } from "./analysis/scan";
+import { globTester } from "../util/scan";
 
 export class SpecError extends Error {
   constructor(
@@ -41,7 +41,7 @@ export type Matcher =
   | { kind: "msg"; glob: string; re: GlobTester }
   | { kind: "result"; glob: string; re: GlobTester };
 
-/** Matches a glob in time linear-ish in the text (see analysis/scan.ts). */
+/** Matches a glob in time linear-ish in the text (see util/scan.ts). */
 type GlobTester = { test(s: string): boolean; source: string };
 
 /** A change to the content of the items `item` matches. */
@@ -113,9 +113,17 @@ function parsePart(spec: string, raw: string): Matcher {
   }
 }
 
-/** Reads `replace:…=@FILE` files; set by node hosts (the grammar itself touches no file system). */
-let readSpecFile: ((file: string) => string) | undefined;
-export function setSpecFileReader(fn: (file: string) => string): void {
+/** Reads the file a `replace:…=@FILE` spec names. */
+export type SpecFileReader = (file: string) => string;
+
+/**
+ * Reads `replace:…=@FILE` files. The grammar touches no file system and nothing sets a reader on
+ * import: a host whose user names files on its own command line (the CLI, the replay worker, a
+ * replayed program's preload) sets one explicitly, e.g. `setSpecFileReader(readSpecFileFromDisk)`
+ * (core/specs/files.ts). Without one, an `=@FILE` spec is refused. `undefined` takes it away.
+ */
+let readSpecFile: SpecFileReader | undefined;
+export function setSpecFileReader(fn: SpecFileReader | undefined): void {
   readSpecFile = fn;
 }
 

@@ -1,0 +1,187 @@
+/**
+ * The layers hold: the folders of core/, extension/ and webview/ import each other without a
+ * cycle, nothing imports a bundle's entry point (core/index.ts among them), core/ keeps no loose
+ * modules, and the lint rule that keeps `vscode` out of the code running outside VS Code exists
+ * and fires. Imports are read with the TypeScript compiler's own pre-processor (static, dynamic
+ * and type-only imports, `export … from` and require()).
+ */
+import { describe, it, expect } from "vitest";
+import fs from "node:fs";
+import path from "node:path";
+import ts from "typescript";
+import { ESLint, Linter } from "eslint";
+import tseslint from "typescript-eslint";
+
+interface Edge {
+  from: string;
+  to: string;
+}
+
+/** The layer a file belongs to: its folder under a root (deeper folders count as that folder), or the root. */
+function folderOf(file: string): string {
+  const parts = file.split("/");
+  return parts.length > 2 ? `${parts[0]}/${parts[1]}` : parts[0];
+}
+
+/**
+ * The strongly connected sets of the folder graph (Tarjan), each as the lines of its edges: "a -> b
+ * (the first file import that makes the step)". An acyclic graph has none.
+ */
+function findCycles(fileEdges: readonly Edge[], nodeOf: (file: string) => string): string[][] {
+  const step = new Map<string, Map<string, Edge>>();
+  for (const e of fileEdges) {
+    const a = nodeOf(e.from);
+    const b = nodeOf(e.to);
+    if (a === b) continue;
+    if (!step.has(a)) step.set(a, new Map());
+    if (!step.get(a)!.has(b)) step.get(a)!.set(b, e);
+  }
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const sets: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of step.get(v)?.keys() ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const set: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        set.push(w);
+      } while (w !== v);
+      if (set.length > 1) sets.push(set.sort());
+    }
+  };
+  for (const v of [...step.keys()].sort()) if (!index.has(v)) visit(v);
+  return sets.map((set) =>
+    set.flatMap((a) =>
+      [...(step.get(a) ?? [])].filter(([b]) => set.includes(b)).map(([b, e]) => `${a} -> ${b} (${e.from} imports ${e.to})`),
+    ),
+  );
+}
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const SOURCES = ["core", "extension", "webview"];
+
+/**
+ * Bundles' entry points at a root's top level (esbuild.mjs): they wire layers together and belong
+ * to none, so each is a node of its own, and nothing may import one.
+ */
+const ENTRIES = ["core/index.ts", "webview/main.tsx", "webview/cytoscape.ts"];
+
+function sourceFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+    const rel = `${dir}/${e.name}`;
+    if (e.isDirectory()) {
+      if (e.name !== "node_modules") out.push(...sourceFiles(rel));
+    } else if (/\.tsx?$/.test(e.name) && !e.name.endsWith(".d.ts")) out.push(rel);
+  }
+  return out;
+}
+
+/** The source file a relative specifier names, or undefined (a package, a non-source file). */
+function resolveImport(from: string, spec: string): string | undefined {
+  if (!spec.startsWith(".")) return undefined;
+  const base = path.posix.normalize(path.posix.join(path.posix.dirname(from), spec)).replace(/\.[cm]?js$/, "");
+  for (const cand of [base, `${base}.ts`, `${base}.tsx`, `${base}/index.ts`]) {
+    const abs = path.join(ROOT, cand);
+    if (fs.existsSync(abs) && fs.statSync(abs).isFile() && /\.tsx?$/.test(cand)) return cand;
+  }
+  return undefined;
+}
+
+function importEdges(): Edge[] {
+  const edges: Edge[] = [];
+  for (const file of SOURCES.flatMap(sourceFiles)) {
+    const info = ts.preProcessFile(fs.readFileSync(path.join(ROOT, file), "utf8"), true, true);
+    for (const imp of info.importedFiles) {
+      const target = resolveImport(file, imp.fileName);
+      if (target) edges.push({ from: file, to: target });
+    }
+  }
+  return edges;
+}
+
+const edges = importEdges();
+const node = (file: string) => (ENTRIES.includes(file) ? file : folderOf(file));
+
+describe("the folder graph", () => {
+  it("reads the imports it checks (a scan that found none would pass anything)", () => {
+    expect(edges.length).toBeGreaterThan(500);
+    expect(edges).toContainEqual({ from: "core/replay/engine.ts", to: "core/sdk/system.ts" });
+    expect(edges).toContainEqual({ from: "webview/components/App.tsx", to: "webview/state.ts" });
+  });
+
+  it("has no cycle between folders", () => {
+    const cycles = findCycles(edges, node);
+    // each cycle with an import that makes each of its steps, to fix by moving the shared piece down
+    expect(cycles.map((c) => c.join("\n"))).toEqual([]);
+  });
+
+  it("finds a cycle when there is one", () => {
+    const planted: Edge[] = [...edges, { from: "core/log/reader.ts", to: "core/replay/engine.ts" }];
+    const cycles = findCycles(planted, node);
+    expect(cycles.length).toBeGreaterThan(0);
+    expect(cycles.flat().join("\n")).toContain("core/log -> core/replay (core/log/reader.ts imports core/replay/engine.ts)");
+  });
+
+  it("imports no bundle entry point, and core/index.ts from nowhere inside core/", () => {
+    expect(edges.filter((e) => ENTRIES.includes(e.to))).toEqual([]);
+  });
+
+  it("keeps no loose module at the top of core/ but its index", () => {
+    const loose = fs.readdirSync(path.join(ROOT, "core")).filter((f) => /\.tsx?$/.test(f));
+    expect(loose).toEqual(["index.ts"]);
+  });
+});
+
+describe("the program API", () => {
+  it("gives a loaded program the public API's own objects, all but the report builders", async () => {
+    const api: Record<string, unknown> = await import("../../core/index");
+    const program: Record<string, unknown> = await import("../../core/replay/program-api");
+    const REPORT_ONLY = ["buildCase", "caseHtml", "caseMarkdown"];
+    const missing = Object.keys(api).filter((k) => !(k in program));
+    expect(missing.sort(), "add the index's new names to core/replay/program-api.ts").toEqual(REPORT_ONLY);
+    for (const k of Object.keys(program)) expect(program[k], k).toBe(api[k]);
+  });
+});
+
+describe("the vscode import rule", () => {
+  const code = 'import * as vscode from "vscode";\nexport const x = vscode;\n';
+
+  async function ruleFor(file: string): Promise<Linter.RuleEntry | undefined> {
+    const config = (await new ESLint({ cwd: ROOT }).calculateConfigForFile(file)) as Linter.Config;
+    return config.rules?.["no-restricted-imports"];
+  }
+
+  async function messages(file: string): Promise<string[]> {
+    const rule = await ruleFor(file);
+    const linter = new Linter({ configType: "flat" });
+    const config: Linter.Config[] = [{ files: ["**/*.ts", "**/*.tsx"], languageOptions: { parser: tseslint.parser }, rules: rule ? { "no-restricted-imports": rule } : {} }];
+    return linter.verify(code, config, path.join(ROOT, file)).map((m) => `${m.ruleId}: ${m.message}`);
+  }
+
+  it("fails a vscode import in core/, extension/logic/ and webview/", async () => {
+    for (const file of ["core/log/reader.ts", "extension/logic/tree.ts", "webview/state.ts", "webview/components/App.tsx"]) {
+      const found = await messages(file);
+      expect(found, file).toHaveLength(1);
+      expect(found[0]).toMatch(/^no-restricted-imports: .*run outside VS Code/);
+    }
+  });
+
+  it("lets the extension host import vscode", async () => {
+    expect(await messages("extension/panel.ts")).toEqual([]);
+  });
+});
