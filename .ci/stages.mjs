@@ -15,7 +15,7 @@ function label(cmd) {
   const names = [
     [/npm run typecheck/, 'typecheck'], [/npm run lint/, 'lint'], [/^node esbuild\.mjs/, 'build'],
     [/node22\/setup\.sh/, 'node22 setup'], [/^vitest run/, 'unit'], [/e2e\/setup\.sh/, 'e2e setup'],
-    [/test:browser/, 'browser'], [/test:e2e\b/, 'e2e'],
+    [/test:browser/, 'browser'], [/install\/from-clone/, 'install'], [/test:e2e\b/, 'e2e'],
   ];
   return names.find(([re]) => re.test(cmd))?.[1] ?? cmd;
 }

@@ -23,6 +23,7 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { runAsCommand, writeResult } from "./output";
+import { realMain } from "./real-main";
 import { readRun } from "causeway-vscode";
 import { targetHits } from "../core/graph/graph";
 import { RunModel } from "../core/graph/model";
@@ -387,6 +388,7 @@ export function commandLine(argv: string[]): string {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  if (argv.some((a) => a === "--endpoint" || a.startsWith("--endpoint="))) return realMain(argv);
   const o = parseArgs(argv);
   const log = o.json || o.quiet ? () => {} : (m: string) => process.stderr.write(m + "\n");
   const scs = o.scenarios.length ? o.scenarios.map((n) => SCENARIOS.find((s) => s.name === n) ?? (() => { throw new Error(`no scenario ${n}`); })()) : [...SCENARIOS];

@@ -37,7 +37,11 @@ export function generate() {
     const usage = [];
     const help = [];
     for (const l of text) (l.startsWith('usage: ') || (usage.length && !help.length && /^\s{6,}causeway /.test(l)) ? usage : help).push(l.replace(/^usage: /, '').trim());
-    parts.push(`### ${name}`, '', help.join(' '), '', '```', ...usage, '```', '');
+    // a table in the help (lines starting with "|") is kept as a table, after the prose
+    const table = help.filter((l) => l.startsWith('|'));
+    const prose = help.filter((l) => !l.startsWith('|'));
+    const [first, ...more] = table.length ? prose : [prose.join(' ')];
+    parts.push(`### ${name}`, '', first, '', ...(more.length ? [more.join(' '), ''] : []), ...(table.length ? [...table, ''] : []), '```', ...usage, '```', '');
   }
   parts.push(END);
   return parts.join('\n');

@@ -244,6 +244,8 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
       kept_blocks: kept,
       ...(edited ? { edited_blocks: edited, changes: recordChanges(opts.save !== false ? run.dir : undefined, [opts.intervention], (ev.context ?? []).map((c) => ({ ...c, value: m.value(c.ref), fromEvent: c.from_event }))) } : {}),
       endpoint: { api: codec.api, url: redactor.text(url) },
+      rung: 1,
+      assumptions: ["one recorded call re-sent with and without the item; what the agent would have done next (tools, later calls, other agents) is not replayed"],
       ...fields,
     });
   };
@@ -316,7 +318,8 @@ export async function postJson(url: string, headers: Record<string, string>, bod
         resp.on("error", reject);
       });
       req.on("timeout", () => req.destroy(new EndpointError(`no answer from ${u.host} within ${Math.round(timeoutMs / 1000)} s`)));
-      req.on("error", reject);
+      // a network failure is one line naming the host (no stack): an unreachable or unnamed endpoint
+      req.on("error", (err: Error & { code?: string }) => reject(err instanceof EndpointError ? err : new EndpointError(`can't reach ${u.host}: ${err.code ?? err.message}`)));
       req.end(data);
     });
     if ((res.status === 429 || res.status >= 500) && attempt < 2) {

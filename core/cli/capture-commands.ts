@@ -26,6 +26,7 @@ import { importOtel } from "../importers/otel";
 import { EndpointError, endpointDecisionTest, rebuildRequest, withoutBlocks, type RebuiltRequest } from "../adapters/endpoint-replay";
 import { RunModel } from "../graph/model";
 import { Refusal } from "../replay/preflight";
+import { RUNGS_HELP } from "./replay-rung";
 import { alertRecord } from "../analysis/investigate";
 import { TOKEN_FLAGS, TOKEN_USAGE, tokenFrom } from "./token";
 
@@ -297,6 +298,7 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
   "test-endpoint": {
     usage: "causeway test-endpoint RUN --decision SEQ --remove SPEC (--contains TEXT | --target SPEC) [--n N] [--n-max N] [--method betting|newcombe] [--base-url URL] [--api-key-env VAR] [--json]",
     help: `decision replay over HTTP: re-send a recorded call without a block, against an unchanged control call. ${PAIRS_HELP} (default: at most 20 pairs)`,
+    details: RUNGS_HELP,
     spec: {
       positionals: ["run"],
       flags: { decision: "string", remove: "string", contains: "string", target: "string", n: "number", "n-max": "number", method: "string", "base-url": "string", "api-key-env": "string", "timeout-s": "number", json: "boolean" },
@@ -340,6 +342,7 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
       } catch (err) {
         if (!(err instanceof EndpointError)) throw err;
         errLine(`causeway test-endpoint: ${err.message}`);
+        if (p.flags.json) json({ error: err.message, code: 1 });
         return 1;
       }
     },

@@ -20,6 +20,7 @@ import { parseIntervention, parseTarget } from "../specs";
 import "../interventions"; // replace:…=@FILE reads files here
 import type { System } from "../sdk/system";
 import { PROGRAM_FLAGS } from "./replay-program";
+import { RUNGS_HELP } from "./replay-rung";
 
 type ProgramFor = (p: Parsed, runDir: string) => Promise<System>;
 
@@ -67,8 +68,9 @@ export function formatFixCheck(f: FixCheck): string[] {
 export function caseCommands(programFor: ProgramFor, requireRun: (d: string) => string): Record<string, Command> {
   return {
     "fix-check": {
-      usage: "causeway fix-check RUN --fix SPEC [--fix SPEC]... --harm TARGET [--keep TARGET]... [--n N] [--n-max N] (--allow-program P | --system P) [--json]",
+      usage: "causeway fix-check RUN --fix SPEC [--fix SPEC]... --harm TARGET [--keep TARGET]... [--n N] [--n-max N] [--allow-program P | --system P | --base-url URL --api-key-env VAR] [--json]",
       help: `replay with a fix applied: harm rate without → with it, and whether intended actions still happen. Each test: ${PAIRS_HELP} (default: first look at 40, at most 160)`,
+      details: RUNGS_HELP,
       spec: { positionals: ["run"], flags: { fix: "strings", harm: "string", keep: "strings", n: "number", "n-max": "number", workers: "number", ...PROGRAM_FLAGS, json: "boolean" } },
       run: async (p) => {
         const dir = requireRun(p.pos.run!);
@@ -94,8 +96,9 @@ export function caseCommands(programFor: ProgramFor, requireRun: (d: string) => 
       },
     },
     case: {
-      usage: "causeway case RUN --target SPEC [-o FILE.md] [--investigate (--allow-program P | --system P)] [--json]",
+      usage: "causeway case RUN --target SPEC [-o FILE.md] [--investigate [--allow-program P | --system P | --base-url URL --api-key-env VAR]] [--json]",
       help: "the case file of one action: cause, causing span, shapes, fix checks, path, every figure linked to the log",
+      details: RUNGS_HELP,
       spec: { positionals: ["run"], flags: { target: "string", "out-file": "string", investigate: "boolean", n: "number", "n-max": "number", ...PROGRAM_FLAGS, json: "boolean" }, aliases: { o: "out-file" } },
       run: async (p) => {
         const dir = requireRun(p.pos.run!);

@@ -7,5 +7,7 @@ export interface Command {
   spec: CommandSpec;
   usage: string;
   help: string;
+  /** More lines for `--help` only (a table: lines starting with "|"). */
+  details?: string;
   run: Handler;
 }

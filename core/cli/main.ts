@@ -21,6 +21,8 @@ import { BUILTIN_PROGRAMS, ProgramError } from "../replay/loader";
 import { isBuiltin } from "../replay/programs";
 import { findProgram, loadCliProgram } from "./programs";
 import { PROGRAM_FLAGS, replayProgram } from "./replay-program";
+import { endpointOptions, isAgentless, programAllowed, replaySystem, RUNGS_HELP } from "./replay-rung";
+import { endpointDecisionTest } from "../adapters/endpoint-replay";
 import { ReplayContext, runTest, decisionTest, replayAndDiff, ReplayError, Budget } from "../replay/engine";
 import { attribute, LEAD_N_MAX_FACTOR } from "../replay/attribute";
 import { DEFAULT_N_MAX } from "../replay/engine";
@@ -51,6 +53,7 @@ function requireRun(dir: string): string {
 function refuseUnreplayable(p: Parsed, model: RunModel, runDir: string): void {
   // a built-in name never runs the command a run carries: nothing to refuse
   if (p.flags.system || p.flags["live-tools"] || !isCommandRun(model) || isBuiltin(model.start.program)) return;
+  if (!programAllowed(p, model)) return; // replayed without the program (rung 2): nothing of it runs
   const why = commandRunRefusal(model);
   if (why) throw new ReplayError(`can't replay ${path.basename(runDir)}: ${why}`);
 }
@@ -198,8 +201,9 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   test: {
-    usage: "causeway test RUN (--remove SPEC --target SPEC [--n N] [--n-max N] [--roles] [--live-tools] | --decision SEQ --remove SPEC [--contains TEXT]) [--method betting|newcombe] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] (--allow-program P | --system P) [--json]",
+    usage: "causeway test RUN (--remove SPEC --target SPEC [--n N] [--n-max N] [--roles] [--live-tools] | --decision SEQ --remove SPEC [--contains TEXT]) [--method betting|newcombe] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] [--allow-program P | --system P | --base-url URL --api-key-env VAR] [--json]",
     help: `paired replay test: does removing SPEC change how often TARGET happens? Sequential until decisive, at most --n-max pairs (default 200); ${PAIRS_HELP}`,
+    details: RUNGS_HELP,
     spec: {
       positionals: ["run"],
       flags: { remove: "string", target: "string", n: "number", "n-max": "number", "live-tools": "boolean", decision: "string", contains: "string", ...PROGRAM_FLAGS, "max-calls": "number", workers: "number", roles: "boolean", ...COST_FLAGS, ...JSON_FLAG },
@@ -226,7 +230,15 @@ const COMMANDS: Record<string, Command> = {
       const maxPairs = nMax ?? n ?? DEFAULT_N_MAX;
       const minPairs = n;
       // the program is found and allowed before any estimate is printed: a refusal comes first
-      const sys = await replayProgram(p, dir);
+      const sys = await replaySystem(p, dir);
+      // rung 1: one recorded call re-sent, when the program can't re-run
+      if (decision && isAgentless(sys)) {
+        const r = await endpointDecisionTest(run, { decision: /^\d+$/.test(decision) ? Number(decision) : decision, intervention: remove, contains: p.flags.contains as string | undefined, target, n, nMax, method, ...endpointOptions(p) }).catch((err: unknown) => {
+          throw err instanceof Error && err.name === "EndpointError" ? new ReplayError(err.message) : err;
+        });
+        r.rung = 1;
+        return p.flags.json ? json(r) : out(formatTest(r));
+      }
       const est = estimateCost(model, maxPairs, pricesOf(p));
       const budget = budgetOf(p, est);
       if (!p.flags.json) process.stderr.write(describeEstimate(est) + (budget ? `; budget ${budget.max} model calls` : "") + "\n");
@@ -241,8 +253,9 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   attribute: {
-    usage: "causeway attribute RUN --target SPEC [--suspect SPEC]... [--suspects untrusted|all] [--n N] [--n-max N] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] [--method betting|newcombe] [--workers N] [--no-roles] [--spans] [--shapes] (--allow-program P | --system P) [--json]",
+    usage: "causeway attribute RUN --target SPEC [--suspect SPEC]... [--suspects untrusted|all] [--n N] [--n-max N] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] [--method betting|newcombe] [--workers N] [--no-roles] [--spans] [--shapes] [--allow-program P | --system P | --base-url URL --api-key-env VAR] [--json]",
     help: `Find the cause: suspects ranked by the recorded evidence; untrusted inputs first, then trusted inputs and channels; a cause that carried an earlier agent's words is followed back hop by hop (the chain); --spans narrows a confirmed input to its causing span, --shapes tells how causes combine. Each test: ${PAIRS_HELP} (default: first look at 10, at most 80)`,
+    details: RUNGS_HELP,
     spec: {
       positionals: ["run"],
       flags: { target: "string", suspect: "strings", suspects: "string", n: "number", "n-max": "number", "max-calls": "number", workers: "number", "no-roles": "boolean", spans: "boolean", shapes: "boolean", ...PROGRAM_FLAGS, "live-tools": "boolean", ...COST_FLAGS, ...JSON_FLAG },
@@ -265,7 +278,7 @@ const COMMANDS: Record<string, Command> = {
       for (const s of suspects) checkRemoval(model, s);
       const { n, nMax, minPairs, exact } = pairsOf(p, { n: 10, nMax: (k) => Math.max(80, k) });
       // the program is found and allowed before any estimate is printed: a refusal comes first
-      const sys = await replayProgram(p, dir);
+      const sys = await replaySystem(p, dir);
       const est = estimateCost(model, nMax, pricesOf(p));
       const budget = budgetOf(p, est);
       if (!p.flags.json) process.stderr.write(`per test: ${describeEstimate(est)}${method === "newcombe" || exact ? "" : `; a lead suspect's test (one an argument value points to) up to ${LEAD_N_MAX_FACTOR * nMax} pairs`}${budget ? `; budget ${budget.max} model calls for the whole attribution` : ""}\n`);
@@ -294,8 +307,9 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   matrix: {
-    usage: "causeway matrix RUN --target SPEC... [--n N] [--n-max N] (--allow-program P | --system P) [--json]",
+    usage: "causeway matrix RUN --target SPEC... [--n N] [--n-max N] [--allow-program P | --system P | --base-url URL --api-key-env VAR] [--json]",
     help: `test every input and channel against each target (Benjamini-Hochberg over the batch). Each test: ${PAIRS_HELP} (default: at most 20 pairs)`,
+    details: RUNGS_HELP,
     spec: { positionals: ["run"], flags: { target: "strings", n: "number", "n-max": "number", method: "string", ...PROGRAM_FLAGS, ...JSON_FLAG } },
     run: async (p) => {
       const dir = requireRun(p.pos.run!);
@@ -308,7 +322,7 @@ const COMMANDS: Record<string, Command> = {
       const recorded = new RunModel(run);
       refuseUnreplayable(p, recorded, dir);
       for (const t of targets) checkTarget(recorded, t);
-      const sys = await replayProgram(p, dir);
+      const sys = await replaySystem(p, dir);
       const ctx = new ReplayContext(run, sys);
       const specs: string[] = [];
       for (const e of ctx.model.events) {
@@ -379,7 +393,7 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   ...CAPTURE_COMMANDS,
-  ...caseCommands(replayProgram, requireRun),
+  ...caseCommands(replaySystem, requireRun),
   ...STORE_COMMANDS,
 };
 
@@ -412,7 +426,7 @@ export async function main(argv: string[]): Promise<number> {
     }
   }
   if (rest.includes("--help") || rest.includes("-h")) {
-    out(`usage: ${cmd.usage}\n${cmd.help}`);
+    out(`usage: ${cmd.usage}\n${cmd.help}${cmd.details ? `\n${cmd.details}` : ""}`);
     return 0;
   }
   const jsonMode = rest.includes("--json");

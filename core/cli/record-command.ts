@@ -20,12 +20,18 @@ import { parseToolSpecs, relativeArg, type PreloadConfig } from "../register/con
 import { formatCommand, redactArgv, singleQuote } from "../argv";
 import { chooseVia, recordBehindGateway } from "./record-gateway";
 
-function toolSpecs(specs: string[]): Record<string, string[]> {
+/** The --tool declarations, each file checked to exist (relative to the program's root). */
+function toolSpecs(specs: string[], root: string): Record<string, string[]> {
+  let tools: Record<string, string[]>;
   try {
-    return parseToolSpecs(specs);
+    tools = parseToolSpecs(specs);
   } catch (err) {
     throw new UsageError(`record: --tool ${(err as Error).message}`);
   }
+  for (const file of Object.keys(tools)) {
+    if (!fs.statSync(path.resolve(root, file), { throwIfNoEntry: false })?.isFile()) throw new UsageError(`record: --tool ${file}: no such file (paths are relative to ${root})`);
+  }
+  return tools;
 }
 
 export const RECORD_COMMAND_USAGE =
@@ -64,8 +70,10 @@ export async function recordCommand(args: string[]): Promise<number> {
     program: formatCommand(recorded),
     command: recorded,
     root,
-    tools: toolSpecs((p.flags.tool as string[] | undefined) ?? []),
+    tools: toolSpecs((p.flags.tool as string[] | undefined) ?? [], root),
+    quiet: true,
   };
+  const fresh = !fs.existsSync(dir);
   const code = via === "gateway" ? await runBehindGateway(command, cfg, outRoot, p.flags.upstream as string | undefined, !!p.flags.json) : await runUnderPreload(command, cfg, !!p.flags.json);
   if (!fs.existsSync(path.join(dir, "events.jsonl"))) {
     const why =
@@ -78,6 +86,12 @@ export async function recordCommand(args: string[]): Promise<number> {
   const run = readRun(dir);
   const m = new RunModel(run);
   const end = m.events.find((e) => e.type === "run.end") as { outcome?: Record<string, unknown> } | undefined;
+  const toolError = end?.outcome?.tool_error;
+  if (typeof toolError === "string") {
+    // the program was stopped where it loaded its tools: nothing worth keeping was recorded
+    if (fresh) fs.rmSync(dir, { recursive: true, force: true });
+    throw new UsageError(`record: ${toolError}`);
+  }
   const problems = Array.isArray(end?.outcome?.problems) ? (end.outcome.problems as string[]) : [];
   const refusal = commandRunRefusal(m);
   const summary = investigateLite(run);

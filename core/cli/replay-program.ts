@@ -25,8 +25,8 @@ import { ReplayError } from "../replay/engine";
 import { ProgramError } from "../replay/loader";
 import type { System } from "../sdk/system";
 
-/** The flags every replaying command takes to name its program. */
-export const PROGRAM_FLAGS = { system: "string", "allow-program": "strings", "program-sha256": "string" } as const;
+/** The flags every replaying command takes to name its program (or, without one, the endpoint: replay-rung.ts). */
+export const PROGRAM_FLAGS = { system: "string", "allow-program": "strings", "program-sha256": "string", "base-url": "string", "api-key-env": "string", "timeout-s": "number" } as const;
 
 function usage<T>(f: () => T): T {
   try {

@@ -9,7 +9,8 @@
  *   CAUSEWAY_TRUSTED=a,b            MCP tools or resource URIs whose results are trusted
  *   CAUSEWAY_AGENT=name             the agent of every model call (else header or system prompt)
  *   CAUSEWAY_TOOLS=lib/tools.mjs:fetch_doc,send_email   tools the program runs in its own code:
- *                                   these exports are wrapped (recorded; served from the tape in replays)
+ *                                   these exports (functions, or framework tool objects: see
+ *                                   framework-tools.ts) are wrapped (recorded; served from the tape in replays)
  *
  *   package.json: { "causeway": { "out": "runs", "sensitiveTools": [], "untrustedTools": [], "trustedTools": [],
  *                                 "tools": { "lib/tools.mjs": ["fetch_doc", "send_email"] } } }
@@ -49,6 +50,8 @@ export interface PreloadConfig {
   /** The program's own tool modules: file (relative to the root) → export names to wrap. */
   tools?: Record<string, string[]>;
   replay?: ReplayOrder;
+  /** The launcher (`causeway record`) reports a setup error (a bad --tool) itself: the program says nothing. */
+  quiet?: boolean;
 }
 
 /** `FILE:EXPORT[,EXPORT…]` (or several joined by `;`) → {file: [exports]}. */
@@ -57,8 +60,12 @@ export function parseToolSpecs(specs: readonly string[]): Record<string, string[
   for (const spec of specs.flatMap((s) => s.split(";")).map((s) => s.trim()).filter(Boolean)) {
     const at = spec.lastIndexOf(":");
     if (at <= 0) throw new Error(`"${spec}" is not FILE:EXPORT[,EXPORT…]`);
-    const names = spec.slice(at + 1).split(",").map((n) => n.trim()).filter((n) => /^[A-Za-z_$][\w$]*$/.test(n));
+    const names = spec.slice(at + 1).split(",").map((n) => n.trim()).filter(Boolean);
     if (!names.length) throw new Error(`"${spec}" names no export`);
+    for (const n of names) {
+      if (!/^[A-Za-z_$][\w$]*$/.test(n)) throw new Error(`"${spec}": ${JSON.stringify(n)} is not an export name`);
+      if (n === "default") throw new Error(`"${spec}": a default export can't be declared; export the tool under a name`);
+    }
     const file = spec.slice(0, at);
     out[file] = [...new Set([...(out[file] ?? []), ...names])];
   }
@@ -92,6 +99,7 @@ export const SUPPORTED: Record<string, { name: string; range: string; ok: (major
   mcp: { name: "@modelcontextprotocol/sdk", range: "1.x", ok: (m) => m === 1 },
   ai: { name: "ai (the AI SDK)", range: "5.x to 7.x", ok: (m) => m >= 5 && m <= 7 },
   "openai-agents": { name: "@openai/agents-core", range: "0.1 to 0.x", ok: (m, n) => m === 0 && n >= 1 },
+  langgraph: { name: "@langchain/langgraph", range: "0.2 to 1.x", ok: (m, n) => (m === 0 && n >= 2) || m === 1 },
 };
 
 export function versionOk(kind: string, version: string): boolean {

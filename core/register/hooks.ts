@@ -1,7 +1,8 @@
 /**
  * The module hooks of the preload, as the source of an ES module registered with
  * `module.register` (they run on Node's loader thread, apart from the program). They change
- * nothing but four files of the client packages (the OpenAI Agents SDK's core among them), by
+ * nothing but five files of the client packages (the OpenAI Agents SDK's core and LangGraph's
+ * graph class among them), by
  * appending a line that hands the module's own exports to the preload (`globalThis.__causewayPatch`)
  * once the module has run, and the AI SDK's entry module (`ai`), which importers get through a
  * wrapper module whose model-calling functions are the preload's (`globalThis.__causewayAi`);
@@ -9,12 +10,13 @@
  */
 
 /** File (URL or path, forward slashes) → which client it holds, or undefined. */
-export function clientKind(file: string): "openai" | "anthropic" | "mcp" | "openai-agents" | undefined {
+export function clientKind(file: string): "openai" | "anthropic" | "mcp" | "openai-agents" | "langgraph" | undefined {
   const f = file.replace(/\\/g, "/").split("?")[0];
   if (/\/node_modules\/openai\/client\.m?js$/.test(f)) return "openai";
   if (/\/node_modules\/@anthropic-ai\/sdk\/client\.m?js$/.test(f)) return "anthropic";
   if (/\/node_modules\/@modelcontextprotocol\/sdk\/dist\/(esm|cjs)\/client\/index\.js$/.test(f)) return "mcp";
   if (/\/node_modules\/@openai\/agents-core\/dist\/index\.m?js$/.test(f)) return "openai-agents";
+  if (/\/node_modules\/@langchain\/langgraph\/dist\/pregel\/index\.(?:m?js|cjs)$/.test(f)) return "langgraph";
   return undefined;
 }
 
@@ -73,7 +75,7 @@ export async function load(url, context, nextLoad) {
     const lines = ["import * as __m from " + orig + ";", "export * from " + orig + ";"];
     for (const name of tools[file] || []) {
       if (!/^[A-Za-z_$][\\w$]*$/.test(name) || name === "default") continue;
-      lines.push("export const " + name + " = globalThis.__causewayTool ? globalThis.__causewayTool(" + JSON.stringify(name) + ", __m." + name + ") : __m." + name + ";");
+      lines.push("export const " + name + " = globalThis.__causewayTool ? globalThis.__causewayTool(" + JSON.stringify(name) + ", __m." + name + ", __m, " + JSON.stringify(file) + ") : __m." + name + ";");
     }
     return { format: "module", source: lines.join("\\n"), shortCircuit: true };
   }

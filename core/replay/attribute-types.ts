@@ -108,6 +108,8 @@ export interface Attribution {
   /** Betting method: the recorded evidence each suspect was ranked by. */
   evidence?: SuspectEvidence[];
   method?: TestMethod;
+  /** How the tests replayed: 1 one recorded call, 2 agentless re-simulation, 3 the program re-run. */
+  rung?: 1 | 2 | 3;
   /**
    * Betting: how the words of the root cause reached the action through other agents, root → action,
    * each hop with its own test (docs/statistics.md, "Handoff chains"). Absent when no handoff was on

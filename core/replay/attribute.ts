@@ -94,6 +94,7 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
     summary: summarize(st, chain),
     attribution_id: id,
     method,
+    rung: ctx.rung,
   };
   if (method === "betting") {
     res.phases = phases;

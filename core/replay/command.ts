@@ -50,7 +50,7 @@ export function commandRunRefusal(m: RunModel): string | null {
   const tools = Array.isArray(o.uncaptured_tool_calls) ? o.uncaptured_tool_calls.map(String) : [];
   const kids = Array.isArray(o.child_processes) ? o.child_processes.map(String) : [];
   if (tools.length) {
-    return `the recording ran tools the preload did not intercept (${tools.join(", ")}): a replay would run them for real. Serve them through MCP or declare them, or pass --live-tools to allow it`;
+    return `the recording ran tools the preload did not intercept (${tools.join(", ")}): a replay would run them for real. Serve them through MCP or declare them when recording (--tool FILE:EXPORT: a function or a framework's tool object, e.g. LangChain tool()), or pass --live-tools to allow it`;
   }
   if (kids.length) return `the recording started child processes (${kids.slice(0, 3).join("; ")}) the preload does not follow; pass --live-tools to replay anyway`;
   return null;

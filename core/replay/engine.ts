@@ -88,7 +88,18 @@ export interface ArmOutcome {
   offTape: number;
   calls: number;
   actions: ActionSummary[];
+  /** What this arm's replay assumed (a System that reports it: the agentless replay). */
+  assumptions?: string[];
 }
+
+/** How a test replays: 1 one recorded call re-sent, 2 agentless re-simulation from the recorded requests, 3 the program re-run. */
+export type Rung = 1 | 2 | 3;
+
+/** What a program replay (rung 3) assumes. */
+export const PROGRAM_ASSUMPTIONS = [
+  "tools are deterministic: a tool call identical to a recorded one (agent, tool, arguments, occurrence) gets the recorded result; others get a stub and count as off-tape, unless live tools were asked for",
+  "the program re-run makes its model calls as it did when recorded, apart from what the interventions change",
+];
 
 export interface Progress {
   phase: string;
@@ -131,6 +142,12 @@ export class ReplayContext {
     return this.run.runId;
   }
 
+  /** 3 when the program re-runs; a System that replays otherwise says so (the agentless replay: 2). */
+  get rung(): Rung {
+    const r = (this.system as { rung?: unknown }).rung;
+    return r === 1 || r === 2 ? r : 3;
+  }
+
   /**
    * Pair j of a test: the "with" arm (only the baseline removed), run once per seed base, baseline
    * and j and then shared by every test of the run (scored against each test's own target), and the
@@ -167,7 +184,14 @@ export class ReplayContext {
       modelCache: this.modelCache,
       task: this.task,
     });
-    if (r.error !== undefined) throw new ReplayError(`the program failed in replay (${label}): ${r.error}`);
+    if (r.error !== undefined) throw new ReplayError(`${this.rung === 2 ? "the replay without the program failed" : "the program failed in replay"} (${label}): ${r.error}`);
+    const extra = r as { assumptions?: unknown; unreached?: unknown };
+    const unreached = Array.isArray(extra.unreached) ? extra.unreached.map(String) : [];
+    // an agent the replay could not reach (a link it could not follow) did not act: that is not evidence
+    if (unreached.length && this.model.actions.some((a) => unreached.includes(String(a.agent)) && matchesTarget(target, { tool: a.tool, agent: String(a.agent), args: this.model.canonical(a.args_ref), result: this.model.canonical(a.result_ref) }))) {
+      const why = Array.isArray(extra.assumptions) ? extra.assumptions.filter((x) => String(x).startsWith("not re-simulated")).join("; ") : "";
+      throw new ReplayError(`the target's agent is not reached by this replay without the program: ${why}. Test a suspect inside that agent's own prompt, or replay with the program (--allow-program)`);
+    }
     const calls = r.stats.modelCalls;
     this.counts.made += calls;
     this.counts.naive += calls + r.stats.modelCallsCached;
@@ -178,8 +202,14 @@ export class ReplayContext {
       offTape: r.actions.filter((a) => a.mode !== "tape").length,
       calls: calls + r.stats.modelCallsCached,
       actions: r.actions,
+      ...(Array.isArray(extra.assumptions) ? { assumptions: extra.assumptions.map(String) } : {}),
     };
   }
+}
+
+/** The rung and assumptions of a test (TestResult.rung, .assumptions). */
+function scopeOf(ctx: ReplayContext, t: PairTally): { rung: Rung; assumptions: string[] } {
+  return { rung: ctx.rung, assumptions: t.assumptions.size ? [...t.assumptions] : ctx.rung === 3 ? [...PROGRAM_ASSUMPTIONS] : [] };
 }
 
 /** The counts of a run test's pairs so far (both methods). */
@@ -192,6 +222,7 @@ class PairTally {
   baseRuns = 0;
   readonly off = { with: 0, without: 0 };
   readonly flips = { removed: 0, added: 0 };
+  readonly assumptions = new Set<string>();
 
   async pair(ctx: ReplayContext, seedBase: string, j: number, baseline: Intervention[], interventions: Intervention[], target: Target): Promise<{ base: ArmOutcome; treat: ArmOutcome }> {
     const r = await ctx.pair(seedBase, j, baseline, interventions, target);
@@ -208,6 +239,7 @@ class PairTally {
     this.applied += +treat.applied;
     this.off.with += base.offTape;
     this.off.without += treat.offTape;
+    for (const a of [...(base.assumptions ?? []), ...(treat.assumptions ?? [])]) this.assumptions.add(a);
     return +base.hit - +treat.hit;
   }
 }
@@ -314,6 +346,10 @@ export interface TestResult {
   naive_model_calls: number;
   method: string;
   scope: "run";
+  /** 1 one recorded call re-sent, 2 agentless re-simulation from the recorded requests, 3 the program re-run. */
+  rung?: Rung;
+  /** What the replay assumed, in plain sentences. */
+  assumptions?: string[];
   group?: string[];
   /** Betting: the largest e-value against "no effect"; p_value = min(1, 1/e_value). */
   e_value?: number;
@@ -417,6 +453,7 @@ export async function runTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
     method: `paired re-execution, tool results from tape, Newcombe 95% CI (--method newcombe)${plan.length > 1 ? `, sequential over ${plan.length} looks (Bonferroni)` : ""}${family > 1 ? `, family of ${family}` : ""}`,
     scope: "run",
   };
+  Object.assign(result, scopeOf(ctx, t));
   if (stopped === "budget") result.note = `stopped by the model-call budget after ${i} pairs`;
   if (baseline.length) result.baseline = baseKey;
   if (specs.length > 1) result.group = specs;
@@ -639,6 +676,7 @@ async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
     scope: "run",
   };
   result.stop_reason = o.stop_reason;
+  Object.assign(result, scopeOf(ctx, t));
   if (o.stopped === "budget") result.note = `stopped by the budget after ${i} pairs`;
   if (baseline.length) result.baseline = baseKey;
   if (specs.length > 1) result.group = specs;

@@ -144,6 +144,7 @@ export function buildCase(whole: RunData, opts: CaseOptions): CaseFile {
   blocks.push({ h: 2, text: "Probable cause" });
   if (!attrTests.length) blocks.push({ p: [`No replay test of this action${foreign.length ? " by the run's writer or this machine" : ""} is recorded yet: run `, { code: `causeway attribute ${m.runId} --target "${target}" --spans` }, " first."] });
   else if (!causes.length) blocks.push({ p: [`No input was confirmed as a cause by the ${attrTests.length} recorded test${attrTests.length === 1 ? "" : "s"}.`] });
+  if (attrTests.length) blocks.push({ p: [rungSentence(attrTests)] });
   for (const t of primary.length ? primary : contributing) {
     const spec = String(t.intervention);
     const ev = inputEv(spec);
@@ -422,4 +423,17 @@ export function attributedTargets(run: RunData): string[] {
   const out: string[] = [];
   for (const t of run.tests) if (typeof t.attribution === "string" && typeof t.target === "string" && !out.includes(t.target)) out.push(t.target);
   return out;
+}
+
+const RUNG_WORDS: Record<number, string> = {
+  1: "rung 1, one recorded model call re-sent with and without the input",
+  2: "rung 2, without the program: the recorded requests re-sent to the model, tools served from the recording, each agent re-simulated",
+  3: "rung 3, the program re-run with tools served from the recording",
+};
+
+/** How the tests replayed (their rung; a test recorded before rungs were named re-ran the program), with what they assumed. */
+function rungSentence(tests: readonly TestRecord[]): string {
+  const rungs = [...new Set(tests.map((t) => (t.rung === 1 || t.rung === 2 ? t.rung : 3)))].sort();
+  const assumed = [...new Set(tests.flatMap((t) => (Array.isArray(t.assumptions) ? t.assumptions.map(String) : [])))];
+  return `Replayed by ${rungs.map((r) => RUNG_WORDS[r]).join("; and by ")}.${assumed.length ? ` Assumed: ${assumed.join("; ")}.` : ""}`;
 }

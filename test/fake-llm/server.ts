@@ -13,7 +13,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { canonical } from "../../core/log/hash";
-import { drawFor, respond, type PolicyOptions } from "./policy";
+import { drawFor, respond, type Conversation, type Draw, type PolicyOptions, type Reply } from "./policy";
 import { anthropicWire, chatWire, responsesWire, type Wire } from "./wire";
 
 export interface FakeRequest {
@@ -41,7 +41,18 @@ const WIRES: Record<string, Wire> = {
   "/v1/messages": anthropicWire,
 };
 
-export async function startFakeLlm(opts: Partial<PolicyOptions> & { port?: number; latencyMs?: number; /** Like a local model server: no API key asked for. */ noAuth?: boolean } = {}): Promise<FakeLlm> {
+export interface FakeLlmOptions extends Partial<PolicyOptions> {
+  port?: number;
+  latencyMs?: number;
+  /** Like a local model server: no API key asked for. */
+  noAuth?: boolean;
+  /** Another fake model (e.g. bench-policy.ts); its draws are tagged, so each tag draws on its own. */
+  respond?: (conv: Conversation, draw: Draw) => Reply;
+  /** Share of requests answered with HTTP 500 (drawn from the request, like the model's draws). */
+  errorRate?: number;
+}
+
+export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> {
   const policy: PolicyOptions = { followRate: opts.followRate ?? 0.8 };
   const seen = new Map<string, number>();
   const requests: FakeRequest[] = [];
@@ -76,7 +87,10 @@ export async function startFakeLlm(opts: Partial<PolicyOptions> & { port?: numbe
       // a request with a seed draws from it (the same seed, the same choice); otherwise from the
       // request and how often it was seen
       const seed = typeof body.seed === "number" ? body.seed : undefined;
-      const reply = respond(wire.read(body), (tag) => (seed !== undefined ? drawFor(`seed:${seed}|${tag ?? ""}`, 0) : drawFor(key, k)), policy);
+      if (opts.errorRate && drawFor(`${key}|error`, k) < opts.errorRate) return send(500, { error: { type: "server_error", message: "the fake model is overloaded" } });
+      const reply = opts.respond
+        ? opts.respond(wire.read(body), (tag) => (seed !== undefined ? drawFor(`seed:${seed}|${tag ?? ""}`, 0) : drawFor(`${key}|${tag ?? ""}`, k)))
+        : respond(wire.read(body), (tag) => (seed !== undefined ? drawFor(`seed:${seed}|${tag ?? ""}`, 0) : drawFor(key, k)), policy);
       const response = wire.write(body, reply, `${key}|${k}`);
       const latency = Number(req.headers["x-fake-latency-ms"] ?? opts.latencyMs ?? 0);
       const answer = () => {

@@ -41,6 +41,8 @@ describe("declared tool modules", () => {
     expect(parseToolSpecs(["lib/tools.mjs:fetch_doc,send_email", "x.cjs:a;x.cjs:b"])).toEqual({ "lib/tools.mjs": ["fetch_doc", "send_email"], "x.cjs": ["a", "b"] });
     expect(() => parseToolSpecs(["lib/tools.mjs"])).toThrow(/FILE:EXPORT/);
     expect(() => parseToolSpecs(["lib/tools.mjs:"])).toThrow(/names no export/);
+    expect(() => parseToolSpecs(["lib/tools.mjs:fetch-doc"])).toThrow(/"fetch-doc" is not an export name/);
+    expect(() => parseToolSpecs(["lib/tools.mjs:default"])).toThrow(/default export can't be declared/);
   });
 });
 
@@ -67,6 +69,8 @@ describe("supported packages", () => {
     expect(clientKind("file:///p/node_modules/openai/client.mjs")).toBe("openai");
     expect(clientKind("/p/node_modules/@anthropic-ai/sdk/client.js")).toBe("anthropic");
     expect(clientKind("/p/node_modules/@modelcontextprotocol/sdk/dist/cjs/client/index.js")).toBe("mcp");
+    expect(clientKind("file:///p/node_modules/@langchain/langgraph/dist/pregel/index.js")).toBe("langgraph");
+    expect(clientKind("/p/node_modules/@langchain/langgraph/dist/pregel/index.cjs")).toBe("langgraph");
     expect(clientKind("/p/node_modules/openai/resources/chat.mjs")).toBeUndefined();
     expect(clientKind("file:///p/node_modules/@openai/agents-core/dist/index.mjs")).toBe("openai-agents");
     expect(clientKind("/p/node_modules/@openai/agents-core/dist/index.js")).toBe("openai-agents");

@@ -101,10 +101,14 @@ describe("an unmodified OpenAI + MCP program", () => {
     await expect(runInWorker({ ...req, approval: undefined }, { workerPath: path.join(ROOT, "dist/worker.js") })).rejects.toThrow(/is not approved/);
   }, 300_000);
 
-  it("refuses to replay a command that was not allowed", async () => {
-    const r = await cli(["test", run, "--remove", FAQ, "--target", TARGET, "--n", "2"]);
-    expect(r.code).toBe(2);
+  it("never runs a command that was not allowed: it replays without the program, and says how to allow it", async () => {
+    const sent = () => (fs.existsSync(outbox()) ? fs.readFileSync(outbox(), "utf8") : "");
+    const before = sent();
+    const r = await cli(["test", run, "--remove", FAQ, "--target", TARGET, "--n", "2", "--json"], { SUPPORT_OUTBOX: outbox() });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).rung).toBe(2);
     expect(r.stderr).toContain(`--allow-program '${OPENAI}'`);
+    expect(sent()).toBe(before);
   });
 });
 
