@@ -137,7 +137,7 @@ export interface ActionView {
   blocked: boolean;
   decision: string | null;
   provenance: ProvenanceRow[];
-  /** Candidate causes, best first: every tested one, and untested ones up to a cap (core/analysis/investigate.ts CANDIDATES_MAX). */
+  /** Candidate causes, best first: every tested one, and untested ones up to a cap (core/analysis/candidates.ts CANDIDATES_MAX). */
   candidates: Candidate[];
   /** How many candidates there are in all, when untested ones were left off. */
   candidatesTotal?: number;

@@ -28,20 +28,22 @@
  * (core/capture/limits.ts). An upstream that
  * does not connect within `connectTimeoutMs`, or goes silent for `idleTimeoutMs`, is answered 504
  * (or, mid-stream, the client's connection is closed), and the call is recorded as failed.
+ *
+ * This file checks the options and routes a request; forwarding it is core/capture/gateway-forward.ts
+ * and recording the exchange core/capture/gateway-record.ts.
  */
 import http from "node:http";
-import https from "node:https";
 import type { AddressInfo } from "node:net";
-import { createHash, timingSafeEqual } from "node:crypto";
-import { performance } from "node:perf_hooks";
-import { codecForPath, type Codec } from "../adapters/codecs";
 import { errorText } from "../adapters/shared";
-import { agentFromPrompt } from "../adapters/agent-names";
 import { HttpError, hostAllowed, readBody } from "../store/http";
 import { GatewayRuns } from "./gateway-runs";
-import { answerHeaders, checkJsonBody, checkOrigin, forwardedHeaders } from "./gateway-boundary";
+import { checkJsonBody, checkOrigin } from "./gateway-boundary";
+import { forward, type ForwardSettings, type UpstreamBase } from "./gateway-forward";
+import { GatewayRecorder } from "./gateway-record";
 import { ConnectionGuard, principalKey, resolveLimits, type PrincipalLimits } from "./limits";
 import { Redactor } from "../log/redact";
+
+export { sseData } from "./gateway-forward";
 
 /** Besides the options below, the limits per address and per API key ({@link PrincipalLimits}). */
 export interface GatewayOptions extends Partial<PrincipalLimits> {
@@ -137,18 +139,15 @@ export interface Gateway {
   close(outcome?: Record<string, unknown>): Promise<void>;
 }
 
-const AGENT_RE = /^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$/;
-
-const digest = (s: string) => createHash("sha256").update(s).digest();
-
 /** An upstream and its base path (no trailing slash). */
-function upstreamOf(url: string): { upstream: URL; basePath: string } {
+function upstreamOf(url: string): UpstreamBase {
   const upstream = new URL(url);
   if (upstream.protocol !== "http:" && upstream.protocol !== "https:") throw new Error(`--upstream must be an http(s) URL, got ${url}`);
   return { upstream, basePath: upstream.pathname.replace(/\/+$/, "") };
 }
 
-export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
+/** The options checked and their defaults filled in; throws on an option out of range. */
+function settingsOf(opts: GatewayOptions) {
   const main = upstreamOf(opts.upstream);
   const anthropic = opts.anthropicUpstream ? upstreamOf(opts.anthropicUpstream) : undefined;
   const prefix = opts.pathPrefix?.replace(/\/+$/, "");
@@ -165,13 +164,39 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const maxConnections = opts.maxConnections ?? GATEWAY_DEFAULTS.maxConnections;
   if (!Number.isSafeInteger(maxConnections) || maxConnections < 1 || maxConnections > 1 << 16) throw new Error(`maxConnections must be a whole number from 1 to 65536, got ${maxConnections}`);
   const limits = resolveLimits({ headerTimeoutMs, bodyTimeoutMs, maxConnections }, opts);
-  const host = opts.host ?? "127.0.0.1";
-  const keys = Object.entries(opts.agentKeys ?? {}).map(([label, key]) => ({ label, digest: digest(key) }));
+  return { main, anthropic, prefix, maxBody, connectTimeoutMs, idleTimeoutMs, limits, host: opts.host ?? "127.0.0.1" };
+}
+
+/**
+ * Routing, before the body is read (nothing of a refused request is forwarded or recorded): the
+ * Host, a path target, the secret path prefix, the origin, a path confined to the upstream's base
+ * path, a JSON body. Returns the target (prefix removed) and its confined path, or the refusal.
+ */
+function routeOf(req: http.IncomingMessage, host: string, prefix: string | undefined, allowOrigins: readonly string[] | undefined): { url: string; path: string } | { status: number; message: string } {
+  if (!hostAllowed(req.headers.host, host)) return { status: 403, message: "host not allowed" };
+  let url = req.url ?? "";
+  if (!url.startsWith("/") || url.startsWith("//")) return { status: 400, message: "the request target must be a path (this is not a forward proxy)" };
+  if (prefix !== undefined) {
+    if (!url.startsWith(prefix + "/")) return { status: 404, message: "no such path on this gateway" };
+    url = url.slice(prefix.length);
+  }
+  try {
+    checkOrigin(req.headers, allowOrigins);
+    const path = confinedPath(url);
+    checkJsonBody(req.headers);
+    return { url, path };
+  } catch (err) {
+    return { status: err instanceof HttpError ? err.status : 400, message: (err as Error).message };
+  }
+}
+
+export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
+  const s = settingsOf(opts);
   // the credentials of every request seen (and the gateway's own environment) never reach a run or a log line
   const redactor = Redactor.fromEnv(process.env);
   for (const key of Object.values(opts.agentKeys ?? {})) redactor.add(key);
   const log = (line: string) => opts.log?.(redactor.text(line));
-  const upstreamMeta = (u: { upstream: URL; basePath: string }) => u.upstream.origin + u.basePath;
+  const upstreamMeta = (u: UpstreamBase) => u.upstream.origin + u.basePath;
   const runs = new GatewayRuns({
     outDir: opts.outDir,
     runId: opts.runId,
@@ -183,126 +208,11 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     program: opts.program,
     root: opts.root,
     seed: opts.seed,
-    meta: { upstream: upstreamMeta(main), ...(anthropic ? { anthropic_upstream: upstreamMeta(anthropic) } : {}), ...(opts.meta ?? {}) },
+    meta: { upstream: upstreamMeta(s.main), ...(s.anthropic ? { anthropic_upstream: upstreamMeta(s.anthropic) } : {}), ...(opts.meta ?? {}) },
     redactor,
     now: opts.now,
   });
-
-  /** The x-causeway-agent header, else the API key's label, else the role the system prompt names, as the preload names agents. */
-  const agentName = (req: http.IncomingMessage, codec: Codec, body: unknown): string => {
-    const h = req.headers["x-causeway-agent"];
-    if (typeof h === "string" && AGENT_RE.test(h) && h !== "run") return h;
-    const auth = req.headers.authorization;
-    const key = typeof auth === "string" && /^Bearer\s+/i.test(auth) ? auth.replace(/^Bearer\s+/i, "") : typeof req.headers["x-api-key"] === "string" ? (req.headers["x-api-key"]) : "";
-    const d = key ? digest(key) : undefined;
-    const hit = d && keys.find((k) => timingSafeEqual(k.digest, d));
-    if (hit) return hit.label;
-    const fromPrompt = agentFromPrompt(codec.blocks(body));
-    if (fromPrompt !== "agent") return fromPrompt;
-    return d ? `key-${d.toString("hex").slice(0, 8)}` : "agent";
-  };
-
-  const record = (codec: Codec, req: http.IncomingMessage, body: unknown, outcome: { response?: unknown; error?: string; durationMs: number }, url: string) => {
-    redactor.addHeaders(req.headers);
-    redactor.addUrl(req.url);
-    try {
-      const { rec, handoffs } = runs.recorderFor(req, (c, b) => agentName(req, c, b), codec, body);
-      const item = rec.exchange(codec, body, { ...outcome, url });
-      if (outcome.error === undefined) handoffs.note(codec.assistantText(item.value), rec.agent, item);
-      const calls = outcome.response === undefined ? [] : codec.toolCalls(outcome.response).map((c) => c.name);
-      log(`recorded ${rec.agent.name}: ${codec.api} ${String((body as { model?: unknown }).model ?? "?")}${outcome.error ? ` failed (${outcome.error.slice(0, 80)})` : calls.length ? ` → ${calls.join(", ")}` : ""}`);
-    } catch (err) {
-      log(`not recorded: ${errorText(err)}`);
-    }
-  };
-
-  /** Sends a request upstream, streams the answer back as it arrives, and records the exchange once it is complete. */
-  const forward = (req: http.IncomingMessage, res: http.ServerResponse, url: string, raw: Buffer, fail: (status: number, message: string) => void) => {
-    const path = confinedPath(url);
-    const { upstream, basePath } = anthropic && req.headers["anthropic-version"] !== undefined ? anthropic : main;
-    const codec = req.method === "POST" ? codecForPath(path) : undefined;
-    let body: unknown;
-    if (codec) {
-      try {
-        body = JSON.parse(raw.toString("utf8"));
-      } catch {
-        body = undefined; // forwarded as is, not recorded
-      }
-    }
-    const target = new URL(upstream.origin);
-    target.pathname = (basePath.endsWith("/v1") && path.startsWith("/v1/") ? basePath.slice(0, -3) : basePath) + path;
-    target.search = new URL(url, "http://x").search;
-    if (target.origin !== upstream.origin || (basePath && target.pathname !== basePath && !target.pathname.startsWith(basePath + "/"))) {
-      throw new HttpError(400, "the request path is refused: it leaves the upstream's base path");
-    }
-    const headers = forwardedHeaders(req.headers);
-    headers["accept-encoding"] = "identity";
-    if (raw.length) headers["content-length"] = String(raw.length);
-    const t0 = performance.now();
-    let settled = false; // the failure (error or timeout) is answered once
-    const failed = (status: number, message: string) => {
-      if (settled) return;
-      settled = true;
-      if (res.headersSent) res.destroy();
-      else fail(status, message);
-      if (codec && body && typeof body === "object") record(codec, req, body, { error: message, durationMs: performance.now() - t0 }, target.href);
-    };
-    const up = (target.protocol === "https:" ? https : http).request(target, { method: req.method, headers }, (upRes) => {
-      res.writeHead(upRes.statusCode ?? 502, answerHeaders(upRes.headers));
-      const got: Buffer[] = [];
-      let gotBytes = 0;
-      upRes.on("data", (c: Buffer) => {
-        res.write(c);
-        gotBytes += c.length;
-        if (gotBytes <= maxBody) got.push(c);
-      });
-      upRes.on("end", () => {
-        if (settled) return;
-        settled = true;
-        res.end();
-        if (!codec || !body || typeof body !== "object") return;
-        const durationMs = performance.now() - t0;
-        const text = Buffer.concat(got).toString("utf8");
-        const status = upRes.statusCode ?? 0;
-        if (gotBytes > maxBody) return record(codec, req, body, { error: `response over ${maxBody >> 20} MB: not recorded`, durationMs }, target.href);
-        if (status >= 400) return record(codec, req, body, { error: `HTTP ${status}: ${text.slice(0, 500)}`, durationMs }, target.href);
-        const streamed = (body as { stream?: unknown }).stream === true || String(upRes.headers["content-type"] ?? "").includes("text/event-stream");
-        let response: unknown;
-        try {
-          response = streamed ? codec.accumulate(sseData(text)) : JSON.parse(text);
-        } catch {
-          return record(codec, req, body, { error: "the response is not JSON", durationMs }, target.href);
-        }
-        record(codec, req, body, { response, durationMs }, target.href);
-      });
-      upRes.on("error", (err) => failed(502, `upstream ${target.host} failed mid-answer: ${err.message}`));
-      upRes.on("aborted", () => failed(502, `upstream ${target.host} closed mid-answer`));
-    });
-    // connect: the socket must connect in time; then no silence longer than the idle timeout
-    up.on("socket", (socket) => {
-      if (!socket.connecting) return;
-      const timer = setTimeout(() => {
-        failed(504, `upstream ${target.host} did not accept the connection within ${connectTimeoutMs} ms`);
-        up.destroy();
-      }, connectTimeoutMs);
-      timer.unref();
-      socket.once("connect", () => clearTimeout(timer));
-      socket.once("close", () => clearTimeout(timer));
-    });
-    up.setTimeout(idleTimeoutMs, () => {
-      failed(504, `upstream ${target.host} sent nothing for ${idleTimeoutMs} ms`);
-      up.destroy();
-    });
-    up.on("error", (err) => failed(502, `upstream ${target.host} failed: ${err.message}`));
-    // a client that goes away takes its upstream request with it
-    res.on("close", () => {
-      if (!res.writableFinished) {
-        settled = true;
-        up.destroy();
-      }
-    });
-    up.end(raw);
-  };
+  const fw: ForwardSettings = { ...s, recorder: new GatewayRecorder(runs, redactor, opts.agentKeys ?? {}, log) };
 
   const server = http.createServer((req, res) => {
     if (!guard.admit(req, res, { key: principalKey(req) })) return;
@@ -311,37 +221,17 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       res.writeHead(status, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { type: "causeway_gateway_error", message } }));
     };
-    if (!hostAllowed(req.headers.host, host)) {
+    const route = routeOf(req, s.host, s.prefix, opts.allowOrigins);
+    if ("status" in route) {
       req.resume();
-      return fail(403, "host not allowed");
+      return fail(route.status, route.message);
     }
-    let url = req.url ?? "";
-    if (!url.startsWith("/") || url.startsWith("//")) {
-      req.resume();
-      return fail(400, "the request target must be a path (this is not a forward proxy)");
-    }
-    if (prefix !== undefined) {
-      if (!url.startsWith(prefix + "/")) {
-        req.resume();
-        return fail(404, "no such path on this gateway");
-      }
-      url = url.slice(prefix.length);
-    }
-    // before the body is read: nothing of a refused request is forwarded or recorded
-    try {
-      checkOrigin(req.headers, opts.allowOrigins);
-      confinedPath(url);
-      checkJsonBody(req.headers);
-    } catch (err) {
-      req.resume();
-      return fail(err instanceof HttpError ? err.status : 400, (err as Error).message);
-    }
-    readBody(req, maxBody).then(
+    readBody(req, s.maxBody).then(
       (raw) => {
         runs.begin(req);
         res.once("close", () => runs.settled());
         try {
-          forward(req, res, url, raw, fail);
+          forward(fw, req, res, route.path, route.url, raw, fail);
         } catch (err) {
           fail(err instanceof HttpError ? err.status : 400, errorText(err));
         }
@@ -350,11 +240,15 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     );
   });
 
-  const guard = new ConnectionGuard(server, limits);
+  const guard = new ConnectionGuard(server, s.limits);
+  return listen(server, s.host, opts.port ?? 7789, runs);
+}
 
+/** Listens, and hands back the gateway: its URL, its runs, and a close that ends them. */
+async function listen(server: http.Server, host: string, port0: number, runs: GatewayRuns): Promise<Gateway> {
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(opts.port ?? 7789, host, () => resolve());
+    server.listen(port0, host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
   let closed = false;
@@ -372,23 +266,4 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       await runs.close(outcome);
     },
   };
-}
-
-/** The data of each server-sent event ("[DONE]" and non-JSON data dropped). */
-export function sseData(text: string): unknown[] {
-  const out: unknown[] = [];
-  for (const block of text.split(/\r?\n\r?\n/)) {
-    const data = block
-      .split(/\r?\n/)
-      .filter((l) => l.startsWith("data:"))
-      .map((l) => l.slice(5).replace(/^ /, ""))
-      .join("\n");
-    if (!data || data === "[DONE]") continue;
-    try {
-      out.push(JSON.parse(data));
-    } catch {
-      /* a comment or a keep-alive */
-    }
-  }
-  return out;
 }
