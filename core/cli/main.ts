@@ -36,6 +36,7 @@ import { commandRunRefusal, isCommandRun } from "../replay/command";
 import { absoluteSpec, caseCommands, formatNarrowed } from "./case-commands";
 import { narrowAttribution } from "../replay/narrow";
 import { STORE_COMMANDS } from "./store-commands";
+import { COLLECTOR_FLAG, JOB_COMMANDS, submitToCollector } from "./job-commands";
 
 process.setSourceMapsEnabled?.(true);
 
@@ -197,13 +198,14 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   test: {
-    usage: "causeway test RUN (--remove SPEC --target SPEC [--n N] [--n-max N] [--roles] [--live-tools] | --decision SEQ --remove SPEC [--contains TEXT]) [--method betting|newcombe] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] (--allow-program P | --system P) [--json]",
+    usage: "causeway test RUN (--remove SPEC --target SPEC [--n N] [--n-max N] [--roles] [--live-tools] | --decision SEQ --remove SPEC [--contains TEXT]) [--method betting|newcombe] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] (--allow-program P | --system P | --collector URL) [--json]",
     help: "paired replay test: does removing SPEC change how often TARGET happens? Sequential until decisive, at most --n-max pairs (default 200); --n N alone runs exactly N pairs; with --n-max, no verdict before N pairs",
     spec: {
       positionals: ["run"],
-      flags: { remove: "string", target: "string", n: "number", "n-max": "number", "live-tools": "boolean", decision: "string", contains: "string", ...PROGRAM_FLAGS, "max-calls": "number", workers: "number", roles: "boolean", ...COST_FLAGS, ...JSON_FLAG },
+      flags: { remove: "string", target: "string", n: "number", "n-max": "number", "live-tools": "boolean", decision: "string", contains: "string", ...PROGRAM_FLAGS, "max-calls": "number", workers: "number", roles: "boolean", ...COST_FLAGS, ...COLLECTOR_FLAG, ...JSON_FLAG },
     },
     run: async (p) => {
+      if (p.flags.collector) return submitToCollector(p, "test");
       const dir = requireRun(p.pos.run!);
       const remove = p.flags.remove === undefined ? undefined : absoluteSpec(p.flags.remove as string);
       if (!remove) throw new UsageError("test: --remove SPEC is required");
@@ -240,13 +242,14 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   attribute: {
-    usage: "causeway attribute RUN --target SPEC [--suspect SPEC]... [--suspects untrusted|all] [--n N] [--n-max N] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] [--method betting|newcombe] [--workers N] [--no-roles] [--spans] [--shapes] (--allow-program P | --system P) [--json]",
+    usage: "causeway attribute RUN --target SPEC [--suspect SPEC]... [--suspects untrusted|all] [--n N] [--n-max N] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] [--method betting|newcombe] [--workers N] [--no-roles] [--spans] [--shapes] (--allow-program P | --system P | --collector URL) [--json]",
     help: "Find the cause: suspects ranked by the recorded evidence; untrusted inputs first, then trusted inputs and channels; --spans narrows a confirmed input to its causing span, --shapes tells how causes combine",
     spec: {
       positionals: ["run"],
-      flags: { target: "string", suspect: "strings", suspects: "string", n: "number", "n-max": "number", "max-calls": "number", workers: "number", "no-roles": "boolean", spans: "boolean", shapes: "boolean", ...PROGRAM_FLAGS, "live-tools": "boolean", ...COST_FLAGS, ...JSON_FLAG },
+      flags: { target: "string", suspect: "strings", suspects: "string", n: "number", "n-max": "number", "max-calls": "number", workers: "number", "no-roles": "boolean", spans: "boolean", shapes: "boolean", ...PROGRAM_FLAGS, "live-tools": "boolean", ...COST_FLAGS, ...COLLECTOR_FLAG, ...JSON_FLAG },
     },
     run: async (p) => {
+      if (p.flags.collector) return submitToCollector(p, "attribute");
       const dir = requireRun(p.pos.run!);
       const target = p.flags.target as string | undefined;
       if (!target) throw new UsageError("attribute: --target SPEC is required");
@@ -375,6 +378,7 @@ const COMMANDS: Record<string, Command> = {
   ...CAPTURE_COMMANDS,
   ...caseCommands(replayProgram, requireRun),
   ...STORE_COMMANDS,
+  ...JOB_COMMANDS,
 };
 
 function usage(): string {
