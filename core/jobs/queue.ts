@@ -30,7 +30,7 @@ export const DEFAULT_TIMING: QueueTiming = { pairTimeoutS: 120, driveTimeoutS: 1
 
 /** A started pg-boss with the queues created; errors are logged, never thrown at the process. */
 export async function startBoss(url: string, timing: QueueTiming, log: (line: string) => void, supervise = true): Promise<PgBoss> {
-  const boss = new PgBoss({ connectionString: url, max: 4, supervise, schedule: false, maintenanceIntervalSeconds: timing.maintenanceS, monitorStateIntervalSeconds: undefined });
+  const boss = new PgBoss({ connectionString: url, max: 4, supervise, schedule: false, maintenanceIntervalSeconds: timing.maintenanceS });
   boss.on("error", (err: Error) => log(`job queue: ${err.message}`));
   await boss.start();
   for (const [name, opts] of [
