@@ -122,8 +122,8 @@ export type PassResult =
 export const attributionIdOf = (jobId: string): string => createHash("sha256").update(`causeway.job.attribution\0${jobId}`).digest("hex").slice(0, 12);
 
 /** One pass of a job over the arms stored so far. */
-export async function drivePass(run: RunData, spec: JobSpec, jobId: string, arms: Map<string, StoredArm>): Promise<PassResult> {
-  const ctx = new JobReplayContext(run, arms, spec.window ?? DEFAULT_WINDOW);
+export async function drivePass(run: RunData, spec: JobSpec, jobId: string, arms: Map<string, StoredArm>, window = spec.window ?? DEFAULT_WINDOW): Promise<PassResult> {
+  const ctx = new JobReplayContext(run, arms, window);
   let tests = 0;
   const onProgress = (p: { phase: string }) => {
     const m = /^test (\d+)$/.exec(p.phase);

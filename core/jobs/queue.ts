@@ -50,7 +50,7 @@ export interface PairTask {
   items: PairItem[];
 }
 
-export const sendDrive = (boss: PgBoss, job: string): Promise<string | null> => boss.send(DRIVE, { job }, { retryLimit: 10_000, retryDelay: 1 });
+export const sendDrive = (boss: PgBoss, job: string, timing: QueueTiming = DEFAULT_TIMING): Promise<string | null> => boss.send(DRIVE, { job }, { retryLimit: 10_000, retryDelay: 1, expireInSeconds: timing.driveTimeoutS });
 
 /** Asks for pairs in batches of `batch`, aligned on j so the same pairs asked again are the same task. */
 export async function sendPairs(boss: PgBoss, job: string, items: PairItem[], batch: number, timing: QueueTiming): Promise<number> {

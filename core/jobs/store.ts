@@ -62,6 +62,11 @@ CREATE TABLE IF NOT EXISTS causeway_job_arms (
   worker text NOT NULL,
   PRIMARY KEY (job_id, key)
 );
+CREATE TABLE IF NOT EXISTS causeway_workers (
+  name text PRIMARY KEY,
+  concurrency integer NOT NULL,
+  seen_at timestamptz NOT NULL DEFAULT now()
+);
 CREATE TABLE IF NOT EXISTS causeway_job_cache (
   job_id text NOT NULL,
   key text NOT NULL,
@@ -197,6 +202,27 @@ export class JobStore {
       "INSERT INTO causeway_job_cache (job_id, key, value) SELECT $1, k, v FROM unnest($2::text[], $3::jsonb[]) AS t(k, v) ON CONFLICT DO NOTHING",
       [id, entries.map((e) => e[0]), entries.map((e) => JSON.stringify(e[1]))],
     );
+  }
+
+  /** A worker says it is alive and how many tasks it takes at once. */
+  async heartbeat(name: string, concurrency: number): Promise<void> {
+    await this.pool.query("INSERT INTO causeway_workers (name, concurrency) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET concurrency = EXCLUDED.concurrency, seen_at = now()", [name, concurrency]);
+  }
+
+  async leave(name: string): Promise<void> {
+    await this.pool.query("DELETE FROM causeway_workers WHERE name = $1", [name]);
+  }
+
+  /** Tasks the workers seen in the last `withinS` seconds take at once. */
+  async capacity(withinS: number): Promise<number> {
+    const r = await this.pool.query("SELECT coalesce(sum(concurrency), 0) AS n FROM causeway_workers WHERE seen_at > now() - make_interval(secs => $1)", [withinS]);
+    return Number(r.rows[0].n);
+  }
+
+  /** Queued or running jobs nothing moved for `s` seconds; each is touched, so it is woken once per `s`. */
+  async stalled(s: number): Promise<string[]> {
+    const r = await this.pool.query("UPDATE causeway_jobs SET updated_at = now() WHERE status IN ('queued', 'running') AND updated_at < now() - make_interval(secs => $1) RETURNING id", [s]);
+    return r.rows.map((x) => String(x.id));
   }
 
   async close(): Promise<void> {

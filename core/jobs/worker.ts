@@ -23,7 +23,7 @@ import { replayProgram } from "../cli/replay-program";
 import { checkTarget } from "../replay/preflight";
 import { RunModel } from "../graph/model";
 import { JobStore } from "./store";
-import { checkSpec } from "./spec";
+import { DEFAULT_WINDOW, checkSpec } from "./spec";
 import { baseKey, drivePass, treatKey, type StoredOutcome } from "./driver";
 import { DEFAULT_TIMING, DRIVE, PAIRS, PAIRS_DEAD, sendDrive, sendPairs, startBoss, type PairTask, type QueueTiming } from "./queue";
 
@@ -32,7 +32,7 @@ export interface WorkerOptions {
   /** Programs this worker may replay (exact strings, as --allow-program). */
   allow: string[];
   concurrency?: number;
-  /** Pairs of one task (default 2). */
+  /** Pairs of one task (default 1: the finest split of a test's look-ahead over the workers). */
   batch?: number;
   timing?: Partial<QueueTiming>;
   name?: string;
@@ -43,6 +43,16 @@ export interface WorkerOptions {
    */
   systemFor?: (runDir: string) => Promise<System | undefined>;
 }
+
+/** The look-ahead a job's spec asks for, if any. */
+const specWindow = (spec: unknown): number | undefined => {
+  const w = (spec as { window?: unknown } | null)?.window;
+  return typeof w === "number" && Number.isSafeInteger(w) && w >= 1 && w <= 256 ? w : undefined;
+};
+
+/** How often a worker says it is alive (its capacity sets how far a test looks ahead). */
+const HEARTBEAT_S = 5;
+const STALL_S = 10;
 
 export interface Worker {
   name: string;
@@ -95,7 +105,7 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
   const log = o.log ?? (() => {});
   const name = o.name ?? `${os.hostname()}:${process.pid}`;
   const timing = { ...DEFAULT_TIMING, ...o.timing };
-  const batch = o.batch ?? 2;
+  const batch = o.batch ?? 1;
   const store = new PgStore(o.url, log, { max: 4 });
   const jobs = new JobStore(o.url, log);
   await store.init();
@@ -120,7 +130,7 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
     const spec = checkSpec(job.spec);
     const keys = t.items.flatMap((it) => [baseKey(it), treatKey(it)]);
     const have = await jobs.armsFor(t.job, keys);
-    if (t.items.every((it) => have.has(baseKey(it)) && have.has(treatKey(it)))) return;
+    if (t.items.every((it) => have.has(baseKey(it)) && have.has(treatKey(it)))) return next(t.job);
     const dir = await materialize(store, job.run_id, root);
     let system: System;
     try {
@@ -129,7 +139,7 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
       // this worker may not replay the run's program: a refusal, the same on every retry here
       const why = `refused by worker ${name}: ${(err as Error).message}`;
       for (const it of t.items) await jobs.putArm(t.job, treatKey(it), null, why, name);
-      await sendDrive(boss, t.job);
+      await sendDrive(boss, t.job, timing);
       return;
     }
     const ctx = new SharedCacheContext(readRun(dir), system, await jobs.cache(t.job));
@@ -154,19 +164,30 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
     } finally {
       await jobs.putCache(t.job, ctx.fresh).catch(() => undefined);
     }
-    await sendDrive(boss, t.job);
+    await next(t.job);
   };
 
-  const drive = async (jobId: string): Promise<void> => {
-    await jobs.with(async (c) => {
+  /** One pass under the job's lock; false (nothing done) when another pass holds it. */
+  const tryDrive = async (jobId: string): Promise<boolean> =>
+    jobs.with(async (c) => {
       const got = (await c.query("SELECT pg_try_advisory_lock(hashtext($1)) AS ok", [`causeway.job:${jobId}`])).rows[0].ok;
-      if (!got) throw new Error("another pass of this job is running"); // retried in a second
+      if (!got) return false;
       try {
         await drivePassOf(jobId);
+        return true;
       } finally {
         await c.query("SELECT pg_advisory_unlock(hashtext($1))", [`causeway.job:${jobId}`]).catch(() => undefined);
       }
     });
+
+  // a pass queued (or retried in a second while another pass runs)
+  const drive = async (jobId: string): Promise<void> => {
+    if (!(await tryDrive(jobId))) throw new Error("another pass of this job is running");
+  };
+
+  /** After storing arms: the next pass at once on this worker, else queued behind the running one. */
+  const next = async (jobId: string): Promise<void> => {
+    if (!(await tryDrive(jobId).catch(() => false))) await sendDrive(boss, jobId, timing);
   };
 
   const drivePassOf = async (jobId: string): Promise<void> => {
@@ -176,19 +197,17 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
       await jobs.finish(jobId, "cancelled", null, "cancelled");
       return;
     }
-    let spec;
-    let dir: string;
-    try {
-      spec = checkSpec(job.spec);
-      dir = await materialize(store, job.run_id, root);
-      if (!spec.remove) checkTarget(new RunModel(readRun(dir)), spec.target);
-    } catch (err) {
-      await jobs.finish(jobId, "failed", null, (err as Error).message);
-      return;
-    }
+    // the database or the run being unreachable is transient: thrown, the pass is retried; what
+    // the job itself gets wrong (its spec, a target the run never did, a failed pair) fails it
+    const dir = await materialize(store, job.run_id, root);
+    const arms = await jobs.arms(jobId);
+    const window = specWindow(job.spec) ?? Math.max(DEFAULT_WINDOW, 2 * batch * (await jobs.capacity(3 * HEARTBEAT_S)));
     let r;
     try {
-      r = await drivePass(readRun(dir), spec, jobId, await jobs.arms(jobId));
+      const spec = checkSpec(job.spec);
+      const run = readRun(dir);
+      if (!spec.remove) checkTarget(new RunModel(run), spec.target);
+      r = await drivePass(run, spec, jobId, arms, window);
     } catch (err) {
       await jobs.finish(jobId, "failed", null, (err as Error).message);
       log(`job ${jobId}: failed: ${(err as Error).message}`);
@@ -230,14 +249,30 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
   workers.push(
     await boss.work<PairTask>(PAIRS_DEAD, { batchSize: 1, pollingIntervalSeconds: timing.pollS }, async ([t]) => {
       for (const it of t.data.items) await jobs.putArm(t.data.job, treatKey(it), null, "a pair batch failed after its retries", name);
-      await sendDrive(boss, t.data.job);
+      await sendDrive(boss, t.data.job, timing);
     }),
   );
-  log(`worker ${name}: taking pairs and passes (concurrency ${o.concurrency ?? 1})`);
+  const concurrency = Math.max(1, o.concurrency ?? 1);
+  // the heartbeat also wakes a job nothing moved for STALL_S (its pass lost with a killed worker):
+  // a pass that finds nothing new costs a look at the stored arms
+  const beat = async () => {
+    try {
+      await jobs.heartbeat(name, concurrency);
+      for (const id of await jobs.stalled(STALL_S)) await sendDrive(boss, id, timing);
+    } catch (err) {
+      log(`heartbeat: ${(err as Error).message}`);
+    }
+  };
+  await beat();
+  const beating = setInterval(() => void beat(), HEARTBEAT_S * 1000);
+  beating.unref();
+  log(`worker ${name}: taking pairs and passes (concurrency ${concurrency})`);
   return {
     name,
     stop: async () => {
+      clearInterval(beating);
       await boss.stop({ graceful: true, wait: true, timeout: 10_000 }).catch(() => undefined);
+      await jobs.leave(name).catch(() => undefined);
       await jobs.close().catch(() => undefined);
       await store.close().catch(() => undefined);
       fs.rmSync(root, { recursive: true, force: true });
