@@ -150,9 +150,9 @@ export const COLLECTOR_FLAG = { collector: "string", ...TOKEN_FLAGS } as const;
 
 export const JOB_COMMANDS: Record<string, Command> = {
   worker: {
-    usage: "causeway worker --store postgresql://… [--concurrency N] [--allow-program P]... [--quiet]",
+    usage: "causeway worker --store postgresql://… [--concurrency N] [--allow-program P]... [--quiet] [--json]",
     help: "take pairs of tests and Find the cause passes from the collector's job queue; replays only the built-in programs and what --allow-program names",
-    spec: { positionals: [], flags: { store: "string", concurrency: "number", "allow-program": "strings", "pair-timeout-s": "number", quiet: "boolean" } },
+    spec: { positionals: [], flags: { store: "string", concurrency: "number", "allow-program": "strings", "pair-timeout-s": "number", quiet: "boolean", json: "boolean" } },
     run: async (p) => {
       const url = p.flags.store as string | undefined;
       if (!url || !/^postgres(ql)?:\/\//i.test(url)) throw new UsageError("worker: --store postgresql://… is required");
@@ -167,6 +167,8 @@ export const JOB_COMMANDS: Record<string, Command> = {
         process.once("SIGTERM", done);
       });
       await w.stop();
+      // --json: one object when it stops (progress and the log stay on stderr)
+      if (p.flags.json) json({ worker: w.name, stopped: true });
       return 0;
     },
   },
