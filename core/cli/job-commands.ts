@@ -157,6 +157,9 @@ export const JOB_COMMANDS: Record<string, Command> = {
       const url = p.flags.store as string | undefined;
       if (!url || !/^postgres(ql)?:\/\//i.test(url)) throw new UsageError("worker: --store postgresql://… is required");
       const { startWorker } = await import("../jobs/worker");
+      // pg-boss 10 does not catch a failure to record a failed task while PostgreSQL restarts: the
+      // task expires and is retried, so the worker logs it and goes on instead of ending
+      process.on("unhandledRejection", (why) => process.stderr.write(`causeway worker: ${(why as Error)?.message ?? String(why)} (going on)\n`));
       const log = p.flags.quiet ? undefined : (l: string) => process.stderr.write(`  ${l}\n`);
       const s = p.flags["pair-timeout-s"] === undefined ? undefined : intFlag(p, "pair-timeout-s", 120, 2);
       const w = await startWorker({ url, allow: (p.flags["allow-program"] as string[] | undefined) ?? [], concurrency: intFlag(p, "concurrency", 1), log, timing: s ? { pairTimeoutS: s, driveTimeoutS: s } : undefined });
