@@ -40,6 +40,7 @@ const builds = [
   { ...node, entryPoints: ["bench/replay.ts"], outfile: "dist/bench/replay.js" },
   { ...node, entryPoints: ["bench/store.ts"], outfile: "dist/bench/store.js", external: ["pg-native"] },
   { ...node, entryPoints: ["bench/store-agent.ts"], outfile: "dist/bench/store-agent.js" },
+  { ...node, entryPoints: ["bench/jobs.ts"], outfile: "dist/bench/jobs.js", external: ["pg-native"] },
   // The investigator webview (browser), also embedded in the static report: webview.js and the
   // webview.css its imports produce (codicons included, the font inlined as a data: URL, since
   // the report's CSP allows fonts only from data:). Type checking: tsc -p webview/tsconfig.json.

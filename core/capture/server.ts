@@ -32,6 +32,7 @@ import { TokenSet, type ScopedToken } from "../store/tokens";
 import { handleApi } from "../store/api";
 import { ConnectionGuard, principalKey, resolveLimits, type PrincipalLimits } from "./limits";
 import type { Writer } from "../store/owners";
+import type { CollectorJobs } from "../store/job-routes";
 
 /** Marks a run folder as created by ingest (only those are appended to). */
 export { INGEST_MARKER } from "../store/folder";
@@ -71,6 +72,8 @@ export interface CollectorOptions extends Partial<PrincipalLimits> {
   allowHosts?: readonly string[];
   /** One line per accepted or refused batch (default: nothing). */
   log?: (line: string) => void;
+  /** The job routes (/v1/jobs…, core/jobs/api.ts), on a PostgreSQL store. */
+  jobs?: CollectorJobs;
 }
 
 export interface Collector {
@@ -140,6 +143,7 @@ export async function startCollector(opts: CollectorOptions): Promise<Collector>
     if (!hostAllowed(req.headers.host, host, opts.allowHosts)) throw new HttpError(403, "host not allowed");
     const url = (req.url ?? "/").split("?")[0];
     if (url === "/healthz" && req.method === "GET") return sendJson(res, 200, { ok: true, store: store.kind });
+    if (opts.jobs && (await opts.jobs.handle({ store, principalOf: (r) => tokens.principalOf(r.headers.authorization), maxBody, budget }, req, res))) return;
     if (await handleApi({ store, allows: (r, scope) => tokens.allows(r.headers.authorization, scope), writerOf, maxBody, budget, pool, log }, req, res)) return;
     if (url !== "/v1/ingest") throw new HttpError(404, "not found");
     if (req.method !== "POST") throw new HttpError(405, "use POST");
@@ -182,6 +186,7 @@ export async function startCollector(opts: CollectorOptions): Promise<Collector>
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      await opts.jobs?.close();
       await store.close();
     },
   };

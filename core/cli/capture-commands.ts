@@ -221,6 +221,8 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
         maxConnections: maxConnections(p),
         maxBodyPoolBytes: maxBodyPool(p),
         log,
+        // on PostgreSQL the collector takes jobs for the team's workers (causeway worker)
+        jobs: storeUrl ? await (await import("../jobs/api")).collectorJobs(storeUrl, log) : undefined,
       });
       const done = untilSignal(async () => {
         await c.close();

@@ -40,6 +40,7 @@ import { commandRunRefusal, isCommandRun } from "../replay/command";
 import { absoluteSpec, caseCommands, formatNarrowed } from "./case-commands";
 import { narrowAttribution } from "../replay/narrow";
 import { STORE_COMMANDS } from "./store-commands";
+import { COLLECTOR_FLAG, JOB_COMMANDS, submitToCollector } from "./job-commands";
 
 process.setSourceMapsEnabled?.(true);
 
@@ -202,14 +203,15 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   test: {
-    usage: "causeway test RUN (--remove SPEC --target SPEC [--n N] [--n-max N] [--roles] [--live-tools] | --decision SEQ --remove SPEC [--contains TEXT]) [--method betting|newcombe] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] [--allow-program P | --system P | --base-url URL --api-key-env VAR] [--json]",
+    usage: "causeway test RUN (--remove SPEC --target SPEC [--n N] [--n-max N] [--roles] [--live-tools] | --decision SEQ --remove SPEC [--contains TEXT]) [--method betting|newcombe] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] [--allow-program P | --system P | --base-url URL --api-key-env VAR | --collector URL] [--json]",
     help: `paired replay test: does removing SPEC change how often TARGET happens? Sequential until decisive, at most --n-max pairs (default 200); ${PAIRS_HELP}`,
     details: RUNGS_HELP,
     spec: {
       positionals: ["run"],
-      flags: { remove: "string", target: "string", n: "number", "n-max": "number", "live-tools": "boolean", decision: "string", contains: "string", ...PROGRAM_FLAGS, "max-calls": "number", workers: "number", roles: "boolean", ...COST_FLAGS, ...JSON_FLAG },
+      flags: { remove: "string", target: "string", n: "number", "n-max": "number", "live-tools": "boolean", decision: "string", contains: "string", ...PROGRAM_FLAGS, "max-calls": "number", workers: "number", roles: "boolean", ...COST_FLAGS, ...COLLECTOR_FLAG, ...JSON_FLAG },
     },
     run: async (p) => {
+      if (p.flags.collector) return submitToCollector(p, "test");
       const dir = requireRun(p.pos.run!);
       const remove = p.flags.remove === undefined ? undefined : absoluteSpec(p.flags.remove as string);
       if (!remove) throw new UsageError("test: --remove SPEC is required");
@@ -254,14 +256,15 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   attribute: {
-    usage: "causeway attribute RUN --target SPEC [--suspect SPEC]... [--suspects untrusted|all] [--n N] [--n-max N] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] [--method betting|newcombe] [--workers N] [--no-roles] [--spans] [--shapes] [--allow-program P | --system P | --base-url URL --api-key-env VAR] [--json]",
+    usage: "causeway attribute RUN --target SPEC [--suspect SPEC]... [--suspects untrusted|all] [--n N] [--n-max N] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] [--method betting|newcombe] [--workers N] [--no-roles] [--spans] [--shapes] [--allow-program P | --system P | --base-url URL --api-key-env VAR | --collector URL] [--json]",
     help: `Find the cause: suspects ranked by the recorded evidence; untrusted inputs first, then trusted inputs and channels; a cause that carried an earlier agent's words is followed back hop by hop (the chain); --spans narrows a confirmed input to its causing span, --shapes tells how causes combine. Each test: ${PAIRS_HELP} (default: first look at 10, at most 80)`,
     details: RUNGS_HELP,
     spec: {
       positionals: ["run"],
-      flags: { target: "string", suspect: "strings", suspects: "string", n: "number", "n-max": "number", "max-calls": "number", workers: "number", "no-roles": "boolean", spans: "boolean", shapes: "boolean", ...PROGRAM_FLAGS, "live-tools": "boolean", ...COST_FLAGS, ...JSON_FLAG },
+      flags: { target: "string", suspect: "strings", suspects: "string", n: "number", "n-max": "number", "max-calls": "number", workers: "number", "no-roles": "boolean", spans: "boolean", shapes: "boolean", ...PROGRAM_FLAGS, "live-tools": "boolean", ...COST_FLAGS, ...COLLECTOR_FLAG, ...JSON_FLAG },
     },
     run: async (p) => {
+      if (p.flags.collector) return submitToCollector(p, "attribute");
       const dir = requireRun(p.pos.run!);
       const target = p.flags.target as string | undefined;
       if (!target) throw new UsageError("attribute: --target SPEC is required");
@@ -396,6 +399,7 @@ const COMMANDS: Record<string, Command> = {
   ...CAPTURE_COMMANDS,
   ...caseCommands(replaySystem, requireRun),
   ...STORE_COMMANDS,
+  ...JOB_COMMANDS,
 };
 
 function usage(): string {

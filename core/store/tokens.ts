@@ -12,8 +12,9 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { LOCAL_WRITER } from "../log/writers";
 
-export type Scope = "ingest" | "read" | "admin";
-export const SCOPES: readonly Scope[] = ["ingest", "read", "admin"];
+export type Scope = "ingest" | "read" | "jobs" | "admin";
+/** `jobs`: may submit investigations to the collector's workers (core/jobs/api.ts). */
+export const SCOPES: readonly Scope[] = ["ingest", "read", "jobs", "admin"];
 
 export interface ScopedToken {
   token: string;

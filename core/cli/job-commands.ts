@@ -1,0 +1,208 @@
+/**
+ * Investigations on the team's workers (core/jobs/):
+ *
+ *   causeway worker --store postgresql://… [--concurrency N] [--allow-program P]...
+ *   causeway jobs URL [ID] [--follow] [--json]
+ *   causeway attribute RUN_ID --target T --collector URL [--json]   (and `test`): submit and follow
+ *
+ * Progress goes to stderr; with --json stdout holds the result (or `{error, code}`). Ctrl-C while
+ * following detaches: the job goes on, `causeway jobs URL ID --follow` picks it up again.
+ */
+import { UsageError, intFlag, type Parsed } from "./args";
+import type { Command } from "./command";
+import { err as errLine, formatAttribution, formatTest, json, out, shown } from "./output";
+import { TOKEN_FLAGS, TOKEN_USAGE, tokenFrom } from "./token";
+import { replaySystem } from "./replay-rung";
+import type { Attribution } from "../replay/attribute";
+
+/** A job as the collector shows it (core/jobs/api.ts jobView). */
+interface JobView {
+  id: string;
+  run_id: string;
+  kind: "attribute" | "test";
+  status: string;
+  asked_by: string;
+  progress: { tests: number; pairs: number; model_calls: number } | null;
+  result: Record<string, unknown> | null;
+  error: string | null;
+  workers: string[];
+}
+
+function collectorUrl(u: string): string {
+  if (!/^https?:\/\/[^/]+\/?$/i.test(u)) throw new UsageError(`the collector is an http(s) URL with no path, got ${JSON.stringify(u)}`);
+  return u.replace(/\/$/, "");
+}
+
+async function call(base: string, token: string, method: string, route: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(base + route, {
+    method,
+    redirect: "manual", // a redirect would take the token along
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    v = { error: text.slice(0, 200) };
+  }
+  if (res.status >= 300) {
+    const e = new Error(`the collector answered ${res.status}: ${(v as { error?: string }).error ?? ""}`);
+    (e as Error & { status: number }).status = res.status;
+    throw e;
+  }
+  return v;
+}
+
+const tokenOf = (p: Parsed, cmd: string): string => {
+  const t = tokenFrom(p, cmd);
+  if (!t) throw new UsageError(`${cmd}: a collector needs a token: $CAUSEWAY_TOKEN, --token-env VAR or --token-file FILE`);
+  return t;
+};
+
+const FINISHED = new Set(["done", "failed", "cancelled"]);
+
+/** Follows a job until it finishes (or Ctrl-C detaches); progress on stderr. */
+async function follow(base: string, token: string, id: string, quiet: boolean): Promise<JobView | "detached"> {
+  let detached = false;
+  const onInt = () => (detached = true);
+  process.once("SIGINT", onInt);
+  try {
+    let last = "";
+    let failures = 0;
+    for (;;) {
+      let j: JobView;
+      try {
+        j = (await call(base, token, "GET", `/v1/jobs/${id}`)) as JobView;
+        failures = 0;
+      } catch (e) {
+        // a collector restarting or the database away: ask again, give up after a minute of failures
+        if ((e as { status?: number }).status && (e as { status: number }).status < 500) throw e;
+        if (++failures > 120) throw e;
+        j = { status: "unreachable" } as JobView;
+      }
+      if (FINISHED.has(j.status)) return j;
+      const line = `job ${id}: ${j.status}${j.progress ? `, test ${j.progress.tests + 1}, ${j.progress.pairs} pairs, ${j.progress.model_calls} model calls` : ""}`;
+      if (!quiet && line !== last) process.stderr.write(line + "\n");
+      last = line;
+      if (detached) return "detached";
+      await new Promise((r) => setTimeout(r, 500));
+      if (detached) return "detached";
+    }
+  } finally {
+    process.off("SIGINT", onInt);
+  }
+}
+
+/** Prints a finished job as the local command prints its result. */
+function printJob(j: JobView, asJson: boolean): number {
+  if (j.status !== "done") {
+    const message = `job ${j.id} ${j.status}: ${j.error ?? ""}`;
+    errLine(`causeway: ${message}`);
+    if (asJson) out(JSON.stringify({ error: message, code: 1 }));
+    return 1;
+  }
+  const r = j.result as Record<string, unknown>;
+  if (asJson) json({ ...r, job: j.id, asked_by: j.asked_by });
+  else if (j.kind === "attribute") formatAttribution(r as unknown as Attribution).forEach((l) => out(l));
+  else out(formatTest(r));
+  if (!asJson) errLine(`  job ${j.id}, asked by ${shown(j.asked_by)}, run by ${j.workers.map(shown).join(", ")}`);
+  return 0;
+}
+
+/** `attribute`/`test` with --collector: the flags that make sense on a worker become a job. */
+export async function submitToCollector(p: Parsed, kind: "attribute" | "test"): Promise<number> {
+  const base = collectorUrl(p.flags.collector as string);
+  const token = tokenOf(p, kind);
+  for (const f of ["system", "allow-program", "program-sha256", "live-tools", "workers", "spans", "shapes", "decision", "contains", "price", "budget-usd"]) {
+    if (p.flags[f] !== undefined) throw new UsageError(`${kind} --collector: --${f} is not taken by the team's workers (they replay with their own --allow-program list)`);
+  }
+  const num = (f: string) => (p.flags[f] === undefined ? undefined : intFlag(p, f, 1));
+  const spec: Record<string, unknown> = { kind, run_id: p.pos.run, target: p.flags.target };
+  if (kind === "test") spec.remove = p.flags.remove;
+  if (p.flags.suspect) spec.suspects = p.flags.suspect;
+  if (p.flags.suspects) spec.suspects_mode = p.flags.suspects;
+  if (p.flags.method) spec.method = p.flags.method;
+  spec.n = num("n");
+  spec.n_max = num("n-max");
+  spec.max_calls = num("budget-calls") ?? num("max-calls");
+  if (kind === "attribute" && p.flags["no-roles"]) spec.roles = false;
+  if (kind === "test" && p.flags.roles) spec.roles = true;
+  for (const k of Object.keys(spec)) if (spec[k] === undefined) delete spec[k];
+  let j: JobView;
+  try {
+    j = (await call(base, token, "POST", "/v1/jobs", spec)) as JobView;
+  } catch (e) {
+    const status = (e as { status?: number }).status;
+    throw status === 400 || status === 404 ? new UsageError((e as Error).message) : e;
+  }
+  process.stderr.write(`causeway: submitted job ${j.id} (${kind} of ${j.run_id}); Ctrl-C detaches, \`causeway jobs ${base} ${j.id} --follow\` follows it again\n`);
+  const f = await follow(base, token, j.id, false);
+  if (f === "detached") {
+    process.stderr.write(`causeway: detached from job ${j.id}; it goes on\n`);
+    if (p.flags.json) json({ job: j.id, status: "detached" });
+    return 0;
+  }
+  return printJob(f, !!p.flags.json);
+}
+
+export const COLLECTOR_FLAG = { collector: "string", ...TOKEN_FLAGS } as const;
+
+export const JOB_COMMANDS: Record<string, Command> = {
+  worker: {
+    usage: "causeway worker --store postgresql://… [--concurrency N] [--allow-program P]... [--quiet] [--json]",
+    help: "take pairs of tests and Find the cause passes from the collector's job queue; replays only the built-in programs and what --allow-program names",
+    spec: { positionals: [], flags: { store: "string", concurrency: "number", "allow-program": "strings", "pair-timeout-s": "number", quiet: "boolean", json: "boolean" } },
+    run: async (p) => {
+      const url = p.flags.store as string | undefined;
+      if (!url || !/^postgres(ql)?:\/\//i.test(url)) throw new UsageError("worker: --store postgresql://… is required");
+      const { startWorker } = await import("../jobs/worker");
+      // pg-boss 10 does not catch a failure to record a failed task while PostgreSQL restarts: the
+      // task expires and is retried, so the worker logs it and goes on instead of ending
+      process.on("unhandledRejection", (why) => process.stderr.write(`causeway worker: ${(why as Error)?.message ?? String(why)} (going on)\n`));
+      const log = p.flags.quiet ? undefined : (l: string) => process.stderr.write(`  ${l}\n`);
+      const s = p.flags["pair-timeout-s"] === undefined ? undefined : intFlag(p, "pair-timeout-s", 120, 2);
+      const allow = (p.flags["allow-program"] as string[] | undefined) ?? [];
+      // the worker's own allow-list and environment choose how a run replays: the program it
+      // allowed (or the built-in demo), else the recorded requests re-sent to the endpoint its own
+      // environment names; nothing of the job or the run chooses either
+      const systemFor = (runDir: string) => replaySystem({ command: "worker", pos: {}, flags: { "allow-program": allow } } as never, runDir);
+      const w = await startWorker({ url, allow, systemFor, concurrency: intFlag(p, "concurrency", 1), log, timing: s ? { pairTimeoutS: s, driveTimeoutS: s } : undefined });
+      process.stderr.write(`causeway worker ${w.name} on the job queue\n`);
+      await new Promise<void>((resolve) => {
+        const done = () => resolve();
+        process.once("SIGINT", done);
+        process.once("SIGTERM", done);
+      });
+      await w.stop();
+      // --json: one object when it stops (progress and the log stay on stderr)
+      if (p.flags.json) json({ worker: w.name, stopped: true });
+      return 0;
+    },
+  },
+  jobs: {
+    usage: `causeway jobs URL [ID] [--follow] ${TOKEN_USAGE} [--json]`,
+    help: "list a collector's jobs, or show one (--follow: until it finishes, then print its result)",
+    spec: { positionals: ["url", "id?"], flags: { follow: "boolean", ...TOKEN_FLAGS, json: "boolean" } },
+    run: async (p) => {
+      const base = collectorUrl(p.pos.url!);
+      const token = tokenOf(p, "jobs");
+      const id = p.pos.id;
+      if (!id) {
+        const list = ((await call(base, token, "GET", "/v1/jobs")) as { jobs: JobView[] }).jobs;
+        if (p.flags.json) return json(list);
+        if (!list.length) out("no jobs");
+        for (const j of list) out(`${j.id}  ${j.kind.padEnd(9)} ${j.status.padEnd(9)} ${shown(j.run_id)}  asked by ${shown(j.asked_by)}${j.error ? `  ${shown(j.error)}` : ""}`);
+        return 0;
+      }
+      if (!/^[0-9a-f-]{36}$/.test(id)) throw new UsageError(`jobs: ${JSON.stringify(id)} is not a job id`);
+      const j = p.flags.follow ? await follow(base, token, id, !!p.flags.json) : ((await call(base, token, "GET", `/v1/jobs/${id}`)) as JobView);
+      if (j === "detached") return 0;
+      if (FINISHED.has(j.status)) return printJob(j, !!p.flags.json);
+      if (p.flags.json) json(j);
+      else out(`job ${j.id}: ${j.status}${j.progress ? `, ${j.progress.pairs} pairs, ${j.progress.model_calls} model calls` : ""}`);
+      return 0;
+    },
+  },
+};

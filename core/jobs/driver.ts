@@ -1,0 +1,157 @@
+/**
+ * The driver of a distributed investigation: Find the cause (attribute()) or one test (runTest()),
+ * unchanged, over a {@link JobReplayContext} whose pairs come from the arms workers stored.
+ *
+ * A pass runs the investigation from the start with every stored arm. Pairs are consumed in pair
+ * order by the same sequential driver as a local run (sequentialBetting, one look per pair), so a
+ * distributed test stops where the local one would and gives the same verdict on a seeded model.
+ * When a pair is not stored yet, the pass asks for it and the next `window` pairs of that test
+ * (deterministic task ids: asking twice is a no-op) and ends; the worker that stores an arm starts
+ * the next pass. A pass holds the job's advisory lock, so passes never overlap. Model calls,
+ * the budget and the shared "nothing removed" arms are counted exactly as a local run counts them.
+ */
+import { createHash } from "node:crypto";
+import type { RunData } from "../log/reader";
+import { matchesTarget, type Intervention, type Target } from "../specs/grammar";
+import { Budget, BudgetExceeded, ReplayContext, ReplayError, runTest, type ArmOutcome, type TestResult } from "../replay/engine";
+import { attribute, type Attribution } from "../replay/attribute";
+import type { System } from "../sdk/system";
+import type { StoredArm } from "./store";
+import { DEFAULT_WINDOW, type JobSpec } from "./spec";
+
+/** One pair a worker is asked to replay. */
+export interface PairItem {
+  seedBase: string;
+  baseline: string[];
+  interventions: string[];
+  j: number;
+}
+
+/** A stored arm's outcome: the replay's outcome plus the model calls it made (not served from the cache). */
+export type StoredOutcome = ArmOutcome & { made: number };
+
+export const baseKey = (p: Pick<PairItem, "seedBase" | "baseline" | "j">): string => JSON.stringify(["b", p.seedBase, p.baseline, p.j]);
+export const treatKey = (p: PairItem): string => JSON.stringify(["t", p.seedBase, p.baseline, p.interventions, p.j]);
+
+/** A uuid-shaped id from text (pg-boss task ids): the same pairs asked twice are one task. */
+export function taskId(...parts: string[]): string {
+  const h = createHash("sha256").update(parts.join("\u0000")).digest("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/** Thrown inside a pass when a pair is not stored yet: the pass ends and asks for it. */
+export class NeedPairs extends Error {
+  constructor() {
+    super("pairs not stored yet");
+    this.name = "NeedPairs";
+  }
+}
+
+/** The driver never runs the program: every arm comes from a worker. */
+const NO_PROGRAM = {
+  seededModels: false,
+  config: { models: {} },
+  run: () => {
+    throw new Error("the job driver runs no program");
+  },
+} as unknown as System;
+
+const hitOf = (target: Target, o: ArmOutcome): boolean => o.actions.some((a) => a.mode !== "blocked" && matchesTarget(target, a));
+
+export class JobReplayContext extends ReplayContext {
+  /** Pairs asked for by this pass (in order), and the workers whose arms it consumed. */
+  readonly needed: PairItem[] = [];
+  readonly workers = new Set<string>();
+  pairsUsed = 0;
+
+  constructor(
+    run: RunData,
+    private readonly arms: Map<string, StoredArm>,
+    private readonly window: number,
+  ) {
+    super(run, NO_PROGRAM, { cache: false });
+  }
+
+  private stored(key: string): StoredOutcome | undefined {
+    const a = this.arms.get(key);
+    if (!a) return undefined;
+    if (a.error !== null) throw new ReplayError(a.error);
+    this.workers.add(a.worker);
+    return a.outcome as StoredOutcome;
+  }
+
+  override async pair(seedBase: string, j: number, baseline: Intervention[], interventions: Intervention[], target: Target): Promise<{ base: ArmOutcome; treat: ArmOutcome; baseRan: boolean }> {
+    const item = { seedBase, baseline: baseline.map((b) => b.spec), interventions: interventions.map((i) => i.spec), j };
+    const localKey = `${seedBase}|${item.baseline.join(" | ")}|${j}`;
+    const shared = this.baseArms.get(localKey);
+    // the intervened arm first: a batch that failed after its retries records its reason there
+    const treat = this.stored(treatKey(item));
+    const base = shared ?? this.stored(baseKey(item));
+    if (!base || !treat) {
+      for (let k = j; k < j + this.window; k++) this.needed.push({ ...item, j: k });
+      throw new NeedPairs();
+    }
+    // counted as ReplayContext.pair and arm count them: a shared "with" arm once, the budget before each arm
+    if (!shared) {
+      if (this.budget.left <= 0) throw new BudgetExceeded();
+      this.count(base as StoredOutcome);
+      this.baseArms.set(localKey, base);
+    } else this.counts.naive += base.calls;
+    if (this.budget.left <= 0) throw new BudgetExceeded();
+    this.count(treat);
+    this.pairsUsed++;
+    return { base: { ...base, hit: hitOf(target, base) }, treat: { ...treat, hit: hitOf(target, treat) }, baseRan: !shared };
+  }
+
+  private count(o: StoredOutcome): void {
+    this.counts.made += o.made;
+    this.counts.naive += o.calls;
+    this.budget.used += o.made;
+  }
+
+  override arm(): Promise<ArmOutcome> {
+    throw new ReplayError("the job driver replays nothing itself");
+  }
+}
+
+export type PassResult =
+  | { state: "need"; pairs: PairItem[]; progress: { tests: number; pairs: number; model_calls: number } }
+  | { state: "done"; result: Attribution | TestResult; tests: TestResult[]; workers: string[] };
+
+/** The attribution id of a job's Find the cause: the same on every pass. */
+export const attributionIdOf = (jobId: string): string => createHash("sha256").update(`causeway.job.attribution\0${jobId}`).digest("hex").slice(0, 12);
+
+/** One pass of a job over the arms stored so far. */
+export async function drivePass(run: RunData, spec: JobSpec, jobId: string, arms: Map<string, StoredArm>, window = spec.window ?? DEFAULT_WINDOW): Promise<PassResult> {
+  const ctx = new JobReplayContext(run, arms, window);
+  let tests = 0;
+  const onProgress = (p: { phase: string }) => {
+    const m = /^test (\d+)$/.exec(p.phase);
+    if (m) tests = Number(m[1]) - 1;
+  };
+  try {
+    if (spec.kind === "test") {
+      if (spec.max_calls !== undefined) ctx.budget = new Budget(spec.max_calls);
+      const r = await runTest(ctx, { intervention: spec.remove!, target: spec.target, n: spec.n, nMax: spec.n_max, method: spec.method, minPairs: spec.n, sizeRole: !!spec.roles, save: false });
+      return { state: "done", result: r, tests: [r], workers: [...ctx.workers].sort() };
+    }
+    const n = spec.n ?? 10;
+    const a = await attribute(ctx, {
+      target: spec.target,
+      suspects: spec.suspects ?? [],
+      suspectsMode: spec.suspects_mode ?? "untrusted",
+      method: spec.method ?? "betting",
+      n,
+      nMax: spec.n_max ?? Math.max(80, n),
+      maxCalls: spec.max_calls,
+      roles: spec.roles !== false,
+      save: false,
+      onProgress,
+    });
+    a.attribution_id = attributionIdOf(jobId);
+    return { state: "done", result: a, tests: a.tests.map((t) => ({ ...t, attribution: a.attribution_id })), workers: [...ctx.workers].sort() };
+  } catch (err) {
+    if (!(err instanceof NeedPairs)) throw err;
+    return { state: "need", pairs: ctx.needed, progress: { tests, pairs: ctx.pairsUsed, model_calls: ctx.counts.made } };
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * The figures of Find the cause on workers (bench/README.md, "Find the cause on workers") come
+ * from bench/results/2026-12-06-jobs.json (`npm run bench:jobs`): this test rebuilds the table's
+ * rows and the speed-ups quoted from the results file and fails when the document says otherwise.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+
+const ROOT = path.resolve(__dirname, "../../..");
+const read = (f: string) => fs.readFileSync(path.join(ROOT, f), "utf8");
+
+interface Row {
+  scenario: string;
+  workers: number | "local";
+  wall_s: number;
+  model_calls: number;
+  stored_calls: number;
+  same: boolean;
+  lines?: number;
+  lines_once: boolean;
+}
+
+describe("Find the cause on workers: published figures", () => {
+  const doc = read("bench/README.md");
+  const res = JSON.parse(read("bench/results/2026-12-06-jobs.json")) as { rows: Row[]; machine: { load_avg_1m: { mean: number } } };
+
+  it("every row of the table is the results file's", () => {
+    for (const r of res.rows) {
+      const row = `| ${r.scenario} | ${r.workers} | ${r.wall_s} | ${r.model_calls} | ${r.stored_calls} | ${r.same ? "yes" : "NO"} | ${r.workers === "local" ? "—" : r.lines_once ? `yes (${r.lines})` : "NO"} |`;
+      expect(doc).toContain(row);
+    }
+  });
+
+  it("the speed-ups and call ratios quoted are the results file's", () => {
+    const wall = (s: string, w: number | "local") => res.rows.find((r) => r.scenario === s && r.workers === w)!;
+    for (const s of ["demo", "slow"]) {
+      for (const n of [2, 4]) {
+        const x = (wall(s, 1).wall_s / wall(s, n).wall_s).toFixed(2);
+        expect(doc).toContain(`${s}: ${n} workers ${x}×`);
+      }
+      const ratio = (Math.max(...res.rows.filter((r) => r.scenario === s && r.workers !== "local").map((r) => r.stored_calls)) / wall(s, "local").model_calls).toFixed(2);
+      expect(doc).toContain(`${s}: at most ${ratio}× the local model calls`);
+    }
+    expect(doc).toContain(`load average ${res.machine.load_avg_1m.mean}`);
+  });
+});
