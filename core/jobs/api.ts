@@ -9,10 +9,9 @@
  * A job runs as whoever submitted it: the principal of the token (`jobs` scope, or admin) is
  * recorded as `asked_by`, and the tests the job finishes are appended for it (appendTestFor).
  */
-import type http from "node:http";
 import { randomUUID } from "node:crypto";
 import type PgBoss from "pg-boss";
-import { HttpError, readJsonBody, sendJson, type JsonBudget } from "../store/http";
+import { HttpError, readJsonBody, sendJson } from "../store/http";
 import type { CollectorJobs } from "../store/job-routes";
 import { JobStore, type JobRow } from "./store";
 import { SpecRefused, checkSpec } from "./spec";
