@@ -11,6 +11,7 @@ import { RunModel } from "../graph/model";
 import { ProvenanceIndex } from "./provenance";
 import { attachCauseDetails } from "./causes";
 import { countedRun, foreignByAction } from "./foreign";
+import { recordedChains } from "./chains";
 import { UntrustedReach } from "./reach";
 import { actionView, liteView } from "./action-view";
 import { alertsOf, REACH_NAMED } from "./alerts";
@@ -51,6 +52,10 @@ export function investigate(whole: RunData, opts: InvestigateOptions = {}): Inve
   for (const [id, ts] of foreignByAction(m, whole.tests)) {
     const v = views.get(nodeId(id));
     if (v) v.foreignTests = ts.map(testSummary);
+  }
+  for (const [id, c] of recordedChains(m, whole.tests)) {
+    const v = views.get(nodeId(id));
+    if (v) Object.assign(v, c);
   }
   const tests = run.tests.map(testSummary);
   const cp = criticalPath(g);

@@ -6,6 +6,7 @@
 import type { CauseDetails } from "./causes";
 import type { GEdge, GNode } from "../graph/graph";
 import type { Problem } from "../log/problems";
+import type { ChainHop } from "./tested";
 
 export type Severity = "high" | "review" | "info";
 
@@ -150,6 +151,23 @@ export interface ActionView {
   causes?: CauseDetails;
   /** Tests of this call written by anyone but the run's writer: shown, not counted. */
   foreignTests?: TestSummary[];
+  /** Find the cause's chain (root → this call), rebuilt from tests.jsonl (core/analysis/chains.ts). */
+  chain?: RecordedChain;
+  /** A chain written by someone other than the run's writer: shown marked, not counted. */
+  foreignChain?: RecordedChain;
+}
+
+/** A chain of hops as recorded by one attribution of one target (tests.jsonl). */
+export interface RecordedChain {
+  attribution: string;
+  target: string;
+  /** Ordered root → action. */
+  hops: ChainHop[];
+  /** Each hop's line in tests.jsonl. */
+  lines: number[];
+  foreign?: true;
+  /** Who wrote it, when foreign. */
+  by?: string;
 }
 
 export interface TimelineRow {

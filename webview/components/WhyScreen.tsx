@@ -10,6 +10,7 @@ import { isUntrusted } from "../../core/graph/lineage";
 import { actionSeverity, defaultAction, indexOf, lineageGroups, nodeLineage, nodeName } from "../logic";
 import { Candidates } from "./Candidates";
 import { ForeignTests } from "./ForeignTests";
+import { RecordedChain } from "./RecordedChain";
 import { CauseDetails } from "./CauseDetails";
 import { useApp } from "./context";
 import { Button, Chip, Empty, HostLink, Icon, Section, SeverityChip, TrustChip, onActivate, useRoving } from "./ui";
@@ -33,6 +34,7 @@ export function WhyScreen() {
         <Provenance inv={inv} a={a} />
         <Lineage inv={inv} a={a} />
         <Candidates inv={inv} a={a} />
+        <RecordedChain a={a} />
         <ForeignTests a={a} />
         <CauseDetails inv={inv} a={a} />
       </div>
