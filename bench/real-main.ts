@@ -92,7 +92,6 @@ export async function realMain(argv: string[], io: Io = processIo()): Promise<nu
   let o: ReturnType<typeof parseRealArgs>;
   try {
     o = parseRealArgs(argv, io.env ?? process.env);
-    if (o.replay === "agentless") throw new UsageError("agentless replay is not available in this build: use --replay program", "unsupported");
   } catch (err) {
     if (err instanceof UsageError) return fail(err.message, err.code);
     throw err;

@@ -36,7 +36,7 @@ export interface RealOptions {
   out: string;
   scenarios: Scenario[];
   method: "betting" | "newcombe";
-  /** How replays re-run the agents: the program (now) or agentless re-simulation (when it exists). */
+  /** How replays re-run the agents: agentless re-simulation from the recorded requests (the default), or the program. */
   replay: "program" | "agentless";
   temperature?: number;
   timeoutMs: number;
@@ -65,7 +65,7 @@ export function parsePrice(v: string): { model: string; price: Price } {
 export function parseRealArgs(argv0: string[], env: NodeJS.ProcessEnv = process.env): RealOptions & { apiKey?: string } {
   const argv = argv0.flatMap((a) => (/^--[\w-]+=/.test(a) ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)] : [a]));
   const o: Partial<RealOptions> & { api?: Api; prices: { model: string; price: Price }[]; names: string[] } = {
-    runs: 10, truthN: 10, n: 10, nMax: 30, workers: 1, yes: false, json: false, out: "bench/results", method: "betting", replay: "program", timeoutMs: 120_000, keepRuns: "", apiKeyEnv: "", prices: [], names: [],
+    runs: 10, truthN: 10, n: 10, nMax: 30, workers: 1, yes: false, json: false, out: "bench/results", method: "betting", replay: "agentless", timeoutMs: 120_000, keepRuns: "", apiKeyEnv: "", prices: [], names: [],
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
