@@ -37,6 +37,9 @@ describe("ranking many blocks: the published figure", () => {
         expect(row.exact).toBeGreaterThanOrEqual(at(x, "halving", null).exact);
       }
     expect([16, 24].some((k) => at(id, "surrogate", k).exact < hi.exact)).toBe(true);
+    // the statistics page and the changelog round the same figures
+    expect(read("docs/statistics.md")).toContain(`it cost ${Math.round(s.mean_calls)} model calls per attribution at K = 48 against ${Math.round(h.mean_calls)} for\n  halving`);
+    expect(read("CHANGELOG.md")).toContain(`${Math.round(s.mean_calls)} model calls per attribution at K = 48 instead of ${Math.round(h.mean_calls)}`);
     expect(readme).toContain("Cheaper and at least as often exact from K = 32 (at K = 16 and 24, fewer exact on seed-only draws)");
   });
 });
