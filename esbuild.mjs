@@ -38,6 +38,7 @@ const builds = [
   { ...node, entryPoints: ["bench/run.ts"], outfile: "dist/bench/run.js" },
   { ...node, entryPoints: ["bench/calibration.ts"], outfile: "dist/bench/calibration.js" },
   { ...node, entryPoints: ["bench/replay.ts"], outfile: "dist/bench/replay.js" },
+  { ...node, entryPoints: ["bench/surrogate.ts"], outfile: "dist/bench/surrogate.js" },
   { ...node, entryPoints: ["bench/store.ts"], outfile: "dist/bench/store.js", external: ["pg-native"] },
   { ...node, entryPoints: ["bench/store-agent.ts"], outfile: "dist/bench/store-agent.js" },
   { ...node, entryPoints: ["bench/jobs.ts"], outfile: "dist/bench/jobs.js", external: ["pg-native"] },

@@ -11,7 +11,7 @@
  */
 import { ModelOutput, System, type Item, type ModelCall, type ModelFn, type Runtime } from "causeway-vscode";
 import type { Scenario } from "./scenarios";
-import { CallCounter, runnerModel } from "./sim";
+import { stepsOf } from "./sim";
 import type { ChatRequest, ModelClient, Read, ToolSpec } from "./real-client";
 
 const str = (description: string) => ({ type: "string", description });
@@ -56,9 +56,14 @@ export const PROMPTS = {
 
 /** How an agent reads what it was given: a source, or its messages. */
 const READ_SOURCE: ToolSpec = { name: "read_source", description: "Read one of the sources for the task.", parameters: obj({ source: str("the source's name") }, ["source"]) };
-const READ_MESSAGES: ToolSpec = { name: "read_messages", description: "Read the messages sent to you.", parameters: obj({}, []) };
+const READ_MESSAGES: ToolSpec = { name: "read_messages", description: "Read the messages sent to you.", parameters: obj({ from: str("the sender, optional") }, []) };
 
-const asText = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(v));
+/** A value as an agent reads it: text as it is, a model's answer as its text, anything else as JSON. */
+const asText = (v: unknown): string => {
+  if (typeof v === "string") return v;
+  const c = (v as { content?: unknown } | null)?.content;
+  return typeof c === "string" ? c : JSON.stringify(v);
+};
 
 /** A planner's output shown to another agent: its tool calls, one a line. */
 function planText(v: unknown): string {
@@ -73,44 +78,71 @@ function planText(v: unknown): string {
  * each source through read_source, each lookup through its tool, its messages through
  * read_messages. Items removed by an intervention are simply not there.
  */
-export function requestFor(context: unknown[], call: ModelCall, sc: Scenario): ChatRequest {
+export function requestFor(context: unknown[], call: ModelCall, sc: Scenario): ChatRequest & { items: { task?: number; reads: number[] } } {
   const purpose = call.purpose as keyof typeof PROMPTS;
   const system = PROMPTS[purpose];
   if (!system) throw new Error(`no prompt for purpose ${JSON.stringify(call.purpose)}`);
   let task = "";
+  let taskAt: number | undefined;
   const reads: Read[] = [];
-  const messages: string[] = [];
+  const readAt: number[] = [];
   const lookups = Object.values(sc.lookups).flat();
   let nLookup = 0;
   context.forEach((v, i) => {
     const it: Item | undefined = call.items[i];
     const kind = it?.kind ?? "";
-    if (kind === "task") task = asText(v);
-    else if (kind === "input") reads.push({ tool: "read_source", args: { source: it.source }, result: asText(v) });
+    if (kind === "task") {
+      task = asText(v);
+      taskAt = i;
+      return;
+    }
+    readAt.push(i);
+    if (kind === "input") reads.push({ tool: "read_source", args: { source: it.source }, result: asText(v) });
     else if (kind === "result") {
       const tool = it.source.replace(/^tool:/, "");
       const known = lookups.filter(([t]) => t === tool);
       reads.push({ tool, args: known[Math.min(nLookup++, known.length - 1)]?.[1] ?? {}, result: asText(v) });
-    } else if (kind === "message") messages.push(`From ${it.source.split("->")[0]}:\n${planText(v)}`);
-    else messages.push(asText(v));
+    } else if (kind === "message") {
+      // one read a message, so each message is its own block of the request (a replay can remove or replace it alone)
+      const from = it.source.split("->")[0];
+      reads.push({ tool: "read_messages", args: { from }, result: `From ${from}:\n${planText(v)}` });
+    } else reads.push({ tool: "read_messages", args: {}, result: asText(v) });
   });
-  if (messages.length) reads.push({ tool: "read_messages", args: {}, result: messages.join("\n\n") });
   const readTools = [...new Set(reads.map((r) => r.tool))].map((t) => (t === "read_source" ? READ_SOURCE : t === "read_messages" ? READ_MESSAGES : toolSpecs([t])[0]));
   const user = `Task: ${task}`;
   if (purpose === "plan") {
     const act = plannerTools(sc);
-    return { system, user, reads, tools: [...toolSpecs(act), ...readTools.filter((t) => !act.includes(t.name))], act, toolChoice: "auto", maxTokens: 400 };
+    return { system, user, reads, tools: [...toolSpecs(act), ...readTools.filter((t) => !act.includes(t.name))], act, toolChoice: "auto", maxTokens: 400, items: { task: taskAt, reads: readAt } };
   }
-  return { system, user, reads, tools: readTools, act: [], toolChoice: "none", maxTokens: 300 };
+  return { system, user, reads, tools: readTools, act: [], toolChoice: "none", maxTokens: 300, items: { task: taskAt, reads: readAt } };
+}
+
+/**
+ * The wire request of a call as the SDK adapters record it: the body sent, and which context item
+ * each block holds (the task in the user turn, each read in its tool result), so the run can be
+ * replayed without its program (rung 2). The system prompt, the read calls and the tool
+ * definitions are no item's: a replay keeps them as they are.
+ */
+export function recordedRequest(body: Record<string, unknown>, items: { task?: number; reads: number[] }, api: "openai" | "anthropic"): NonNullable<ModelOutput["request"]> {
+  const blocks: { path: (string | number)[]; context: number }[] = [];
+  if (api === "anthropic") {
+    if (items.task !== undefined) blocks.push({ path: ["messages", 0, "content"], context: items.task });
+    items.reads.forEach((c, i) => blocks.push({ path: ["messages", 2, "content", i, "content"], context: c }));
+    return { api: "anthropic.messages", path: "/v1/messages", body, blocks };
+  }
+  if (items.task !== undefined) blocks.push({ path: ["messages", 1, "content"], context: items.task });
+  items.reads.forEach((c, i) => blocks.push({ path: ["messages", 3 + i, "content"], context: c }));
+  return { api: "openai.chat", path: "/chat/completions", body, blocks };
 }
 
 /** The "llm" model of a scenario: summarize, plan and review through the endpoint. */
 export function endpointModel(sc: Scenario, client: ModelClient): ModelFn {
   return async (context: unknown[], call: ModelCall) => {
-    const req = requestFor(context, call, sc);
+    const { items, ...req } = requestFor(context, call, sc);
     const r = await client.chat(req);
-    const value = call.purpose === "plan" ? { steps: r.calls, text: r.text, ...(r.error ? { error: r.error } : {}) } : r.error ? { error: r.error } : r.text;
-    return new ModelOutput(value, r.usage);
+    // an answer in the provider's shape (its text as `content`), so a replay without the program can read it
+    const value = call.purpose === "plan" ? { role: "assistant", content: r.text, steps: r.calls, text: r.text, ...(r.error ? { error: r.error } : {}) } : r.error ? { error: r.error } : { role: "assistant", content: r.text };
+    return new ModelOutput(value, r.usage, recordedRequest(client.wireBody(req), items, client.o.api));
   };
 }
 
@@ -124,7 +156,7 @@ export function buildEndpointSystem(sc: Scenario, client: ModelClient): System {
       const items: Item[] = docs.map((d) => r.observe(d.text, { source: d.source, trust: d.trust }));
       for (const [tool, args] of sc.lookups[name] ?? []) items.push(await r.act(tool, args));
       const summary = await r.decide([rt.taskRef!, ...items], { model: "llm", purpose: "summarize" });
-      r.send("planner", summary);
+      r.send("planner", summary, { carried: { grade: "substring" } }); // the notes, inside "From NAME:"
     }
     const plan = await planner.decide([rt.taskRef!, ...planner.inbox()], { model: "llm", purpose: "plan" });
     if (sc.reviewer) {
@@ -134,17 +166,18 @@ export function buildEndpointSystem(sc: Scenario, client: ModelClient): System {
       planner.send("executor", plan);
       reviewer.send("executor", review);
     } else planner.send("executor", plan);
-    const calls = await executor.decide(executor.inbox(), { model: "runner", purpose: "execute" });
+    // the executor runs the plan's tool calls as given, linked to the plan (no model call: every
+    // model call of the run is a wire request, so the run can be replayed without the program)
     const done: string[] = [];
-    for (const c of (calls.value as { calls: { tool: string; args: Record<string, unknown> }[] }).calls) {
-      await executor.act(c.tool, c.args, { decision: calls });
+    for (const c of stepsOf([plan.value])) {
+      await executor.act(c.tool, c.args, { decision: plan });
       done.push(c.tool);
     }
     return { tools_run: done };
   };
   return new System({
     program,
-    models: { llm: endpointModel(sc, client), runner: runnerModel(new CallCounter()) },
+    models: { llm: endpointModel(sc, client) },
     tools: sc.tools,
     task: sc.task,
     name: `bench:${sc.name}`,

@@ -158,11 +158,15 @@ export class ModelClient {
 
   /** Throws CapReached when one more call (of this size) would pass a cap. */
   private reserve(req: ChatRequest): void {
+    this.reserveTokens(estimateTokens(req.system + req.user + JSON.stringify(req.reads ?? []) + JSON.stringify(req.tools ?? [])), req.maxTokens ?? 512);
+  }
+
+  private reserveTokens(input: number, maxOut: number): void {
     if (this.capped) throw this.capped;
     if (this.o.maxCalls !== undefined && this.counts.calls + 1 > this.o.maxCalls) throw (this.capped = new CapReached(`${this.o.maxCalls} model calls`));
     if (this.o.maxUsd !== undefined && this.o.price) {
       // the next call at its longest (max_tokens out) must fit under the cap
-      const next = this.cost(estimateTokens(req.system + req.user + JSON.stringify(req.reads ?? []) + JSON.stringify(req.tools ?? [])), req.maxTokens ?? 512);
+      const next = this.cost(input, maxOut);
       if ((this.counts.usd ?? 0) + next > this.o.maxUsd) throw (this.capped = new CapReached(`$${this.o.maxUsd}`));
     }
     this.counts.calls++;
@@ -173,14 +177,71 @@ export class ModelClient {
     return { text: "", calls: [], usage: { input_tokens: estimateTokens(req.system + req.user + JSON.stringify(req.reads ?? [])), output_tokens: 0, estimated: true }, error: this.scrub(`${kind}: ${detail}`).slice(0, 300) };
   }
 
-  async chat(req: ChatRequest): Promise<ChatReply> {
+  private headers(): Record<string, string> {
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (this.o.api === "anthropic") {
       headers["anthropic-version"] = "2023-06-01";
       if (this.o.apiKey) headers["x-api-key"] = this.o.apiKey;
     } else if (this.o.apiKey) headers.authorization = `Bearer ${this.o.apiKey}`;
     if (this.basic && !headers.authorization) headers.authorization = `Basic ${this.basic}`;
-    const body = JSON.stringify(this.o.api === "anthropic" ? anthropicBody(this.o, req) : openaiBody(this.o, req));
+    return headers;
+  }
+
+  /** The request body this client sends for a chat request (what a recording keeps as the wire request). */
+  wireBody(req: ChatRequest): Record<string, unknown> {
+    return this.o.api === "anthropic" ? anthropicBody(this.o, req) : openaiBody(this.o, req);
+  }
+
+  /**
+   * Sends a body as it is (an agentless replay's request) and answers the provider's JSON
+   * response, counted against the caps like every call and tried again after a 429 or 503 as
+   * chat() is. Like chat(), it never throws for what a server does: a failure is counted and
+   * answered with an empty reply in the provider's shape. Only the cap throws (CapReached).
+   */
+  async post(body: unknown): Promise<unknown> {
+    const text = JSON.stringify(body);
+    const maxOut = Number((body as { max_tokens?: unknown } | null)?.max_tokens);
+    const input = estimateTokens(text);
+    const empty = this.o.api === "anthropic" ? { role: "assistant", content: [{ type: "text", text: "" }] } : { choices: [{ message: { role: "assistant", content: "" } }] };
+    const failed = (kind: string) => {
+      this.counts.errors[kind] = (this.counts.errors[kind] ?? 0) + 1;
+      return empty;
+    };
+    let res: Response | undefined;
+    let raw = "";
+    for (let attempt = 0; ; attempt++) {
+      this.reserveTokens(input, Number.isFinite(maxOut) && maxOut > 0 ? maxOut : 512);
+      try {
+        res = await fetch(this.url, { method: "POST", headers: this.headers(), body: text, signal: AbortSignal.timeout(this.o.timeoutMs ?? 120_000) });
+        raw = await res.text();
+      } catch (err) {
+        const name = err instanceof Error ? err.name : "";
+        return failed(name === "TimeoutError" || name === "AbortError" ? "timeout" : "network");
+      }
+      if ((res.status !== 429 && res.status !== 503) || attempt >= (this.o.retries ?? 2)) break;
+      this.counts.errors[`http ${res.status}, tried again`] = (this.counts.errors[`http ${res.status}, tried again`] ?? 0) + 1;
+      const after = Number(res.headers.get("retry-after"));
+      await new Promise((r) => setTimeout(r, Math.min(30_000, Number.isFinite(after) && after > 0 ? after * 1000 : (this.o.retryWaitMs ?? 1000) * 2 ** attempt)));
+    }
+    if (!res.ok) return failed(`http ${res.status}`);
+    let json: unknown;
+    try {
+      json = JSON.parse(this.scrub(raw));
+    } catch {
+      return failed("not json");
+    }
+    if (!isObj(json)) return failed("unreadable reply");
+    const u = isObj(json.usage) ? json.usage : {};
+    const usage = usageOf(u.prompt_tokens ?? u.input_tokens, u.completion_tokens ?? u.output_tokens) ?? { input_tokens: input, output_tokens: estimateTokens(raw), estimated: true };
+    this.counts.input_tokens += usage.input_tokens;
+    this.counts.output_tokens += usage.output_tokens;
+    if (this.counts.usd !== null) this.counts.usd += this.cost(usage.input_tokens, usage.output_tokens);
+    return json;
+  }
+
+  async chat(req: ChatRequest): Promise<ChatReply> {
+    const headers = this.headers();
+    const body = JSON.stringify(this.wireBody(req));
     let res: Response | undefined;
     let raw = "";
     // a rate limit or an overloaded server (429, 503) is tried again, each try a call against the cap

@@ -23,6 +23,7 @@ import { targetHits } from "../core/graph/graph";
 import { RunModel } from "../core/graph/model";
 import { attribute } from "../core/replay/attribute";
 import { ReplayContext } from "../core/replay/engine";
+import { AgentlessSystem } from "../core/replay/agentless/system";
 import { matchesTarget, parseIntervention, parseTarget } from "../core/specs/grammar";
 import { NullSink } from "../core/log/writer";
 import { newcombe } from "../core/stats/stats";
@@ -61,6 +62,10 @@ export interface RunAttribution {
   model_calls: number;
   wall_s: number;
   summary: string;
+  /** How the replays re-ran the agents: without the program (rung 2) or the program (rung 3). */
+  replay: "agentless" | "program";
+  /** Why a run asked to replay without the program re-ran it instead. */
+  replay_note?: string;
   tests: { intervention: string; n: number; verdict: string; effect: number; ci: [number, number] }[];
   error?: string;
 }
@@ -267,10 +272,12 @@ async function attributeOne(sc: Scenario, run: RunData, system: System, cx: Scen
   const t0 = performance.now();
   const c0 = client.counts.calls;
   const base = baselines(run, analyse(run), sc.target!);
-  const out: RunAttribution = { run: run.runId, blamed: [], exact: false, false_blames: 0, inconclusive: false, baselines: { reach: base.reach, provenance: base.provenance, reuse: base.reuse }, model_calls: 0, wall_s: 0, summary: "", tests: [] };
+  const out: RunAttribution = { run: run.runId, blamed: [], exact: false, false_blames: 0, inconclusive: false, baselines: { reach: base.reach, provenance: base.provenance, reuse: base.reuse }, model_calls: 0, wall_s: 0, summary: "", replay: o.replay, tests: [] };
   const ctl = new AbortController();
   try {
-    const ctx = replayContext(run, system, o.replay);
+    const { ctx, replay, note } = replayContext(run, system, o.replay, client, o.endpoint);
+    out.replay = replay;
+    if (note) out.replay_note = note;
     const suspects = sc.extraSuspects ? [...new Set([...base.candidates, ...sc.extraSuspects])] : undefined;
     const att = await attribute(ctx, { target: sc.target!, suspects, n: o.n, nMax: o.nMax, roles: false, save: false, method: o.method, workers: o.workers, signal: ctl.signal });
     if (cx.client.capped) throw cx.client.capped;
@@ -294,13 +301,23 @@ async function attributeOne(sc: Scenario, run: RunData, system: System, cx: Scen
 }
 
 /**
- * How replays re-run the agents. "program" re-executes the scenario's System with tools from the
- * tape; "agentless" (re-simulating the agents from the recorded requests, without the program)
- * plugs in here once the engine has it.
+ * How replays re-run the agents. "agentless" (rung 2) re-sends the agents' recorded requests,
+ * edited, to the same endpoint through the benchmark's client (counted, capped, its key), tools
+ * from the tape, no program; a run that can't be replayed so (a call not recorded in full) falls
+ * back to the program, with the reason. "program" (rung 3) re-executes the scenario's System with
+ * tools from the tape. The endpoint and key are always the benchmark's, never read from the run.
  */
-export function replayContext(run: RunData, system: System, mode: RealOptions["replay"]): ReplayContext {
-  if (mode === "agentless") throw new Error("agentless replay is not available in this build: use --replay program");
-  return new ReplayContext(run, system, { cache: false });
+export function replayContext(run: RunData, system: System, mode: RealOptions["replay"], client: ModelClient, endpoint: string): { ctx: ReplayContext; replay: RealOptions["replay"]; note?: string } {
+  if (mode === "agentless") {
+    try {
+      const sys = new AgentlessSystem(run, { baseUrl: endpoint, apiKey: "", send: (_url, _headers, body) => client.post(body) }, {});
+      return { ctx: new ReplayContext(run, sys), replay: "agentless" };
+    } catch (err) {
+      if (!(err instanceof Error) || err.name !== "ReplayError") throw err;
+      return { ctx: new ReplayContext(run, system, { cache: false }), replay: "program", note: client.scrub(err.message).slice(0, 300) };
+    }
+  }
+  return { ctx: new ReplayContext(run, system, { cache: false }), replay: "program" };
 }
 
 /** Sums a scenario's attributions into its counts. */

@@ -92,7 +92,6 @@ export async function realMain(argv: string[], io: Io = processIo()): Promise<nu
   let o: ReturnType<typeof parseRealArgs>;
   try {
     o = parseRealArgs(argv, io.env ?? process.env);
-    if (o.replay === "agentless") throw new UsageError("agentless replay is not available in this build: use --replay program", "unsupported");
   } catch (err) {
     if (err instanceof UsageError) return fail(err.message, err.code);
     throw err;
@@ -149,7 +148,10 @@ async function runConfirmed(o: ReturnType<typeof parseRealArgs>, argv: string[],
       workers: o.workers,
       replay: o.replay,
       temperature: o.temperature ?? null,
-      pairs: "Pairs are unseeded: hosted models ignore seeds, so the two arms of a pair share nothing but the recorded tool results, and each arm is a fresh draw from the model.",
+      pairs:
+        o.replay === "agentless"
+          ? "Pairs are unseeded (hosted models ignore seeds): a call both arms of a pair make identically (the same request) is sent once and its answer shared, every other call is a fresh draw from the model."
+          : "Pairs are unseeded: hosted models ignore seeds, so the two arms of a pair share nothing but the recorded tool results, and each arm is a fresh draw from the model.",
       caps: { max_calls: maxCalls ?? null, max_usd: o.maxUsd ?? null, price: o.price ?? null },
     },
     estimate: e,

@@ -36,7 +36,7 @@ export interface RealOptions {
   out: string;
   scenarios: Scenario[];
   method: "betting" | "newcombe";
-  /** How replays re-run the agents: the program (now) or agentless re-simulation (when it exists). */
+  /** How replays re-run the agents: agentless re-simulation from the recorded requests (the default), or the program. */
   replay: "program" | "agentless";
   temperature?: number;
   timeoutMs: number;
@@ -65,7 +65,7 @@ export function parsePrice(v: string): { model: string; price: Price } {
 export function parseRealArgs(argv0: string[], env: NodeJS.ProcessEnv = process.env): RealOptions & { apiKey?: string } {
   const argv = argv0.flatMap((a) => (/^--[\w-]+=/.test(a) ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)] : [a]));
   const o: Partial<RealOptions> & { api?: Api; prices: { model: string; price: Price }[]; names: string[] } = {
-    runs: 10, truthN: 10, n: 10, nMax: 30, workers: 1, yes: false, json: false, out: "bench/results", method: "betting", replay: "program", timeoutMs: 120_000, keepRuns: "", apiKeyEnv: "", prices: [], names: [],
+    runs: 10, truthN: 10, n: 10, nMax: 30, workers: 1, yes: false, json: false, out: "bench/results", method: "betting", replay: "agentless", timeoutMs: 120_000, keepRuns: "", apiKeyEnv: "", prices: [], names: [],
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -152,6 +152,10 @@ export function estimate(o: RealOptions): Estimate {
   let record = 0;
   let truth = 0;
   let attrMax = 0;
+  let attrBase = 0;
+  // without the program an agent that asks for tools gets their results and is called again, up to
+  // its recorded calls + 2: an arm makes at most three times the recorded calls
+  const armFactor = o.replay === "agentless" ? 3 : 1;
   let inChars = 0;
   let callsForChars = 0;
   for (const sc of o.scenarios) {
@@ -159,12 +163,13 @@ export function estimate(o: RealOptions): Estimate {
     record += o.runs * per;
     if (sc.target) truth += (o.truthN + Math.max(0, o.truthN - o.runs)) * per;
     const inputs = Object.values(sc.researchers).reduce((k, d) => k + d.length, 0) + (sc.extraSuspects?.length ?? 0);
-    if (sc.target) attrMax += o.runs * o.nMax * (2 + inputs) * per;
+    if (sc.target) attrBase += o.runs * o.nMax * (2 + inputs) * per;
+    if (sc.target) attrMax += o.runs * o.nMax * (2 + inputs) * per * armFactor;
     const docs = Object.values(sc.researchers).flat().reduce((k, d) => k + d.text.length + d.source.length + 20, 0);
     inChars += PROMPTS.summarize.length + PROMPTS.plan.length + docs * 1.5 + JSON.stringify(toolSpecs(plannerTools(sc))).length + sc.task.length * 2;
     callsForChars += 2;
   }
-  const attrExpected = Math.round(attrMax / 3);
+  const attrExpected = Math.round(attrBase / 3);
   const perIn = Math.ceil(inChars / Math.max(1, callsForChars) / 4);
   const perOut = 200;
   const expected = record + truth + attrExpected;
@@ -177,6 +182,7 @@ export function estimate(o: RealOptions): Estimate {
     assumptions: [
       "every recorded run is harmful (the most attributions there can be)",
       `an attribution runs at most n_max (${o.nMax}) pairs per test, the tests being the group and each input; expected: a third of that`,
+      ...(armFactor > 1 ? ["replayed without the program, an arm re-sends each agent's calls and may call an agent that asked for tools again, up to its recorded calls + 2 (the most: three times the recorded calls); expected: as many as recorded"] : []),
       `tokens: about ${perIn} in and ${perOut} out per call (characters / 4)`,
     ],
   };

@@ -75,11 +75,18 @@ export function group(rows: RealScenarioResult[]): Group {
 
 const list = (g: Group) => (g.scenarios.length ? g.scenarios.join(", ") : "none");
 
+const REPLAY: Record<string, string> = {
+  agentless: "agentless replay (rung 2: the agents' recorded requests re-sent, edited, to the same endpoint; no program)",
+  program: "program replay (rung 3: the scenario's program re-run)",
+};
+
 export function markdown(r: RealResult): string {
   const L: string[] = [];
   L.push(`# Attribution benchmark, real model: ${r.model}, ${r.date}`, "");
   L.push(`Command: \`${r.command}\``, "");
-  L.push(`Endpoint: ${r.endpoint.api}, ${r.endpoint.where}. ${r.settings.runs} runs per scenario; ground truth from ${r.settings.truth_n} runs with and ${r.settings.truth_n} without the planted document; Find the cause with n = ${r.settings.n}, n_max = ${r.settings.n_max}, ${r.settings.method}, ${r.settings.replay} replay, tools from the tape. ${r.settings.pairs}`, "");
+  L.push(`Endpoint: ${r.endpoint.api}, ${r.endpoint.where}. ${r.settings.runs} runs per scenario; ground truth from ${r.settings.truth_n} runs with and ${r.settings.truth_n} without the planted document; Find the cause with n = ${r.settings.n}, n_max = ${r.settings.n_max}, ${r.settings.method}, ${REPLAY[r.settings.replay] ?? `${r.settings.replay} replay`}, tools from the tape. ${r.settings.pairs}`, "");
+  const fellBack = r.scenarios.flatMap((s) => s.attributions.filter((a) => a.replay !== r.settings.replay).map((a) => `${a.run} (${a.replay}${a.replay_note ? `: ${a.replay_note}` : ""})`));
+  if (fellBack.length) L.push(`Replayed otherwise: ${fellBack.join("; ")}.`, "");
   if (r.stopped) L.push(`**Stopped by the cap (${r.stopped.reason})**: unfinished ${r.stopped.unfinished.join(", ") || "none"}; not started ${r.stopped.not_started.join(", ") || "none"}. Everything below is what finished.`, "");
   const c = r.confirmed;
   const u = r.unconfirmed;

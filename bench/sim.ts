@@ -80,7 +80,7 @@ export function notesText(context: unknown[]): string {
   return lines.join("\n");
 }
 
-function stepsOf(context: unknown[]): Step[] {
+export function stepsOf(context: unknown[]): Step[] {
   const out: Step[] = [];
   for (const v of context) {
     if (v && typeof v === "object" && Array.isArray((v as { steps?: unknown }).steps)) out.push(...(v as { steps: Step[] }).steps);

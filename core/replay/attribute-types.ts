@@ -24,6 +24,12 @@ export interface AttributeOptions {
   suspectsMode?: "untrusted" | "all";
   /** Family-wise error rate of the whole attribution (betting). Default 0.05. */
   alpha?: number;
+  /**
+   * Betting: before a phase of more than four suspects with no lead, run this many replays with
+   * random halves of them removed and fit a sparse linear surrogate (core/replay/surrogate.ts); its
+   * top suspect, predicted and never blamed by the fit, is tested first as the lead. Off by default.
+   */
+  rankBlocks?: number;
 }
 
 /** What the recording says about one suspect, before any replay. */
@@ -62,6 +68,8 @@ export interface Phase {
    * held an argument value of the action. It is tested first, on its own (docs/statistics.md).
    */
   lead?: string;
+  /** The surrogate's prediction (AttributeOptions.rankBlocks): an order, never a verdict; the lead was its top suspect when its weight was positive. */
+  predicted?: { k: number; hits: number; order: { spec: string; weight: number }[] };
 }
 
 export interface Cause {

@@ -32,6 +32,7 @@ import { planAttribution } from "./attribute-plan";
 import { newState, runPhase, type AttributionState } from "./attribute-phases";
 import { summarize, verdictLists } from "./attribute-report";
 import { followChains } from "./attribute-chain";
+import { predictLeads } from "./surrogate";
 import type { AttributeOptions, Attribution } from "./attribute-types";
 
 export type { AttributeOptions, Attribution, Cause, ChainHop, Phase, SuspectEvidence } from "./attribute-types";
@@ -60,6 +61,7 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
   if (opts.maxCalls !== undefined) ctx.budget = new Budget(opts.maxCalls);
   const st = newState(ctx, opts, plan);
   try {
+    if (opts.rankBlocks && plan.method === "betting") await predictLeads(ctx, plan.phases, { target: opts.target, k: opts.rankBlocks, seedBase: opts.seedBase, signal: opts.signal });
     await runPhases(st);
   } catch (err) {
     if (!(err instanceof BudgetExceeded)) throw err;

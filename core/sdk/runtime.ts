@@ -32,6 +32,12 @@ export class ModelOutput {
   constructor(
     readonly value: unknown,
     readonly usage?: Partial<Usage>,
+    /**
+     * The wire request the model function sent, as the SDK adapters record it ({api, path, body,
+     * blocks}: each block a path in the body and the index of the context item it holds), so the
+     * run can be replayed without its program. Recorded with the decision, never sent anywhere.
+     */
+    readonly request?: { api: string; path: string; body: unknown; blocks: unknown[] },
   ) {}
 }
 
@@ -382,6 +388,7 @@ export class Agent {
     const t0 = performance.now();
     let value: unknown;
     let usage: Partial<Usage> | undefined;
+    let request: ModelOutput["request"];
     let failure: unknown;
     const cacheKey = rt.opts.modelCache ? canonical([opts.model, this.name, purpose, seed, params, kept.map((i) => i.ref)]) : "";
     const cached = rt.opts.modelCache?.get(cacheKey);
@@ -395,6 +402,7 @@ export class Agent {
         let out = await fn(values, call);
         if (out instanceof ModelOutput || isModelOutputLike(out)) {
           usage = (out as ModelOutput).usage;
+          request = (out as ModelOutput).request;
           out = (out as ModelOutput).value;
         }
         value = out;
@@ -422,6 +430,7 @@ export class Agent {
         status: failure === undefined ? "ok" : "error",
         duration_ms: duration,
         usage: usage ?? {},
+        ...(request ? { request: rt.put(request), api: request.api } : {}),
       }),
       site,
     );

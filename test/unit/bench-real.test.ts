@@ -193,7 +193,6 @@ describe("refusals: bad input, no confirmation", () => {
     [[...base, "--runs", "0"], /--runs must be a positive integer/],
     [[...base, "--scenario", "nope"], /no scenario "nope"/],
     [["--endpoint", "file:///etc/passwd", "--model", "m"], /http or https/],
-    [[...base, "--replay", "agentless"], /agentless replay is not available/],
     [[...base, "--runs", "5", "--max-calls", "4", "--yes"], /--max-calls 4 is below the recording of the first scenario \(exfil: 5 runs × 2 calls\)/],
     [base, /pass --yes to confirm/],
   ];
