@@ -190,6 +190,7 @@ export function registerCommands(d: CommandDeps): void {
   reg("causeway.recordProgram", (arg) => recording.recordProgram(arg));
   reg("causeway.addLaunchConfiguration", (arg) => recording.addLaunchConfiguration(arg));
   reg("causeway.exportReport", (arg) => exportReport(s, current(arg)?.run));
+  reg("causeway.setReplayApiKey", () => replay.setApiKey());
   reg("causeway.importOtel", () => importOtelTraces(s, discovery, panel));
 
   reg("causeway.openBlob", async (arg) => {
