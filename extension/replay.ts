@@ -126,7 +126,7 @@ export class ReplayService {
     const settings = this.s.settings(entry.dir);
     const req = { ...buildRequest(job, program, root, settings, rung.approval), ...(rung.agentless ? { agentless: rung.agentless } : {}) };
     const workerPath = path.join(this.s.context.extensionPath, "dist", "worker.js");
-    this.s.log.info(`${opts.title}: ${JSON.stringify({ op: req.op, run: req.run, program, root, rung: rung.agentless ? 2 : 3, ...(rung.agentless?.baseUrl ? { baseUrl: rung.agentless.baseUrl } : {}) })}`);
+    this.s.log.info(`${opts.title}: ${JSON.stringify({ op: req.op, run: req.run, program, root, rung: rung.agentless ? 2 : 3 })}`);
     const t0 = Date.now();
     this.running++;
     try {
