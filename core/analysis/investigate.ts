@@ -491,10 +491,7 @@ function alertsOf(m: RunModel, reach: UntrustedReach, views: Map<string, ActionV
 export function suggestTargetFor(tool: string, args: unknown, prov: ProvenanceRow[]): string {
   const safe = (x: string) => !/[,=~]/.test(x);
   let pick = prov.find((p) => p.status === "untrusted-only")?.value;
-  const address = (v: string) => EMAIL_FULL.test(v) || /^https?:\/\//.test(v);
-  // an argument that is an address (a recipient, a URL) names the call better than one quoted in a body
-  const whole = args && typeof args === "object" && !Array.isArray(args) ? Object.values(args).find((v): v is string => typeof v === "string" && address(v)) : undefined;
-  if (pick === undefined) pick = whole ?? tracedValues(args).map((v) => v.value).find(address);
+  if (pick === undefined) pick = tracedValues(args).map((v) => v.value).find((v) => EMAIL_FULL.test(v) || /^https?:\/\//.test(v));
   if (pick && safe(pick)) return `tool=${tool},arg~${pick}`;
   const clauses: string[] = [];
   if (args && typeof args === "object" && !Array.isArray(args)) {
