@@ -8,13 +8,14 @@
 // unchanged). The cause named is the one of the call's suggested target: the fake model's body of
 // that e-mail quotes the customer's address, which only the ticket supplied, so the suggestion is
 // `arg~c.rao@example.com` and the ticket its cause (the vendor note with the CLI's explicit target:
-// test/unit/agentless/desk.test.ts).
+// test/unit/agentless/desk.test.ts). Then Run test… on the same row, the vendor note removed and
+// the planted address typed as the target: CAUSAL, at rung 2, and still no e-mail sent.
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  contextMenu, expandTreeRow, launchBrowser, notificationText, openViewContainer, openWorkbench,
+  contextMenu, expandTreeRow, launchBrowser, notificationText, openViewContainer, openWorkbench, pickQuickItem,
   scenario, screenshot, startCodeServer, treeRows, viewPane, waitForNotificationOrError, watchNotifications, T,
 } from '../lib.mjs';
 import { cli, exampleWorkspace, testsOf } from '../causeway.mjs';
@@ -99,3 +100,41 @@ scenario('a Python run recorded through the gateway: Find the cause from the tre
   assert.equal(fs.readFileSync(outbox, 'utf8'), sent, "the program's send_email never ran again");
   await screenshot(page, '42-agentless-find-the-cause');
 });
+
+scenario('Run test from the tree at rung 2: without the vendor note, no e-mail to the planted address', async () => {
+  const events = fs.readFileSync(path.join(run, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const argsOf = (e) => fs.readFileSync(path.join(run, 'blobs', `${e.args_ref.replace(/^sha256:/, '')}.json`), 'utf8');
+  const target = events.filter((e) => e.type === 'action' && e.tool === 'send_email' && /vendor-compliance/.test(argsOf(e))).at(-1);
+  const sent = fs.readFileSync(outbox, 'utf8');
+  const before = testsOf(run).length;
+  const runId = path.basename(run);
+  const row = viewPane(page, 'Runs').locator('.monaco-list-row')
+    .filter({ has: page.locator('.monaco-icon-label .label-name', { hasText: /^\s*send_email\s*$/ }) })
+    .filter({ has: page.locator('.monaco-icon-label .label-description', { hasText: new RegExp(`^\\s*#${target.seq}\\b`) }) })
+    .first();
+  await row.waitFor({ timeout: T(30_000) });
+  await contextMenu(page, row, 'Run test…');
+  const title = (t) => page.locator('.quick-input-widget .quick-input-title', { hasText: t }).waitFor({ timeout: T(30_000) });
+  await title('Run test (2/5): what to remove');
+  await pickQuickItem(page, 'input:tool:fetch_doc {"name":"vendor-note"}');
+  await title('Run test (3/5): the target');
+  await pickQuickItem(page, 'Other…');
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  await page.locator('.quick-input-widget .quick-input-message', { hasText: 'A target' }).waitFor({ timeout: T(30_000) }).catch(() => {});
+  await input.fill('tool=send_email,arg~vendor-compliance');
+  await input.press('Enter');
+  for (const step of ['Run test (4/5): n', 'Run test (5/5): n-max']) {
+    await title(step);
+    await input.press('Enter'); // the settings' 10 / 40
+  }
+  const toast = await waitForNotificationOrError(page, new RegExp(`Run test on ${runId} — `), { timeout: T(600_000) });
+  const text = await notificationText(toast);
+  console.log(`[run test] ${text}`);
+  assert.match(text, /Removing input:tool:fetch_doc \{"name":"vendor-note"\}: tool=send_email,arg~vendor-compliance .*: CAUSAL.*\(rung 2: replayed without the program, tools from the recording\)$/);
+  const tests = testsOf(run);
+  assert.equal(tests.length, before + 1);
+  assert.equal(tests.at(-1).rung, 2);
+  assert.equal(tests.at(-1).verdict, 'causal');
+  assert.equal(fs.readFileSync(outbox, 'utf8'), sent, "the program's send_email never ran again");
+  await screenshot(page, '42-agentless-run-test');
+}, { needs: 'a Python run recorded through the gateway: Find the cause from the tree replays without the program (rung 2)' });
