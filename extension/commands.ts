@@ -191,6 +191,7 @@ export function registerCommands(d: CommandDeps): void {
   reg(COMMANDS.recordProgram, (arg) => recording.recordProgram(arg));
   reg(COMMANDS.addLaunchConfiguration, (arg) => recording.addLaunchConfiguration(arg));
   reg(COMMANDS.exportReport, (arg) => exportReport(s, current(arg)?.run));
+  reg(COMMANDS.setReplayApiKey, () => replay.setApiKey());
   reg(COMMANDS.importOtel, () => importOtelTraces(s, discovery, panel));
 
   reg(COMMANDS.openBlob, async (arg) => {

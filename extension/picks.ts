@@ -19,9 +19,9 @@ export interface PickOptions {
 
 /** A run of the workspace; runs with high alerts first. */
 export async function pickRun(s: Services, o: PickOptions): Promise<string | undefined> {
-  const entries = s.store.list().filter((e) => !o.replayable || !!e.analysis?.program);
+  const entries = s.store.list().filter((e) => !o.replayable || !!e.analysis?.program || !!e.analysis?.agentless);
   if (!entries.length) {
-    void vscode.window.showInformationMessage(o.replayable ? vscode.l10n.t("Causeway: no replayable runs in this workspace (none recorded a program).") : vscode.l10n.t("Causeway: no runs in this workspace. Record the demo to get some."));
+    void vscode.window.showInformationMessage(o.replayable ? vscode.l10n.t("Causeway: no replayable runs in this workspace (none recorded a program or its full model requests).") : vscode.l10n.t("Causeway: no runs in this workspace. Record the demo to get some."));
     return undefined;
   }
   const items: Item<string>[] = entries

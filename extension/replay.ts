@@ -1,7 +1,8 @@
 /**
  * The one path every replay takes (commands, code lenses, quick fixes, the investigator): check
  * workspace trust and the user's approval of the exact program (logic/approvals.ts: asking in a
- * modal that shows the command, the file and its sha256, kept with that hash), run the job in the worker
+ * modal that shows the command, the file and its sha256, kept with that hash), or, for a run that
+ * can be replayed without its program, the user's endpoint (logic/agentless.ts), run the job in the worker
  * process with a cancellable progress notification, log every failure in full, and re-read the
  * run so that tests.jsonl's new line reaches the tree, the diagnostics, the lenses and the
  * investigator.
@@ -16,6 +17,11 @@ import { ProgramApprovals } from "./approvals";
 import { decidePermit } from "./logic/approvals";
 import { buildRequest, describeResult, describeReplay, replayUnavailableReason, type ReplayJob } from "./logic/replay";
 import type { Services } from "./services";
+import type { AgentlessEndpoint } from "../core/replay/worker-protocol";
+import { decideRung, resolveEndpoint, userBaseUrl } from "./logic/agentless";
+
+/** The SecretStorage key of the API key agentless replays send. */
+const REPLAY_KEY_SECRET = "causeway.replay.apiKey";
 
 export type ReplayOutcome = { ok: true; result: unknown; message: string } | { ok: false; error: string; cancelled?: boolean };
 
@@ -70,6 +76,32 @@ export class ReplayService {
     return { approval: d.approval };
   }
 
+  /**
+   * How to replay the run: its program (approved, or a built-in: rung 3), without it (rung 2: the
+   * recorded requests re-sent to the user's endpoint, nothing to approve), or the approval question.
+   * A string: why it is refused.
+   */
+  private async rung(program: string, root: string, runDir: string): Promise<{ approval?: Approval; agentless?: AgentlessEndpoint } | string> {
+    const d = decideRung(program, root, this.s.store.runData(runDir), this.approvals.list(), this.s.settings(runDir).allowed.includes(program));
+    if (d.kind === "program") return { approval: d.approval };
+    if (d.kind === "refuse") return d.reason;
+    if (d.kind === "ask") return this.permit(program, root, runDir);
+    const cfg = { baseUrl: userBaseUrl(vscode.workspace.getConfiguration("causeway").inspect("replay.baseUrl")), apiKey: await this.s.context.secrets.get(REPLAY_KEY_SECRET) };
+    const r = resolveEndpoint(d.apis, cfg, process.env);
+    if ("error" in r) return r.error;
+    this.s.log.info(`replaying ${path.basename(runDir)} without its program (rung 2): ${program ? `${program} is not allowed` : "the run names no program"}`);
+    return { agentless: r.endpoint };
+  }
+
+  /** Asks for the key agentless replays send (kept in VS Code's SecretStorage; empty: forget it). */
+  async setApiKey(): Promise<void> {
+    const v = await vscode.window.showInputBox({ title: vscode.l10n.t("Causeway: API key for replays without the program"), prompt: vscode.l10n.t("Sent only to causeway.replay.baseUrl (or OPENAI_/ANTHROPIC_BASE_URL). Kept in VS Code's secret storage. Leave empty to forget the stored key."), password: true, ignoreFocusOut: true });
+    if (v === undefined) return;
+    if (v.trim()) await this.s.context.secrets.store(REPLAY_KEY_SECRET, v.trim());
+    else await this.s.context.secrets.delete(REPLAY_KEY_SECRET);
+    void vscode.window.showInformationMessage(v.trim() ? vscode.l10n.t("Causeway: replay API key stored.") : vscode.l10n.t("Causeway: replay API key forgotten."));
+  }
+
   /** Approves a program the user just recorded from the editor (its command, resolved in `root`). */
   async approveRecorded(program: string, root: string): Promise<void> {
     const plan = planReplay({ program, command: parseCommand(program) }, root);
@@ -89,12 +121,12 @@ export class ReplayService {
     const program = analysis.program;
     // programs resolve against the workspace folder holding the run, never a folder beside the run
     const root = entry.root;
-    const permit = await this.permit(program, root, entry.dir);
-    if (typeof permit === "string") return this.fail(`cannot replay ${path.basename(entry.dir)}: ${permit}`, opts.title);
+    const rung = await this.rung(program, root, entry.dir);
+    if (typeof rung === "string") return this.fail(`cannot replay ${path.basename(entry.dir)}: ${rung}`, opts.title);
     const settings = this.s.settings(entry.dir);
-    const req = buildRequest(job, program, root, settings, permit.approval);
+    const req = { ...buildRequest(job, program, root, settings, rung.approval), ...(rung.agentless ? { agentless: rung.agentless } : {}) };
     const workerPath = path.join(this.s.context.extensionPath, "dist", "worker.js");
-    this.s.log.info(`${opts.title}: ${JSON.stringify({ op: req.op, run: req.run, program, root })}`);
+    this.s.log.info(`${opts.title}: ${JSON.stringify({ op: req.op, run: req.run, program, root, rung: rung.agentless ? 2 : 3 })}`);
     const t0 = Date.now();
     this.running++;
     try {

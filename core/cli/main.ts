@@ -22,7 +22,7 @@ import { isBuiltin } from "../replay/programs";
 import { findProgram, loadCliProgram } from "./programs";
 import { PROGRAM_FLAGS, replayProgram } from "./replay-program";
 import { endpointOptions, isAgentless, programAllowed, replaySystem, RUNGS_HELP } from "./replay-rung";
-import { endpointDecisionTest } from "../replay/endpoint-replay";
+import { endpointDecisionTest } from "../replay/endpoint-test";
 import { ReplayContext, runTest, decisionTest, replayAndDiff, ReplayError, Budget } from "../replay/engine";
 import { attribute, LEAD_N_MAX_FACTOR } from "../replay/attribute";
 import { DEFAULT_N_MAX } from "../replay/engine";

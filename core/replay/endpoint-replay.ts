@@ -1,30 +1,23 @@
 /**
- * Decision replay over HTTP: re-send one recorded model call (recorded by an SDK adapter or the
- * gateway) to an endpoint, with the blocks an intervention matches replaced by a placeholder (so
- * the request stays valid), against the same request re-sent unchanged (a no-removal control
- * call: hosted models ignore seeds, so the recorded output is not the baseline). The result has
- * the shape of the in-process decision test (scope "decision") and is appended to tests.jsonl.
+ * The wire side of re-sending recorded model calls (the decision replay, replay/endpoint-test.ts,
+ * and the agentless replay, replay/agentless/): a decision's recorded request rebuilt from its
+ * template and context items, an intervention's blocks replaced by a placeholder, where a call
+ * goes and the POST itself. Imports no other replay module, so replays of every rung can use it.
  *
  * The URL and the key come from the caller (flags, environment), never from the run: a run file is
  * attacker-controlled, and sending a key to an address it names would leak the key.
  */
 import http from "node:http";
 import https from "node:https";
-import { canonical } from "../log/hash";
 import type { DecisionEvent } from "../log/events";
-import type { RunData } from "../log/reader";
-import { appendTest } from "../log/testslog";
 import { RunModel } from "../graph/model";
-import { concerns, matchesTarget, parseIntervention, parseTarget, removes } from "../specs/grammar";
-import { applyEdit, recordChanges } from "../specs/apply";
-import { newcombe, sequentialLooks, verdictFor, zFor, type Verdict } from "../stats/stats";
-import { bettingNMax, decisionRecord, sequentialBetting } from "./engine";
+import { concerns, parseIntervention, removes } from "../specs/grammar";
+import { applyEdit } from "../specs/apply";
 import { CODECS, resultText, type ApiName, type Codec } from "../adapters/codecs";
 import { getAt, setAt } from "../util/json-path";
+import { isRecord } from "../util/guards";
 import type { RecordedBlock, RecordedRequest } from "../adapters/shared";
 import { cloneJson } from "../adapters/shared";
-import { Redactor } from "../log/redact";
-import { isRecord } from "../util/guards";
 
 export class EndpointError extends Error {
   constructor(
@@ -38,34 +31,6 @@ export class EndpointError extends Error {
 
 /** Sends one JSON request, returns the parsed response (throws EndpointError on HTTP errors). */
 export type SendFn = (url: string, headers: Record<string, string>, body: unknown) => Promise<unknown>;
-
-export interface EndpointTestOptions {
-  /** Seq or id of the decision. */
-  decision: number | string;
-  intervention: string;
-  /** Hit: the output's canonical JSON contains this text. */
-  contains?: string;
-  /** Hit: a tool call of the response matches these tool=/arg~ clauses. */
-  target?: string;
-  n?: number;
-  nMax?: number;
-  /** Betting: no verdict before this many pairs (the CLI's --n). */
-  minPairs?: number;
-  family?: number;
-  minEffect?: number;
-  /** Base URL (OpenAI: …/v1 or the bare host, which gets /v1; Anthropic: the host, or …/v1). Default: environment, else the official endpoint. */
-  baseUrl?: string;
-  apiKey?: string;
-  headers?: Record<string, string>;
-  timeoutMs?: number;
-  save?: boolean;
-  signal?: AbortSignal;
-  onProgress?: (p: { phase: string; done: number; total: number }) => void;
-  send?: SendFn;
-  /** "betting" (default: the paired betting sequence, sequential up to nMax, or n) or "newcombe" (the reference's looks). */
-  method?: "betting" | "newcombe";
-  alpha?: number;
-}
 
 /** The recorded request of a decision, rebuilt from its template and its context items. */
 export interface RebuiltRequest {
@@ -171,132 +136,6 @@ export function endpointFor(codec: Codec, baseUrl?: string): string {
   if (!anthropic && bare) return base + "/v1" + codec.path;
   if (anthropic && /\/v1$/.test(base) && codec.path.startsWith("/v1/")) return base.slice(0, -3) + codec.path;
   return base + codec.path;
-}
-
-function authHeaders(codec: Codec, key: string | undefined): Record<string, string> {
-  if (codec.api === "anthropic.messages") return { "anthropic-version": "2023-06-01", ...(key ? { "x-api-key": key } : {}) };
-  return key ? { authorization: `Bearer ${key}` } : {};
-}
-
-/** Prepares a body for re-sending: never streamed, never stored by the provider. */
-function sendable(codec: Codec, body: unknown): unknown {
-  const b = cloneJson(body) as Record<string, unknown>;
-  delete b.stream;
-  delete b.stream_options;
-  if (codec.api === "openai.responses") b.store = false;
-  return b;
-}
-
-export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptions): Promise<Record<string, unknown>> {
-  const m = new RunModel(run);
-  const r = rebuildRequest(m, opts.decision);
-  const { codec, decision: ev } = r;
-  const why = codec.notReplayable(r.body, m.value(ev.output));
-  if (why) throw new EndpointError(`decision #${ev.seq} can't be re-sent: ${why}`);
-  if (opts.contains === undefined && opts.target === undefined) throw new EndpointError("say what to measure: --contains TEXT or --target tool=NAME[,arg~TEXT]");
-  const target = opts.target !== undefined ? parseTarget(opts.target) : undefined;
-  const { body: without, removed: dropped, kept, edited } = withoutBlocks(r, opts.intervention);
-  const removed = dropped + edited;
-  checkDefaultEndpoint(codec, r.record.url, opts.baseUrl);
-  const url = endpointFor(codec, opts.baseUrl);
-  const key = opts.apiKey ?? (codec.api === "anthropic.messages" ? process.env.ANTHROPIC_API_KEY : process.env.OPENAI_API_KEY);
-  const headers = { "content-type": "application/json", ...authHeaders(codec, key), ...(opts.headers ?? {}) };
-  // the key (and any credential of the URL or the headers) is never printed or written, even when the endpoint echoes it
-  const redactor = Redactor.fromEnv(process.env);
-  redactor.add(key);
-  redactor.addUrl(url);
-  redactor.addHeaders(headers);
-  const sendOnce = opts.send ?? ((u, h, b) => postJson(u, h, b, opts.timeoutMs ?? 120_000));
-  const send: SendFn = (u, h, b) =>
-    sendOnce(u, h, b).catch((err: unknown) => {
-      if (err instanceof Error) err.message = redactor.text(err.message);
-      throw err;
-    });
-  const control = sendable(codec, r.body);
-  const treated = sendable(codec, without);
-  let calls = 0;
-  const hit = async (body: unknown): Promise<boolean> => {
-    if (opts.signal?.aborted) throw Object.assign(new Error("cancelled"), { name: "AbortError" });
-    calls++;
-    const res = await send(url, headers, body);
-    if (target) return codec.toolCalls(res).some((c) => matchesTarget(target, { tool: c.name, agent: String(ev.agent), args: canonical(c.args ?? {}), result: "" }));
-    return canonical(codec.output(res) ?? null).includes(opts.contains!);
-  };
-  const minEffect = opts.minEffect ?? 0.2;
-  let kWith = 0;
-  let kWithout = 0;
-  let i = 0;
-  let ci: [number, number] = [-1, 1];
-  let verdict: Verdict = "inconclusive";
-  const what = target ? `tool call ${opts.target}` : `output~${opts.contains}`;
-  const r4 = (x: number) => Math.round(x * 10000) / 10000;
-  /** The tests.jsonl record, either method: the rates so far and the method's own fields. */
-  const record = (plan: number[], fields: Record<string, unknown>) => {
-    const q = Math.max(1, i);
-    return decisionRecord(ev, { n: i, plan, ci, verdict, minEffect }, {
-      intervention: opts.intervention,
-      target: `decision#${ev.seq} ${what}`,
-      p_with: r4(kWith / q),
-      p_without: r4(kWithout / q),
-      effect: r4((kWith - kWithout) / q),
-      noise: null,
-      model_calls: calls,
-      removed_blocks: dropped,
-      kept_blocks: kept,
-      ...(edited ? { edited_blocks: edited, changes: recordChanges(opts.save !== false ? run.dir : undefined, [opts.intervention], (ev.context ?? []).map((c) => ({ ...c, value: m.value(c.ref), fromEvent: c.from_event }))) } : {}),
-      endpoint: { api: codec.api, url: redactor.text(url) },
-      rung: 1,
-      assumptions: ["one recorded call re-sent with and without the item; what the agent would have done next (tools, later calls, other agents) is not replayed"],
-      ...fields,
-    });
-  };
-  if ((opts.method ?? "betting") === "betting") {
-    const alpha = opts.alpha ?? 0.05 / (opts.family ?? 1);
-    const nMax = bettingNMax(opts.n, opts.nMax);
-    const o = await sequentialBetting(
-      { alpha, minEffect, nMax, minPairs: opts.minPairs, applied: removed > 0, onLook: (n) => opts.onProgress?.({ phase: "decision", done: n, total: nMax }) },
-      () => Promise.all([hit(control), hit(treated)]),
-      ([a, b]) => {
-        kWith += +a;
-        kWithout += +b;
-        return +a - +b;
-      },
-    );
-    i = o.n;
-    verdict = o.verdict;
-    ci = verdict === "not-applied" || i === 0 ? [-1, 1] : o.ci;
-    const { stopped, p_value, e_value, stop_reason, n_needed: needed } = o;
-    const result = record([nMax], {
-      p_value,
-      e_value,
-      alpha,
-      stopped,
-      stop_reason,
-      method: `re-send the recorded request with the item's blocks replaced by a placeholder, against the unchanged request (control call); betting confidence sequence on the paired differences (anytime-valid, alpha ${Number(alpha.toPrecision(3))})`,
-    });
-    result.looks = i;
-    result.n_needed = needed;
-    if (opts.save !== false) appendTest(run.dir, redactor.value(result));
-    return result;
-  }
-  const n = opts.n ?? 20;
-  const plan = sequentialLooks(n, opts.nMax && opts.nMax > n ? opts.nMax : n);
-  const z = zFor(plan.length * (opts.family ?? 1));
-  for (const size of plan) {
-    while (i < size) {
-      const [a, b] = await Promise.all([hit(control), removed ? hit(treated) : Promise.resolve(false)]);
-      kWith += +a;
-      kWithout += +b;
-      i++;
-      opts.onProgress?.({ phase: "decision", done: i, total: plan[plan.length - 1] });
-    }
-    ci = newcombe(kWith, i, kWithout, i, z);
-    verdict = verdictFor(ci, removed > 0, minEffect);
-    if (verdict !== "inconclusive" || (plan.length > 1 && i >= 2 * n && Math.abs((kWith - kWithout) / i) <= 0.05)) break;
-  }
-  const result = record(plan, { method: "re-send the recorded request with the item's blocks replaced by a placeholder, against the unchanged request (control call); Newcombe 95% CI" });
-  if (opts.save !== false) appendTest(run.dir, redactor.value(result));
-  return result;
 }
 
 const MAX_RESPONSE_BYTES = 32 << 20;

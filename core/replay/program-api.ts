@@ -70,7 +70,8 @@ export { traceOpenAI, TracedOpenAI, type OpenAILike, type OpenAIToolCall } from 
 export { traceAnthropic, TracedAnthropic, type AnthropicLike, type ToolUseBlock } from "../adapters/anthropic";
 export { ConversationRecorder, openRun, runDir, type CaptureOptions, type OpenRunOptions, type RecordedRequest, type RecordedBlock } from "../adapters/shared";
 export { CODECS, PLACEHOLDER, codecForPath, type Codec, type ApiName } from "../adapters/codecs";
-export { endpointDecisionTest, rebuildRequest, withoutBlocks, EndpointError, type EndpointTestOptions } from "./endpoint-replay";
+export { rebuildRequest, withoutBlocks, EndpointError } from "./endpoint-replay";
+export { endpointDecisionTest, type EndpointTestOptions } from "./endpoint-test";
 export { HttpSink, IngestError, type HttpSinkOptions } from "../sdk/httpsink";
 export { startGateway, type Gateway, type GatewayOptions } from "../capture/gateway";
 export { startCollector, INGEST_MARKER, type Collector, type CollectorOptions } from "../capture/server";

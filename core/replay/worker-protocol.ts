@@ -8,16 +8,27 @@
  * `program` is the run's `run.start.program`; `root` the folder it resolves against (the workspace
  * folder); `approval` the user's stored approval of that program (its file and sha256), which the
  * worker checks against what it would run. A built-in program needs none.
+ *
+ * `agentless` asks for the replay without the program (rung 2): the run's recorded requests are
+ * re-sent to the endpoint it names (else the worker's OPENAI_/ANTHROPIC_BASE_URL), with its key
+ * (else OPENAI_/ANTHROPIC_API_KEY), tools served from the tape. No program runs, so no approval
+ * is checked; the endpoint and key come from the user, never from the run.
  */
 import type { Progress } from "./engine";
 import type { Approval } from "./approval";
 
+/** Where an agentless replay sends its calls, and the key they carry (the user's, never the run's). */
+export interface AgentlessEndpoint {
+  baseUrl?: string;
+  apiKey?: string;
+}
+
 export type WorkerRequest =
-  | { op: "test"; run: string; program: string; root: string; approval?: Approval; intervention: string | string[]; target: string; n?: number; nMax?: number; liveTools?: boolean; workers?: number }
-  | { op: "attribute"; run: string; program: string; root: string; approval?: Approval; target: string; suspects?: string[]; n?: number; nMax?: number; maxCalls?: number; workers?: number; roles?: boolean; spans?: boolean }
-  | { op: "fixCheck"; run: string; program: string; root: string; approval?: Approval; fix: string[]; harm: string; keep?: string[]; n?: number; nMax?: number; workers?: number }
-  | { op: "decision"; run: string; program: string; root: string; approval?: Approval; decision: number | string; intervention: string; contains?: string; n?: number }
-  | { op: "replay"; run: string; program: string; root: string; approval?: Approval; remove?: string[]; seed?: number };
+  | { op: "test"; run: string; program: string; root: string; approval?: Approval; agentless?: AgentlessEndpoint; intervention: string | string[]; target: string; n?: number; nMax?: number; liveTools?: boolean; workers?: number }
+  | { op: "attribute"; run: string; program: string; root: string; approval?: Approval; agentless?: AgentlessEndpoint; target: string; suspects?: string[]; n?: number; nMax?: number; maxCalls?: number; workers?: number; roles?: boolean; spans?: boolean }
+  | { op: "fixCheck"; run: string; program: string; root: string; approval?: Approval; agentless?: AgentlessEndpoint; fix: string[]; harm: string; keep?: string[]; n?: number; nMax?: number; workers?: number }
+  | { op: "decision"; run: string; program: string; root: string; approval?: Approval; agentless?: AgentlessEndpoint; decision: number | string; intervention: string; contains?: string; n?: number }
+  | { op: "replay"; run: string; program: string; root: string; approval?: Approval; agentless?: AgentlessEndpoint; remove?: string[]; seed?: number };
 
 export type WorkerMessage =
   | ({ type: "progress" } & Progress)

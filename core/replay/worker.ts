@@ -2,9 +2,11 @@
  * The replay worker: its own bundle (dist/worker.js), run as a child process so that the agent
  * program being replayed never runs inside the extension host. Reads one request on stdin, streams
  * progress and the result on stdout (see worker-protocol.ts), and exits. It runs only what the
- * request's approval covers (approval.ts): the same program string, file and sha256.
+ * request's approval covers (approval.ts): the same program string, file and sha256; or, asked for
+ * a replay without the program (rung 2), no program at all: the run's recorded requests re-sent to
+ * the endpoint the request names, tools from the tape.
  */
-import { readRun } from "../log/reader";
+import { readRun, type RunData } from "../log/reader";
 import { SpecError } from "../specs/grammar";
 import { allowSpecFiles } from "../specs/files";
 import { attribute } from "./attribute";
@@ -18,13 +20,15 @@ import type { WorkerMessage, WorkerRequest } from "./worker-protocol";
 import { commandRunRefusal, recordedCommand } from "./command";
 import { RunModel } from "../graph/model";
 import type { System } from "../sdk/system";
+import { EndpointError } from "./endpoint-replay";
+import { AgentlessSystem } from "./agentless/system";
 
 function send(m: WorkerMessage): void {
   process.stdout.write(JSON.stringify(m) + "\n");
 }
 
-async function handle(req: WorkerRequest): Promise<unknown> {
-  const run = readRun(req.run);
+/** Rung 3: the approved program, re-run with tools from the tape. */
+async function programSystem(req: WorkerRequest, run: RunData): Promise<System> {
   const model = new RunModel(run);
   if (String(model.start.program ?? "") !== req.program) {
     throw new ApprovalError(`the run's program is ${JSON.stringify(model.start.program ?? null)}, not ${JSON.stringify(req.program)}`);
@@ -36,7 +40,19 @@ async function handle(req: WorkerRequest): Promise<unknown> {
     const why = req.op === "test" && req.liveTools ? null : commandRunRefusal(model);
     if (why) throw new ReplayError(`can't replay this run: ${why}`);
   }
-  const system: System = (await loadPlan(plan, run, req.approval?.sha256)).system;
+  return (await loadPlan(plan, run, req.approval?.sha256)).system;
+}
+
+/** Rung 2: the recorded requests re-sent to the user's endpoint; no program, no tool runs. */
+function agentlessSystem(req: WorkerRequest, run: RunData): System {
+  if (req.op === "test" && req.liveTools) throw new ReplayError("live tools need the program: a replay without it serves every tool from the recording");
+  const { baseUrl, apiKey } = req.agentless ?? {};
+  return new AgentlessSystem(run, { baseUrl: typeof baseUrl === "string" && baseUrl ? baseUrl : undefined, apiKey: typeof apiKey === "string" && apiKey ? apiKey : undefined });
+}
+
+async function handle(req: WorkerRequest): Promise<unknown> {
+  const run = readRun(req.run);
+  const system = req.agentless ? agentlessSystem(req, run) : await programSystem(req, run);
   const onProgress = (p: { phase: string; done: number; total: number; message?: string }) => send({ type: "progress", ...p });
   switch (req.op) {
     case "test": {
@@ -54,7 +70,7 @@ async function handle(req: WorkerRequest): Promise<unknown> {
     case "fixCheck": {
       const ctx = new ReplayContext(run, system);
       const f = await fixCheck(ctx, { fix: req.fix, harm: req.harm, keep: req.keep, n: req.n, nMax: req.nMax, workers: req.workers, onProgress });
-      return { ...f, harm: { ...f.harm, test: undefined, n: f.harm.test.n }, keep: f.keep.map((k) => ({ ...k, test: undefined, n: k.test.n })) };
+      return { ...f, rung: f.harm.test.rung, harm: { ...f.harm, test: undefined, n: f.harm.test.n }, keep: f.keep.map((k) => ({ ...k, test: undefined, n: k.test.n })) };
     }
     case "decision": {
       const ctx = new ReplayContext(run, system);
@@ -72,7 +88,7 @@ async function handle(req: WorkerRequest): Promise<unknown> {
 function kindOf(err: unknown): Extract<WorkerMessage, { type: "error" }>["kind"] {
   if (err instanceof ApprovalError) return "not-allowed";
   if (err instanceof ProgramError) return "program";
-  if (err instanceof ReplayError) return "replay";
+  if (err instanceof ReplayError || err instanceof EndpointError || (err instanceof Error && err.name === "ReplayError")) return "replay";
   if (err instanceof SpecError) return "spec";
   return "internal";
 }

@@ -8,6 +8,7 @@ import { investigateLite, REACH_NAMED } from "../../core/analysis/investigate";
 import type { Alert, RunSummary } from "../../core/analysis/types";
 import type { RunData } from "../../core/log/reader";
 import type { Problem } from "../../core/log/problems";
+import { replayableWithoutProgram } from "./agentless";
 
 /** One event recorded at a source site. */
 export interface SiteHit {
@@ -35,6 +36,8 @@ export interface RunAnalysis {
   sites: SiteHit[];
   /** run.start's program ("" when none was recorded). */
   program: string;
+  /** Every model call's full request was recorded: the run replays without its program (rung 2). */
+  agentless: boolean;
   /** Milliseconds the analysis took. */
   ms: number;
 }
@@ -85,5 +88,5 @@ export function analyseRun(run: RunData): RunAnalysis {
       label: siteLabel(e),
     });
   }
-  return { summary, alerts, problems: run.problems, sites, program: summary.program, ms: performance.now() - t0 };
+  return { summary, alerts, problems: run.problems, sites, program: summary.program, agentless: summary.decisions > 0 && replayableWithoutProgram(run), ms: performance.now() - t0 };
 }

@@ -13,6 +13,7 @@ export const COMMANDS = {
   recordProgram: "causeway.recordProgram",
   addLaunchConfiguration: "causeway.addLaunchConfiguration",
   exportReport: "causeway.exportReport",
+  setReplayApiKey: "causeway.setReplayApiKey",
   importOtel: "causeway.importOtel",
   openBlob: "causeway.openBlob",
   openEventsFile: "causeway.openEventsFile",

@@ -47,8 +47,14 @@ export function buildRequest(job: ReplayJob, program: string, root: string, s: R
 }
 
 
-/** One sentence about a finished job, for a notification. */
+/** One sentence about a finished job, for a notification (saying so when it replayed without the program). */
 export function describeResult(op: ReplayJob["op"], result: unknown): string {
+  const text = describeOutcome(op, result);
+  const r = (result ?? {}) as Record<string, unknown>;
+  return r.rung === 2 ? t("{0} (rung 2: replayed without the program, tools from the recording)", text) : text;
+}
+
+function describeOutcome(op: ReplayJob["op"], result: unknown): string {
   const r = (result ?? {}) as Record<string, unknown>;
   if (op === "attribute") {
     if (typeof r.summary === "string" && r.summary) return r.summary;

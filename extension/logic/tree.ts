@@ -182,13 +182,14 @@ export function runItem(entry: RunEntry, opts: { where?: string } = {}): ItemSpe
   const tip = [
     `${s.run_id}  (${entry.dir})`,
     t("Status: {0}", statusText(status)) + (status === "failed" && (entry.verified?.result.first ?? s.first_problem) ? ` — ${oneLine((entry.verified?.result.first ?? s.first_problem)!.message, 300)}` : ""),
-    s.program ? t("Program: {0}", s.program) : t("Program: none recorded (not replayable)"),
+    s.program ? t("Program: {0}", s.program) : a.agentless ? t("Program: none recorded") : t("Program: none recorded (not replayable)"),
     t("Started: {0}", s.started || "?"),
     s.agents.length ? t("Agents: {0}", s.agents.join(", ")) : t("Agents: none"),
     t("{0}: {1}, {2}, {3}, {4} ({5} untrusted)", plural(s.events, "event"), plural(s.decisions, "decision"), plural(s.actions, "toolCall"), plural(s.messages, "message"), plural(s.inputs, "input"), s.untrusted_inputs),
     t("Alerts: {0}", alertCounts(s.alerts) || t("none")),
     s.confirmed_causes ? t("Tests: {0} ({1})", s.tests, count(s.confirmed_causes, "{0} confirmed cause", "{0} confirmed causes")) : t("Tests: {0}", s.tests),
   ];
+  if (a.agentless) tip.push(t("Replays without the program when it is not allowed (rung 2): the recorded model calls re-sent to your endpoint, tools from the recording"));
   if (s.task) tip.push(t("Task: {0}", oneLine(s.task, 300)));
   if (s.top_alert) tip.push(t("Top alert: {0}", oneLine(s.top_alert.title, 300)));
   return {
@@ -196,7 +197,7 @@ export function runItem(entry: RunEntry, opts: { where?: string } = {}): ItemSpe
     description: desc.join(" · "),
     tooltip: tip.join("\n"),
     icon,
-    contextValue: s.program ? CONTEXT.runReplayable : CONTEXT.run,
+    contextValue: s.program || a.agentless ? CONTEXT.runReplayable : CONTEXT.run,
     open: { kind: "reveal", run: entry.dir, action: false },
   };
 }

@@ -14,7 +14,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { readRun } from "../../../core/log/reader";
 import { RunModel } from "../../../core/graph/model";
 import { startGateway, type Gateway } from "../../../core/capture/gateway";
-import { endpointDecisionTest } from "../../../core/replay/endpoint-replay";
+import { endpointDecisionTest } from "../../../core/replay/endpoint-test";
 import * as openaiAgent from "../../../examples/openai-agent/agent";
 import * as anthropicAgent from "../../../examples/anthropic-agent/agent";
 import { startFakeLlm, type FakeLlm } from "../../fake-llm/server";

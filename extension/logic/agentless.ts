@@ -1,0 +1,114 @@
+/**
+ * Replays without the program (rung 2) from the editor, apart from VS Code: which rung a replay
+ * climbs, and where its model calls go.
+ *
+ *  - rung 3 (the program re-runs) when the program is a built-in or the user approved it
+ *    (logic/approvals.ts), as before;
+ *  - else rung 2 when every model call's full request was recorded (the gateway, the preload, the
+ *    SDK adapters): the worker re-sends them with tools from the tape; no program starts, so
+ *    nothing is asked;
+ *  - else the approval question (or its refusal), as before.
+ *
+ * The endpoint and key are the user's: the base URL from the user's (never a workspace's)
+ * `causeway.replay.baseUrl`, else the extension host's OPENAI_BASE_URL / ANTHROPIC_BASE_URL; the
+ * key from VS Code's SecretStorage, else OPENAI_API_KEY / ANTHROPIC_API_KEY. A run's recorded
+ * address is only ever shown.
+ */
+import { RunModel } from "../../core/graph/model";
+import type { RunData } from "../../core/log/reader";
+import { planAgentless } from "../../core/replay/agentless/plan";
+import type { AgentlessEndpoint } from "../../core/replay/worker-protocol";
+import type { Approval } from "../../core/replay/approval";
+import { decidePermit, type PermitDecision, type StoredApproval } from "./approvals";
+import { t } from "./l10n";
+
+/** The replay's rung: the program (with its approval), without it, or the approval question / refusal. */
+export type RungDecision = { kind: "program"; approval?: Approval } | { kind: "agentless"; apis: AgentlessApi[] } | Extract<PermitDecision, { kind: "ask" | "refuse" }>;
+
+/** One API an agentless replay calls, and the address the run says it was recorded against (shown, never used). */
+export interface AgentlessApi {
+  api: string;
+  recordedUrl?: string;
+}
+
+/** Why the run can't be replayed without its program, or the APIs it calls. */
+export function agentlessApis(run: RunData | undefined): AgentlessApi[] | string {
+  if (!run) return t("the run could not be read");
+  try {
+    const plan = planAgentless(new RunModel(run));
+    const apis = [...new Set(plan.threads.map((th) => th.calls[0].codec.api))];
+    return apis.map((api) => ({ api, recordedUrl: plan.recordedUrls.get(api) }));
+  } catch (err) {
+    return (err as Error).message.replace(/^can't replay without the program: /, "");
+  }
+}
+
+/** Can the run be replayed without its program (for the runs tree and the run pickers)? */
+export function replayableWithoutProgram(run: RunData): boolean {
+  return typeof agentlessApis(run) !== "string";
+}
+
+/** The rung of a replay of `run` (recorded by `program`, resolved against `root`). */
+export function decideRung(program: string, root: string, run: RunData | undefined, stored: readonly StoredApproval[], listedInSettings: boolean): RungDecision {
+  const permit = program ? decidePermit(program, root, run, stored, listedInSettings) : undefined;
+  if (permit?.kind === "run") return { kind: "program", approval: permit.approval };
+  const apis = agentlessApis(run);
+  if (typeof apis !== "string") return { kind: "agentless", apis };
+  if (permit) return permit.kind === "refuse" ? { kind: "refuse", reason: t("{0}; replaying without the program is not possible either: {1}", permit.reason, apis) } : permit;
+  return { kind: "refuse", reason: t("this run recorded no program, and replaying without it is not possible: {0}", apis) };
+}
+
+/** What the user configured for agentless replays (all from the user, none from a workspace or run). */
+export interface EndpointConfig {
+  /** The user's `causeway.replay.baseUrl` (its global value only). */
+  baseUrl?: string;
+  /** The key kept in VS Code's SecretStorage. */
+  apiKey?: string;
+}
+
+const OFFICIAL: Record<string, string> = { anthropic: "https://api.anthropic.com", openai: "https://api.openai.com" };
+
+function officialOrigin(api: string): string {
+  return api === "anthropic.messages" ? OFFICIAL.anthropic : OFFICIAL.openai;
+}
+
+function origin(url: string | undefined): string | undefined {
+  try {
+    return url ? new URL(url).origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The endpoint a rung-2 replay sends to, or a message saying what to set: each API needs a base
+ * URL (setting or environment), or, for a run recorded against the official endpoint, a key.
+ */
+export function resolveEndpoint(apis: readonly AgentlessApi[], cfg: EndpointConfig, env: NodeJS.ProcessEnv): { endpoint: AgentlessEndpoint } | { error: string } {
+  const baseUrl = cfg.baseUrl?.trim() || undefined;
+  if (baseUrl && !/^https?:\/\/[^/\s]+/i.test(baseUrl)) return { error: t("causeway.replay.baseUrl is not an http(s) URL: {0}", JSON.stringify(baseUrl.slice(0, 200))) };
+  for (const a of apis) {
+    const anthropic = a.api === "anthropic.messages";
+    const base = baseUrl ?? (anthropic ? env.ANTHROPIC_BASE_URL : env.OPENAI_BASE_URL);
+    const key = cfg.apiKey ?? (anthropic ? env.ANTHROPIC_API_KEY : env.OPENAI_API_KEY);
+    if (base) continue;
+    const recorded = origin(a.recordedUrl);
+    if (key && (!recorded || recorded === officialOrigin(a.api))) continue;
+    const shown = a.recordedUrl ? JSON.stringify(a.recordedUrl.slice(0, 200)) : officialOrigin(a.api);
+    return {
+      error: t(
+        "replaying without the program re-sends the run's model calls, recorded against {0}, to an endpoint you choose, never to an address from the run. Set one: the setting causeway.replay.baseUrl (user settings) and the command Causeway: Set Replay API Key, or {1} and {2} in VS Code's environment.",
+        shown,
+        anthropic ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL",
+        anthropic ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY",
+      ),
+    };
+  }
+  return { endpoint: { ...(baseUrl ? { baseUrl } : {}), ...(cfg.apiKey ? { apiKey: cfg.apiKey } : {}) } };
+}
+
+/** The user's base URL setting: only its user (global) value; a workspace's settings can't choose where the key goes. */
+export function userBaseUrl(inspected: { globalValue?: unknown } | undefined): string | undefined {
+  const v = inspected?.globalValue;
+  return typeof v === "string" && v.trim() ? v.trim() : undefined;
+}
