@@ -54,9 +54,35 @@ function verdictSentence(v: ActionView, reached: number): string {
  * supplied, else an address or URL among its arguments, else its scalar arguments themselves (as
  * `"key":value` clauses), so that "did it happen again" means this call, not any call of the tool.
  */
+/** The string values of `args` by path ("to", "items[0].email"), as tracedValues names paths. */
+function fieldsOf(args: unknown): Map<string, string> {
+  const out = new Map<string, string>();
+  const stack: [unknown, string, number][] = [[args, "", 0]];
+  while (stack.length) {
+    const [v, p, depth] = stack.pop()!;
+    if (typeof v === "string") out.set(p, v);
+    else if (depth >= 16 || out.size > 1000) continue;
+    else if (Array.isArray(v)) v.forEach((x, i) => stack.push([x, `${p}[${i}]`, depth + 1]));
+    else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) stack.push([x, p ? `${p}.${k}` : k, depth + 1]);
+  }
+  return out;
+}
+
+/**
+ * The untrusted-only value a target should name: one that is a whole argument (the recipient the
+ * call acts on) before one only quoted inside a longer text (an address in an e-mail's body).
+ */
+function untrustedPick(args: unknown, prov: ProvenanceRow[]): string | undefined {
+  const rows = prov.filter((p) => p.status === "untrusted-only");
+  if (rows.length < 2) return rows[0]?.value;
+  const fields = fieldsOf(args);
+  const whole = rows.find((r) => fields.get(r.path)?.trim().toLowerCase() === r.value.toLowerCase());
+  return (whole ?? rows[0]).value;
+}
+
 export function suggestTargetFor(tool: string, args: unknown, prov: ProvenanceRow[]): string {
   const safe = (x: string) => !/[,=~]/.test(x);
-  let pick = prov.find((p) => p.status === "untrusted-only")?.value;
+  let pick = untrustedPick(args, prov);
   if (pick === undefined) pick = tracedValues(args).map((v) => v.value).find((v) => EMAIL_FULL.test(v) || /^https?:\/\//.test(v));
   if (pick && safe(pick)) return `tool=${tool},arg~${pick}`;
   const clauses: string[] = [];
