@@ -2,13 +2,12 @@
 // `causeway record` behind its built-in gateway, against the fake model server this scenario
 // starts. Its program (python3 …) is never allowed, so right-click its e-mail to the planted
 // address → Find the cause replays at rung 2: the recorded requests re-sent to the endpoint of the
-// extension host's environment (OPENAI_BASE_URL), tools from the tape. No approval is asked, a
-// document the researcher read comes out as the primary cause, every test says rung 2 with its
-// assumptions, and the program's send_email never runs again (its outbox, SUPPORT_OUTBOX, is
-// unchanged). The cause named is the one of the call's suggested target: the fake model's body of
-// that e-mail quotes the customer's address, which only the ticket supplied, so the suggestion is
-// `arg~c.rao@example.com` and the ticket its cause (the vendor note with the CLI's explicit target:
-// test/unit/agentless/desk.test.ts). Then Run test… on the same row, the vendor note removed and
+// extension host's environment (OPENAI_BASE_URL), tools from the tape. No approval is asked, the
+// vendor note comes out as the primary cause, every test says rung 2 with its assumptions, and the
+// program's send_email never runs again (its outbox, SUPPORT_OUTBOX, is unchanged). The cause named
+// is the one of the call's suggested target, the recipient the e-mail went to (the body also quotes
+// the customer's address from the ticket: a whole argument comes before a quoted one). Then Run
+// test… on the same row, the vendor note removed and
 // the planted address typed as the target: CAUSAL, at rung 2, and still no e-mail sent.
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -86,9 +85,9 @@ scenario('a Python run recorded through the gateway: Find the cause from the tre
   const toast = await waitForNotificationOrError(page, new RegExp(`Find the cause of send_email \\(#${target.seq}, ${runId}\\) — `), { timeout: T(600_000) });
   const text = await notificationText(toast);
   console.log(`[find the cause] ${text}`);
-  // the answer for the call's suggested target: a document the researcher read (which one depends
-  // on the target the analysis suggests for this call; see the note at the top)
-  assert.match(text, /primary cause input:tool:fetch_doc \{"name":"[a-z0-9-]+"\}/);
+  // the answer for the call's suggested target, its recipient: the vendor note, alone
+  assert.match(text, /primary cause input:tool:fetch_doc \{"name":"vendor-note"\}/);
+  assert.doesNotMatch(text, /primary cause input:tool:fetch_doc \{"name":"(?!vendor-note)/);
   assert.match(text, /\(rung 2: replayed without the program, tools from the recording\)$/);
   assert.equal(await page.locator('.monaco-dialog-box').count(), 0, 'nothing was asked');
 
