@@ -11,6 +11,7 @@ import { codecForPath, type Codec } from "../adapters/codecs";
 import { HttpError } from "../store/http";
 import { answerHeaders, forwardedHeaders } from "./gateway-boundary";
 import type { ExchangeOutcome, GatewayRecorder } from "./gateway-record";
+import { parseSse } from "../util/sse";
 
 /** An upstream and its base path (no trailing slash). */
 export interface UpstreamBase {
@@ -136,21 +137,5 @@ export function forward(s: ForwardSettings, req: http.IncomingMessage, res: http
   up.end(raw);
 }
 
-/** The data of each server-sent event ("[DONE]" and non-JSON data dropped). */
-export function sseData(text: string): unknown[] {
-  const out: unknown[] = [];
-  for (const block of text.split(/\r?\n\r?\n/)) {
-    const data = block
-      .split(/\r?\n/)
-      .filter((l) => l.startsWith("data:"))
-      .map((l) => l.slice(5).replace(/^ /, ""))
-      .join("\n");
-    if (!data || data === "[DONE]") continue;
-    try {
-      out.push(JSON.parse(data));
-    } catch {
-      /* a comment or a keep-alive */
-    }
-  }
-  return out;
-}
+/** The data of each server-sent event ("[DONE]" and non-JSON data, comments and keep-alives, dropped). */
+export const sseData = (text: string): unknown[] => parseSse(text, { skipBad: true });

@@ -19,6 +19,7 @@ import type { ModelCallHandle } from "./ai-sdk";
 import type { PreloadConfig } from "./config";
 import type { Links } from "./links";
 import { errText, headerOf, type Scope } from "./site";
+import { parseSse } from "../util/sse";
 
 type Obj = Record<string, unknown>;
 
@@ -209,21 +210,6 @@ function copyPlain(v: unknown): any {
   if (!v || typeof v !== "object" || Object.getPrototypeOf(v) !== Object.prototype) return v;
   const out: Obj = {};
   for (const [k, x] of Object.entries(v)) out[k] = copyPlain(x);
-  return out;
-}
-
-/** Server-sent events → the JSON of each `data:` line (ignoring [DONE]). */
-function parseSse(text: string): unknown[] {
-  const out: unknown[] = [];
-  for (const block of text.split(/\r?\n\r?\n/)) {
-    const data = block
-      .split(/\r?\n/)
-      .filter((l) => l.startsWith("data:"))
-      .map((l) => l.slice(5).replace(/^ /, ""))
-      .join("\n");
-    if (!data || data === "[DONE]") continue;
-    out.push(JSON.parse(data));
-  }
   return out;
 }
 
