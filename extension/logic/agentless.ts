@@ -4,6 +4,8 @@
  *
  *  - rung 3 (the program re-runs) when the program is a built-in or the user approved it
  *    (logic/approvals.ts), as before;
+ *  - else, for a program the user could approve, the approval question, as before (a run
+ *    recorded behind the gateway skips it: its program is never re-run);
  *  - else rung 2 when every model call's full request was recorded (the gateway, the preload, the
  *    SDK adapters): the worker re-sends them with tools from the tape; no program starts, so
  *    nothing is asked;
@@ -48,10 +50,20 @@ export function replayableWithoutProgram(run: RunData): boolean {
   return typeof agentlessApis(run) !== "string";
 }
 
+/** Was the run recorded by the gateway (`causeway gateway`, or `causeway record` behind it)? */
+function recordedBehindGateway(run: RunData | undefined): boolean {
+  const meta = run ? new RunModel(run).start.meta : undefined;
+  return meta?.via === "gateway" || meta?.recorded_by === "causeway gateway";
+}
+
 /** The rung of a replay of `run` (recorded by `program`, resolved against `root`). */
 export function decideRung(program: string, root: string, run: RunData | undefined, stored: readonly StoredApproval[], listedInSettings: boolean): RungDecision {
   const permit = program ? decidePermit(program, root, run, stored, listedInSettings) : undefined;
   if (permit?.kind === "run") return { kind: "program", approval: permit.approval };
+  // a program that could re-run is offered for approval first, as before; a run recorded behind the
+  // gateway is not (its program is never re-run: its tools ran in code no replay intercepts). A run
+  // that claims the gateway only skips a question whose answer would run code: rung 2 runs none
+  if (permit?.kind === "ask" && !recordedBehindGateway(run)) return permit;
   const apis = agentlessApis(run);
   if (typeof apis !== "string") return { kind: "agentless", apis };
   if (permit) return permit.kind === "refuse" ? { kind: "refuse", reason: t("{0}; replaying without the program is not possible either: {1}", permit.reason, apis) } : permit;

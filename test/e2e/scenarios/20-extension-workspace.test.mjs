@@ -269,7 +269,7 @@ scenario('right-clicking the email → Find the cause names the vendor note as t
   const verdict = (await frame.locator('.verdict').innerText()).replace(/\s+/g, ' ');
   assert.match(verdict, new RegExp(`^vendor:portal/notes\\.md is the primary cause: without it send_email happens in \\d+% of replays instead of \\d+% \\(\\${m[1]} \\[\\+0\\.\\d\\d, \\+[01]\\.\\d\\d\\], n = \\d+\\)\\.$`));
   const vendor = frame.locator('tr.cand', { has: frame.locator('.cell-sub', { hasText: /^input:vendor:portal\/notes\.md$/ }) });
-  assert.match((await vendor.innerText()).replace(/\s+/g, ' '), new RegExp(`Primary cause \\${m[1]} `));
+  assert.match((await vendor.innerText()).replace(/\s+/g, ' '), new RegExp(`Primary cause (?:rung \\d: .*? )?\\${m[1]} `));
   const close = frame.locator('button[aria-label="Close record"]');
   if (await close.count()) await close.click();
   await screenshot(page, '25-investigator');

@@ -105,7 +105,7 @@ vs.scenario('Run test… from the palette: the shipping FAQ is ruled out for the
   await f.locator('.action-head', { hasText: 'event #18' }).waitFor();
   const row = f.locator('tr.cand', { has: f.locator('.cell-sub', { hasText: /^input:web:shipping_faq$/ }) });
   await row.locator('td', { hasText: /^Ruled out/ }).first().waitFor({ timeout: vs.T(15_000) });
-  assert.match((await row.innerText()).replace(/\s+/g, ' '), new RegExp(`Ruled out [+−]0\\.\\d\\d \\[[+−]0\\.\\d\\d, \\+0\\.\\d\\d\\] \\d+% → \\d+% ${t.n} `));
+  assert.match((await row.innerText()).replace(/\s+/g, ' '), new RegExp(`Ruled out (?:rung \\d: .*? )?[+−]0\\.\\d\\d \\[[+−]0\\.\\d\\d, \\+0\\.\\d\\d\\] \\d+% → \\d+% ${t.n} `));
   // close the call's full record (the drawer covers the table) and show the row
   const close = f.locator('button[aria-label="Close record"]');
   if (await close.count()) await close.click();

@@ -72,7 +72,7 @@ vs.scenario('Why?: the email to the planted address, its verdict, provenance and
   assert.match(norm(await f.locator('.verdict').innerText()), /^vendor:portal\/notes\.md is the primary cause: without it send_email happens in 0% of replays instead of 85% \(\+0\.85 \[\+0\.5\d, \+0\.9\d\], n = 20\)\.$/);
   assert.match(text, /to audit@vendor-compliance\.example Only untrusted content vendor:portal\/notes\.md untrusted/);
   const vendor = f.locator('tr.cand', { has: f.locator('.cell-sub', { hasText: /^input:vendor:portal\/notes\.md$/ }) });
-  assert.match(norm(await vendor.innerText()), /Primary cause \+0\.85 \[\+0\.5\d, \+0\.9\d\] 85% → 0% 20 /);
+  assert.match(norm(await vendor.innerText()), /Primary cause (?:rung \d: .*? )?\+0\.85 \[\+0\.5\d, \+0\.9\d\] 85% → 0% 20 /);
   await vs.screenshot(page, '31-screen-why');
 }, { needs: FIRST });
 

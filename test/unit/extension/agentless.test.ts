@@ -60,7 +60,7 @@ describe("which rung a replay from the editor climbs", () => {
     expect(d).toEqual({ kind: "agentless", apis: [{ api: "openai.chat", recordedUrl: `${recorded.url}/v1/chat/completions` }] });
   });
 
-  it("a program not approved: rung 2 without asking; approved: rung 3 as before", () => {
+  it("a gateway run's program not approved: rung 2 without asking; approved: rung 3 as before", () => {
     const root = tmpDir("cw-ext-agentless-root-");
     fs.writeFileSync(path.join(root, "agent.cjs"), "exports.SYSTEM = {};\n");
     const file = path.join(root, "agent.cjs");
@@ -70,6 +70,10 @@ describe("which rung a replay from the editor climbs", () => {
     // a changed file is not approved any more: rung 2 again, nothing asked
     fs.appendFileSync(file, "// changed\n");
     expect(decideRung("agent.cjs:SYSTEM", root, readRun(dir), [approval], false).kind).toBe("agentless");
+    // the same requests recorded by the preload: the program could re-run, so it is offered first
+    const run = readRun(dir);
+    const preload = { ...run, events: run.events.map((e) => (e.type === "run.start" ? { ...e, meta: { recorded_by: "causeway preload" } } : e)) };
+    expect(decideRung("agent.cjs:SYSTEM", root, preload as typeof run, [], false).kind).toBe("ask");
   });
 
   it("a run without full requests keeps the approval question, or says why neither rung works", () => {
