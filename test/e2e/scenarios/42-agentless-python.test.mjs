@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   contextMenu, expandTreeRow, launchBrowser, notificationText, openViewContainer, openWorkbench, pickQuickItem,
-  scenario, screenshot, startCodeServer, treeRows, viewPane, waitForNotificationOrError, watchNotifications, T,
+  scenario, screenshot, startCodeServer, treeRow, treeRows, viewPane, waitForNotificationOrError, watchNotifications, T,
 } from '../lib.mjs';
 import { cli, exampleWorkspace, testsOf } from '../causeway.mjs';
 import { spawnFakeModelServer } from '../../fake-llm/spawn.mjs';
@@ -73,8 +73,10 @@ scenario('a Python run recorded through the gateway: Find the cause from the tre
   await openViewContainer(page, 'Causeway');
   const runId = path.basename(run);
   await treeRows(page, 'Runs', { minRows: 1, timeout: T(60_000) });
-  await expandTreeRow(page, 'Runs', [runId]);
-  await expandTreeRow(page, 'Runs', [runId, target.agent]);
+  // expand the run once it is analysed: a row redrawn by its analysis drops a click on its twistie
+  await treeRow(page, 'Runs', runId).locator('.label-description', { hasText: /intact/ }).waitFor({ timeout: T(180_000) });
+  await expandTreeRow(page, 'Runs', [runId], { timeout: T(60_000) });
+  await expandTreeRow(page, 'Runs', [runId, target.agent], { timeout: T(60_000) });
   const row = viewPane(page, 'Runs').locator('.monaco-list-row')
     .filter({ has: page.locator('.monaco-icon-label .label-name', { hasText: /^\s*send_email\s*$/ }) })
     .filter({ has: page.locator('.monaco-icon-label .label-description', { hasText: new RegExp(`^\\s*#${target.seq}\\b`) }) })
