@@ -73,7 +73,7 @@ describe("which rung a replay from the editor climbs", () => {
     // the same requests recorded by the preload: the program could re-run, so it is offered first
     const run = readRun(dir);
     const preload = { ...run, events: run.events.map((e) => (e.type === "run.start" ? { ...e, meta: { recorded_by: "causeway preload" } } : e)) };
-    expect(decideRung("agent.cjs:SYSTEM", root, preload as typeof run, [], false).kind).toBe("ask");
+    expect(decideRung("agent.cjs:SYSTEM", root, preload, [], false).kind).toBe("ask");
   });
 
   it("a run without full requests keeps the approval question, or says why neither rung works", () => {
