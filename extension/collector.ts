@@ -10,7 +10,9 @@
  * (server-sent events, reconnected from the last seq) and grows in place, blobs first. Test
  * results written into a cached run's tests.jsonl (Run test, Find the cause) are appended to the
  * collector's copy; when someone else's landed first (409), ours is re-chained onto the collector's
- * head and the cache takes the collector's chain.
+ * head and the cache takes the collector's chain. An open run also takes the results others add on
+ * the collector (a teammate's, a job's of the team's workers: logic/remote-tests.ts), every few
+ * seconds, so every window with the run open shows them; its jobs: logic/team-jobs.ts.
  */
 import * as vscode from "vscode";
 import fs from "node:fs";
@@ -25,6 +27,8 @@ import type { RunFilter, RunRow } from "../core/store/types";
 import type { RemoteRuns } from "./logic/tree";
 import type { Services } from "./services";
 import { COMMANDS, INTERNAL_COMMANDS } from "./logic/command-ids";
+import { TESTS_POLL_MS, takeRemoteTests } from "./logic/remote-tests";
+import { TeamJobs } from "./logic/team-jobs";
 
 const STATE_KEY = "causeway.collector.url";
 const secretKey = (url: string) => `causeway.collector.token:${url}`;
@@ -42,6 +46,8 @@ interface Opened {
   syncing?: Promise<void>;
   again: boolean;
   follow?: AbortController;
+  /** Asks the collector for others' test results while the run is open. */
+  poll?: ReturnType<typeof setInterval>;
 }
 
 const nonEmptyLines = (buf: Buffer): string[] =>
@@ -64,8 +70,13 @@ export class CollectorConnection implements vscode.Disposable, RemoteRuns {
   readonly onDidChange = this.emitter.event;
   private readonly storeSub: vscode.Disposable;
   readonly cacheRoot: string;
+  /** Whether this connection's collector runs jobs for its token (asked once per connection). */
+  private jobs: { api: TeamJobs; available: Promise<boolean>; refused?: string } | undefined;
 
-  constructor(private readonly s: Services) {
+  constructor(
+    private readonly s: Services,
+    private readonly testsPollMs = TESTS_POLL_MS,
+  ) {
     this.cacheRoot = path.join(s.context.globalStorageUri.fsPath, "collectors");
     // a cached run changed (a test result written by a replay, say): send what the collector lacks
     this.storeSub = s.store.onDidChange((c) => {
@@ -132,6 +143,7 @@ export class CollectorConnection implements vscode.Disposable, RemoteRuns {
     this.clearRuns();
     this.client = client;
     this.url = url;
+    this.jobs = undefined;
     await this.s.context.secrets.store(secretKey(url), token);
     await this.s.context.globalState.update(STATE_KEY, url);
     this.s.log.info(`connected to the collector at ${url}`);
@@ -145,12 +157,14 @@ export class CollectorConnection implements vscode.Disposable, RemoteRuns {
     this.clearRuns();
     this.client = undefined;
     this.url = undefined;
+    this.jobs = undefined;
     this.emitter.fire();
   }
 
   private clearRuns(): void {
     for (const o of this.opened.values()) {
       o.follow?.abort();
+      clearInterval(o.poll);
       this.s.store.remove(o.dir);
     }
     this.opened.clear();
@@ -212,6 +226,7 @@ export class CollectorConnection implements vscode.Disposable, RemoteRuns {
       this.s.store.add(dir, this.root(), true);
       this.emitter.fire();
       if (!o.ended) this.follow(o, client);
+      o.poll = setInterval(() => void this.pollTests(o), this.testsPollMs);
       return true;
     } catch (err) {
       const msg = vscode.l10n.t("Causeway: cannot open collector run {0}: {1}", listed.run_id, (err as Error).message);
@@ -352,8 +367,64 @@ export class CollectorConnection implements vscode.Disposable, RemoteRuns {
     }
   }
 
+  /**
+   * Takes the results others added on the collector since (logic/remote-tests.ts), unless the
+   * cache is sending its own (sending takes the collector's chain as it goes).
+   */
+  private pollTests(o: Opened): Promise<void> {
+    const client = this.client;
+    if (!client || o.syncing || this.opened.get(o.dir) !== o) return o.syncing ?? Promise.resolve();
+    const p = (async () => {
+      const r = await takeRemoteTests(client, o.runId, o.dir, o.testsSynced);
+      if ("refused" in r) this.s.log.warn(`collector run ${o.runId}: ${r.refused}`);
+      if (!("taken" in r) || client !== this.client) return;
+      this.s.log.info(`collector run ${o.runId}: took ${r.taken - o.testsSynced} new test result(s) from the collector`);
+      o.testsSynced = r.taken;
+      this.s.store.refresh(o.dir);
+    })()
+      .catch((err) => this.s.log.warn(`collector run ${o.runId}: new test results not read: ${(err as Error).message}`))
+      .finally(() => {
+        o.syncing = undefined;
+        if (o.again) this.syncTests(o);
+      });
+    o.syncing = p;
+    return p;
+  }
+
+  /** Takes the collector's new test results of an open run now (a job of ours just finished). */
+  async refreshTests(dir: string): Promise<void> {
+    const o = this.opened.get(dir);
+    if (!o) return;
+    while (o.syncing) await o.syncing;
+    await this.pollTests(o);
+  }
+
+  /**
+   * The collector's run a cache folder holds, and the collector's job routes, when this
+   * connection's token may submit jobs there (undefined: replays of it run on this machine).
+   */
+  async teamJobs(dir: string): Promise<{ runId: string; jobs: TeamJobs } | undefined> {
+    const o = this.opened.get(dir);
+    const client = this.client;
+    if (!o || !client) return undefined;
+    this.jobs ??= (() => {
+      const api = new TeamJobs(client);
+      return { api, available: api.available().catch(() => false) };
+    })();
+    const j = this.jobs;
+    return (await j.available) && !j.refused ? { runId: o.runId, jobs: j.api } : undefined;
+  }
+
+  /** The collector refused this connection's token a job (no jobs scope): stop offering its workers. */
+  refuseJobs(why: string): void {
+    if (this.jobs) this.jobs.refused = why;
+  }
+
   dispose(): void {
-    for (const o of this.opened.values()) o.follow?.abort();
+    for (const o of this.opened.values()) {
+      o.follow?.abort();
+      clearInterval(o.poll);
+    }
     this.storeSub.dispose();
     this.emitter.dispose();
   }
