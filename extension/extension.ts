@@ -12,6 +12,7 @@ import { DiagnosticsController } from "./diagnostics";
 import { RunDiscovery } from "./discovery";
 import { registerBlobs, openBlob } from "./blobs";
 import { registerCollector } from "./collector";
+import { TeamWorkers } from "./team-workers";
 import { WorkspaceRuns } from "./logic/workspace-runs";
 import { SiteResolver } from "./logic/sites";
 import { SettingsByFolder } from "./logic/settings";
@@ -67,6 +68,7 @@ export function activate(context: vscode.ExtensionContext): void {
   registerCommands({ s, tree, panel, replay, discovery, recording: registerRecording({ s, discovery, panel, replay, tree }) });
   const collector = registerCollector(s);
   tree.setRemote(collector, collector.onDidChange);
+  replay.setElsewhere(new TeamWorkers(s, collector));
 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {

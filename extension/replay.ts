@@ -32,8 +32,16 @@ export interface ReplayOptions {
   onProgress?: (p: Progress) => void;
 }
 
+/** Somewhere else a replay may run (the team's workers, team-workers.ts): asked first. */
+export interface ReplayElsewhere {
+  /** "local", "workers", or undefined when the user dismissed the question. */
+  where(job: ReplayJob): Promise<"local" | "workers" | undefined>;
+  run(job: ReplayJob, opts: ReplayOptions): Promise<ReplayOutcome>;
+}
+
 export class ReplayService {
   private running = 0;
+  private elsewhere: ReplayElsewhere | undefined;
 
   private readonly approvals: ProgramApprovals;
 
@@ -109,8 +117,29 @@ export class ReplayService {
     await this.approvals.approve({ program, file: plan.file, sha256: checkFile(plan.file), root, at: new Date().toISOString() });
   }
 
-  /** Runs a job in the worker. Never throws: failures come back as { ok: false } and are logged. */
+  /** Where else replays may run (the team's workers of a connected collector). */
+  setElsewhere(e: ReplayElsewhere): void {
+    this.elsewhere = e;
+  }
+
+  /**
+   * Runs a job in the worker, or, for a collector's run, on the team's workers when the user
+   * chooses them (nothing runs here then). Never throws: failures come back as { ok: false } and
+   * are logged.
+   */
   async run(job: ReplayJob, opts: ReplayOptions): Promise<ReplayOutcome> {
+    const where = this.elsewhere ? await this.elsewhere.where(job) : "local";
+    if (where === undefined) return { ok: false, error: "cancelled", cancelled: true };
+    if (where === "workers") {
+      this.running++;
+      try {
+        const out = await this.elsewhere!.run(job, opts);
+        if (out.ok) this.s.store.refresh(job.run);
+        return out;
+      } finally {
+        this.running--;
+      }
+    }
     if (!this.canReplay) {
       void this.explainRestricted();
       return { ok: false, error: this.reason! };
