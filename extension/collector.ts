@@ -71,7 +71,7 @@ export class CollectorConnection implements vscode.Disposable, RemoteRuns {
   private readonly storeSub: vscode.Disposable;
   readonly cacheRoot: string;
   /** Whether this connection's collector runs jobs for its token (asked once per connection). */
-  private jobs: { api: TeamJobs; available: Promise<boolean>; refused?: string } | undefined;
+  private jobs: { api: TeamJobs; available: Promise<boolean | undefined>; refused?: string } | undefined;
 
   constructor(
     private readonly s: Services,
@@ -409,10 +409,13 @@ export class CollectorConnection implements vscode.Disposable, RemoteRuns {
     if (!o || !client) return undefined;
     this.jobs ??= (() => {
       const api = new TeamJobs(client);
-      return { api, available: api.available().catch(() => false) };
+      return { api, available: api.available().catch(() => undefined) };
     })();
     const j = this.jobs;
-    return (await j.available) && !j.refused ? { runId: o.runId, jobs: j.api } : undefined;
+    const ok = await j.available;
+    // no answer is not a no: asked again next time
+    if (ok === undefined && this.jobs === j) this.jobs = undefined;
+    return ok && !j.refused ? { runId: o.runId, jobs: j.api } : undefined;
   }
 
   /** The collector refused this connection's token a job (no jobs scope): stop offering its workers. */

@@ -70,15 +70,17 @@ export class TeamJobs {
   /**
    * Whether the collector runs jobs (a PostgreSQL store with workers) and this token may submit
    * them: an empty job is sent, which the collector refuses with 401 without the jobs scope, 404
-   * without job routes, and 400 (the job is not valid; nothing is queued) when the token may submit.
+   * without job routes, and 400 (the job is not valid; nothing is queued) when the token may submit;
+   * undefined when the collector did not answer.
    */
-  async available(): Promise<boolean> {
+  async available(): Promise<boolean | undefined> {
     try {
       await this.call("POST", "/v1/jobs", {});
       return false; // an empty job accepted: not a collector this client understands
     } catch (err) {
-      if (err instanceof TeamJobError) return err.status === 400;
-      if (err instanceof TransferError) return false;
+      // undefined: no answer (unreachable, restarting): ask again next time
+      if (err instanceof TeamJobError) return err.status >= 500 ? undefined : err.status === 400;
+      if (err instanceof TransferError) return undefined;
       throw err;
     }
   }
@@ -178,7 +180,8 @@ export function jobSpecOf(job: ReplayJob, runId: string, s: Pick<ReplaySettings,
 export function jobProgress(j: TeamJob): Progress {
   if (j.status === "queued" || !j.progress) return { phase: t("queued on the team's workers"), done: 0, total: 0 };
   const p = j.progress;
-  return { phase: j.kind === "attribute" ? t("test {0}", p.tests + 1) : t("pairs"), done: p.pairs, total: 0, message: p.message ?? t("{0} model calls", p.model_calls) };
+  const phase = j.kind === "attribute" ? t("test {0} on the team's workers", p.tests + 1) : t("on the team's workers");
+  return { phase, done: p.pairs, total: 0, message: p.message ?? t("{0} pairs, {1} model calls", p.pairs, p.model_calls) };
 }
 
 export type TeamOutcome = { ok: true; result: Record<string, unknown>; askedBy: string; workers: string[] } | { ok: false; error: string; cancelled?: boolean };

@@ -271,16 +271,22 @@ describe("what a job and the collector's answers may carry", () => {
       res.end("{}");
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const port = (server.address() as { port: number }).port;
     try {
-      const client = new CollectorClient(`http://127.0.0.1:${(server.address() as { port: number }).port}`, "t");
+      const client = new CollectorClient(`http://127.0.0.1:${port}`, "t");
       const r = await takeRemoteTests(client, "r1", good, 0);
       expect(r).toMatchObject({ refused: expect.stringMatching(/fail their check/) });
       expect(fs.readFileSync(path.join(good, "tests.jsonl"), "utf8")).toBe("");
       // and a cache holding a result of its own not sent yet is left alone (sending re-chains it)
       fs.writeFileSync(path.join(good, "tests.jsonl"), edited);
       expect(await takeRemoteTests(client, "r1", good, 0)).toEqual({ skipped: "local-unsent" });
+      // a collector without job routes offers no workers
+      expect(await new TeamJobs(client).available()).toBe(false);
     } finally {
-      server.close();
+      await new Promise((r) => server.close(r));
     }
+    // and one that does not answer is asked again later, not taken for a no
+    const gone = new CollectorClient(`http://127.0.0.1:${port}`, "t");
+    expect(await new TeamJobs(gone).available()).toBeUndefined();
   });
 });
