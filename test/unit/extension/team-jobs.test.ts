@@ -14,13 +14,16 @@ import path from "node:path";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 
-const ui = vi.hoisted(() => ({
-  where: undefined as string | undefined,
-  pick: "workers",
-  asked: 0,
-  progress: [] as string[],
-  errors: [] as string[],
-}));
+interface Ui {
+  /** The user's causeway.replay.where. */
+  where?: string;
+  /** What the quick pick answers (undefined: dismissed). */
+  pick?: string;
+  asked: number;
+  progress: string[];
+  errors: string[];
+}
+const ui: Ui = vi.hoisted(() => ({ where: undefined, pick: "workers", asked: 0, progress: [], errors: [] }));
 
 vi.mock("vscode", () => {
   class EventEmitter<T> {
@@ -63,6 +66,7 @@ import { checkSpec } from "../../../core/jobs/spec";
 import { verifyRun } from "../../../core/log/verify";
 import { CollectorConnection } from "../../../extension/collector";
 import { TeamWorkers } from "../../../extension/team-workers";
+import { ReplayService } from "../../../extension/replay";
 import { WorkspaceRuns } from "../../../extension/logic/workspace-runs";
 import { takeRemoteTests } from "../../../extension/logic/remote-tests";
 import { TeamJobs, decideWhere, jobOf, jobSpecOf, whereSetting } from "../../../extension/logic/team-jobs";
@@ -95,6 +99,8 @@ function services(name: string, log: string[]): Services {
       globalStorageUri: { fsPath: path.join(tmp, name) },
       secrets: { get: async (k: string) => secrets.get(k), store: async (k: string, v: string) => void secrets.set(k, v), delete: async (k: string) => void secrets.delete(k) },
       globalState: { get: (k: string) => state.get(k), update: async (k: string, v: unknown) => void state.set(k, v) },
+      workspaceState: { get: () => undefined, update: async () => {} },
+      extensionPath: process.cwd(),
     },
     store,
     log: { info: line("info"), warn: line("warn"), error: line("error"), show: () => {} },
@@ -162,15 +168,25 @@ describe.skipIf(!HAVE_PG)("Run test on the team's workers, from two windows", ()
   it("one window submits; the result shows there, and the other window takes the test from the collector", async () => {
     const a = await openWindow("alice-1", ALICE);
     const b = await openWindow("bob-1", BOB);
-    const team = new TeamWorkers(a.s, a.conn);
+    // the one path every replay of the editor takes (commands, the investigator)
+    const replay = new ReplayService(a.s);
+    replay.setElsewhere(new TeamWorkers(a.s, a.conn));
     const job = { op: "test" as const, run: a.dir, intervention: REMOVE, target: TARGET };
+    const jobs = new TeamJobs(new CollectorClient(collector.url, ALICE));
+    const submitted = async () => ((await (await new CollectorClient(collector.url, ALICE).request("GET", "/v1/jobs")).json()) as { jobs: unknown[] }).jobs.length;
     ui.where = undefined;
-    ui.pick = "workers";
-    const asked = ui.asked;
-    expect(await team.where(job)).toBe("workers");
+    // the question dismissed: nothing runs anywhere
+    ui.pick = undefined;
+    let asked = ui.asked;
+    expect(await replay.run(job, { title: "Run test" })).toMatchObject({ ok: false, cancelled: true });
     expect(ui.asked).toBe(asked + 1); // "ask" by default: the quick pick was shown
+    expect(await submitted()).toBe(0);
+    ui.pick = "workers";
+    asked = ui.asked;
     const seen: string[] = [];
-    const out = await team.run(job, { title: "Run test", onProgress: (p) => seen.push(p.phase) });
+    const out = await replay.run(job, { title: "Run test", onProgress: (p) => seen.push(p.phase) });
+    expect(ui.asked).toBe(asked + 1);
+    expect(await submitted()).toBe(1);
     expect(out.ok, JSON.stringify(out) + a.log.join("\n")).toBe(true);
     if (!out.ok) return;
     const r = out.result as { intervention: string; target: string; n: number; verdict: string; job?: string };
@@ -178,6 +194,7 @@ describe.skipIf(!HAVE_PG)("Run test on the team's workers, from two windows", ()
     expect(r.n).toBeGreaterThanOrEqual(8);
     expect(out.message).toMatch(/on the team's workers: asked by alice, run by \S+\)/);
     expect(seen.length).toBeGreaterThan(0); // the job's progress reached the investigator's callback
+    expect((await jobs.get(/submitted job ([0-9a-f-]{36})/.exec(a.log.join("\n"))![1])).status).toBe("done");
     // the job system appended the test for alice; the submitting window's cache holds it now
     const mine = testLines(a.dir).filter((l) => l.asked_by === "alice");
     expect(mine).toHaveLength(1);
