@@ -8,10 +8,10 @@ import { canonical, deriveSeed, refOf } from "../log/hash";
 import { parseLossless } from "../log/pyjson";
 import { interveneOn, recordChanges } from "../specs/apply";
 import { parseIntervention } from "../specs/grammar";
-import { newcombe, roleFor, sequentialLooks, suggestedN, verdictFor, zFor, type Verdict } from "../stats/stats";
+import { newcombe, sequentialLooks, verdictFor, zFor, type Verdict } from "../stats/stats";
 import { ReplayError, checkAbort, type Progress, type ReplayContext } from "./context";
 import { bettingNMax, sequentialBetting } from "./sequential";
-import { DECISIVE, MIN_EFFECT, r4, type TestMethod } from "./test-record";
+import { DECISIVE, MIN_EFFECT, newcombeNeeded, r4, testRecord, type TestEnding, type TestMethod } from "./test-record";
 
 export interface DecisionTestOptions {
   /** Seq or id of the decision. */
@@ -70,112 +70,97 @@ export async function decisionTest(ctx: ReplayContext, opts: DecisionTestOptions
     if (out && typeof out === "object" && (out as { isModelOutput?: boolean }).isModelOutput) out = (out as { value: unknown }).value;
     return canonical(out);
   };
-  if ((opts.method ?? "betting") === "betting") {
-    const minEffect = opts.minEffect ?? MIN_EFFECT;
-    const alpha = opts.alpha ?? 0.05 / (opts.family ?? 1);
-    const nMax = bettingNMax(opts.n, opts.nMax);
-    let k0 = 0;
-    let k1 = 0;
-    // pair j: the recorded context and the intervened one (and, without --contains, the recorded one again: noise)
-    const pair = async (j: number) => {
-      const s = deriveSeed("dt", ctx.runId, ev.seq, j);
-      const a = await call(items, s);
-      const b = await call(kept, s);
-      return { a, b, again: opts.contains === undefined ? await call(items, s) : "" };
-    };
-    const score = ({ a, b, again }: { a: string; b: string; again: string }): number => {
-      if (opts.contains !== undefined) {
-        const x = +a.includes(opts.contains);
-        const y = +b.includes(opts.contains);
-        k0 += x;
-        k1 += y;
-        return x - y;
-      }
-      const changed = +(a !== b);
-      const noise = +(a !== again);
-      k1 += changed;
-      k0 += noise;
-      return changed - noise;
-    };
-    const o = await sequentialBetting({ alpha, minEffect, nMax, minPairs: opts.minPairs, signal: opts.signal, applied, onLook: (i) => opts.onProgress?.({ phase: "decision", done: i, total: nMax }) }, pair, score);
-    const i = o.n;
-    const base = { n: i, plan: [nMax], ci: i === 0 ? ([-1, 1] as [number, number]) : o.ci, verdict: o.verdict, minEffect };
-    const extra = { p_value: o.p_value, e_value: o.e_value, alpha, stopped: o.stopped, stop_reason: o.stop_reason };
-    const q = Math.max(1, i);
-    const result =
-      opts.contains !== undefined
-        ? decisionRecord(ev, base, { intervention: opts.intervention, target: `decision#${ev.seq} output~${opts.contains}`, p_with: r4(k0 / q), p_without: r4(k1 / q), effect: r4((k0 - k1) / q), noise: null, model_calls: 2 * i, ...extra })
-        : decisionRecord(ev, base, { intervention: opts.intervention, target: `decision#${ev.seq} output changed`, p_with: null, p_without: null, effect: r4((k1 - k0) / q), noise: r4(k0 / q), model_calls: 3 * i, ...extra });
-    result.looks = i;
-    result.n_needed = o.verdict === "inconclusive" ? o.n_needed : null;
-    result.method = `re-call one recorded model call with and without the item, paired seeds; betting confidence sequence on the paired differences (anytime-valid, alpha ${Number(alpha.toPrecision(3))})`;
-    if (changes.length) result.changes = changes;
-    if (opts.save !== false) appendTest(ctx.run.dir, result);
-    return result;
-  }
+  const contains = opts.contains;
+  // k0: with --contains, outputs with the text; else outputs that changed anyway (noise). k1: the same without the item, or outputs it changed
+  const k = { k0: 0, k1: 0 };
+  // pair j: the recorded context and the intervened one (and, without --contains, the recorded one again: noise)
+  const pair = async (j: number): Promise<Outputs> => {
+    const seed = deriveSeed("dt", ctx.runId, ev.seq, j);
+    const a = await call(items, seed);
+    const b = await call(kept, seed);
+    return { a, b, again: contains === undefined ? await call(items, seed) : "" };
+  };
+  // with --contains: does the output contain the text, with vs without; else: did it change without the item vs anyway
+  const score = ({ a, b, again }: Outputs): number => {
+    if (contains !== undefined) {
+      const x = +a.includes(contains);
+      const y = +b.includes(contains);
+      k.k0 += x;
+      k.k1 += y;
+      return x - y;
+    }
+    const changed = +(a !== b);
+    const noise = +(a !== again);
+    k.k1 += changed;
+    k.k0 += noise;
+    return changed - noise;
+  };
+  const minEffect = opts.minEffect ?? MIN_EFFECT;
+  const how = (opts.method ?? "betting") === "betting" ? await bettingDecision(opts, applied, minEffect, pair, score) : await newcombeDecision(opts, applied, minEffect, pair, score, k);
+  const i = how.ending.n;
+  const q = how.divisor;
+  const { k0, k1 } = k;
+  // a decision's causal role reads its rates rounded
+  const rates =
+    contains !== undefined
+      ? { target: `decision#${ev.seq} output~${contains}`, p_with: r4(k0 / q), p_without: r4(k1 / q), effect: (k0 - k1) / q, noise: null, model_calls: 2 * i }
+      : { target: `decision#${ev.seq} output changed`, p_with: null, p_without: null, effect: (k1 - k0) / q, noise: k0 / q, model_calls: 3 * i };
+  const result = testRecord({ scope: "decision", intervention: opts.intervention, decision: ev, ending: how.ending, looks: how.looks, nMax: how.nMax, minEffect, method: how.method, ...rates, changes: changes.length ? changes : undefined });
+  if (opts.save !== false) appendTest(ctx.run.dir, result);
+  return result;
+}
+
+/** A decision pair's outputs: recorded context, intervened context, recorded context again (noise; "" with --contains). */
+interface Outputs {
+  a: string;
+  b: string;
+  again: string;
+}
+
+/** How a decision test's method ended, and what its record says of it (divisor: of the rates). */
+interface DecisionRun {
+  ending: TestEnding;
+  looks: number;
+  nMax: number;
+  method: string;
+  divisor: number;
+}
+
+/** The decision test with the betting confidence sequence (the default): sequential up to nMax, or n. */
+async function bettingDecision(opts: DecisionTestOptions, applied: boolean, minEffect: number, pair: (j: number) => Promise<Outputs>, score: (o: Outputs) => number): Promise<DecisionRun> {
+  const alpha = opts.alpha ?? 0.05 / (opts.family ?? 1);
+  const nMax = bettingNMax(opts.n, opts.nMax);
+  const o = await sequentialBetting({ alpha, minEffect, nMax, minPairs: opts.minPairs, signal: opts.signal, applied, onLook: (i) => opts.onProgress?.({ phase: "decision", done: i, total: nMax }) }, pair, score);
+  return {
+    ending: { ...o, ci: o.n === 0 ? [-1, 1] : o.ci },
+    looks: o.n,
+    nMax,
+    method: `re-call one recorded model call with and without the item, paired seeds; betting confidence sequence on the paired differences (anytime-valid, alpha ${Number(alpha.toPrecision(3))})`,
+    divisor: Math.max(1, o.n),
+  };
+}
+
+/** The decision test with the reference's Newcombe interval at looks n, 2n, …, nMax. */
+async function newcombeDecision(opts: DecisionTestOptions, applied: boolean, minEffect: number, pair: (j: number) => Promise<Outputs>, score: (o: Outputs) => number, k: { k0: number; k1: number }): Promise<DecisionRun> {
   const n = opts.n ?? 30;
   const plan = sequentialLooks(n, opts.nMax && opts.nMax > n ? opts.nMax : n);
   const z = zFor(plan.length * (opts.family ?? 1));
-  const minEffect = opts.minEffect ?? MIN_EFFECT;
-  let k0 = 0;
-  let k1 = 0;
   let i = 0;
   let ci: [number, number] = [-1, 1];
   let verdict: Verdict = "inconclusive";
   for (const size of plan) {
     while (i < size) {
       checkAbort(opts.signal);
-      const s = deriveSeed("dt", ctx.runId, ev.seq, i);
+      const outputs = await pair(i);
       i++;
-      const a = await call(items, s);
-      const b = await call(kept, s);
-      if (opts.contains !== undefined) {
-        k0 += +a.includes(opts.contains);
-        k1 += +b.includes(opts.contains);
-      } else {
-        k1 += +(a !== b); // changed when the item is removed
-        k0 += +(a !== (await call(items, s))); // changed anyway: sampling noise
-      }
+      score(outputs);
       opts.onProgress?.({ phase: "decision", done: i, total: plan[plan.length - 1] });
     }
+    const { k0, k1 } = k;
     ci = opts.contains !== undefined ? newcombe(k0, i, k1, i, z) : newcombe(k1, i, k0, i, z);
     verdict = verdictFor(ci, applied, minEffect);
     const eff = opts.contains !== undefined ? (k0 - k1) / i : (k1 - k0) / i;
     if (DECISIVE.has(verdict) || verdict === "not-applied" || (plan.length > 1 && i >= 2 * n && Math.abs(eff) <= 0.05)) break;
   }
-  const result =
-    opts.contains !== undefined
-      ? decisionRecord(ev, { n: i, plan, ci, verdict, minEffect }, { intervention: opts.intervention, target: `decision#${ev.seq} output~${opts.contains}`, p_with: r4(k0 / i), p_without: r4(k1 / i), effect: r4((k0 - k1) / i), noise: null, model_calls: 2 * i })
-      : decisionRecord(ev, { n: i, plan, ci, verdict, minEffect }, { intervention: opts.intervention, target: `decision#${ev.seq} output changed`, p_with: null, p_without: null, effect: r4((k1 - k0) / i), noise: r4(k0 / i), model_calls: 3 * i });
-  result.method = "re-call one recorded model call with and without the item, paired seeds";
-  if (changes.length) result.changes = changes;
-  if (opts.save !== false) appendTest(ctx.run.dir, result);
-  return result;
+  return { ending: { n: i, verdict, ci, n_needed: newcombeNeeded(i, ci, verdict, minEffect) }, looks: plan.length, nMax: plan[plan.length - 1], method: "re-call one recorded model call with and without the item, paired seeds", divisor: i };
 }
-
-/**
- * The tests.jsonl record of a decision-level test (in-process or over HTTP): the fields every
- * decision test shares, around the rates and effect the caller measured.
- */
-export function decisionRecord(
-  ev: { id: string; seq: number },
-  o: { n: number; plan: number[]; ci: [number, number]; verdict: Verdict; minEffect: number },
-  fields: { intervention: string; target: string; p_with: number | null; p_without: number | null; effect: number; noise: number | null; model_calls: number } & Record<string, unknown>,
-): Record<string, unknown> {
-  const rec: Record<string, unknown> = {
-    ...fields,
-    n: o.n,
-    looks: o.plan.length,
-    n_max: o.plan[o.plan.length - 1],
-    ci: [r4(o.ci[0]), r4(o.ci[1])],
-    verdict: o.verdict,
-    min_effect: o.minEffect,
-    n_needed: o.verdict === "inconclusive" ? Math.max(o.n, suggestedN(o.n, o.ci, o.minEffect)) : null,
-    scope: "decision",
-    decision: ev.id,
-    decision_seq: ev.seq,
-  };
-  if (o.verdict === "causal" && fields.p_with !== null) rec.role = roleFor(o.ci, fields.p_with);
-  return rec;
-}
-

@@ -11,11 +11,11 @@
 import { appendTest } from "../log/testslog";
 import { recordChanges } from "../specs/apply";
 import { parseIntervention, parseTarget, type Intervention, type Target } from "../specs/grammar";
-import { mcnemarExact, newcombe, roleFor, sequentialLooks, suggestedN, verdictFor, zFor, type Verdict } from "../stats/stats";
-import { BudgetExceeded, checkAbort, scopeOf, type ArmOutcome, type Progress, type ReplayContext } from "./context";
+import { mcnemarExact, newcombe, roleFor, sequentialLooks, verdictFor, zFor, type Verdict } from "../stats/stats";
+import { BudgetExceeded, checkAbort, scopeOf, type ArmOutcome, type CallCounts, type Progress, type ReplayContext } from "./context";
 import { recordedItems } from "./edited-content";
 import { bettingNMax, sequentialBetting } from "./sequential";
-import { DECISIVE, MIN_EFFECT, r4, type TestMethod, type TestResult } from "./test-record";
+import { DECISIVE, MIN_EFFECT, newcombeNeeded, testRecord, type Stopped, type TestEnding, type TestMethod, type TestResult } from "./test-record";
 
 /** The counts of a run test's pairs so far (both methods). */
 class PairTally {
@@ -123,39 +123,89 @@ export function followUpTest(ctx: ReplayContext, o: FollowUpOptions, family: num
   return runTest(ctx, { intervention, baseline, target: o.target, n: o.n ?? 10, nMax: o.nMax ?? 80, family, workers: o.workers, seedBase: o.seedBase, signal: o.signal, onProgress, save: false });
 }
 
-/** Does removing the intervention change how often the target happens? */
-export async function runTest(ctx: ReplayContext, opts: TestOptions): Promise<TestResult> {
-  if ((opts.method ?? "betting") === "betting") return runBettingTest(ctx, opts);
+/** What both methods of a run test start from: the parsed specs, the pairs' tally and the call counts before. */
+interface RunSetup {
+  specs: string[];
+  interventions: Intervention[];
+  baseline: Intervention[];
+  family: number;
+  minEffect: number;
+  before: CallCounts;
+  t: PairTally;
+  /** Runs pair j (its "with" arm shared when another test of the run ran it). */
+  pair: (j: number) => Promise<{ base: ArmOutcome; treat: ArmOutcome }>;
+}
+
+function setUp(ctx: ReplayContext, opts: TestOptions): RunSetup {
   const specs = Array.isArray(opts.intervention) ? opts.intervention : [opts.intervention];
   const interventions = specs.map(parseIntervention);
   const baseline = (opts.baseline ?? []).map(parseIntervention);
-  const baseKey = baseline.map((b) => b.spec).join(" | ");
   const target = parseTarget(opts.target);
-  const n = opts.n ?? 30;
-  const family = opts.family ?? 1;
-  const minEffect = opts.minEffect ?? MIN_EFFECT;
   const seedBase = opts.seedBase ?? "cf";
+  const t = new PairTally();
+  const pair = (j: number) => t.pair(ctx, seedBase, j, baseline, interventions, target);
+  return { specs, interventions, baseline, family: opts.family ?? 1, minEffect: opts.minEffect ?? MIN_EFFECT, before: { ...ctx.counts }, t, pair };
+}
+
+/** A run test's record from how it ended (saved to tests.jsonl unless told not to). */
+function finish(ctx: ReplayContext, opts: TestOptions, s: RunSetup, ending: TestEnding, how: { looks: number; nMax: number; method: string; budgetNote: string }): TestResult {
+  const { t } = s;
+  const pWith = t.kWith / ending.n;
+  const pWithout = t.kWithout / ending.n;
+  const result = testRecord({
+    scope: "run",
+    intervention: s.specs.join(" | "),
+    target: opts.target,
+    ending,
+    looks: how.looks,
+    nMax: how.nMax,
+    family: s.family,
+    minEffect: s.minEffect,
+    p_with: pWith,
+    p_without: pWithout,
+    effect: pWith - pWithout,
+    pairs: t,
+    model_calls: ctx.counts.made - s.before.made,
+    naive_model_calls: ctx.counts.naive - s.before.naive,
+    method: how.method,
+    ...scopeOf(ctx, t.assumptions),
+    note: ending.stopped === "budget" ? how.budgetNote : undefined,
+    baseline: s.baseline.length ? s.baseline.map((b) => b.spec).join(" | ") : undefined,
+    group: s.specs.length > 1 ? s.specs : undefined,
+    changes: s.interventions.some((iv) => iv.edit) ? recordChanges(opts.save !== false ? ctx.run.dir : undefined, s.interventions, recordedItems(ctx.model)) : undefined,
+  });
+  if (opts.save !== false) appendTest(ctx.run.dir, result);
+  return result;
+}
+
+/** Does removing the intervention change how often the target happens? */
+export async function runTest(ctx: ReplayContext, opts: TestOptions): Promise<TestResult> {
+  return (opts.method ?? "betting") === "betting" ? runBettingTest(ctx, opts) : runNewcombeTest(ctx, opts);
+}
+
+/** runTest with the reference's method: a Newcombe interval at looks n, 2n, …, nMax (Bonferroni over looks). */
+async function runNewcombeTest(ctx: ReplayContext, opts: TestOptions): Promise<TestResult> {
+  const s = setUp(ctx, opts);
+  const { t, family, minEffect } = s;
+  const n = opts.n ?? 30;
   const plan = sequentialLooks(n, opts.nMax && opts.nMax > n ? opts.nMax : n);
   const z = zFor(plan.length * family);
   const workers = Math.max(1, opts.workers ?? 1);
-  const before = { ...ctx.counts };
-  const t = new PairTally();
   let i = 0;
-  let stopped: TestResult["stopped"] = "n_max";
+  let stopped: Stopped = "n_max";
   let ci: [number, number] = [-1, 1];
   let verdict: Verdict = "inconclusive";
-  const pair = (j: number) => t.pair(ctx, seedBase, j, baseline, interventions, target);
   try {
     for (const size of plan) {
       for (let j = i; j < size; j += workers) {
         checkAbort(opts.signal);
         const batch = [];
-        for (let k = j; k < Math.min(size, j + workers); k++) batch.push(pair(k));
+        for (let k = j; k < Math.min(size, j + workers); k++) batch.push(s.pair(k));
         for (const p of await Promise.all(batch)) {
           t.add(p);
           i++;
         }
-        opts.onProgress?.({ phase: "test", done: i, total: plan[plan.length - 1], message: `${specs.join(" | ")}: ${i} pairs` });
+        opts.onProgress?.({ phase: "test", done: i, total: plan[plan.length - 1], message: `${s.specs.join(" | ")}: ${i} pairs` });
       }
       ci = newcombe(t.kWith, i, t.kWithout, i, z);
       verdict = verdictFor(ci, t.applied > 0, minEffect);
@@ -178,42 +228,13 @@ export async function runTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
     if (!DECISIVE.has(verdict) && verdict !== "not-applied") verdict = "inconclusive";
     stopped = "budget";
   }
-  const pWith = t.kWith / i;
-  const pWithout = t.kWithout / i;
-  const result: TestResult = {
-    intervention: specs.join(" | "),
-    target: opts.target,
-    n: i,
+  const p_value = Math.round(Math.min(1, plan.length * family * mcnemarExact(t.flips.removed, t.flips.added)) * 1e6) / 1e6;
+  return finish(ctx, opts, s, { n: i, verdict, ci, stopped, p_value, n_needed: newcombeNeeded(i, ci, verdict, minEffect) }, {
     looks: plan.length,
-    n_max: plan[plan.length - 1],
-    family,
-    stopped,
-    p_with: r4(pWith),
-    p_without: r4(pWithout),
-    effect: r4(pWith - pWithout),
-    ci: [r4(ci[0]), r4(ci[1])],
-    verdict,
-    pair_flips: t.flips,
-    p_value: Math.round(Math.min(1, plan.length * family * mcnemarExact(t.flips.removed, t.flips.added)) * 1e6) / 1e6,
-    intervention_applied_in: t.applied,
-    off_tape_actions: t.off.without,
-    off_tape_by_arm: t.off,
-    min_effect: minEffect,
-    n_needed: verdict === "inconclusive" ? Math.max(i, suggestedN(i, ci, minEffect)) : null,
-    program_runs: i + t.baseRuns,
-    model_calls: ctx.counts.made - before.made,
-    naive_model_calls: ctx.counts.naive - before.naive,
+    nMax: plan[plan.length - 1],
     method: `paired re-execution, tool results from tape, Newcombe 95% CI (--method newcombe)${plan.length > 1 ? `, sequential over ${plan.length} looks (Bonferroni)` : ""}${family > 1 ? `, family of ${family}` : ""}`,
-    scope: "run",
-  };
-  Object.assign(result, scopeOf(ctx, t.assumptions));
-  if (stopped === "budget") result.note = `stopped by the model-call budget after ${i} pairs`;
-  if (baseline.length) result.baseline = baseKey;
-  if (specs.length > 1) result.group = specs;
-  if (verdict === "causal") result.role = roleFor(ci, pWith);
-  if (interventions.some((iv) => iv.edit)) result.changes = recordChanges(opts.save !== false ? ctx.run.dir : undefined, interventions, recordedItems(ctx.model));
-  if (opts.save !== false) appendTest(ctx.run.dir, result);
-  return result;
+    budgetNote: `stopped by the model-call budget after ${i} pairs`,
+  });
 }
 
 /** Pairs after which a betting test may stop for futility because the pattern so far would not decide it by n_max. */
@@ -221,19 +242,10 @@ export const FUTILITY_AFTER = 10;
 
 /** runTest with the paired betting confidence sequence (the default method). */
 async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<TestResult> {
-  const specs = Array.isArray(opts.intervention) ? opts.intervention : [opts.intervention];
-  const interventions = specs.map(parseIntervention);
-  const baseline = (opts.baseline ?? []).map(parseIntervention);
-  const baseKey = baseline.map((b) => b.spec).join(" | ");
-  const target = parseTarget(opts.target);
-  const family = opts.family ?? 1;
-  const minEffect = opts.minEffect ?? MIN_EFFECT;
+  const s = setUp(ctx, opts);
+  const { t, family, minEffect } = s;
   const alpha = opts.alpha ?? 0.05 / family;
-  const seedBase = opts.seedBase ?? "cf";
   const nMax = bettingNMax(opts.n, opts.nMax);
-  const before = { ...ctx.counts };
-  const t = new PairTally();
-  const pair = (j: number) => t.pair(ctx, seedBase, j, baseline, interventions, target);
   const o = await sequentialBetting(
     {
       alpha,
@@ -243,7 +255,7 @@ async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
       minPairs: opts.minPairs,
       signal: opts.signal,
       notApplied: () => t.applied === 0,
-      onLook: (i) => opts.onProgress?.({ phase: "test", done: i, total: nMax, message: `${specs.join(" | ")}: ${i} pairs, ${ctx.counts.made - before.made} model calls` }),
+      onLook: (i) => opts.onProgress?.({ phase: "test", done: i, total: nMax, message: `${s.specs.join(" | ")}: ${i} pairs, ${ctx.counts.made - s.before.made} model calls` }),
       more: (verdict, seq, i) => verdict === "causal" && !!opts.sizeRole && roleFor(seq.state().ci, t.kWith / i) === "confirmed",
       // the projection rule: after FUTILITY_AFTER pairs, little effect is seen (|effect| < min_effect/2)
       // and the pattern so far would not give a causal or suppressive verdict by n_max (Find the
@@ -256,48 +268,13 @@ async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
         return (opts.causalOnly ? effect : Math.abs(effect)) < minEffect / 2 && (seq.pairsNeeded(nMax - i, true) ?? Infinity) > nMax;
       },
     },
-    pair,
+    s.pair,
     (p) => t.add(p),
   );
-  const i = o.n;
-  const pWith = t.kWith / i;
-  const pWithout = t.kWithout / i;
-  const result: TestResult = {
-    intervention: specs.join(" | "),
-    target: opts.target,
-    n: i,
-    looks: i,
-    n_max: nMax,
-    family,
-    stopped: o.stopped,
-    p_with: r4(pWith),
-    p_without: r4(pWithout),
-    effect: r4(pWith - pWithout),
-    ci: o.ci,
-    verdict: o.verdict,
-    pair_flips: t.flips,
-    p_value: o.p_value,
-    e_value: o.e_value,
-    alpha,
-    intervention_applied_in: t.applied,
-    off_tape_actions: t.off.without,
-    off_tape_by_arm: t.off,
-    min_effect: minEffect,
-    n_needed: o.verdict === "inconclusive" ? o.n_needed : null,
-    program_runs: i + t.baseRuns,
-    model_calls: ctx.counts.made - before.made,
-    naive_model_calls: ctx.counts.naive - before.naive,
+  return finish(ctx, opts, s, o, {
+    looks: o.n,
+    nMax,
     method: `paired re-execution, tool results from tape, betting confidence sequence on the paired differences (anytime-valid, alpha ${Number(alpha.toPrecision(3))}${family > 1 ? `, family of ${family}` : ""})`,
-    scope: "run",
-  };
-  result.stop_reason = o.stop_reason;
-  Object.assign(result, scopeOf(ctx, t.assumptions));
-  if (o.stopped === "budget") result.note = `stopped by the budget after ${i} pairs`;
-  if (baseline.length) result.baseline = baseKey;
-  if (specs.length > 1) result.group = specs;
-  if (o.verdict === "causal") result.role = roleFor(o.ci, pWith);
-  if (interventions.some((iv) => iv.edit)) result.changes = recordChanges(opts.save !== false ? ctx.run.dir : undefined, interventions, recordedItems(ctx.model));
-  if (opts.save !== false) appendTest(ctx.run.dir, result);
-  return result;
+    budgetNote: `stopped by the budget after ${o.n} pairs`,
+  });
 }
-

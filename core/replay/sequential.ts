@@ -6,7 +6,7 @@
 import { PairedSequence } from "../stats/betting";
 import type { Verdict } from "../stats/stats";
 import { BudgetExceeded, checkAbort } from "./context";
-import { r4, type TestResult } from "./test-record";
+import { r4, type Stopped, type TestEnding } from "./test-record";
 
 /** Default largest number of pairs of a sequential betting test when neither n nor nMax is given. */
 export const DEFAULT_N_MAX = 200;
@@ -35,7 +35,7 @@ export function roundP(p: number, verdict: Verdict): number {
 }
 
 /** Words for why a test stopped and what more it would need. */
-export function stopReason(stopped: TestResult["stopped"], verdict: Verdict, n: number, nMax: number, needed: number | null): string {
+export function stopReason(stopped: Stopped, verdict: Verdict, n: number, nMax: number, needed: number | null): string {
   if (verdict === "not-applied") return "decisive: the intervention removed nothing in the replays, so nothing was tested";
   if (stopped === "decisive") return `decisive after ${n} pair${n === 1 ? "" : "s"}`;
   const more = needed !== null && needed > n ? `; about ${needed} pairs in all would likely decide it if the pattern so far holds (--n-max ${needed})` : needed === null ? "; at the rate seen so far no practical number of pairs would decide it" : "";
@@ -66,18 +66,8 @@ export interface SequentialOptions {
   onLook?: (n: number) => void;
 }
 
-/** What a sequential betting test found, with the fields every betting test reports. */
-export interface SequentialOutcome {
-  n: number;
-  verdict: Verdict;
-  stopped: TestResult["stopped"];
-  ci: [number, number];
-  p_value: number;
-  e_value: number;
-  alpha: number;
-  n_needed: number | null;
-  stop_reason: string;
-}
+/** What a sequential betting test found: every field of a test's ending (test-record.ts). */
+export type SequentialOutcome = Required<TestEnding>;
 
 /**
  * The one sequential driver of every betting test (run, decision, endpoint): runs pair j (any
@@ -89,7 +79,7 @@ export async function sequentialBetting<T>(o: SequentialOptions, pair: (j: numbe
   const seq = new PairedSequence({ alpha: o.alpha, minEffect: o.minEffect });
   const batch = Math.max(1, o.batch ?? 1);
   let i = 0;
-  let stopped: TestResult["stopped"] = "n_max";
+  let stopped: Stopped = "n_max";
   let verdict: Verdict = o.applied === false ? "not-applied" : "inconclusive";
   if (o.applied === false) stopped = "decisive";
   try {
