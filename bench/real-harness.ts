@@ -22,7 +22,7 @@ import type { ActionSummary } from "../core/sdk/runtime";
 import { targetHits } from "../core/graph/graph";
 import { RunModel } from "../core/graph/model";
 import { attribute } from "../core/replay/attribute";
-import { ReplayContext } from "../core/replay/engine";
+import { ReplayContext } from "../core/replay/context";
 import { AgentlessSystem } from "../core/replay/agentless/system";
 import { matchesTarget, parseIntervention, parseTarget } from "../core/specs/grammar";
 import { NullSink } from "../core/log/writer";

@@ -30,7 +30,8 @@ import { performance } from "node:perf_hooks";
 import { runAsCommand, writeResult } from "./output";
 import { readRun, type RunData } from "causeway-vscode";
 import { attribute } from "../core/replay/attribute";
-import { ReplayContext, runTest } from "../core/replay/engine";
+import { ReplayContext } from "../core/replay/context";
+import { runTest } from "../core/replay/run-test";
 import { EXFIL_TARGET, REFUND_TARGET, SYSTEM } from "../examples/demo/system";
 import { signed } from "../core/util/numbers";
 

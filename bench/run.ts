@@ -28,7 +28,7 @@ import { readRun } from "causeway-vscode";
 import { targetHits } from "../core/graph/graph";
 import { RunModel } from "../core/graph/model";
 import { attribute, defaultSuspects } from "../core/replay/attribute";
-import { ReplayContext } from "../core/replay/engine";
+import { ReplayContext } from "../core/replay/context";
 import { analyse, baselines, blamedBy, METHODS, score, type Method } from "./methods";
 import { SCENARIOS, type Scenario } from "./scenarios";
 import { CallCounter } from "./sim";

@@ -31,7 +31,7 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { PyRandom, System, readRun, type RunData, type Runtime } from "causeway-vscode";
 import { attribute } from "../core/replay/attribute";
-import { ReplayContext } from "../core/replay/engine";
+import { ReplayContext } from "../core/replay/context";
 import { runAsCommand, writeResult } from "./output";
 
 export const DOCS = 32;

@@ -10,7 +10,7 @@
 import * as vscode from "vscode";
 import path from "node:path";
 import { runInWorker, WorkerFailure } from "../core/replay/client";
-import type { Progress } from "../core/replay/engine";
+import type { Progress } from "../core/replay/context";
 import { checkFile, planReplay, type Approval } from "../core/replay/approval";
 import { parseCommand } from "../core/log/argv";
 import { ProgramApprovals } from "./approvals";

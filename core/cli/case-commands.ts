@@ -9,7 +9,7 @@ import { out, json } from "./output";
 import { readRun } from "../log/reader";
 import { RunModel } from "../graph/model";
 import { checkFix } from "../replay/preflight";
-import { ReplayContext } from "../replay/engine";
+import { ReplayContext } from "../replay/context";
 import { attribute } from "../replay/attribute";
 import { fixCheck, type FixCheck } from "../replay/fixcheck";
 import type { Narrowed } from "../replay/narrow";

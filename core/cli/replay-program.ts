@@ -21,7 +21,7 @@ import { RunModel } from "../graph/model";
 import { ApprovalError, checkFile, describePlan, planReplay, type ReplayPlan } from "../replay/approval";
 import { loadPlan } from "../replay/approved";
 import { commandRunRefusal, recordedCommand } from "../replay/command";
-import { ReplayError } from "../replay/engine";
+import { ReplayError } from "../replay/context";
 import { ProgramError } from "../replay/loader";
 import type { System } from "../sdk/system";
 

@@ -13,7 +13,9 @@
 import { createHash } from "node:crypto";
 import type { RunData } from "../log/reader";
 import { matchesTarget, type Intervention, type Target } from "../specs/grammar";
-import { Budget, BudgetExceeded, ReplayContext, ReplayError, runTest, type ArmOutcome, type TestResult } from "../replay/engine";
+import { Budget, BudgetExceeded, ReplayContext, ReplayError, type ArmOutcome } from "../replay/context";
+import { runTest } from "../replay/run-test";
+import type { TestResult } from "../replay/test-record";
 import { attribute, type Attribution } from "../replay/attribute";
 import type { System } from "../sdk/system";
 import type { StoredArm } from "./store";

@@ -14,7 +14,7 @@ import path from "node:path";
 import { readRun } from "../log/reader";
 import { deriveSeed } from "../log/hash";
 import { parseIntervention, parseTarget } from "../specs/grammar";
-import { ReplayContext, type ArmOutcome } from "../replay/engine";
+import { ReplayContext, type ArmOutcome } from "../replay/context";
 import type { ModelCache } from "../sdk/runtime";
 import type { System } from "../sdk/system";
 import { PgStore } from "../store/postgres";

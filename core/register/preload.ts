@@ -34,7 +34,7 @@ import { FileSink, MemorySink, NullSink } from "../log/writer";
 import { readRun } from "../log/reader";
 import { RunModel } from "../graph/model";
 import { parseIntervention } from "../specs/grammar";
-import { RunTape } from "../replay/engine";
+import { RunTape } from "../replay/context";
 import { Runtime, type Agent, type Item } from "../sdk/runtime";
 import { AiSdkHooks, type AiSdkHost, type ModelCallHandle } from "./ai-sdk";
 import { patchAgentsSdk } from "./openai-agents";

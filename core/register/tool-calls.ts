@@ -10,7 +10,7 @@ import type { AsyncLocalStorage } from "node:async_hooks";
 import path from "node:path";
 import type { ConversationRecorder } from "../adapters/shared";
 import { canonical } from "../log/hash";
-import type { RunTape } from "../replay/engine";
+import type { RunTape } from "../replay/context";
 import type { Runtime } from "../sdk/runtime";
 import type { PreloadConfig } from "./config";
 import { toolError, toolKind, wrapFrameworkTool } from "./framework-tools";

@@ -10,7 +10,8 @@
  * An earlier test of the same suspect in this attribution is reused, not run again. `causes` then
  * names the root inputs only (docs/statistics.md, "Handoff chains").
  */
-import { BudgetExceeded, type TestResult } from "./engine";
+import { BudgetExceeded } from "./context";
+import type { TestResult } from "./test-record";
 import { causeOf, runOne, type AttributionState } from "./attribute-phases";
 import type { HandoffMap } from "./handoff-map";
 import type { ChainHop } from "./attribute-types";

@@ -3,7 +3,9 @@
  * through {@link runOne}, which records it; {@link runPhase} is one phase's tree of tests
  * (docs/statistics.md: the lead's tree, then the group test and narrowing).
  */
-import { runTest, type CallCounts, type ReplayContext, type TestResult } from "./engine";
+import { runTest } from "./run-test";
+import type { CallCounts, ReplayContext } from "./context";
+import type { TestResult } from "./test-record";
 import { CHAIN_SHARE, JOINT_SHARE, LEAD_N_MAX_FACTOR, LEAD_SHARE, type AttributionPlan } from "./attribute-plan";
 import type { AttributeOptions, Cause, Phase } from "./attribute-types";
 

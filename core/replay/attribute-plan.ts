@@ -3,7 +3,8 @@
  * evidence they were ranked by, the phases and the share of the error rate each phase may spend
  * (docs/statistics.md). Nothing here runs a replay.
  */
-import { ReplayError, type ReplayContext, type TestMethod } from "./engine";
+import { ReplayError, type ReplayContext } from "./context";
+import type { TestMethod } from "./test-record";
 import { defaultSuspects, leadSuspect, rankedSuspects } from "./suspects";
 import { HandoffMap } from "./handoff-map";
 import type { AttributeOptions, Phase, SuspectEvidence } from "./attribute-types";

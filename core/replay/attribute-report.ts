@@ -3,7 +3,7 @@
  * inconclusive) and the one-line summary.
  */
 import { pct, signed } from "../util/numbers";
-import type { TestResult } from "./engine";
+import type { TestResult } from "./test-record";
 import type { AttributionState } from "./attribute-phases";
 import type { ChainHop, Phase } from "./attribute-types";
 

@@ -1,5 +1,6 @@
 /** The shapes Find the cause (attribute.ts) takes and returns, shared by its phases. */
-import type { Progress, TestMethod, TestResult } from "./engine";
+import type { Progress } from "./context";
+import type { TestMethod, TestResult } from "./test-record";
 
 export interface AttributeOptions {
   target: string;

@@ -27,7 +27,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { appendTest } from "../log/testslog";
-import { Budget, BudgetExceeded, type ReplayContext } from "./engine";
+import { Budget, BudgetExceeded, type ReplayContext } from "./context";
 import { planAttribution } from "./attribute-plan";
 import { newState, runPhase, type AttributionState } from "./attribute-phases";
 import { summarize, verdictLists } from "./attribute-report";

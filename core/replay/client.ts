@@ -5,7 +5,7 @@
  * this process.
  */
 import { spawn } from "node:child_process";
-import type { Progress } from "./engine";
+import type { Progress } from "./context";
 import type { WorkerMessage, WorkerRequest } from "./worker-protocol";
 
 export class WorkerFailure extends Error {

@@ -16,7 +16,8 @@ import { RunModel } from "../graph/model";
 import { matchesTarget, parseTarget } from "../specs/grammar";
 import { recordChanges } from "../specs/apply";
 import { newcombe, sequentialLooks, verdictFor, zFor, type Verdict } from "../stats/stats";
-import { bettingNMax, decisionRecord, sequentialBetting } from "./engine";
+import { bettingNMax, sequentialBetting } from "./sequential";
+import { MIN_EFFECT, newcombeNeeded, r4, testRecord, type TestEnding } from "./test-record";
 import type { Codec } from "../adapters/codecs";
 import { cloneJson } from "../adapters/shared";
 import { Redactor } from "../log/redact";
@@ -100,32 +101,36 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
     if (target) return codec.toolCalls(res).some((c) => matchesTarget(target, { tool: c.name, agent: String(ev.agent), args: canonical(c.args ?? {}), result: "" }));
     return canonical(codec.output(res) ?? null).includes(opts.contains!);
   };
-  const minEffect = opts.minEffect ?? 0.2;
+  const minEffect = opts.minEffect ?? MIN_EFFECT;
   let kWith = 0;
   let kWithout = 0;
   let i = 0;
   let ci: [number, number] = [-1, 1];
   let verdict: Verdict = "inconclusive";
   const what = target ? `tool call ${opts.target}` : `output~${opts.contains}`;
-  const r4 = (x: number) => Math.round(x * 10000) / 10000;
-  /** The tests.jsonl record, either method: the rates so far and the method's own fields. */
-  const record = (plan: number[], fields: Record<string, unknown>) => {
+  /** The tests.jsonl record, either method: the rates so far and how the method ended. */
+  const record = (ending: TestEnding, looks: number, nMax: number, method: string) => {
     const q = Math.max(1, i);
-    return decisionRecord(ev, { n: i, plan, ci, verdict, minEffect }, {
+    return testRecord({
+      scope: "decision",
       intervention: opts.intervention,
       target: `decision#${ev.seq} ${what}`,
+      decision: ev,
+      ending,
+      looks,
+      nMax,
+      minEffect,
+      // a decision's causal role reads its rates rounded
       p_with: r4(kWith / q),
       p_without: r4(kWithout / q),
-      effect: r4((kWith - kWithout) / q),
+      effect: (kWith - kWithout) / q,
       noise: null,
       model_calls: calls,
-      removed_blocks: dropped,
-      kept_blocks: kept,
-      ...(edited ? { edited_blocks: edited, changes: recordChanges(opts.save !== false ? run.dir : undefined, [opts.intervention], (ev.context ?? []).map((c) => ({ ...c, value: m.value(c.ref), fromEvent: c.from_event }))) } : {}),
-      endpoint: { api: codec.api, url: redactor.text(url) },
+      method,
       rung: 1,
       assumptions: ["one recorded call re-sent with and without the item; what the agent would have done next (tools, later calls, other agents) is not replayed"],
-      ...fields,
+      changes: edited ? recordChanges(opts.save !== false ? run.dir : undefined, [opts.intervention], (ev.context ?? []).map((c) => ({ ...c, value: m.value(c.ref), fromEvent: c.from_event }))) : undefined,
+      extra: { removed_blocks: dropped, kept_blocks: kept, ...(edited ? { edited_blocks: edited } : {}), endpoint: { api: codec.api, url: redactor.text(url) } },
     });
   };
   if ((opts.method ?? "betting") === "betting") {
@@ -141,19 +146,8 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
       },
     );
     i = o.n;
-    verdict = o.verdict;
-    ci = verdict === "not-applied" || i === 0 ? [-1, 1] : o.ci;
-    const { stopped, p_value, e_value, stop_reason, n_needed: needed } = o;
-    const result = record([nMax], {
-      p_value,
-      e_value,
-      alpha,
-      stopped,
-      stop_reason,
-      method: `re-send the recorded request with the item's blocks replaced by a placeholder, against the unchanged request (control call); betting confidence sequence on the paired differences (anytime-valid, alpha ${Number(alpha.toPrecision(3))})`,
-    });
-    result.looks = i;
-    result.n_needed = needed;
+    const ending = { ...o, ci: o.verdict === "not-applied" || i === 0 ? ([-1, 1] as [number, number]) : o.ci };
+    const result = record(ending, i, nMax, `re-send the recorded request with the item's blocks replaced by a placeholder, against the unchanged request (control call); betting confidence sequence on the paired differences (anytime-valid, alpha ${Number(alpha.toPrecision(3))})`);
     if (opts.save !== false) appendTest(run.dir, redactor.value(result));
     return result;
   }
@@ -172,7 +166,7 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
     verdict = verdictFor(ci, removed > 0, minEffect);
     if (verdict !== "inconclusive" || (plan.length > 1 && i >= 2 * n && Math.abs((kWith - kWithout) / i) <= 0.05)) break;
   }
-  const result = record(plan, { method: "re-send the recorded request with the item's blocks replaced by a placeholder, against the unchanged request (control call); Newcombe 95% CI" });
+  const result = record({ n: i, verdict, ci, n_needed: newcombeNeeded(i, ci, verdict, minEffect) }, plan.length, plan[plan.length - 1], "re-send the recorded request with the item's blocks replaced by a placeholder, against the unchanged request (control call); Newcombe 95% CI");
   if (opts.save !== false) appendTest(run.dir, redactor.value(result));
   return result;
 }

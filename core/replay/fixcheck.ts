@@ -15,7 +15,10 @@
 import { randomBytes } from "node:crypto";
 import { matchesTarget, parseIntervention, parseTarget } from "../specs/grammar";
 import { investigateLite } from "../analysis/investigate";
-import { ReplayError, appendTestWithContent, runTest, type Progress, type ReplayContext, type TestResult } from "./engine";
+import { ReplayError, type Progress, type ReplayContext } from "./context";
+import { appendTestWithContent } from "./edited-content";
+import { runTest } from "./run-test";
+import type { TestResult } from "./test-record";
 import { rateOf } from "./shapes";
 
 /** At most this harm rate with the fix counts as fixed. */

@@ -8,7 +8,7 @@
  */
 import { buildGraph, nodeId, targetHits, textOf, Graph, type GNode } from "../graph/graph";
 import { findCarried } from "../adapters/handoffs";
-import type { ReplayContext } from "./engine";
+import type { ReplayContext } from "./context";
 
 /** The suspect id of a graph node: `input:source` (not the task) or `msg:from->to`; null for the rest. */
 function specOf(ctx: ReplayContext, n: GNode): string | null {

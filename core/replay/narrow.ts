@@ -4,7 +4,7 @@
  * replay context (its cached arms) and extend its error control.
  */
 import type { Attribution } from "./attribute";
-import { BudgetExceeded, ReplayError, type Progress, type ReplayContext } from "./engine";
+import { BudgetExceeded, ReplayError, type Progress, type ReplayContext } from "./context";
 import { causingSpans, inputOfCause, type SpanResult } from "./spans";
 import { confirmedCauses, failureShapes, type FailureShape } from "./shapes";
 

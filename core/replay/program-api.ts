@@ -56,7 +56,11 @@ export {
   type EventView, type BlobPreview, type Investigation, type InfluenceSource, type InfluenceEdge, type Influence, type Workspace,
   type ActionMarks, type RunGraph,
 } from "../analysis/types";
-export { ReplayContext, RunTape, Budget, runTest, decisionTest, replayAndDiff, ReplayError, MIN_EFFECT, type TestOptions, type TestResult, type DecisionTestOptions } from "./engine";
+export { ReplayContext, RunTape, Budget, ReplayError } from "./context";
+export { runTest, type TestOptions } from "./run-test";
+export { decisionTest, type DecisionTestOptions } from "./decision-test";
+export { replayAndDiff } from "./replay-diff";
+export { MIN_EFFECT, type TestResult } from "./test-record";
 export { attribute, defaultSuspects, rankedSuspects, type Attribution, type AttributeOptions, type Cause, type SuspectEvidence, type Phase } from "./attribute";
 export { PairedSequence, pairedBetting, spendAlpha, type BettingOptions, type BettingState } from "../stats/betting";
 export { Refusal, checkTarget, checkRemoval, estimateCost, callsForUsd, parsePrice, runSources, runToolsAndAgents, type CostEstimate, type PriceTable } from "./preflight";

@@ -10,7 +10,9 @@
  * The tests are corrected together with the attribution's family.
  */
 import { appendTest } from "../log/testslog";
-import { followUpTest, type FollowUpOptions, type ReplayContext, type TestResult } from "./engine";
+import { followUpTest, type FollowUpOptions } from "./run-test";
+import type { ReplayContext } from "./context";
+import type { TestResult } from "./test-record";
 import { wilson } from "../stats/stats";
 import type { Attribution } from "./attribute";
 

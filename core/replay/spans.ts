@@ -16,7 +16,10 @@
  */
 import { RunModel } from "../graph/model";
 import { spanSpec } from "../specs/apply";
-import { ReplayError, appendTestWithContent, followUpTest, type FollowUpOptions, type ReplayContext, type TestResult } from "./engine";
+import { ReplayError, type ReplayContext } from "./context";
+import { appendTestWithContent } from "./edited-content";
+import { followUpTest, type FollowUpOptions } from "./run-test";
+import type { TestResult } from "./test-record";
 
 export type Level = "whole" | "paragraph" | "sentence" | "clause";
 const LEVELS: Level[] = ["paragraph", "sentence", "clause"];

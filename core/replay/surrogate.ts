@@ -14,7 +14,7 @@ import { deriveSeed } from "../log/hash";
 import { PyRandom } from "../sdk/pyrandom";
 import { parseIntervention, parseTarget } from "../specs/grammar";
 import { lasso, lambdaMax } from "../stats/lasso";
-import type { ReplayContext } from "./engine";
+import type { ReplayContext } from "./context";
 import type { Phase } from "./attribute-types";
 
 /** A suspect's weight in the fit: how much keeping it raises the target's rate (predicted, not tested). */

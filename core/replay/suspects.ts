@@ -5,7 +5,7 @@
  */
 import { buildGraph, nodeId, targetHits } from "../graph/graph";
 import { ProvenanceIndex } from "../analysis/provenance";
-import { ReplayError, type ReplayContext } from "./engine";
+import { ReplayError, type ReplayContext } from "./context";
 import type { SuspectEvidence } from "./attribute-types";
 
 /** Every untrusted input upstream of the first action the target matches. */

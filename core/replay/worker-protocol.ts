@@ -14,7 +14,7 @@
  * (else OPENAI_/ANTHROPIC_API_KEY), tools served from the tape. No program runs, so no approval
  * is checked; the endpoint and key come from the user, never from the run.
  */
-import type { Progress } from "./engine";
+import type { Progress } from "./context";
 import type { Approval } from "./approval";
 
 /** Where an agentless replay sends its calls, and the key they carry (the user's, never the run's). */

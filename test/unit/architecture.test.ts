@@ -120,7 +120,7 @@ const node = (file: string) => (ENTRIES.includes(file) ? file : folderOf(file));
 describe("the folder graph", () => {
   it("reads the imports it checks (a scan that found none would pass anything)", () => {
     expect(edges.length).toBeGreaterThan(500);
-    expect(edges).toContainEqual({ from: "core/replay/engine.ts", to: "core/sdk/system.ts" });
+    expect(edges).toContainEqual({ from: "core/replay/context.ts", to: "core/sdk/system.ts" });
     expect(edges).toContainEqual({ from: "webview/components/App.tsx", to: "webview/state.ts" });
   });
 
@@ -131,10 +131,10 @@ describe("the folder graph", () => {
   });
 
   it("finds a cycle when there is one", () => {
-    const planted: Edge[] = [...edges, { from: "core/log/reader.ts", to: "core/replay/engine.ts" }];
+    const planted: Edge[] = [...edges, { from: "core/log/reader.ts", to: "core/replay/context.ts" }];
     const cycles = findCycles(planted, node);
     expect(cycles.length).toBeGreaterThan(0);
-    expect(cycles.flat().join("\n")).toContain("core/log -> core/replay (core/log/reader.ts imports core/replay/engine.ts)");
+    expect(cycles.flat().join("\n")).toContain("core/log -> core/replay (core/log/reader.ts imports core/replay/context.ts)");
   });
 
   it("imports no bundle entry point, and core/index.ts from nowhere inside core/", () => {

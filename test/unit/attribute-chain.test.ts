@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import { System, type Runtime } from "../../core/index";
 import { readRun } from "../../core/log/reader";
 import type { RunData } from "../../core/log/reader";
-import { ReplayContext } from "../../core/replay/engine";
+import { ReplayContext } from "../../core/replay/context";
 import { attribute } from "../../core/replay/attribute";
 import { formatAttribution } from "../../core/cli/output";
 

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { readRun } from "../../core/log/reader";
 import { BlobStore } from "../../core/log/blobs";
-import { ReplayContext } from "../../core/replay/engine";
+import { ReplayContext } from "../../core/replay/context";
 import { attribute } from "../../core/replay/attribute";
 import { narrowAttribution } from "../../core/replay/narrow";
 import { fixCheck } from "../../core/replay/fixcheck";

@@ -5,7 +5,7 @@ import path from "node:path";
 import { readRun, type RunData } from "../../core/log/reader";
 import { targetHits } from "../../core/graph/graph";
 import { RunModel } from "../../core/graph/model";
-import { Budget, ReplayContext } from "../../core/replay/engine";
+import { Budget, ReplayContext } from "../../core/replay/context";
 import { narrowAttribution } from "../../core/replay/narrow";
 import { attribute } from "../../core/replay/attribute";
 import { causingSpans, segments } from "../../core/replay/spans";

@@ -7,7 +7,10 @@ import { System, type Runtime } from "../../core/index";
 import { readRun } from "../../core/log/reader";
 import { readTestsLog } from "../../core/log/testslog";
 import { verifyRun } from "../../core/log/verify";
-import { ReplayContext, runTest, decisionTest, replayAndDiff, ReplayError } from "../../core/replay/engine";
+import { ReplayContext, ReplayError } from "../../core/replay/context";
+import { runTest } from "../../core/replay/run-test";
+import { decisionTest } from "../../core/replay/decision-test";
+import { replayAndDiff } from "../../core/replay/replay-diff";
 import { attribute, leadSuspect, LEAD_N_MAX_FACTOR, LEAD_SHARE, type SuspectEvidence } from "../../core/replay/attribute";
 import { SYSTEM as DEMO, EXFIL_TARGET, REFUND_TARGET } from "../../examples/demo/system";
 

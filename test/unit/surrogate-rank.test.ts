@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { PyRandom, System, readRun, type RunData, type Runtime } from "causeway-vscode";
 import { attribute } from "../../core/replay/attribute";
-import { ReplayContext } from "../../core/replay/engine";
+import { ReplayContext } from "../../core/replay/context";
 import { rankBySurrogate } from "../../core/replay/surrogate";
 import { DOCS, spec, surrogateSystem } from "../../bench/surrogate";
 

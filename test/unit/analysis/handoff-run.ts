@@ -10,7 +10,7 @@ import path from "node:path";
 import { createHash } from "node:crypto";
 import { System, type Runtime } from "../../../core/index";
 import { readRun } from "../../../core/log/reader";
-import { ReplayContext } from "../../../core/replay/engine";
+import { ReplayContext } from "../../../core/replay/context";
 import { attribute, type Attribution } from "../../../core/replay/attribute";
 
 export const NOTE = "input:wiki:vendor-note";

@@ -18,7 +18,7 @@ import { PgStore } from "../../../core/store/postgres";
 import { CollectorClient, pullRun, pushRun } from "../../../core/store/transfer";
 import { collectorJobs } from "../../../core/jobs/api";
 import { readRun } from "../../../core/log/reader";
-import { ReplayContext } from "../../../core/replay/engine";
+import { ReplayContext } from "../../../core/replay/context";
 import { attribute } from "../../../core/replay/attribute";
 import { loadProgram, resolveProgram } from "../../../core/replay/loader";
 import { PgCluster, pgAvailable } from "../../pg/cluster";

@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, test } from "vitest";
 import type { Investigation } from "../../../core/analysis/types";
 import { investigate } from "../../../core/analysis/investigate";
 import { readRun } from "../../../core/log/reader";
-import { ReplayContext } from "../../../core/replay/engine";
+import { ReplayContext } from "../../../core/replay/context";
 import { attribute } from "../../../core/replay/attribute";
 import { narrowAttribution } from "../../../core/replay/narrow";
 import { fixCheck } from "../../../core/replay/fixcheck";
