@@ -10,7 +10,7 @@
  */
 import { TransferError, type CollectorClient } from "../../core/store/transfer";
 import type { JobSpec } from "../../core/jobs/spec";
-import type { Progress } from "../../core/replay/engine";
+import type { Progress } from "../../core/replay/context";
 import type { ReplayJob, ReplaySettings } from "./replay";
 import { t } from "./l10n";
 
