@@ -29,7 +29,7 @@ import { decisionTest } from "../replay/decision-test";
 import { replayAndDiff } from "../replay/replay-diff";
 import { attribute, LEAD_N_MAX_FACTOR } from "../replay/attribute";
 import { DEFAULT_N_MAX } from "../replay/sequential";
-import { Refusal, callsForUsd, checkRemoval, checkTarget, estimateCost, parsePrice, type CostEstimate, type PriceTable } from "../replay/preflight";
+import { Refusal, callsForUsd, checkFix, checkRemoval, checkTarget, estimateCost, parsePrice, type CostEstimate, type PriceTable } from "../replay/preflight";
 import { SpecError, parseIntervention, parseTarget } from "../specs/grammar";
 import { allowSpecFiles } from "../specs/files";
 import { benjaminiHochberg } from "../stats/stats";
@@ -229,7 +229,7 @@ const COMMANDS: Record<string, Command> = {
       // refuse what cannot be replayed or be meant before anything runs or is saved
       refuseUnreplayable(p, model, dir);
       if (target && !decision) checkTarget(model, target);
-      checkRemoval(model, remove);
+      checkFix(model, remove, "edit"); // a removal, or an edit (redact:, replace:, span:) that changes something
       // --n N alone: exactly N pairs; with --n-max: no verdict before N pairs, at most n-max
       const n = method === "newcombe" ? intFlag(p, "n", 30) : p.flags.n === undefined ? undefined : intFlag(p, "n", 1);
       const nMax = p.flags["n-max"] === undefined ? undefined : intFlag(p, "n-max", n ?? 1);

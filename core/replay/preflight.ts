@@ -80,13 +80,13 @@ function runItems(m: RunModel): ItemLike[] {
  * whose item matches nothing, or a redaction whose text none of the items it names holds (a
  * replay with it would only repeat the recording and report "not fixed").
  */
-export function checkFix(m: RunModel, spec: string): void {
+export function checkFix(m: RunModel, spec: string, what: "fix" | "edit" = "fix"): void {
   const iv = parseIntervention(spec);
   if (iv.guard) return; // guard:block changes how the replay guards calls, not the content
   if (!iv.edit) return checkRemoval(m, spec);
   const edit = iv.edit;
   const named = runItems(m).filter((it) => matchesPart(edit.item, it));
-  if (!named.length) throw new Refusal(`the fix ${JSON.stringify(spec)} names no item of this run (its sources: ${list(runSources(m))}); nothing was tested or saved`);
+  if (!named.length) throw new Refusal(`the ${what} ${JSON.stringify(spec)} names no item of this run (its sources: ${list(runSources(m))}); nothing was tested or saved`);
   if (edit.kind !== "redact") return;
   const re = new RegExp(edit.re.source, edit.re.flags.replace(/[gy]/g, ""));
   const holds = named.some((it) => {
@@ -95,7 +95,7 @@ export function checkFix(m: RunModel, spec: string): void {
   });
   if (!holds) {
     const sources = [...new Set(named.map((it) => it.source))];
-    throw new Refusal(`the fix ${JSON.stringify(spec)} redacts nothing: ${JSON.stringify(edit.pattern)} appears in none of the items it names (${list(sources.slice(0, 5))}${sources.length > 5 ? ", …" : ""}); nothing was tested or saved`);
+    throw new Refusal(`the ${what} ${JSON.stringify(spec)} redacts nothing: ${JSON.stringify(edit.pattern)} appears in none of the items it names (${list(sources.slice(0, 5))}${sources.length > 5 ? ", …" : ""}); nothing was tested or saved`);
   }
 }
 

@@ -135,6 +135,22 @@ describe("matrix", () => {
   });
 });
 
+describe("test with an edit instead of a removal", () => {
+  it("redacts the planted address and runs the asked pairs", () => {
+    const r = cli(["test", run, "--remove", "redact:input:vendor:*~audit@vendor-compliance.example", "--target", TARGET, "--n", "4", ...DEMO, "--json"]);
+    expect(r.code, r.err).toBe(0);
+    const t = JSON.parse(r.out);
+    expect(t.intervention).toBe("redact:input:vendor:*~audit@vendor-compliance.example");
+    expect(t.n).toBe(4);
+    expect(t.intervention_applied_in).toBe(4);
+    expect(t.p_without).toBeLessThan(t.p_with);
+  });
+
+  it("refuses a redaction whose text no named item holds", () => {
+    refused(["test", run, "--remove", "redact:input:vendor:*~nothing-like-this", "--target", TARGET, ...DEMO], /the edit .* redacts nothing/);
+  });
+});
+
 describe("test-endpoint", () => {
   let llm: FakeLlm;
   let dir: string;
