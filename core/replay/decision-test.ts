@@ -9,7 +9,7 @@ import { parseLossless } from "../log/pyjson";
 import { interveneOn, recordChanges } from "../specs/apply";
 import { parseIntervention } from "../specs/grammar";
 import { newcombe, sequentialLooks, verdictFor, zFor, type Verdict } from "../stats/stats";
-import { ReplayError, checkAbort, type Progress, type ReplayContext } from "./context";
+import { BudgetExceeded, ReplayError, checkAbort, type Progress, type ReplayContext } from "./context";
 import { bettingNMax, sequentialBetting } from "./sequential";
 import { DECISIVE, MIN_EFFECT, newcombeNeeded, r4, testRecord, type TestEnding, type TestMethod } from "./test-record";
 
@@ -59,7 +59,9 @@ export async function decisionTest(ctx: ReplayContext, opts: DecisionTestOptions
   });
   const changes = iv.edit ? recordChanges(opts.save !== false ? ctx.run.dir : undefined, [iv], items.map((c) => ({ ...c, fromEvent: c.from_event }))) : [];
   const applied = kept.length < items.length || changes.length > 0;
+  const callsBefore = ctx.counts.made;
   const call = async (list: typeof items, seed: number) => {
+    if (ctx.budget.left <= 0) throw new BudgetExceeded(); // a budget stop ends the test after the last whole pair
     ctx.counts.made++;
     ctx.counts.naive++;
     ctx.budget.used++;
@@ -103,9 +105,9 @@ export async function decisionTest(ctx: ReplayContext, opts: DecisionTestOptions
   // a decision's causal role reads its rates rounded
   const rates =
     contains !== undefined
-      ? { target: `decision#${ev.seq} output~${contains}`, p_with: r4(k0 / q), p_without: r4(k1 / q), effect: (k0 - k1) / q, noise: null, model_calls: 2 * i }
-      : { target: `decision#${ev.seq} output changed`, p_with: null, p_without: null, effect: (k1 - k0) / q, noise: k0 / q, model_calls: 3 * i };
-  const result = testRecord({ scope: "decision", intervention: opts.intervention, decision: ev, ending: how.ending, looks: how.looks, nMax: how.nMax, minEffect, method: how.method, ...rates, changes: changes.length ? changes : undefined });
+      ? { target: `decision#${ev.seq} output~${contains}`, p_with: r4(k0 / q), p_without: r4(k1 / q), effect: (k0 - k1) / q, noise: null }
+      : { target: `decision#${ev.seq} output changed`, p_with: null, p_without: null, effect: (k1 - k0) / q, noise: k0 / q };
+  const result = testRecord({ scope: "decision", intervention: opts.intervention, decision: ev, ending: how.ending, looks: how.looks, nMax: how.nMax, minEffect, method: how.method, ...rates, model_calls: ctx.counts.made - callsBefore, changes: changes.length ? changes : undefined });
   if (opts.save !== false) appendTest(ctx.run.dir, result);
   return result;
 }
@@ -147,20 +149,31 @@ async function newcombeDecision(opts: DecisionTestOptions, applied: boolean, min
   const z = zFor(plan.length * (opts.family ?? 1));
   let i = 0;
   let ci: [number, number] = [-1, 1];
-  let verdict: Verdict = "inconclusive";
-  for (const size of plan) {
-    while (i < size) {
-      checkAbort(opts.signal);
-      const outputs = await pair(i);
-      i++;
-      score(outputs);
-      opts.onProgress?.({ phase: "decision", done: i, total: plan[plan.length - 1] });
-    }
+  let verdict = "inconclusive" as Verdict; // set by look(), inside closures
+  let stopped: "budget" | undefined;
+  const look = () => {
     const { k0, k1 } = k;
     ci = opts.contains !== undefined ? newcombe(k0, i, k1, i, z) : newcombe(k1, i, k0, i, z);
     verdict = verdictFor(ci, applied, minEffect);
-    const eff = opts.contains !== undefined ? (k0 - k1) / i : (k1 - k0) / i;
-    if (DECISIVE.has(verdict) || verdict === "not-applied" || (plan.length > 1 && i >= 2 * n && Math.abs(eff) <= 0.05)) break;
+    return opts.contains !== undefined ? (k0 - k1) / i : (k1 - k0) / i;
+  };
+  try {
+    for (const size of plan) {
+      while (i < size) {
+        checkAbort(opts.signal);
+        const outputs = await pair(i);
+        i++;
+        score(outputs);
+        opts.onProgress?.({ phase: "decision", done: i, total: plan[plan.length - 1] });
+      }
+      const eff = look();
+      if (DECISIVE.has(verdict) || verdict === "not-applied" || (plan.length > 1 && i >= 2 * n && Math.abs(eff) <= 0.05)) break;
+    }
+  } catch (err) {
+    if (!(err instanceof BudgetExceeded) || i === 0) throw err;
+    look(); // the pairs run before the budget ran out, read at one more look
+    if (!DECISIVE.has(verdict) && verdict !== "not-applied") verdict = "inconclusive";
+    stopped = "budget";
   }
-  return { ending: { n: i, verdict, ci, n_needed: newcombeNeeded(i, ci, verdict, minEffect) }, looks: plan.length, nMax: plan[plan.length - 1], method: "re-call one recorded model call with and without the item, paired seeds", divisor: i };
+  return { ending: { n: i, verdict, ci, stopped, n_needed: newcombeNeeded(i, ci, verdict, minEffect) }, looks: plan.length, nMax: plan[plan.length - 1], method: "re-call one recorded model call with and without the item, paired seeds", divisor: i };
 }

@@ -144,6 +144,14 @@ describe("causeway CLI", () => {
     expect(j.stopped).toBe("budget");
     expect(j.model_calls).toBeLessThanOrEqual(12 + 3);
     expect(j.stop_reason).toMatch(/^budget/);
+    // a decision test keeps the budget too: it stops after the last whole pair within it
+    for (const method of ["betting", "newcombe"]) {
+      const d = JSON.parse(cli("test", run, "--decision", "10", "--remove", "input:vendor:*", "--budget-calls", "5", "--n", "40", "--method", method, "--allow-program", "causeway:demo", "--json").out);
+      expect(d.stopped, method).toBe("budget");
+      expect(d.n, method).toBe(1); // 3 calls a pair: the second pair ran out
+      expect(d.model_calls, method).toBeLessThanOrEqual(5);
+      expect(d.verdict, method).toBe("inconclusive");
+    }
     const usd = cli("test", run, "--remove", "input:web:shipping_faq", "--target", "tool=send_email,arg~vendor-compliance", "--budget-usd", "1", "--allow-program", "causeway:demo", "--json");
     expect(usd.code).toBe(2);
     expect(usd.err).toMatch(/--budget-usd needs a price/);
