@@ -14,14 +14,14 @@ import path from "node:path";
 import { readRun } from "../log/reader";
 import { deriveSeed } from "../log/hash";
 import { parseIntervention, parseTarget } from "../specs/grammar";
-import { ReplayContext, type ArmOutcome } from "../replay/engine";
-import type { ModelCache } from "../sdk/runtime";
+import type { ArmOutcome } from "../replay/engine";
 import type { System } from "../sdk/system";
 import { PgStore } from "../store/postgres";
 import { appendTestFor } from "../store/owners";
 import { checkTarget } from "../replay/preflight";
 import { RunModel } from "../graph/model";
 import { JobStore } from "./store";
+import { SharedCacheContext } from "./shared-context";
 import { DEFAULT_WINDOW, checkSpec } from "./spec";
 import { baseKey, drivePass, treatKey, type StoredOutcome } from "./driver";
 import { DEFAULT_TIMING, DRIVE, PAIRS, PAIRS_DEAD, sendDrive, sendPairs, startBoss, type PairTask, type QueueTiming } from "./queue";
@@ -87,18 +87,6 @@ async function materialize(store: PgStore, runId: string, root: string): Promise
   fs.renameSync(tmp, dir);
   fs.writeFileSync(stamp, head);
   return dir;
-}
-
-/** A replay context whose seeded-model cache is the job's, shared with every worker. */
-class SharedCacheContext extends ReplayContext {
-  readonly fresh: [string, unknown][] = [];
-  constructor(run: ReturnType<typeof readRun>, system: System, map: Map<string, { value: unknown }>) {
-    super(run, system, { cache: false });
-    if (system.seededModels) {
-      const cache: ModelCache = { get: (k) => map.get(k), set: (k, v) => (map.set(k, v), void this.fresh.push([k, v])) };
-      (this as { modelCache: ModelCache | undefined }).modelCache = cache;
-    }
-  }
 }
 
 // long: the task handlers share one queue handle, store and system cache as closures; a class is next
