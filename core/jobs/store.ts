@@ -178,6 +178,12 @@ export class JobStore {
     return new Map(r.rows.map((x) => [String(x.key), { key: String(x.key), outcome: x.outcome, error: x.error ?? null, worker: String(x.worker) }]));
   }
 
+  /** Model calls every stored arm of a job made (pairs asked ahead and never used included). */
+  async spent(id: string): Promise<number> {
+    const r = await this.pool.query("SELECT coalesce(sum((outcome->>'made')::bigint), 0) AS n FROM causeway_job_arms WHERE job_id = $1", [id]);
+    return Number(r.rows[0].n);
+  }
+
   /** Stores an arm unless one is stored already (the first wins); records the worker on the job. */
   async putArm(id: string, key: string, outcome: unknown, error: string | null, worker: string): Promise<void> {
     await this.with(async (c) => {
