@@ -20,6 +20,7 @@ import { parseIntervention, parseTarget } from "../specs/grammar";
 import type { System } from "../sdk/system";
 import { PROGRAM_FLAGS } from "./replay-program";
 import { RUNGS_HELP } from "./replay-rung";
+import { TOKEN_FLAGS } from "./token";
 
 type ProgramFor = (p: Parsed, runDir: string) => Promise<System>;
 
@@ -64,14 +65,23 @@ export function formatFixCheck(f: FixCheck): string[] {
   return lines;
 }
 
+/** `fix-check RUN_ID --collector URL`: the same checks of the flags, then a job on the team's workers. */
+async function fixCheckOnCollector(p: Parsed): Promise<number> {
+  if (!((p.flags.fix as string[] | undefined) ?? []).length) throw new UsageError("fix-check: --fix SPEC is required (e.g. span:input:notes@87-229, guard:block, replace:input:system=@clean.txt)");
+  if (!p.flags.harm) throw new UsageError("fix-check: --harm TARGET is required");
+  // loaded here: job-commands prints a fix check with this file's formatFixCheck
+  return (await import("./job-commands")).submitToCollector(p, "fix-check");
+}
+
 export function caseCommands(programFor: ProgramFor, requireRun: (d: string) => string): Record<string, Command> {
   return {
     "fix-check": {
-      usage: "causeway fix-check RUN --fix SPEC [--fix SPEC]... --harm TARGET [--keep TARGET]... [--n N] [--n-max N] [--allow-program P | --system P | --base-url URL --api-key-env VAR] [--json]",
+      usage: "causeway fix-check RUN --fix SPEC [--fix SPEC]... --harm TARGET [--keep TARGET]... [--n N] [--n-max N] [--allow-program P | --system P | --base-url URL --api-key-env VAR | --collector URL] [--json]",
       help: `replay with a fix applied: harm rate without → with it, and whether intended actions still happen. Each test: ${PAIRS_HELP} (default: first look at 40, at most 160)`,
       details: RUNGS_HELP,
-      spec: { positionals: ["run"], flags: { fix: "strings", harm: "string", keep: "strings", n: "number", "n-max": "number", workers: "number", ...PROGRAM_FLAGS, json: "boolean" } },
+      spec: { positionals: ["run"], flags: { fix: "strings", harm: "string", keep: "strings", n: "number", "n-max": "number", workers: "number", ...PROGRAM_FLAGS, collector: "string", ...TOKEN_FLAGS, json: "boolean" } },
       run: async (p) => {
+        if (p.flags.collector) return fixCheckOnCollector(p);
         const dir = requireRun(p.pos.run!);
         const fixes = ((p.flags.fix as string[] | undefined) ?? []).map(absoluteSpec);
         if (!fixes.length) throw new UsageError("fix-check: --fix SPEC is required (e.g. span:input:notes@87-229, guard:block, replace:input:system=@clean.txt)");

@@ -2,8 +2,8 @@
  * Investigations on the team's workers (core/jobs/):
  *
  *   causeway worker --store postgresql://… [--concurrency N] [--allow-program P]...
- *   causeway jobs URL [ID] [--follow] [--json]
- *   causeway attribute RUN_ID --target T --collector URL [--json]   (and `test`): submit and follow
+ *   causeway jobs URL [ID] [--follow | --cancel] [--json]
+ *   causeway attribute RUN_ID --target T --collector URL [--json]   (and `test`, `fix-check`): submit and follow
  *
  * Progress goes to stderr; with --json stdout holds the result (or `{error, code}`). Ctrl-C while
  * following detaches: the job goes on, `causeway jobs URL ID --follow` picks it up again.
@@ -14,12 +14,18 @@ import { err as errLine, formatAttribution, formatTest, json, out, shown } from 
 import { TOKEN_FLAGS, TOKEN_USAGE, tokenFrom } from "./token";
 import { replaySystem } from "./replay-rung";
 import type { Attribution } from "../replay/attribute";
+import type { FixCheck } from "../replay/fixcheck";
+import { setSpecFileReader } from "../specs/grammar";
+import { textName } from "../jobs/texts";
+import { readSpecFileFromDisk } from "../specs/files";
+import { formatFixCheck } from "./case-commands";
+import { pairsOf } from "./pairs";
 
 /** A job as the collector shows it (core/jobs/api.ts jobView). */
 interface JobView {
   id: string;
   run_id: string;
-  kind: "attribute" | "test";
+  kind: "attribute" | "test" | "fix-check";
   status: string;
   asked_by: string;
   progress: { tests: number; pairs: number; model_calls: number } | null;
@@ -106,13 +112,38 @@ function printJob(j: JobView, asJson: boolean): number {
   const r = j.result as Record<string, unknown>;
   if (asJson) json({ ...r, job: j.id, asked_by: j.asked_by });
   else if (j.kind === "attribute") formatAttribution(r as unknown as Attribution).forEach((l) => out(l));
+  else if (j.kind === "fix-check") formatFixCheck(fixCheckOf(r)).forEach((l) => out(l));
   else out(formatTest(r));
   if (!asJson) errLine(`  job ${j.id}, asked by ${shown(j.asked_by)}, run by ${j.workers.map(shown).join(", ")}`);
-  return 0;
+  // as the local command: a fix check exits 0 only when the fix holds
+  return j.kind === "fix-check" && r.verdict !== "fixed" ? 1 : 0;
 }
 
-/** `attribute`/`test` with --collector: the flags that make sense on a worker become a job. */
-export async function submitToCollector(p: Parsed, kind: "attribute" | "test"): Promise<number> {
+/** A fix check's result as `fix-check --json` prints it, shaped for its text output (each test's n). */
+function fixCheckOf(r: Record<string, unknown>): FixCheck {
+  const f = r as unknown as Omit<FixCheck, "harm" | "keep"> & { harm: FixCheck["harm"] & { n: number }; keep: (FixCheck["keep"][number] & { n: number })[] };
+  return { ...f, harm: { ...f.harm, test: { n: f.harm.n } }, keep: f.keep.map((k) => ({ ...k, test: { n: k.n } })) } as unknown as FixCheck;
+}
+
+/**
+ * A fix as a job carries it: `replace:ITEM=@FILE` names the file's text, read here and sent in the
+ * job's `texts` (a worker reads no file a job names), as `replace:ITEM=@text:SHA256`.
+ */
+export function inlineFix(spec: string, texts: string[]): string {
+  const m = /^(\s*replace:[^=]*=)@(.+)$/s.exec(spec);
+  if (!m) return spec;
+  let text: string;
+  try {
+    text = readSpecFileFromDisk(m[2].trim());
+  } catch (err) {
+    throw new UsageError(`cannot read ${m[2].trim()}: ${(err as Error).message}`);
+  }
+  if (!texts.includes(text)) texts.push(text);
+  return m[1] + "@" + textName(text);
+}
+
+/** `attribute`/`test`/`fix-check` with --collector: the flags that make sense on a worker become a job. */
+export async function submitToCollector(p: Parsed, kind: "attribute" | "test" | "fix-check"): Promise<number> {
   const base = collectorUrl(p.flags.collector as string);
   const token = tokenOf(p, kind);
   for (const f of ["system", "allow-program", "program-sha256", "live-tools", "workers", "spans", "shapes", "decision", "contains", "price", "budget-usd"]) {
@@ -120,12 +151,23 @@ export async function submitToCollector(p: Parsed, kind: "attribute" | "test"): 
   }
   const num = (f: string) => (p.flags[f] === undefined ? undefined : intFlag(p, f, 1));
   const spec: Record<string, unknown> = { kind, run_id: p.pos.run, target: p.flags.target };
-  if (kind === "test") spec.remove = p.flags.remove;
-  if (p.flags.suspect) spec.suspects = p.flags.suspect;
+  // files named by replace:…=@FILE are read here and travel as the job's texts
+  const texts: string[] = [];
+  if (kind === "test" && typeof p.flags.remove === "string") spec.remove = inlineFix(p.flags.remove, texts);
+  if (kind === "fix-check") {
+    // the local command's pairs (n 40, at most 160), sent as numbers: the job runs exactly these
+    const { n, nMax } = pairsOf(p, { n: 40, nMax: (k) => Math.max(160, k) });
+    const fix = ((p.flags.fix as string[] | undefined) ?? []).map((f) => inlineFix(f, texts));
+    Object.assign(spec, { target: p.flags.harm, fix, keep: p.flags.keep, n, n_max: nMax });
+  }
+  if (p.flags.suspect) spec.suspects = (p.flags.suspect as string[]).map((x) => inlineFix(x, texts));
+  if (texts.length) spec.texts = texts;
   if (p.flags.suspects) spec.suspects_mode = p.flags.suspects;
   if (p.flags.method) spec.method = p.flags.method;
-  spec.n = num("n");
-  spec.n_max = num("n-max");
+  if (kind !== "fix-check") {
+    spec.n = num("n");
+    spec.n_max = num("n-max");
+  }
   spec.max_calls = num("budget-calls") ?? num("max-calls");
   if (kind === "attribute" && p.flags["no-roles"]) spec.roles = false;
   if (kind === "test" && p.flags.roles) spec.roles = true;
@@ -149,6 +191,31 @@ export async function submitToCollector(p: Parsed, kind: "attribute" | "test"): 
 
 export const COLLECTOR_FLAG = { collector: "string", ...TOKEN_FLAGS } as const;
 
+/**
+ * `jobs URL ID --cancel`: asks the job to stop (no worker starts another pair of it, no test of it
+ * is appended), then follows it until it has ended. A job already finished is left as it is: exit 2
+ * with its status, since cancelling it would do nothing.
+ */
+async function cancelJob(base: string, token: string, id: string, p: Parsed): Promise<number> {
+  let r: { cancelled: boolean };
+  try {
+    r = (await call(base, token, "POST", `/v1/jobs/${id}/cancel`)) as { cancelled: boolean };
+  } catch (e) {
+    const status = (e as { status?: number }).status;
+    throw status === 404 || status === 403 ? new UsageError((e as Error).message) : e;
+  }
+  if (!r.cancelled) {
+    const j = (await call(base, token, "GET", `/v1/jobs/${id}`)) as JobView;
+    throw new UsageError(`job ${id} has already ended (${j.status}): nothing to cancel`);
+  }
+  process.stderr.write(`causeway: asked job ${id} to stop\n`);
+  const j = await follow(base, token, id, !!p.flags.json);
+  if (j === "detached") return 0;
+  if (p.flags.json) json({ id, status: j.status, error: j.error });
+  else out(`job ${id}: ${j.status}${j.status === "cancelled" ? "" : " (it finished before the cancel reached it)"}`);
+  return j.status === "cancelled" ? 0 : 1;
+}
+
 export const JOB_COMMANDS: Record<string, Command> = {
   worker: {
     usage: "causeway worker --store postgresql://… [--concurrency N] [--allow-program P]... [--quiet] [--json]",
@@ -158,6 +225,8 @@ export const JOB_COMMANDS: Record<string, Command> = {
       const url = p.flags.store as string | undefined;
       if (!url || !/^postgres(ql)?:\/\//i.test(url)) throw new UsageError("worker: --store postgresql://… is required");
       const { startWorker } = await import("../jobs/worker");
+      // a worker reads no file a job's spec names: only the texts a job carries (core/jobs/texts.ts)
+      setSpecFileReader((await import("../jobs/texts")).jobTextReader);
       // pg-boss 10 does not catch a failure to record a failed task while PostgreSQL restarts: the
       // task expires and is retried, so the worker logs it and goes on instead of ending
       process.on("unhandledRejection", (why) => process.stderr.write(`causeway worker: ${(why as Error)?.message ?? String(why)} (going on)\n`));
@@ -182,9 +251,9 @@ export const JOB_COMMANDS: Record<string, Command> = {
     },
   },
   jobs: {
-    usage: `causeway jobs URL [ID] [--follow] ${TOKEN_USAGE} [--json]`,
-    help: "list a collector's jobs, or show one (--follow: until it finishes, then print its result)",
-    spec: { positionals: ["url", "id?"], flags: { follow: "boolean", ...TOKEN_FLAGS, json: "boolean" } },
+    usage: `causeway jobs URL [ID] [--follow | --cancel] ${TOKEN_USAGE} [--json]`,
+    help: "list a collector's jobs, or show one (--follow: until it finishes, then print its result; --cancel: stop it on every worker)",
+    spec: { positionals: ["url", "id?"], flags: { follow: "boolean", cancel: "boolean", ...TOKEN_FLAGS, json: "boolean" } },
     run: async (p) => {
       const base = collectorUrl(p.pos.url!);
       const token = tokenOf(p, "jobs");
@@ -197,6 +266,7 @@ export const JOB_COMMANDS: Record<string, Command> = {
         return 0;
       }
       if (!/^[0-9a-f-]{36}$/.test(id)) throw new UsageError(`jobs: ${JSON.stringify(id)} is not a job id`);
+      if (p.flags.cancel) return cancelJob(base, token, id, p);
       const j = p.flags.follow ? await follow(base, token, id, !!p.flags.json) : ((await call(base, token, "GET", `/v1/jobs/${id}`)) as JobView);
       if (j === "detached") return 0;
       if (FINISHED.has(j.status)) return printJob(j, !!p.flags.json);

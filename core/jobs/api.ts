@@ -16,6 +16,8 @@ import type { CollectorJobs } from "../store/job-routes";
 import { JobStore, type JobRow } from "./store";
 import { SpecRefused, checkSpec } from "./spec";
 import { sendDrive, startBoss, DEFAULT_TIMING } from "./queue";
+import { setSpecFileReader } from "../specs/grammar";
+import { jobTextReader } from "./texts";
 
 const has = (who: { scopes: Set<string> } | undefined, scope: string) => !!who && (who.scopes.has(scope) || who.scopes.has("admin"));
 
@@ -24,6 +26,8 @@ export const jobView = (j: JobRow) => ({ id: j.id, run_id: j.run_id, kind: j.spe
 
 /** The job routes of a collector on PostgreSQL at `url`. */
 export async function collectorJobs(url: string, log: (line: string) => void = () => {}): Promise<CollectorJobs> {
+  // a job's specs are parsed here: they may read the texts the job carries, never a file of this machine
+  setSpecFileReader(jobTextReader);
   const jobs = new JobStore(url, log);
   await jobs.init();
   // the collector only submits: no maintenance here, the workers run it

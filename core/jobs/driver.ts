@@ -17,6 +17,7 @@ import { Budget, BudgetExceeded, ReplayContext, ReplayError, type ArmOutcome } f
 import { runTest } from "../replay/run-test";
 import type { TestResult } from "../replay/test-record";
 import { attribute, type Attribution } from "../replay/attribute";
+import { fixCheck } from "../replay/fixcheck";
 import type { System } from "../sdk/system";
 import type { StoredArm } from "./store";
 import { DEFAULT_WINDOW, type JobSpec } from "./spec";
@@ -40,6 +41,12 @@ export function taskId(...parts: string[]): string {
   const h = createHash("sha256").update(parts.join("\u0000")).digest("hex");
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
+
+/**
+ * What a worker stores for a pair it did not start because the job's workers had already made the
+ * calls its budget allows (look-ahead pairs included): the pass stops there with the budget reason.
+ */
+export const BUDGET_REACHED = "not replayed: the job's model-call budget was reached";
 
 /** Thrown inside a pass when a pair is not stored yet: the pass ends and asks for it. */
 export class NeedPairs extends Error {
@@ -77,6 +84,7 @@ export class JobReplayContext extends ReplayContext {
   private stored(key: string): StoredOutcome | undefined {
     const a = this.arms.get(key);
     if (!a) return undefined;
+    if (a.error === BUDGET_REACHED) throw new BudgetExceeded();
     if (a.error !== null) throw new ReplayError(a.error);
     this.workers.add(a.worker);
     return a.outcome as StoredOutcome;
@@ -86,6 +94,8 @@ export class JobReplayContext extends ReplayContext {
     const item = { seedBase, baseline: baseline.map((b) => b.spec), interventions: interventions.map((i) => i.spec), j };
     const localKey = `${seedBase}|${item.baseline.join(" | ")}|${j}`;
     const shared = this.baseArms.get(localKey);
+    // as ReplayContext.arm: no pair starts once the budget is spent (nor is one asked for)
+    if (this.budget.left <= 0) throw new BudgetExceeded();
     // the intervened arm first: a batch that failed after its retries records its reason there
     const treat = this.stored(treatKey(item));
     const base = shared ?? this.stored(baseKey(item));
@@ -118,10 +128,29 @@ export class JobReplayContext extends ReplayContext {
 
 export type PassResult =
   | { state: "need"; pairs: PairItem[]; progress: { tests: number; pairs: number; model_calls: number } }
-  | { state: "done"; result: Attribution | TestResult; tests: TestResult[]; workers: string[] };
+  | { state: "done"; result: Attribution | TestResult | FixCheckResult; tests: TestResult[]; workers: string[] };
+
+/** A fix check as `causeway fix-check --json` prints it (each test's pair count, not the test). */
+export type FixCheckResult = Record<string, unknown> & { verdict: string };
 
 /** The attribution id of a job's Find the cause: the same on every pass. */
 export const attributionIdOf = (jobId: string): string => createHash("sha256").update(`causeway.job.attribution\0${jobId}`).digest("hex").slice(0, 12);
+
+/** The fix-check id of a job's fix check (its tests.jsonl lines' `fix_check`): the same on every pass. */
+export const fixCheckIdOf = (jobId: string): string => createHash("sha256").update(`causeway.job.fix-check\0${jobId}`).digest("hex").slice(0, 12);
+
+/** A job's fix check: the local command's defaults, result and tests.jsonl lines. */
+async function fixCheckPass(ctx: JobReplayContext, spec: JobSpec, jobId: string): Promise<PassResult> {
+  const n = spec.n ?? 40;
+  const f = await fixCheck(ctx, { fix: spec.fix ?? [], harm: spec.target, keep: spec.keep, n, nMax: spec.n_max ?? Math.max(160, n), save: false });
+  const id = fixCheckIdOf(jobId);
+  const tests = [
+    { ...f.harm.test, fix_check: id, fix_role: "harm", fix: f.fix, fix_verdict: f.verdict, fix_summary: f.summary, fix_excluded: f.excluded },
+    ...f.keep.map((k) => ({ ...k.test, fix_check: id, fix_role: "keep", fix_harm: spec.target, keep_status: k.status })),
+  ];
+  const result = { ...f, harm: { ...f.harm, test: undefined, n: f.harm.test.n }, keep: f.keep.map((k) => ({ ...k, test: undefined, n: k.test.n })) };
+  return { state: "done", result: JSON.parse(JSON.stringify(result)) as FixCheckResult, tests, workers: [...ctx.workers].sort() };
+}
 
 /** One pass of a job over the arms stored so far. */
 export async function drivePass(run: RunData, spec: JobSpec, jobId: string, arms: Map<string, StoredArm>, window = spec.window ?? DEFAULT_WINDOW): Promise<PassResult> {
@@ -132,6 +161,7 @@ export async function drivePass(run: RunData, spec: JobSpec, jobId: string, arms
     if (m) tests = Number(m[1]) - 1;
   };
   try {
+    if (spec.kind === "fix-check") return await fixCheckPass(ctx, spec, jobId);
     if (spec.kind === "test") {
       if (spec.max_calls !== undefined) ctx.budget = new Budget(spec.max_calls);
       const r = await runTest(ctx, { intervention: spec.remove!, target: spec.target, n: spec.n, nMax: spec.n_max, method: spec.method, minPairs: spec.n, sizeRole: !!spec.roles, save: false });

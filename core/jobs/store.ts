@@ -7,10 +7,12 @@
  *    who asked, status, progress, the result, and which tests were appended to the run;
  *  - `causeway_job_arms`: one replayed arm per (job, key): the first stored wins (INSERT … ON
  *    CONFLICT DO NOTHING), so a pair redone after a worker died or a retry never counts twice;
- *  - `causeway_job_cache`: the seeded-model call cache shared by every worker of a job.
+ *  - `causeway_job_cache`: the seeded-model call cache shared by every worker of a job, each
+ *    output stored losslessly (core/jobs/cache.ts).
  */
 import { Pool, type PoolClient } from "pg";
 import type { JobSpec } from "./spec";
+import { decodeEntry, encodeEntry, type CacheEntry } from "./cache";
 
 export type JobStatus = "queued" | "running" | "done" | "failed" | "cancelled";
 
@@ -176,6 +178,12 @@ export class JobStore {
     return new Map(r.rows.map((x) => [String(x.key), { key: String(x.key), outcome: x.outcome, error: x.error ?? null, worker: String(x.worker) }]));
   }
 
+  /** Model calls every stored arm of a job made (pairs asked ahead and never used included). */
+  async spent(id: string): Promise<number> {
+    const r = await this.pool.query("SELECT coalesce(sum((outcome->>'made')::bigint), 0) AS n FROM causeway_job_arms WHERE job_id = $1", [id]);
+    return Number(r.rows[0].n);
+  }
+
   /** Stores an arm unless one is stored already (the first wins); records the worker on the job. */
   async putArm(id: string, key: string, outcome: unknown, error: string | null, worker: string): Promise<void> {
     await this.with(async (c) => {
@@ -191,16 +199,22 @@ export class JobStore {
     });
   }
 
-  async cache(id: string): Promise<Map<string, { value: unknown; usage?: Record<string, unknown> }>> {
+  /** The job's model-call cache, each entry exactly as the model gave it (cache.ts). */
+  async cache(id: string): Promise<Map<string, CacheEntry>> {
     const r = await this.pool.query("SELECT key, value FROM causeway_job_cache WHERE job_id = $1", [id]);
-    return new Map(r.rows.map((x) => [String(x.key), x.value as { value: unknown }]));
+    const out = new Map<string, CacheEntry>();
+    for (const x of r.rows) {
+      const e = decodeEntry(x.value);
+      if (e) out.set(String(x.key), e);
+    }
+    return out;
   }
 
-  async putCache(id: string, entries: [string, unknown][]): Promise<void> {
+  async putCache(id: string, entries: [string, CacheEntry][]): Promise<void> {
     if (!entries.length) return;
     await this.pool.query(
       "INSERT INTO causeway_job_cache (job_id, key, value) SELECT $1, k, v FROM unnest($2::text[], $3::jsonb[]) AS t(k, v) ON CONFLICT DO NOTHING",
-      [id, entries.map((e) => e[0]), entries.map((e) => JSON.stringify(e[1]))],
+      [id, entries.map((e) => e[0]), entries.map((e) => JSON.stringify(encodeEntry(e[1])))],
     );
   }
 

@@ -14,16 +14,16 @@ import path from "node:path";
 import { readRun } from "../log/reader";
 import { deriveSeed } from "../log/hash";
 import { parseIntervention, parseTarget } from "../specs/grammar";
-import { ReplayContext, type ArmOutcome } from "../replay/context";
-import type { ModelCache } from "../sdk/runtime";
+import type { ArmOutcome } from "../replay/context";
 import type { System } from "../sdk/system";
 import { PgStore } from "../store/postgres";
 import { appendTestFor } from "../store/owners";
-import { checkTarget } from "../replay/preflight";
+import { checkFix, checkTarget } from "../replay/preflight";
 import { RunModel } from "../graph/model";
 import { JobStore } from "./store";
+import { SharedCacheContext } from "./shared-context";
 import { DEFAULT_WINDOW, checkSpec } from "./spec";
-import { baseKey, drivePass, treatKey, type StoredOutcome } from "./driver";
+import { BUDGET_REACHED, baseKey, drivePass, treatKey, type StoredOutcome } from "./driver";
 import { DEFAULT_TIMING, DRIVE, PAIRS, PAIRS_DEAD, sendDrive, sendPairs, startBoss, type PairTask, type QueueTiming } from "./queue";
 
 export interface WorkerOptions {
@@ -89,18 +89,6 @@ async function materialize(store: PgStore, runId: string, root: string): Promise
   return dir;
 }
 
-/** A replay context whose seeded-model cache is the job's, shared with every worker. */
-class SharedCacheContext extends ReplayContext {
-  readonly fresh: [string, unknown][] = [];
-  constructor(run: ReturnType<typeof readRun>, system: System, map: Map<string, { value: unknown }>) {
-    super(run, system, { cache: false });
-    if (system.seededModels) {
-      const cache: ModelCache = { get: (k) => map.get(k), set: (k, v) => (map.set(k, v), void this.fresh.push([k, v])) };
-      (this as { modelCache: ModelCache | undefined }).modelCache = cache;
-    }
-  }
-}
-
 // long: the task handlers share one queue handle, store and system cache as closures; a class is next
 export async function startWorker(o: WorkerOptions): Promise<Worker> {
   const log = o.log ?? (() => {});
@@ -132,6 +120,11 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
     const keys = t.items.flatMap((it) => [baseKey(it), treatKey(it)]);
     const have = await jobs.armsFor(t.job, keys);
     if (t.items.every((it) => have.has(baseKey(it)) && have.has(treatKey(it)))) return next(t.job);
+    // the budget holds across workers: once their arms made the calls it allows, no pair starts
+    if (spec.max_calls !== undefined && (await jobs.spent(t.job)) >= spec.max_calls) {
+      for (const it of t.items) for (const k of [baseKey(it), treatKey(it)]) if (!have.has(k)) await jobs.putArm(t.job, k, null, BUDGET_REACHED, name);
+      return next(t.job);
+    }
     const dir = await materialize(store, job.run_id, root);
     let system: System;
     try {
@@ -207,7 +200,9 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
     try {
       const spec = checkSpec(job.spec);
       const run = readRun(dir);
-      if (!spec.remove) checkTarget(new RunModel(run), spec.target);
+      // what the local command refuses before any model call, the job refuses before any pair
+      if (spec.kind === "attribute") checkTarget(new RunModel(run), spec.target);
+      if (spec.kind === "fix-check") for (const f of spec.fix ?? []) checkFix(new RunModel(run), f);
       r = await drivePass(run, spec, jobId, arms, window);
     } catch (err) {
       await jobs.finish(jobId, "failed", null, (err as Error).message);
@@ -230,6 +225,13 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
         return [];
       }
     }));
+    // a job cancelled while this pass ran appends nothing
+    if (await jobs.cancelRequested(jobId)) {
+      if (!done.size) {
+        await jobs.finish(jobId, "cancelled", null, "cancelled");
+        return;
+      }
+    }
     for (let k = 0; k < r.tests.length; k++) {
       if (done.has(k)) continue;
       const line = { ...r.tests[k], job: jobId, job_test: k, asked_by: job.asked_by, workers: r.workers };
