@@ -21,7 +21,7 @@ import { BUILTIN_PROGRAMS, ProgramError } from "../replay/loader";
 import { isBuiltin } from "../replay/programs";
 import { findProgram, loadCliProgram } from "./programs";
 import { PROGRAM_FLAGS } from "./replay-program";
-import { checkRungScope, endpointOptions, programAllowed, replaySystem, testableSpecs, RUNGS_HELP } from "./replay-rung";
+import { checkDecisionCall, checkRungScope, endpointOptions, programAllowed, replaySystem, testableSpecs, RUNGS_HELP } from "./replay-rung";
 import { endpointDecisionTest } from "../replay/endpoint-test";
 import { ReplayContext, runTest, decisionTest, ReplayError, Budget } from "../replay/engine";
 import { attribute, LEAD_N_MAX_FACTOR } from "../replay/attribute";
@@ -235,7 +235,7 @@ const COMMANDS: Record<string, Command> = {
       const minPairs = n;
       // rung 1: the one recorded call named re-sent, when the program may not re-run
       if (decision && !programAllowed(p, model)) {
-        process.stderr.write(`causeway: re-sending recorded call #${decision} (rung 1: with and without the item; nothing after it is re-simulated)\n`);
+        checkDecisionCall(p, model, decision);
         const r = await endpointDecisionTest(run, { decision: /^\d+$/.test(decision) ? Number(decision) : decision, intervention: remove, contains: p.flags.contains as string | undefined, target, n, nMax, method, ...endpointOptions(p) }).catch((err: unknown) => {
           throw err instanceof Error && err.name === "EndpointError" ? new ReplayError(err.message) : err;
         });

@@ -20,7 +20,7 @@ import { readRun } from "../log/reader";
 import { forTerminal } from "../log/shown";
 import { RunModel } from "../graph/model";
 import { isBuiltin } from "../replay/programs";
-import { EndpointError } from "../replay/endpoint-replay";
+import { checkDefaultEndpoint, EndpointError, rebuildRequest } from "../replay/endpoint-replay";
 import { AgentlessSystem } from "../replay/agentless/system";
 import type { EndpointOptions } from "../replay/agentless/wire";
 import type { System } from "../sdk/system";
@@ -119,6 +119,24 @@ function oneCallSystem(p: Parsed, run: RunData, targets: string[], rung2: string
     throw new Refusal(`at rung 1 one recorded call is re-sent, and these targets were made by different calls (${[`#${one.decision.seq} for ${JSON.stringify(targets[0])}`, ...apart.map((o) => `#${o.d.seq} for ${JSON.stringify(o.t)}`)].join(", ")}): give one target at a time (rung 2 is not possible: ${rung2})`);
   }
   return one;
+}
+
+/**
+ * `test --decision SEQ` without an allowed program (rung 1): the call must exist, have its request
+ * recorded, rely on no provider state, and have an endpoint named; refused (exit 2) before anything
+ * is sent. Says on stderr which call is re-sent.
+ */
+export function checkDecisionCall(p: Parsed, m: RunModel, decision: string): void {
+  try {
+    const r = rebuildRequest(m, /^\d+$/.test(decision) ? Number(decision) : decision);
+    const why = r.codec.notReplayable(r.body, m.value(r.decision.output));
+    if (why) throw new EndpointError(`call #${r.decision.seq} can't be re-sent: ${why}`);
+    checkDefaultEndpoint(r.codec, r.record.url, endpointOptions(p).baseUrl);
+    process.stderr.write(forTerminal(`causeway: re-sending recorded call #${r.decision.seq} of ${r.decision.agent} (rung 1: with and without the item; nothing after it is re-simulated)`) + "\n");
+  } catch (err) {
+    if (err instanceof EndpointError) throw new UsageError(err.message);
+    throw err;
+  }
 }
 
 /**

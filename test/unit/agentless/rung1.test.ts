@@ -11,6 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeLlm, type FakeLlm } from "../../fake-llm/server";
+import { readRun } from "../../../core/log/reader";
 import { cli, recordContinued, recordDesk, recordMailer } from "./desk";
 
 const KEY = "sk-user-rung1-5d1e";
@@ -74,6 +75,23 @@ describe("rung 1: the call that made the action, re-sent alone", () => {
     expect(e.error).toContain(`recorded against "${recorded.url}/v1/chat/completions"`);
     expect(e.error).toContain("--base-url");
     expect(recorded.requests.length).toBe(seen);
+    expect(replay.requests.length).toBe(before);
+  });
+
+  it("test --decision SEQ re-sends that call; the searcher's own call (web search) is refused before any request", async () => {
+    const decisions = readRun(mailer).events.filter((e) => e.type === "decision") as unknown as { seq: number; agent: string }[];
+    const search = decisions.find((d) => d.agent === "searcher")!;
+    const sending = decisions.filter((d) => d.agent === "mailer")[1];
+    const ok = await cli(["test", mailer, "--decision", String(sending.seq), "--remove", "input:tool:fetch_doc*vendor-note*", "--target", HARM, "--n", "10", "--json"], { OPENAI_BASE_URL: env.OPENAI_BASE_URL(), OPENAI_API_KEY: KEY });
+    expect(ok.code, ok.err).toBe(0);
+    expect(ok.err).toContain(`re-sending recorded call #${sending.seq} of mailer (rung 1`);
+    const t = JSON.parse(ok.out);
+    expect(t).toMatchObject({ rung: 1, decision_seq: sending.seq, p_without: 0 });
+    expect(t.p_with).toBeGreaterThan(0);
+    const before = replay.requests.length;
+    const no = await cli(["test", mailer, "--decision", String(search.seq), "--remove", "input:user", "--contains", "x", "--json"], { OPENAI_BASE_URL: env.OPENAI_BASE_URL(), OPENAI_API_KEY: KEY });
+    expect(no.code).toBe(2);
+    expect(JSON.parse(no.out).error).toContain("web search, a tool the provider runs itself");
     expect(replay.requests.length).toBe(before);
   });
 
