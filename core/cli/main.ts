@@ -21,7 +21,7 @@ import { BUILTIN_PROGRAMS, ProgramError } from "../replay/loader";
 import { isBuiltin } from "../replay/programs";
 import { findProgram, loadCliProgram } from "./programs";
 import { PROGRAM_FLAGS } from "./replay-program";
-import { checkDecisionCall, checkRungScope, endpointOptions, programAllowed, replaySystem, testableSpecs, RUNGS_HELP } from "./replay-rung";
+import { checkDecisionCall, checkRungScope, endpointOptions, programAllowed, replayedCalls, replaySystem, testableSpecs, RUNGS_HELP } from "./replay-rung";
 import { endpointDecisionTest } from "../replay/endpoint-test";
 import { ReplayContext, runTest, decisionTest, ReplayError, Budget } from "../replay/engine";
 import { attribute, LEAD_N_MAX_FACTOR } from "../replay/attribute";
@@ -245,7 +245,7 @@ const COMMANDS: Record<string, Command> = {
       // the program is found and allowed before any estimate is printed: a refusal comes first
       const sys = await replaySystem(p, dir, target);
       checkRungScope(sys, [remove]);
-      const est = estimateCost(model, maxPairs, pricesOf(p));
+      const est = estimateCost(model, maxPairs, pricesOf(p), replayedCalls(sys, model));
       const budget = budgetOf(p, est);
       if (!p.flags.json) process.stderr.write(describeEstimate(est) + (budget ? `; budget ${budget.max} model calls` : "") + "\n");
       const ctx = new ReplayContext(run, sys, { liveTools: !!p.flags["live-tools"], budget });
@@ -287,7 +287,7 @@ const COMMANDS: Record<string, Command> = {
       // the program is found and allowed before any estimate is printed: a refusal comes first
       const sys = await replaySystem(p, dir, target);
       const rankBlocks = p.flags["rank-blocks"] === undefined ? undefined : intFlag(p, "rank-blocks", 2, 2);
-      const est = estimateCost(model, nMax, pricesOf(p));
+      const est = estimateCost(model, nMax, pricesOf(p), replayedCalls(sys, model));
       const budget = budgetOf(p, est);
       if (!p.flags.json) process.stderr.write(`per test: ${describeEstimate(est)}${method === "newcombe" || exact ? "" : `; a lead suspect's test (one an argument value points to) up to ${LEAD_N_MAX_FACTOR * nMax} pairs`}${budget ? `; budget ${budget.max} model calls for the whole attribution` : ""}\n`);
       const ctx = new ReplayContext(run, sys, { liveTools: !!p.flags["live-tools"] });

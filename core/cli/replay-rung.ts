@@ -168,6 +168,11 @@ export function testableSpecs(sys: unknown, m: RunModel): string[] {
   return out;
 }
 
+/** The recorded calls one replay by `sys` re-sends: all of them, or at rung 1 the one call (for the cost estimate). */
+export function replayedCalls(sys: unknown, m: RunModel): RunModel["decisions"] {
+  return sys instanceof OneCallSystem ? m.decisions.filter((d) => d.id === sys.decision.id) : m.decisions;
+}
+
 /** Is this System the agentless replay? */
 export function isAgentless(sys: unknown): sys is AgentlessSystem {
   return sys instanceof AgentlessSystem;

@@ -66,6 +66,13 @@ describe("rung 1: the call that made the action, re-sent alone", () => {
     expect(fs.readFileSync(marker, "utf8")).toBe(ran);
   });
 
+  it("test at rung 1: the cost estimate counts the one call re-sent, not the run's", async () => {
+    const r = await cli(["test", mailer, "--remove", VENDOR, "--target", HARM, "--n", "10"], { OPENAI_BASE_URL: env.OPENAI_BASE_URL(), OPENAI_API_KEY: KEY });
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toContain("(recorded usage: 1 calls");
+    expect(r.out).toContain(`remove ${VENDOR}`);
+  });
+
   it("the endpoint comes only from flags or the environment: none given, the recorded upstream is named and nothing is sent", async () => {
     const seen = recorded.requests.length;
     const before = replay.requests.length;
