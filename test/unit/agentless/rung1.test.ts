@@ -73,6 +73,14 @@ describe("rung 1: the call that made the action, re-sent alone", () => {
     expect(r.out).toContain(`remove ${VENDOR}`);
   });
 
+  it("case --investigate at rung 1: the case file names the rung and what it assumed", async () => {
+    const r = await cli(["case", mailer, "--target", HARM, "--investigate", "--n-max", "30"], { OPENAI_BASE_URL: env.OPENAI_BASE_URL(), OPENAI_API_KEY: KEY });
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toContain("rung 1");
+    expect(r.out).toContain("rung 1, one recorded model call re-sent");
+    expect(r.out).toMatch(/only the recorded call #\d+ \(mailer\) that made the action is re-sent/);
+  });
+
   it("the endpoint comes only from flags or the environment: none given, the recorded upstream is named and nothing is sent", async () => {
     const seen = recorded.requests.length;
     const before = replay.requests.length;
@@ -138,6 +146,21 @@ describe("what rung 1 can't answer", () => {
     expect(a.causes.map((c: { spec: string }) => c.spec)).toEqual(["msg:researcher->executor"]);
     expect(a.summary).toContain("not tested at rung 1: input:tool:fetch_doc*vendor-note*");
     expect(a.chain).toBeUndefined();
+  });
+
+  it("matrix at rung 1 skips, with why, the inputs the deciding call does not hold, and refuses targets made by different calls", async () => {
+    const r = await cli(["matrix", desk, "--target", HARM, "--n", "10", "--json"], { OPENAI_BASE_URL: env.OPENAI_BASE_URL(), OPENAI_API_KEY: KEY });
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toContain(`not tested at rung 1: ${VENDOR}: not in the request of call #`);
+    const rows = JSON.parse(r.out) as { intervention: string; rung: number }[];
+    expect(rows.map((x) => x.intervention)).toContain("msg:researcher->executor");
+    expect(rows.some((x) => x.intervention.includes("fetch_doc"))).toBe(false);
+    expect(rows.every((x) => x.rung === 1)).toBe(true);
+    const before = replay.requests.length;
+    const two = await cli(["matrix", desk, "--target", HARM, "--target", "tool=fetch_doc", "--json"], { OPENAI_BASE_URL: env.OPENAI_BASE_URL(), OPENAI_API_KEY: KEY });
+    expect(two.code).toBe(2);
+    expect(JSON.parse(two.out).error).toContain("made by different calls");
+    expect(replay.requests.length).toBe(before);
   });
 
   it("a deciding call that continues provider-held state: refused (exit 2) before any request", async () => {
