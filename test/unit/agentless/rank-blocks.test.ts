@@ -54,6 +54,12 @@ describe("attribute --rank-blocks", () => {
     expect(t.out).toMatch(/predicted order of the given suspects \(a surrogate fit on 16 replays with random halves removed, \d+ with the action; predicted, not tested\): input:tool:fetch_doc \{"name":"vendor-note"\} \+/);
   });
 
+  it("is refused with --collector (the team's workers don't take it) rather than ignored", async () => {
+    const r = await cli(["attribute", "some-run", "--target", HARM, "--rank-blocks", "16", "--collector", "http://127.0.0.1:9", "--token-env", "NO_SUCH_TOKEN_VAR", "--json"], { NO_SUCH_TOKEN_VAR: "t" });
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.out).error).toContain("--rank-blocks is not taken by the team's workers");
+  });
+
   it("refuses a K below 2 before anything is sent", async () => {
     const before = replay.requests.length;
     const r = await cli([...args("1"), "--json"], env());
