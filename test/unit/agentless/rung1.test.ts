@@ -61,6 +61,7 @@ describe("rung 1: the call that made the action, re-sent alone", () => {
     expect(sent.length).toBeGreaterThan(0);
     expect(sent.every((q) => q.body.messages[0].content.startsWith("You are the mailer") && q.body.web_search_options === undefined)).toBe(true);
     expect(sent.every((q) => q.headers.authorization === `Bearer ${KEY}` && typeof q.body.seed === "number")).toBe(true);
+    expect(JSON.stringify(sent.map((q) => q.headers))).not.toContain("recording-key");
     expect(new Set(sent.map((q) => q.body.messages.length)).size).toBe(1);
     expect(recorded.requests.length).toBe(seen);
     expect(fs.readFileSync(marker, "utf8")).toBe(ran);
