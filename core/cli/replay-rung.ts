@@ -113,7 +113,13 @@ function oneCallSystem(p: Parsed, run: RunData, targets: string[], rung2: string
     throw err;
   }
   const m = new RunModel(run);
-  const others = targets.slice(1).map((t) => ({ t, d: decidingCall(m, t).decision }));
+  const others = targets.slice(1).map((t) => {
+    try {
+      return { t, d: decidingCall(m, t).decision };
+    } catch (err) {
+      throw new Refusal(`at rung 1: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  });
   const apart = others.filter((o) => o.d.id !== one.decision.id);
   if (apart.length) {
     throw new Refusal(`at rung 1 one recorded call is re-sent, and these targets were made by different calls (${[`#${one.decision.seq} for ${JSON.stringify(targets[0])}`, ...apart.map((o) => `#${o.d.seq} for ${JSON.stringify(o.t)}`)].join(", ")}): give one target at a time (rung 2 is not possible: ${rung2})`);
