@@ -19,10 +19,11 @@ import { PAIRS_HELP, pairsOf } from "./pairs";
 import { parseIntervention, parseTarget } from "../specs/grammar";
 import type { System } from "../sdk/system";
 import { PROGRAM_FLAGS } from "./replay-program";
-import { RUNGS_HELP } from "./replay-rung";
+import { checkRungScope, RUNGS_HELP } from "./replay-rung";
 import { TOKEN_FLAGS } from "./token";
 
-type ProgramFor = (p: Parsed, runDir: string) => Promise<System>;
+/** The System a replay runs (replay-rung.ts); the targets let it fall back to the one call that made the action (rung 1). */
+type ProgramFor = (p: Parsed, runDir: string, targets?: string | readonly string[]) => Promise<System>;
 
 const pct = (x: number) => `${Math.round(x * 100)}%`;
 const sgn = (x: number) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(2);
@@ -95,7 +96,8 @@ export function caseCommands(programFor: ProgramFor, requireRun: (d: string) => 
         const model = new RunModel(run);
         // a fix that changes nothing is refused before any model call
         for (const f of fixes) checkFix(model, f);
-        const sys = await programFor(p, dir);
+        const sys = await programFor(p, dir, harm);
+        checkRungScope(sys, fixes);
         const ctx = new ReplayContext(run, sys);
         const { n, nMax } = pairsOf(p, { n: 40, nMax: (k) => Math.max(160, k) });
         const f = await fixCheck(ctx, { fix: fixes, harm, keep, n, nMax, workers: intFlag(p, "workers", 1) });
@@ -116,7 +118,7 @@ export function caseCommands(programFor: ProgramFor, requireRun: (d: string) => 
         parseTarget(target);
         if (p.flags.investigate) {
           // Find the cause, then its span and shapes, recorded to tests.jsonl first
-          const sys = await programFor(p, dir);
+          const sys = await programFor(p, dir, target);
           const ctx = new ReplayContext(readRun(dir), sys);
           const { n, nMax, minPairs } = pairsOf(p, { n: 10, nMax: (k) => Math.max(80, k) });
           const a = await attribute(ctx, { target, n, nMax, minPairs });

@@ -146,7 +146,7 @@ export function inlineFix(spec: string, texts: string[]): string {
 export async function submitToCollector(p: Parsed, kind: "attribute" | "test" | "fix-check"): Promise<number> {
   const base = collectorUrl(p.flags.collector as string);
   const token = tokenOf(p, kind);
-  for (const f of ["system", "allow-program", "program-sha256", "live-tools", "workers", "spans", "shapes", "decision", "contains", "price", "budget-usd"]) {
+  for (const f of ["system", "allow-program", "program-sha256", "live-tools", "workers", "spans", "shapes", "rank-blocks", "decision", "contains", "price", "budget-usd"]) {
     if (p.flags[f] !== undefined) throw new UsageError(`${kind} --collector: --${f} is not taken by the team's workers (they replay with their own --allow-program list)`);
   }
   const num = (f: string) => (p.flags[f] === undefined ? undefined : intFlag(p, f, 1));

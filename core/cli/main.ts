@@ -20,13 +20,12 @@ import { influence, listRuns } from "../analysis/influence";
 import { BUILTIN_PROGRAMS, ProgramError } from "../replay/loader";
 import { isBuiltin } from "../replay/programs";
 import { findProgram, loadCliProgram } from "./programs";
-import { PROGRAM_FLAGS, replayProgram } from "./replay-program";
-import { endpointOptions, isAgentless, programAllowed, replaySystem, RUNGS_HELP } from "./replay-rung";
+import { PROGRAM_FLAGS } from "./replay-program";
+import { checkDecisionCall, checkRungScope, endpointOptions, programAllowed, replayedCalls, replaySystem, testableSpecs, RUNGS_HELP } from "./replay-rung";
 import { endpointDecisionTest } from "../replay/endpoint-test";
 import { ReplayContext, ReplayError, Budget } from "../replay/context";
 import { runTest } from "../replay/run-test";
 import { decisionTest } from "../replay/decision-test";
-import { replayAndDiff } from "../replay/replay-diff";
 import { attribute, LEAD_N_MAX_FACTOR } from "../replay/attribute";
 import { DEFAULT_N_MAX } from "../replay/sequential";
 import { Refusal, callsForUsd, checkFix, checkRemoval, checkTarget, estimateCost, parsePrice, type CostEstimate, type PriceTable } from "../replay/preflight";
@@ -43,6 +42,7 @@ import { commandRunRefusal, isCommandRun } from "../replay/command";
 import { absoluteSpec, caseCommands, formatNarrowed } from "./case-commands";
 import { narrowAttribution } from "../replay/narrow";
 import { STORE_COMMANDS } from "./store-commands";
+import { replayCommand } from "./replay-command";
 import { COLLECTOR_FLAG, JOB_COMMANDS, submitToCollector } from "./job-commands";
 
 process.setSourceMapsEnabled?.(true);
@@ -235,17 +235,19 @@ const COMMANDS: Record<string, Command> = {
       const nMax = p.flags["n-max"] === undefined ? undefined : intFlag(p, "n-max", n ?? 1);
       const maxPairs = nMax ?? n ?? DEFAULT_N_MAX;
       const minPairs = n;
-      // the program is found and allowed before any estimate is printed: a refusal comes first
-      const sys = await replaySystem(p, dir);
-      // rung 1: one recorded call re-sent, when the program can't re-run
-      if (decision && isAgentless(sys)) {
+      // rung 1: the one recorded call named re-sent, when the program may not re-run
+      if (decision && !programAllowed(p, model)) {
+        checkDecisionCall(p, model, decision);
         const r = await endpointDecisionTest(run, { decision: /^\d+$/.test(decision) ? Number(decision) : decision, intervention: remove, contains: p.flags.contains as string | undefined, target, n, nMax, method, ...endpointOptions(p) }).catch((err: unknown) => {
           throw err instanceof Error && err.name === "EndpointError" ? new ReplayError(err.message) : err;
         });
         r.rung = 1;
         return p.flags.json ? json(r) : out(formatTest(r));
       }
-      const est = estimateCost(model, maxPairs, pricesOf(p));
+      // the program is found and allowed before any estimate is printed: a refusal comes first
+      const sys = await replaySystem(p, dir, target);
+      checkRungScope(sys, [remove]);
+      const est = estimateCost(model, maxPairs, pricesOf(p), replayedCalls(sys, model));
       const budget = budgetOf(p, est);
       if (!p.flags.json) process.stderr.write(describeEstimate(est) + (budget ? `; budget ${budget.max} model calls` : "") + "\n");
       const ctx = new ReplayContext(run, sys, { liveTools: !!p.flags["live-tools"], budget });
@@ -259,12 +261,12 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   attribute: {
-    usage: "causeway attribute RUN --target SPEC [--suspect SPEC]... [--suspects untrusted|all] [--n N] [--n-max N] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] [--method betting|newcombe] [--workers N] [--no-roles] [--spans] [--shapes] [--allow-program P | --system P | --base-url URL --api-key-env VAR | --collector URL] [--json]",
-    help: `Find the cause: suspects ranked by the recorded evidence; untrusted inputs first, then trusted inputs and channels; a cause that carried an earlier agent's words is followed back hop by hop (the chain); --spans narrows a confirmed input to its causing span, --shapes tells how causes combine. Each test: ${PAIRS_HELP} (default: first look at 10, at most 80)`,
+    usage: "causeway attribute RUN --target SPEC [--suspect SPEC]... [--suspects untrusted|all] [--n N] [--n-max N] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] [--method betting|newcombe] [--workers N] [--no-roles] [--spans] [--shapes] [--rank-blocks K] [--allow-program P | --system P | --base-url URL --api-key-env VAR | --collector URL] [--json]",
+    help: `Find the cause: suspects ranked by the recorded evidence; untrusted inputs first, then trusted inputs and channels; a cause that carried an earlier agent's words is followed back hop by hop (the chain); --spans narrows a confirmed input to its causing span, --shapes tells how causes combine; --rank-blocks K: before a phase of more than four suspects with no lead, K replays with random halves removed and a sparse linear fit predict which to test first (predicted, never a verdict). Each test: ${PAIRS_HELP} (default: first look at 10, at most 80)`,
     details: RUNGS_HELP,
     spec: {
       positionals: ["run"],
-      flags: { target: "string", suspect: "strings", suspects: "string", n: "number", "n-max": "number", "max-calls": "number", workers: "number", "no-roles": "boolean", spans: "boolean", shapes: "boolean", ...PROGRAM_FLAGS, "live-tools": "boolean", ...COST_FLAGS, ...COLLECTOR_FLAG, ...JSON_FLAG },
+      flags: { target: "string", suspect: "strings", suspects: "string", n: "number", "n-max": "number", "max-calls": "number", workers: "number", "no-roles": "boolean", spans: "boolean", shapes: "boolean", "rank-blocks": "number", ...PROGRAM_FLAGS, "live-tools": "boolean", ...COST_FLAGS, ...COLLECTOR_FLAG, ...JSON_FLAG },
     },
     run: async (p) => {
       if (p.flags.collector) return submitToCollector(p, "attribute");
@@ -285,8 +287,9 @@ const COMMANDS: Record<string, Command> = {
       for (const s of suspects) checkRemoval(model, s);
       const { n, nMax, minPairs, exact } = pairsOf(p, { n: 10, nMax: (k) => Math.max(80, k) });
       // the program is found and allowed before any estimate is printed: a refusal comes first
-      const sys = await replaySystem(p, dir);
-      const est = estimateCost(model, nMax, pricesOf(p));
+      const sys = await replaySystem(p, dir, target);
+      const rankBlocks = p.flags["rank-blocks"] === undefined ? undefined : intFlag(p, "rank-blocks", 2, 2);
+      const est = estimateCost(model, nMax, pricesOf(p), replayedCalls(sys, model));
       const budget = budgetOf(p, est);
       if (!p.flags.json) process.stderr.write(`per test: ${describeEstimate(est)}${method === "newcombe" || exact ? "" : `; a lead suspect's test (one an argument value points to) up to ${LEAD_N_MAX_FACTOR * nMax} pairs`}${budget ? `; budget ${budget.max} model calls for the whole attribution` : ""}\n`);
       const ctx = new ReplayContext(run, sys, { liveTools: !!p.flags["live-tools"] });
@@ -301,6 +304,7 @@ const COMMANDS: Record<string, Command> = {
         maxCalls: budget ? budget.max : undefined,
         workers: intFlag(p, "workers", 1),
         roles: !p.flags["no-roles"],
+        rankBlocks,
         onProgress: progress(!p.flags.json),
       });
       // --spans: each confirmed input narrowed to its causing span; --shapes: how two or more causes combine
@@ -329,13 +333,9 @@ const COMMANDS: Record<string, Command> = {
       const recorded = new RunModel(run);
       refuseUnreplayable(p, recorded, dir);
       for (const t of targets) checkTarget(recorded, t);
-      const sys = await replaySystem(p, dir);
+      const sys = await replaySystem(p, dir, targets);
       const ctx = new ReplayContext(run, sys);
-      const specs: string[] = [];
-      for (const e of ctx.model.events) {
-        const s = e.type === "message" ? `msg:${e.agent}->${e.to}` : e.type === "input" && e.kind !== "task" ? `input:${e.source}` : null;
-        if (s && !specs.includes(s)) specs.push(s);
-      }
+      const specs = testableSpecs(sys, ctx.model);
       const tests = [];
       // betting: each test at alpha / (number of tests), so a decisive verdict survives the batch
       const method = methodOf(p);
@@ -348,23 +348,7 @@ const COMMANDS: Record<string, Command> = {
       out(`  model calls: ${ctx.counts.made} (a replay without sharing would make ${ctx.counts.naive})`);
     },
   },
-  replay: {
-    usage: "causeway replay RUN [--remove SPEC]... [--seed S] (--allow-program P | --system P) [--json]",
-    help: "re-run from tape and diff against the original",
-    spec: { positionals: ["run"], flags: { remove: "strings", seed: "number", ...PROGRAM_FLAGS, ...JSON_FLAG } },
-    run: async (p) => {
-      const dir = requireRun(p.pos.run!);
-      const remove = (p.flags.remove as string[] | undefined) ?? [];
-      remove.forEach(parseIntervention);
-      const sys = await replayProgram(p, dir);
-      const ctx = new ReplayContext(readRun(dir), sys);
-      const r = await replayAndDiff(ctx, { seed: p.flags.seed as number | undefined, remove });
-      if (p.flags.json) return json(r);
-      out(`replayed ${shown(ctx.runId)}${remove.length ? ` without ${remove.map(shown).join(", ")}` : ""}: ${r.actions.map((a) => `${shown(a.tool)}[${a.mode}]`).join(", ") || "no tool calls"}`);
-      out(r.diffs.length ? `${r.diffs.length} difference${r.diffs.length === 1 ? "" : "s"} from the original:` : "identical to the original (decisions, tool calls and messages)");
-      for (const d of r.diffs) out(`  ${shown(d.at[0])} ${shown(d.at[1])} #${d.at[2]}: ${shown(d.change)}${d.original ? `\n      original: ${shown(d.original)}` : ""}${d.replay ? `\n      replay:   ${shown(d.replay)}` : ""}`);
-    },
-  },
+  replay: replayCommand(requireRun),
   index: {
     usage: "causeway index ROOT [--target SPEC] [--json]",
     help: "cross-run influence: which content reached which tools, which links tests confirmed",

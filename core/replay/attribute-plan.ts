@@ -7,6 +7,7 @@ import { ReplayError, type ReplayContext } from "./context";
 import type { TestMethod } from "./test-record";
 import { defaultSuspects, leadSuspect, rankedSuspects } from "./suspects";
 import { HandoffMap } from "./handoff-map";
+import { Refusal } from "./preflight";
 import type { AttributeOptions, Phase, SuspectEvidence } from "./attribute-types";
 
 /** Betting: the share of a causal group's alpha kept for the "enough on its own" (joint) tests below it. */
@@ -37,6 +38,33 @@ export interface AttributionPlan {
   evidence?: SuspectEvidence[];
   /** Betting: the recorded handoffs between agents, for the chain of a cause. */
   handoffs?: HandoffMap;
+  /** Suspects the replay can't test (rung 1: not in the one re-sent call), and why. */
+  notTested?: { spec: string; reason: string }[];
+}
+
+/** A System that can't test every suspect (rung 1) says why for one it can't. */
+function untestableOf(ctx: ReplayContext): ((spec: string) => string | undefined) | undefined {
+  const sys = ctx.system as { untestable?: unknown };
+  return typeof sys.untestable === "function" ? (spec) => (sys.untestable as (s: string) => string | undefined).call(ctx.system, spec) : undefined;
+}
+
+/** Drops from the phases what the replay can't test; returns those, with why. */
+function dropUntestable(ctx: ReplayContext, phases: Phase[]): { spec: string; reason: string }[] {
+  const why = untestableOf(ctx);
+  if (!why) return [];
+  const out: { spec: string; reason: string }[] = [];
+  for (const ph of phases) {
+    const keep = ph.suspects.filter((s) => {
+      const reason = why(s);
+      if (reason && !out.some((o) => o.spec === s)) out.push({ spec: s, reason });
+      return !reason;
+    });
+    if (keep.length === ph.suspects.length) continue;
+    ph.suspects = keep;
+    ph.family = familyOf(Math.max(1, keep.length));
+    if (ph.lead && !keep.includes(ph.lead)) delete ph.lead;
+  }
+  return out;
 }
 
 /** A phase's suspects, its lead (if the evidence singles one out) first. */
@@ -80,6 +108,11 @@ export function planAttribution(ctx: ReplayContext, opts: AttributeOptions): Att
     phases = [phaseOf("all", evidence, alpha)];
   } else ({ phases, evidence } = defaultPhases(ctx, opts.target, alpha));
   if (!phases.some((p) => p.suspects.length)) throw new ReplayError("no suspects: no input reached the action; pass --suspect to choose some");
-  const handoffs = method === "betting" ? new HandoffMap(ctx, opts.target) : undefined;
-  return { method, alpha, minEffect, phases, ...(evidence ? { evidence } : {}), ...(handoffs ? { handoffs } : {}) };
+  const notTested = dropUntestable(ctx, phases);
+  if (!phases.some((p) => p.suspects.length)) {
+    throw new Refusal(`no suspect can be tested by this replay (rung ${ctx.rung}): ${notTested.map((n) => `${n.spec} is ${n.reason}`).join("; ")}; nothing was sent`);
+  }
+  // a chain's hops lie in other calls: only a replay of more than one call can test them
+  const handoffs = method === "betting" && ctx.rung !== 1 ? new HandoffMap(ctx, opts.target) : undefined;
+  return { method, alpha, minEffect, phases, ...(evidence ? { evidence } : {}), ...(handoffs ? { handoffs } : {}), ...(notTested.length ? { notTested } : {}) };
 }

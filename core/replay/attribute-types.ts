@@ -119,6 +119,8 @@ export interface Attribution {
   method?: TestMethod;
   /** How the tests replayed: 1 one recorded call, 2 agentless re-simulation, 3 the program re-run. */
   rung?: 1 | 2 | 3;
+  /** Suspects this replay could not test (rung 1: not in the one re-sent call), with why; never blamed or ruled out. */
+  not_tested?: { spec: string; reason: string }[];
   /**
    * Betting: how the words of the root cause reached the action through other agents, root → action,
    * each hop with its own test (docs/statistics.md, "Handoff chains"). Absent when no handoff was on

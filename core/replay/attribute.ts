@@ -93,10 +93,11 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
     naive_model_calls: ctx.counts.naive - st.before.naive,
     program_runs: st.tests.reduce((s, t) => s + t.program_runs, 0),
     stopped: st.stopped,
-    summary: summarize(st, chain),
+    summary: summarize(st, chain) + (plan.notTested?.length ? `; not tested at rung ${ctx.rung}: ${plan.notTested.map((n) => n.spec).join(", ")}` : ""),
     attribution_id: id,
     method,
     rung: ctx.rung,
+    ...(plan.notTested?.length ? { not_tested: plan.notTested } : {}),
   };
   if (method === "betting") {
     res.phases = phases;

@@ -99,7 +99,6 @@ export async function decisionTest(ctx: ReplayContext, opts: DecisionTestOptions
   };
   const minEffect = opts.minEffect ?? MIN_EFFECT;
   const how = (opts.method ?? "betting") === "betting" ? await bettingDecision(opts, applied, minEffect, pair, score) : await newcombeDecision(opts, applied, minEffect, pair, score, k);
-  const i = how.ending.n;
   const q = how.divisor;
   const { k0, k1 } = k;
   // a decision's causal role reads its rates rounded

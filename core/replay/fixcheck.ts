@@ -134,7 +134,14 @@ export async function fixCheck(ctx: ReplayContext, opts: FixCheckOptions): Promi
   // default keeps that happen only together with the harm (in the replays without the fix) are part of it
   const excluded: FixCheck["excluded"] = [];
   const keeps: string[] = [];
+  // a replay of one call (rung 1) scores only that call's answer: an action another call made can't be kept or lost there
+  const outOfScope = (ctx.system as { outOfScope?: (t: string) => string | undefined }).outOfScope?.bind(ctx.system);
   for (const k of candidates) {
+    const why = outOfScope?.(k);
+    if (why) {
+      excluded.push({ target: k, reason: `can't be measured at rung ${ctx.rung}: ${why}` });
+      continue;
+    }
     if (!explicit) {
       const kt = parseTarget(k);
       let alone = 0;

@@ -125,10 +125,13 @@ export interface CostEstimate {
   max_usd: number | null;
 }
 
-/** Estimates what a test of up to `pairs` pairs costs, from the recording's usage and the user's prices. */
-export function estimateCost(m: RunModel, pairs: number, prices: PriceTable = {}): CostEstimate {
+/**
+ * Estimates what a test of up to `pairs` pairs costs, from the recording's usage and the user's
+ * prices; `decisions`: the recorded calls one replay makes (default all; rung 1: the one re-sent).
+ */
+export function estimateCost(m: RunModel, pairs: number, prices: PriceTable = {}, decisions: RunModel["decisions"] = m.decisions): CostEstimate {
   const models: CostEstimate["models"] = {};
-  for (const d of m.decisions) {
+  for (const d of decisions) {
     const name = String(d.model);
     const row = (models[name] ??= { calls: 0, input_tokens: 0, output_tokens: 0, usd_per_run: null });
     row.calls++;
@@ -142,7 +145,7 @@ export function estimateCost(m: RunModel, pairs: number, prices: PriceTable = {}
     row.usd_per_run = p ? (row.input_tokens * p.input + row.output_tokens * p.output) / 1e6 : null;
     usd = usd === null || row.usd_per_run === null ? null : usd + row.usd_per_run;
   }
-  const calls = m.decisions.length;
+  const calls = decisions.length;
   const tokens = Object.values(models).reduce((s, r) => s + r.input_tokens + r.output_tokens, 0);
   const runs = 2 * pairs;
   return {

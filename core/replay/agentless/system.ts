@@ -23,6 +23,7 @@
  * fix-check, budgets, the shared baseline arm and the call cache work unchanged.
  */
 import { canonical } from "../../log/hash";
+import { memoryTrace } from "../../log/trace";
 import type { RunData } from "../../log/reader";
 import { RunModel } from "../../graph/model";
 import { applyEdit } from "../../specs/apply";
@@ -59,6 +60,16 @@ interface ArmState {
   answers: string[][];
   unreached: Map<string, string>;
   followed: Set<string>;
+  /** What the arm did, as events with their blobs, when a trace was asked for (`causeway replay`). */
+  trace?: { events: Record<string, unknown>[]; blobs: Map<string, unknown> };
+}
+
+/** Notes one entry of the arm's trace (decision, action or message), its compared content as a blob. */
+function note(s: ArmState, e: Record<string, unknown>, refKey: string, value: unknown): void {
+  if (!s.trace) return;
+  const ref = `t${s.trace.events.length}`;
+  s.trace.blobs.set(ref, value);
+  s.trace.events.push({ ...e, seq: s.trace.events.length + 1, [refKey]: ref });
 }
 
 export class AgentlessSystem {
@@ -99,7 +110,7 @@ export class AgentlessSystem {
     const ivs = [...(o.interventions ?? [])];
     const guard = ivs.find((iv) => iv.guard);
     const removing = ivs.filter((iv) => !iv.guard);
-    const s: ArmState = { actions: [], calls: 0, cached: 0, applied: 0, offTape: 0, occurrences: new Map(), finals: [], answers: [], unreached: new Map(), followed: new Set() };
+    const s: ArmState = { actions: [], calls: 0, cached: 0, applied: 0, offTape: 0, occurrences: new Map(), finals: [], answers: [], unreached: new Map(), followed: new Set(), ...(o.trace ? { trace: { events: [], blobs: new Map() } } : {}) };
     let error: string | undefined;
     try {
       if (guard && !guard.guard!.target) throw new AgentlessError("guard:block without a target needs the program's live guard; without the program, name what it blocks: guard:block:TARGET");
@@ -108,7 +119,8 @@ export class AgentlessSystem {
       error = err instanceof Error ? err.message : String(err);
     }
     const stats = { modelCalls: s.calls, modelCallsCached: s.cached, offTape: s.offTape, ablated: s.applied, events: 0 };
-    return { runId: o.runId ?? "agentless", seed, actions: s.actions, outcome: null, error, stats, assumptions: this.assumptions(s.followed, s.unreached), unreached: [...s.unreached.keys()] };
+    const trace = s.trace ? { trace: memoryTrace(s.trace.events, s.trace.blobs) } : {};
+    return { runId: o.runId ?? "agentless", seed, actions: s.actions, outcome: null, error, stats, assumptions: this.assumptions(s.followed, s.unreached), unreached: [...s.unreached.keys()], ...trace };
   }
 
   /** Re-simulates one thread of the plan in one arm. */
@@ -137,6 +149,7 @@ export class AgentlessSystem {
         o.modelCache?.set(key, { value: response });
       }
       s.answers[i].push(codec.assistantText(codec.output(response)));
+      note(s, { type: "decision", agent: t.agent }, "output", codec.output(response));
       const uses = codec.toolCalls(response);
       if (!uses.length) break;
       const results = uses.map((call) => this.serve(t.agent, call, ivs, guard, s));
@@ -188,6 +201,7 @@ export class AgentlessSystem {
     const now = at.index === upstream.calls.length - 1 ? s.finals[at.thread] : answers[at.index];
     if (!now) return `${link.from} gave no answer text in this replay for the link ${label}`;
     if (!carryInto(body, path, link.text, now)) return `the link ${label}: ${link.from}'s recorded answer is not in ${link.to}'s prompt as recorded`;
+    note(s, { type: "message", agent: link.from, to: link.to }, "ref", getAt(body, path));
     s.followed.add(`${label} (${link.grade})`);
     return undefined;
   }
@@ -199,6 +213,7 @@ export class AgentlessSystem {
     const occ = s.occurrences.get(base) ?? 0;
     s.occurrences.set(base, occ + 1);
     const seq = s.actions.length + 1;
+    note(s, { type: "action", agent, tool: call.name }, "args_ref", call.args ?? {});
     if (guard?.guard?.target && matchesTarget(guard.guard.target, { tool: call.name, agent, args, result: "" })) {
       s.applied++;
       const result = { error: "blocked by causeway guard: the fix under test" };
