@@ -10,13 +10,10 @@
  */
 import { RunModel } from "../../graph/model";
 import { rebuildRequest, EndpointError, type RebuiltRequest } from "../endpoint-replay";
+import { ReplayError } from "../context";
 
-export class AgentlessError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "ReplayError";
-  }
-}
+/** Why a run can't be replayed without its program: a ReplayError, so every command reports it in one line (exit 1). */
+export class AgentlessError extends ReplayError {}
 
 /** One recorded conversation of one agent: its calls in order, replayed from the first. */
 export interface Thread {
