@@ -7,7 +7,7 @@ import { safeText } from "../log/sanitize";
 import type { TestRecord } from "../log/testslog";
 import { nodesMatching, targetHits, type Graph } from "../graph/graph";
 import type { RunModel } from "../graph/model";
-import { roleFor } from "../stats/stats";
+import { roleFor } from "../stats/verdicts";
 import { howTested } from "./tested";
 import type { CandidateStatus, Matrix, TestSummary } from "./types";
 

@@ -42,7 +42,8 @@
  * Pure and dependency-free.
  * @module
  */
-import type { Interval, Verdict } from "./stats";
+import type { Interval } from "./intervals";
+import type { Verdict } from "./verdicts";
 
 /** Options of a {@link PairedSequence}. */
 export interface BettingOptions {

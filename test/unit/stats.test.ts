@@ -1,22 +1,11 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, it, expect } from "vitest";
-import {
-  Z95,
-  benjaminiHochberg,
-  mcnemarExact,
-  newcombe,
-  normalCdf,
-  normalQuantile,
-  pairedSummary,
-  roleFor,
-  sequentialLooks,
-  suggestedN,
-  verdictFor,
-  wilson,
-  zFor,
-  type Interval,
-} from "../../core/stats/stats";
+import { Z95, normalCdf, normalQuantile } from "../../core/stats/normal";
+import { benjaminiHochberg, sequentialLooks, zFor } from "../../core/stats/corrections";
+import { mcnemarExact, pairedSummary } from "../../core/stats/exact-tests";
+import { newcombe, wilson, type Interval } from "../../core/stats/intervals";
+import { roleFor, suggestedN, verdictFor } from "../../core/stats/verdicts";
 
 // Expected values come from test/reference/stats_reference.py (Python stdlib only).
 interface Fixture {
