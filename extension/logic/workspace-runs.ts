@@ -2,8 +2,9 @@
  * The runs of the workspace and what is known about each. Runs are added by discovery and the file
  * watchers; a changed run is tailed (only its appended bytes are read) after a short per-run
  * debounce; analysis happens in small time slices off the caller's path, changed and requested
- * runs first, so a workspace with a thousand runs stays responsive. Events read are kept for a
- * bounded number of finished runs (re-read on demand); summaries and alerts are kept for all.
+ * runs first (analysis-queue.ts), so a workspace with a thousand runs stays responsive. Events
+ * read are kept for a bounded number of finished runs (re-read on demand); summaries and alerts are
+ * kept for all; the blobs events name are checked in the background (run-blob-check.ts).
  * vscode-free: the extension wires it to watchers and views.
  */
 import fs from "node:fs";
@@ -15,10 +16,10 @@ import { verifyRun, type VerifyResult } from "../../core/log/verify";
 import { investigate } from "../../core/analysis/investigate";
 import type { Investigation } from "../../core/analysis/types";
 import { analyseRun, type RunAnalysis } from "./analysis";
-import { refsOf, type LoadedEvent } from "../../core/log/events";
-import { isRef } from "../../core/log/hash";
-import { problem, type Problem } from "../../core/log/problems";
+import type { LoadedEvent } from "../../core/log/events";
 import { Emitter } from "./emitter";
+import { AnalysisQueue } from "./analysis-queue";
+import { blobProblems, blobsPending, checkBlobsStep, type BlobCheck } from "./run-blob-check";
 import { isInside } from "./glob";
 import { runFilesStamp } from "../../core/log/run-dirs";
 
@@ -45,25 +46,10 @@ interface Internal extends RunEntry {
   lastUse: number;
   timer?: ReturnType<typeof setTimeout>;
   settleTimer?: ReturnType<typeof setTimeout>;
-  /** The background blob check (see {@link WorkspaceRuns.checkBlobsStep}). */
+  /** The background blob check (see {@link checkBlobsStep}). */
   blobCheck?: BlobCheck;
   /** events.jsonl and tests.jsonl as the current version read them (see {@link runFilesStamp}). */
   stamp?: string;
-}
-
-/**
- * Each blob a run's events name is checked once in the background (exists, is a regular file in
- * the run, hashes to its name), a time slice at a time, so a forged or missing blob makes the run
- * "failed verify" in the tree, Problems and the status bar without a Verify by hand. Files no event
- * names are left to Verify.
- */
-interface BlobCheck {
-  /** Events scanned for refs. */
-  scanned: number;
-  /** Refs to check, with the first event naming each. */
-  todo: { ref: string; line: number; seq: number }[];
-  /** Checked refs: the problem found, or null. */
-  done: Map<string, Problem | null>;
 }
 
 export interface RunsChange {
@@ -93,11 +79,6 @@ export class WorkspaceRuns {
   private runs = new Map<string, Internal>();
   /** Runs whose tail (events read) is in memory. */
   private held = new Set<string>();
-  private queue = new Set<string>();
-  private urgent = new Set<string>();
-  private pumping: ReturnType<typeof setImmediate> | undefined;
-  /** Holds on the background analysis (see {@link WorkspaceRuns.hold}). */
-  private holds = 0;
   private invCache = new Map<string, { version: number; inv: Investigation }>();
   private batch: RunsChange = { added: [], removed: [], changed: [] };
   private flushTimer: ReturnType<typeof setTimeout> | undefined;
@@ -108,8 +89,16 @@ export class WorkspaceRuns {
   readonly onDidChange = this.changeEmitter.event;
   /** Totals: how many analyses ran and how long they took (ms), and the longest slice. */
   readonly stats = { analyses: 0, analysisMs: 0, slices: 0, longestSliceMs: 0, slicesOver50ms: 0, tailBytes: 0 };
+  private readonly queue: AnalysisQueue;
 
   constructor(opts: WorkspaceRunsOptions = {}) {
+    this.queue = new AnalysisQueue({
+      sliceMs: opts.sliceMs ?? 12,
+      step: (dir) => this.analyseQueued(dir),
+      sliceDone: () => this.flush(),
+      held: () => this.scheduleFlush(),
+      stats: this.stats,
+    });
     this.o = {
       debounceMs: opts.debounceMs ?? 30,
       settleMs: opts.settleMs ?? 2000,
@@ -141,8 +130,7 @@ export class WorkspaceRuns {
     clearTimeout(e.settleTimer);
     this.runs.delete(dir);
     this.held.delete(dir);
-    this.queue.delete(dir);
-    this.urgent.delete(dir);
+    this.queue.drop(dir);
     this.invCache.delete(dir);
     this.batch.removed.push(dir);
     this.scheduleFlush();
@@ -176,7 +164,7 @@ export class WorkspaceRuns {
   }
   /** Runs waiting for analysis. */
   get pending(): number {
-    return this.queue.size + this.urgent.size;
+    return this.queue.pending;
   }
 
   // ------------------------------------------------------------------ changes
@@ -304,20 +292,20 @@ export class WorkspaceRuns {
     // what the first version reflects (later versions: refresh); taken before the read
     e.stamp ??= runFilesStamp(e.dir);
     try {
-      const before = e.blobCheck ? this.blobProblems(e).length : 0;
+      const before = e.blobCheck ? blobProblems(e.blobCheck).length : 0;
       if (fresh) {
         // the analysis stands; only blobs are left to check (without re-reading evicted events)
         this.checkBlobsStep(e, e.tail ? e.tail.parser.events : [], e.blobs ?? new BlobStore(e.dir));
-        if (this.blobProblems(e).length === before) {
-          this.queue.delete(e.dir);
+        if (blobProblems(e.blobCheck).length === before) {
+          this.queue.dropBackground(e.dir);
           if (this.blobsPending(e)) this.enqueue(e.dir, false);
           return e.analysis;
         }
       }
       let run = this.runData(e.dir)!;
       if (!fresh) this.checkBlobsStep(e, run.events, run.blobs);
-      const blobProblems = this.blobProblems(e);
-      if (blobProblems.length) run = { ...run, problems: [...run.problems, ...blobProblems] };
+      const found = blobProblems(e.blobCheck);
+      if (found.length) run = { ...run, problems: [...run.problems, ...found] };
       const a = analyseRun(run);
       this.stats.analyses++;
       this.stats.analysisMs += a.ms;
@@ -328,8 +316,7 @@ export class WorkspaceRuns {
       this.o.log?.("error", `analysing ${e.dir} failed: ${e.error}`);
     }
     e.analysedVersion = version;
-    this.queue.delete(e.dir);
-    this.urgent.delete(e.dir);
+    this.queue.drop(e.dir);
     if (this.blobsPending(e)) this.enqueue(e.dir, false); // more blobs to check, in a later slice
     this.evict();
     return e.analysis;
@@ -337,38 +324,12 @@ export class WorkspaceRuns {
 
   /** Blobs of this run still to check. */
   private blobsPending(e: Internal): boolean {
-    const b = e.blobCheck;
-    return !b || b.todo.length > 0 || (e.tail !== undefined && b.scanned < e.tail.parser.events.length);
-  }
-
-  /** Problems the background blob check found so far, in line order. */
-  private blobProblems(e: Internal): Problem[] {
-    const out: Problem[] = [];
-    for (const p of e.blobCheck?.done.values() ?? []) if (p) out.push(p);
-    return out.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
+    return blobsPending(e.blobCheck, e.tail?.parser.events.length);
   }
 
   /** Checks the blobs named by events not yet scanned, for at most one slice's time. */
   private checkBlobsStep(e: Internal, events: readonly LoadedEvent[], store: BlobStore): void {
-    let b = e.blobCheck;
-    if (!b || (events.length && events.length < b.scanned)) b = e.blobCheck = { scanned: 0, todo: [], done: new Map() };
-    for (; b.scanned < events.length; b.scanned++) {
-      const ev = events[b.scanned];
-      for (const r of refsOf(ev)) {
-        if (isRef(r) && !b.done.has(r)) {
-          b.done.set(r, null);
-          b.todo.push({ ref: r, line: ev.line, seq: ev.seq });
-        }
-      }
-    }
-    const t0 = performance.now();
-    while (b.todo.length && performance.now() - t0 < this.o.sliceMs) {
-      const { ref, line, seq } = b.todo.pop()!;
-      const r = store.get(ref);
-      if (r.ok || r.code === "blob-too-large" || r.code === "blob-too-deep") continue; // large or deep ones: Verify re-hashes them
-      const at = { line, seq, ref, file: "blobs" as const };
-      b.done.set(ref, r.code === "missing-blob" ? problem("missing-blob", `blob ${ref.slice(7, 19)}… named by line ${line} (seq ${seq}) is missing`, at) : problem(r.code, `${r.message} (named by line ${line}, seq ${seq})`, at));
-    }
+    e.blobCheck = checkBlobsStep(e.blobCheck, events, store, this.o.sliceMs);
   }
 
   /** The full investigation of a run (for the investigator and the commands), cached per version. */
@@ -378,8 +339,8 @@ export class WorkspaceRuns {
     const hit = this.invCache.get(e.dir);
     if (hit && hit.version === e.version) return hit.inv;
     let run = this.runData(e.dir)!;
-    const blobProblems = this.blobProblems(e);
-    if (blobProblems.length) run = { ...run, problems: [...run.problems, ...blobProblems] };
+    const found = blobProblems(e.blobCheck);
+    if (found.length) run = { ...run, problems: [...run.problems, ...found] };
     const inv = investigate(run);
     this.invCache.delete(e.dir);
     this.invCache.set(e.dir, { version: e.version, inv });
@@ -426,11 +387,7 @@ export class WorkspaceRuns {
 
   /** Queues a run for analysis; `urgent` runs (changed, asked for) go first. */
   enqueue(dir: string, urgent: boolean): void {
-    if (urgent) {
-      this.queue.delete(dir);
-      this.urgent.add(dir);
-    } else if (!this.urgent.has(dir)) this.queue.add(dir);
-    this.pump();
+    this.queue.enqueue(dir, urgent);
   }
 
   /**
@@ -440,49 +397,18 @@ export class WorkspaceRuns {
    * Added and removed runs are still announced.
    */
   hold(): () => void {
-    this.holds++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.holds--;
-      this.pump();
-    };
+    return this.queue.hold();
   }
 
-  private pump(): void {
-    if (this.holds > 0 && !this.urgent.size) {
-      this.scheduleFlush();
-      return;
-    }
-    if (this.pumping || this.disposed) return;
-    // setImmediate: the next slice runs after pending I/O (messages from the UI) has been handled
-    this.pumping = setImmediate(() => this.slice());
-  }
-
-  private slice(): void {
-    this.pumping = undefined;
-    if (this.disposed) return;
-    const t0 = performance.now();
-    while (this.urgent.size || (this.queue.size && this.holds === 0)) {
-      const dir = (this.urgent.size ? this.urgent : this.queue).values().next().value!;
-      this.urgent.delete(dir);
-      this.queue.delete(dir);
-      const e = this.runs.get(dir);
-      if (!e || (e.analysis && e.analysedVersion === e.version && !this.blobsPending(e))) continue;
-      const before = { analysis: e.analysis, version: e.analysedVersion, error: e.error };
-      this.analyse(dir);
-      // a blob-check step that found nothing changes nothing: announcing it refreshed the run's
-      // row in the Runs view, and re-fetched its children, for nothing
-      if (e.analysis !== before.analysis || e.analysedVersion !== before.version || e.error !== before.error) this.batch.changed.push(dir);
-      if (performance.now() - t0 >= this.o.sliceMs) break;
-    }
-    const took = performance.now() - t0;
-    this.stats.slices++;
-    this.stats.longestSliceMs = Math.max(this.stats.longestSliceMs, took);
-    if (took > 50) this.stats.slicesOver50ms++;
-    this.flush();
-    if (this.urgent.size || (this.queue.size && this.holds === 0)) this.pump();
+  /** One queued run, in a slice: analysed unless already current, and announced if that changed anything. */
+  private analyseQueued(dir: string): void {
+    const e = this.runs.get(dir);
+    if (!e || (e.analysis && e.analysedVersion === e.version && !this.blobsPending(e))) return;
+    const before = { analysis: e.analysis, version: e.analysedVersion, error: e.error };
+    this.analyse(dir);
+    // a blob-check step that found nothing changes nothing: announcing it refreshed the run's
+    // row in the Runs view, and re-fetched its children, for nothing
+    if (e.analysis !== before.analysis || e.analysedVersion !== before.version || e.error !== before.error) this.batch.changed.push(dir);
   }
 
   private scheduleFlush(): void {
@@ -503,14 +429,14 @@ export class WorkspaceRuns {
   /** Resolves once nothing is queued (tests, the scale benchmark). */
   idle(): Promise<void> {
     return new Promise((resolve) => {
-      const check = () => (this.pending === 0 && !this.pumping ? resolve() : setTimeout(check, 5));
+      const check = () => (this.pending === 0 && !this.queue.busy ? resolve() : setTimeout(check, 5));
       check();
     });
   }
 
   dispose(): void {
     this.disposed = true;
-    if (this.pumping) clearImmediate(this.pumping);
+    this.queue.dispose();
     clearTimeout(this.flushTimer);
     for (const e of this.runs.values()) {
       clearTimeout(e.timer);
