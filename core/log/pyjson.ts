@@ -213,142 +213,170 @@ const MAX_DEPTH = MAX_JSON_DEPTH + 12;
  * the last value, as Python does. Nesting deeper than 512 levels is refused.
  */
 export function parseLossless(text: string): JsonValue {
-  let i = 0;
-  const n = text.length;
-  const ws = () => {
-    while (i < n) {
-      const c = text.charCodeAt(i);
-      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++;
+  const p = new LosslessParser(text);
+  const v = p.value(0);
+  p.ws();
+  if (p.i !== text.length) p.fail("trailing characters");
+  return v;
+}
+
+const NUM = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y;
+
+/** The parser of {@link parseLossless}: one function per production, over a shared cursor `i`. */
+class LosslessParser {
+  i = 0;
+  private readonly n: number;
+
+  constructor(private readonly text: string) {
+    this.n = text.length;
+  }
+
+  ws(): void {
+    const { text, n } = this;
+    while (this.i < n) {
+      const c = text.charCodeAt(this.i);
+      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) this.i++;
       else break;
     }
-  };
-  const fail = (msg: string): never => {
-    throw new JsonSyntaxError(msg, i);
-  };
-  const value = (depth: number): JsonValue => {
-    if (depth > MAX_DEPTH) fail("nesting too deep");
-    ws();
-    const c = text[i];
-    if (c === "{") {
-      i++;
-      const obj: Record<string, JsonValue> = {};
-      ws();
-      if (text[i] === "}") {
-        i++;
+  }
+
+  fail(msg: string): never {
+    throw new JsonSyntaxError(msg, this.i);
+  }
+
+  value(depth: number): JsonValue {
+    if (depth > MAX_DEPTH) this.fail("nesting too deep");
+    this.ws();
+    const { text } = this;
+    const c = text[this.i];
+    if (c === "{") return this.object(depth);
+    if (c === "[") return this.array(depth);
+    if (c === '"') return this.string();
+    if (text.startsWith("true", this.i)) return (this.i += 4), true;
+    if (text.startsWith("false", this.i)) return (this.i += 5), false;
+    if (text.startsWith("null", this.i)) return (this.i += 4), null;
+    if (text.startsWith("NaN", this.i)) return (this.i += 3), NaN;
+    if (text.startsWith("Infinity", this.i)) return (this.i += 8), Infinity;
+    if (text.startsWith("-Infinity", this.i)) return (this.i += 9), -Infinity;
+    return this.number();
+  }
+
+  private object(depth: number): JsonValue {
+    const { text } = this;
+    this.i++;
+    const obj: Record<string, JsonValue> = {};
+    this.ws();
+    if (text[this.i] === "}") {
+      this.i++;
+      return obj;
+    }
+    for (;;) {
+      this.ws();
+      if (text[this.i] !== '"') this.fail("expected a key");
+      const k = this.string();
+      this.ws();
+      if (text[this.i] !== ":") this.fail("expected ':'");
+      this.i++;
+      obj[k] = this.value(depth + 1);
+      this.ws();
+      if (text[this.i] === ",") {
+        this.i++;
+        continue;
+      }
+      if (text[this.i] === "}") {
+        this.i++;
         return obj;
       }
-      for (;;) {
-        ws();
-        if (text[i] !== '"') fail("expected a key");
-        const k = str();
-        ws();
-        if (text[i] !== ":") fail("expected ':'");
-        i++;
-        obj[k] = value(depth + 1);
-        ws();
-        if (text[i] === ",") {
-          i++;
-          continue;
-        }
-        if (text[i] === "}") {
-          i++;
-          return obj;
-        }
-        fail("expected ',' or '}'");
-      }
+      this.fail("expected ',' or '}'");
     }
-    if (c === "[") {
-      i++;
-      const arr: JsonValue[] = [];
-      ws();
-      if (text[i] === "]") {
-        i++;
+  }
+
+  private array(depth: number): JsonValue {
+    const { text } = this;
+    this.i++;
+    const arr: JsonValue[] = [];
+    this.ws();
+    if (text[this.i] === "]") {
+      this.i++;
+      return arr;
+    }
+    for (;;) {
+      arr.push(this.value(depth + 1));
+      this.ws();
+      if (text[this.i] === ",") {
+        this.i++;
+        continue;
+      }
+      if (text[this.i] === "]") {
+        this.i++;
         return arr;
       }
-      for (;;) {
-        arr.push(value(depth + 1));
-        ws();
-        if (text[i] === ",") {
-          i++;
-          continue;
-        }
-        if (text[i] === "]") {
-          i++;
-          return arr;
-        }
-        fail("expected ',' or ']'");
-      }
+      this.fail("expected ',' or ']'");
     }
-    if (c === '"') return str();
-    if (text.startsWith("true", i)) return (i += 4), true;
-    if (text.startsWith("false", i)) return (i += 5), false;
-    if (text.startsWith("null", i)) return (i += 4), null;
-    if (text.startsWith("NaN", i)) return (i += 3), NaN;
-    if (text.startsWith("Infinity", i)) return (i += 8), Infinity;
-    if (text.startsWith("-Infinity", i)) return (i += 9), -Infinity;
-    return num();
-  };
-  const NUM = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y;
-  const num = (): JsonValue => {
-    NUM.lastIndex = i;
-    const m = NUM.exec(text);
-    if (!m || m[0].length === 0) fail("unexpected character");
-    const tok = m![0];
-    i += tok.length;
-    if (m![1] === undefined && m![2] === undefined) {
+  }
+
+  private number(): JsonValue {
+    NUM.lastIndex = this.i;
+    const m = NUM.exec(this.text);
+    if (!m || m[0].length === 0) this.fail("unexpected character");
+    const tok = m[0];
+    this.i += tok.length;
+    if (m[1] === undefined && m[2] === undefined) {
       const x = Number(tok);
       if (Number.isSafeInteger(x)) return Object.is(x, -0) ? 0 : x;
       return BigInt(tok);
     }
     const x = Number(tok);
     return Number.isInteger(x) ? new PyFloat(x) : x;
-  };
-  const str = (): string => {
-    i++; // opening quote
+  }
+
+  private string(): string {
+    const { text, n } = this;
+    this.i++; // opening quote
     let out = "";
-    let start = i;
+    let start = this.i;
     for (;;) {
-      if (i >= n) fail("unterminated string");
-      const c = text.charCodeAt(i);
+      if (this.i >= n) this.fail("unterminated string");
+      const c = text.charCodeAt(this.i);
       if (c === 0x22) {
-        out += text.slice(start, i);
-        i++;
+        out += text.slice(start, this.i);
+        this.i++;
         return out;
       }
       if (c === 0x5c) {
-        out += text.slice(start, i);
-        const e = text[i + 1];
-        i += 2;
-        switch (e) {
-          case '"': out += '"'; break;
-          case "\\": out += "\\"; break;
-          case "/": out += "/"; break;
-          case "b": out += "\b"; break;
-          case "f": out += "\f"; break;
-          case "n": out += "\n"; break;
-          case "r": out += "\r"; break;
-          case "t": out += "\t"; break;
-          case "u": {
-            const h = text.slice(i, i + 4);
-            if (!/^[0-9a-fA-F]{4}$/.test(h)) fail("bad \\u escape");
-            out += String.fromCharCode(parseInt(h, 16));
-            i += 4;
-            break;
-          }
-          default:
-            fail("bad escape");
-        }
-        start = i;
+        out += text.slice(start, this.i);
+        out += this.escape();
+        start = this.i;
         continue;
       }
-      if (c < 0x20) fail("control character in string");
-      i++;
+      if (c < 0x20) this.fail("control character in string");
+      this.i++;
     }
-  };
-  const v = value(0);
-  ws();
-  if (i !== n) fail("trailing characters");
-  return v;
+  }
+
+  /** The escape at the cursor (a backslash and what follows), as the text it stands for. */
+  private escape(): string {
+    const e = this.text[this.i + 1];
+    this.i += 2;
+    switch (e) {
+      case '"': return '"';
+      case "\\": return "\\";
+      case "/": return "/";
+      case "b": return "\b";
+      case "f": return "\f";
+      case "n": return "\n";
+      case "r": return "\r";
+      case "t": return "\t";
+      case "u": {
+        const h = this.text.slice(this.i, this.i + 4);
+        if (!/^[0-9a-fA-F]{4}$/.test(h)) this.fail("bad \\u escape");
+        this.i += 4;
+        return String.fromCharCode(parseInt(h, 16));
+      }
+      default:
+        return this.fail("bad escape");
+    }
+  }
 }
 
 /** Drops the lossless markers: PyFloat → number, bigint → number (nearest). */
