@@ -42,10 +42,36 @@ export function refOf(arg: unknown): EventRef | undefined {
   return { run, seq };
 }
 
+/**
+ * What every command's registration uses: the services and views, and the steps most commands
+ * share (registration with error reporting, the run or event a command is about, the cost question).
+ */
+export interface CommandContext extends CommandDeps {
+  /** Registers a command; a failure is logged and shown, never thrown at VS Code. */
+  reg(id: string, fn: (...args: unknown[]) => unknown): void;
+  /** The ref if its run is in the store. */
+  known(ref: EventRef | undefined): EventRef | undefined;
+  /** The run (and event) a command is about: its argument, else the tree's selection. */
+  current(arg: unknown): EventRef | undefined;
+  /** The tool call a command is about: from the argument or the selection, else picked. */
+  actionFor(arg: unknown, title: string): Promise<{ run: string; action: ActionView } | undefined>;
+  /** Asks before a test estimated above causeway.test.confirmAboveUsd; true to go ahead. */
+  confirmCost(run: string, pairs: number, what: string, tests?: number): Promise<boolean>;
+}
+
+/** Each group registers its commands; a new group is one function here and one line in the list. */
+const COMMAND_GROUPS: ((c: CommandContext) => void)[] = [investigatorCommands, testCommands, runCommands, fileCommands, internalCommands];
+
+/** Registers every command of the extension, group by group. */
 export function registerCommands(d: CommandDeps): void {
-  const { s, tree, panel, replay, discovery, recording } = d;
+  const c = commandContext(d);
+  for (const group of COMMAND_GROUPS) group(c);
+}
+
+function commandContext(d: CommandDeps): CommandContext {
+  const { s, tree } = d;
   const reg = (id: string, fn: (...args: unknown[]) => unknown) =>
-    s.context.subscriptions.push(
+    void s.context.subscriptions.push(
       vscode.commands.registerCommand(id, async (...args: unknown[]) => {
         try {
           return await fn(...args);
@@ -55,11 +81,8 @@ export function registerCommands(d: CommandDeps): void {
         }
       }),
     );
-
   const known = (ref: EventRef | undefined) => (ref && s.store.has(ref.run) ? ref : undefined);
   const current = (arg: unknown) => known(refOf(arg)) ?? known(tree.selection());
-
-  /** The tool call a command is about: from the argument or the selection, else picked. */
   const actionFor = async (arg: unknown, title: string): Promise<{ run: string; action: ActionView } | undefined> => {
     const ref = current(arg);
     const run = ref?.run ?? (await pickRun(s, { title, replayable: true }));
@@ -75,21 +98,6 @@ export function registerCommands(d: CommandDeps): void {
     const action = await pickAction(s, run, title);
     return action ? { run, action } : undefined;
   };
-
-  reg(COMMANDS.openInvestigator, (arg) => {
-    const ref = current(arg);
-    panel.show(ref?.run, ref?.seq !== undefined ? { seq: ref.seq } : undefined);
-  });
-
-  // internal: tree selection, code lens, quick fix → the investigator on that run / event
-  reg(COMMANDS.reveal, (arg) => {
-    const ref = known(refOf(arg));
-    if (!ref) return;
-    const a = arg as { node?: unknown; action?: unknown };
-    panel.show(ref.run, ref.seq !== undefined || typeof a.node === "string" ? { seq: ref.seq, node: typeof a.node === "string" ? a.node : undefined, action: a.action === true } : undefined);
-  });
-
-  /** Asks before a test estimated above causeway.test.confirmAboveUsd; true to go ahead. */
   const confirmCost = async (run: string, pairs: number, what: string, tests = 1): Promise<boolean> => {
     const cfg = s.settings();
     let est;
@@ -103,23 +111,46 @@ export function registerCommands(d: CommandDeps): void {
     return (await vscode.window.showWarningMessage(vscode.l10n.t("Causeway: {0}", q), { modal: true }, vscode.l10n.t("Run"))) === vscode.l10n.t("Run");
   };
 
-  reg(COMMANDS.findCause, async (arg) => {
+  return { ...d, reg, known, current, actionFor, confirmCost };
+}
+
+/** The investigator, on a run or an event. */
+function investigatorCommands(c: CommandContext): void {
+  const { panel } = c;
+  c.reg(COMMANDS.openInvestigator, (arg) => {
+    const ref = c.current(arg);
+    panel.show(ref?.run, ref?.seq !== undefined ? { seq: ref.seq } : undefined);
+  });
+
+  // internal: tree selection, code lens, quick fix → the investigator on that run / event
+  c.reg(COMMANDS.reveal, (arg) => {
+    const ref = c.known(refOf(arg));
+    if (!ref) return;
+    const a = arg as { node?: unknown; action?: unknown };
+    panel.show(ref.run, ref.seq !== undefined || typeof a.node === "string" ? { seq: ref.seq, node: typeof a.node === "string" ? a.node : undefined, action: a.action === true } : undefined);
+  });
+}
+
+/** Tests and replays: Find the cause, Run test, Replay run. */
+function testCommands(c: CommandContext): void {
+  const { s, panel, replay } = c;
+  c.reg(COMMANDS.findCause, async (arg) => {
     if (!replay.canReplay) return replay.explainRestricted();
-    const hit = await actionFor(arg, vscode.l10n.t("Find the cause"));
+    const hit = await c.actionFor(arg, vscode.l10n.t("Find the cause"));
     if (!hit) return;
     const { run, action } = hit;
     const title = vscode.l10n.t("Find the cause of {0} (#{1}, {2})", oneLine(action.tool, 60), action.seq, path.basename(run));
     // an attribution runs a few tests (group, singles): estimate with four at n-max 80 each
-    if (!(await confirmCost(run, 80, vscode.l10n.t("Find the cause"), 4))) return;
+    if (!(await c.confirmCost(run, 80, vscode.l10n.t("Find the cause"), 4))) return;
     const out = await replay.run({ op: "attribute", run, target: action.target }, { title });
     if (!out.ok) return;
     panel.show(run, { seq: action.seq, node: action.node, action: true });
     void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: {0} — {1}", title, oneLine(out.message, 400)));
   });
 
-  reg(COMMANDS.runTest, async (arg) => {
+  c.reg(COMMANDS.runTest, async (arg) => {
     if (!replay.canReplay) return replay.explainRestricted();
-    const hit = await actionFor(arg, vscode.l10n.t("Run test (1/5): the tool call"));
+    const hit = await c.actionFor(arg, vscode.l10n.t("Run test (1/5): the tool call"));
     if (!hit) return;
     const { run, action } = hit;
     const intervention = await pickSpec(interventionSuggestions(action), {
@@ -140,35 +171,16 @@ export function registerCommands(d: CommandDeps): void {
     const nMax = await askInt(vscode.l10n.t("Run test (5/5): n-max"), vscode.l10n.t("Most paired replays when the result is not yet decisive"), Math.max(cfg.nMax, n), n);
     if (nMax === undefined) return;
     const title = vscode.l10n.t("Run test on {0}", path.basename(run));
-    if (!(await confirmCost(run, nMax, vscode.l10n.t("This test")))) return;
+    if (!(await c.confirmCost(run, nMax, vscode.l10n.t("This test")))) return;
     const out = await replay.run({ op: "test", run, intervention, target, n, nMax }, { title });
     if (!out.ok) return;
     panel.show(run, { seq: action.seq, node: action.node, action: true });
     void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: {0} — {1}", title, oneLine(out.message, 400)));
   });
 
-  reg(COMMANDS.verifyRun, async (arg) => {
-    const run = current(arg)?.run ?? (await pickRun(s, { title: vscode.l10n.t("Verify run") }));
-    if (!run) return;
-    const r = s.store.verify(run)!;
-    const name = path.basename(run);
-    if (r.ok) {
-      s.log.info(`verify ${run}: intact (${r.events} events, every blob checks out)`);
-      void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: {0} verifies — {1} events, hash chain intact, every blob checks out.", name, r.events));
-      return;
-    }
-    s.log.warn(`verify ${run}: FAILED, ${r.problems.length} problem(s)`);
-    for (const p of r.problems) s.log.warn(`  ${p.severity} ${p.code}${p.line ? ` (line ${p.line})` : ""}: ${p.message}`);
-    const first = r.first!;
-    const open = first.line ? vscode.l10n.t("Open the first bad line") : undefined;
-    const pick = await vscode.window.showErrorMessage(vscode.l10n.t("Causeway: {0} fails verify: {1}", name, oneLine(first.message, 300)), ...(open ? [open] : []), vscode.l10n.t("Show all problems"));
-    if (pick === open && first.line) await openLine(path.join(run, first.file === "tests.jsonl" ? "tests.jsonl" : "events.jsonl"), first.line);
-    else if (pick) s.log.show(true);
-  });
-
-  reg(COMMANDS.replayRun, async (arg) => {
+  c.reg(COMMANDS.replayRun, async (arg) => {
     if (!replay.canReplay) return replay.explainRestricted();
-    const run = current(arg)?.run ?? (await pickRun(s, { title: vscode.l10n.t("Replay run"), replayable: true }));
+    const run = c.current(arg)?.run ?? (await pickRun(s, { title: vscode.l10n.t("Replay run"), replayable: true }));
     if (!run) return;
     const inv = s.store.investigation(run);
     const specs = new Map<string, string>();
@@ -186,39 +198,69 @@ export function registerCommands(d: CommandDeps): void {
     const pick = await vscode.window.showInformationMessage(vscode.l10n.t("Causeway: Replay {0} — {1}", path.basename(run), oneLine(out.message, 400)), "Show details");
     if (pick) s.log.show(true);
   });
+}
 
-  reg(COMMANDS.recordDemo, () => recordDemo(s, replay, discovery, panel));
-  reg(COMMANDS.recordProgram, (arg) => recording.recordProgram(arg));
-  reg(COMMANDS.addLaunchConfiguration, (arg) => recording.addLaunchConfiguration(arg));
-  reg(COMMANDS.exportReport, (arg) => exportReport(s, current(arg)?.run));
-  reg(COMMANDS.setReplayApiKey, () => replay.setApiKey());
-  reg(COMMANDS.importOtel, () => importOtelTraces(s, discovery, panel));
+/** Whole runs: verify, record, export, import, and the replay key. */
+function runCommands(c: CommandContext): void {
+  const { s, replay, discovery, panel, recording } = c;
+  c.reg(COMMANDS.verifyRun, async (arg) => {
+    const run = c.current(arg)?.run ?? (await pickRun(s, { title: vscode.l10n.t("Verify run") }));
+    if (!run) return;
+    const r = s.store.verify(run)!;
+    const name = path.basename(run);
+    if (r.ok) {
+      s.log.info(`verify ${run}: intact (${r.events} events, every blob checks out)`);
+      void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: {0} verifies — {1} events, hash chain intact, every blob checks out.", name, r.events));
+      return;
+    }
+    s.log.warn(`verify ${run}: FAILED, ${r.problems.length} problem(s)`);
+    for (const p of r.problems) s.log.warn(`  ${p.severity} ${p.code}${p.line ? ` (line ${p.line})` : ""}: ${p.message}`);
+    const first = r.first!;
+    const open = first.line ? vscode.l10n.t("Open the first bad line") : undefined;
+    const pick = await vscode.window.showErrorMessage(vscode.l10n.t("Causeway: {0} fails verify: {1}", name, oneLine(first.message, 300)), ...(open ? [open] : []), vscode.l10n.t("Show all problems"));
+    if (pick === open && first.line) await openLine(path.join(run, first.file === "tests.jsonl" ? "tests.jsonl" : "events.jsonl"), first.line);
+    else if (pick) s.log.show(true);
+  });
 
-  reg(COMMANDS.openBlob, async (arg) => {
+  c.reg(COMMANDS.recordDemo, () => recordDemo(s, replay, discovery, panel));
+  c.reg(COMMANDS.recordProgram, (arg) => recording.recordProgram(arg));
+  c.reg(COMMANDS.addLaunchConfiguration, (arg) => recording.addLaunchConfiguration(arg));
+  c.reg(COMMANDS.exportReport, (arg) => exportReport(s, c.current(arg)?.run));
+  c.reg(COMMANDS.setReplayApiKey, () => replay.setApiKey());
+  c.reg(COMMANDS.importOtel, () => importOtelTraces(s, discovery, panel));
+}
+
+/** The run's files: a blob, events.jsonl at an event. */
+function fileCommands(c: CommandContext): void {
+  const { s } = c;
+  c.reg(COMMANDS.openBlob, async (arg) => {
     const a = (arg ?? {}) as { ref?: unknown };
-    const ref = current(arg);
+    const ref = c.current(arg);
     const run = ref?.run ?? (await pickRun(s, { title: vscode.l10n.t("Open blob") }));
     if (!run) return;
     const blob = typeof a.ref === "string" ? a.ref : await pickBlob(s, run, ref?.run === run ? ref.seq : undefined);
     if (blob) await openBlob(s, run, blob);
   });
 
-  reg(COMMANDS.openEventsFile, async (arg) => {
-    const ref = current(arg);
+  c.reg(COMMANDS.openEventsFile, async (arg) => {
+    const ref = c.current(arg);
     const run = ref?.run ?? (await pickRun(s, { title: vscode.l10n.t("Open events.jsonl") }));
     if (!run) return;
     const line = ref?.seq !== undefined ? s.store.runData(run)?.events.find((e) => e.seq === ref.seq)?.line : undefined;
     await openLine(path.join(run, "events.jsonl"), line ?? 1);
   });
+}
 
-  // internal
-  reg(COMMANDS.openLine, (file, line) => (typeof file === "string" ? openLine(file, typeof line === "number" ? line : 1) : undefined));
-  reg(COMMANDS.revealInTree, (arg) => {
-    const ref = known(refOf(arg));
+/** Internal commands (links, the tree) and the Runs view's buttons. */
+function internalCommands(c: CommandContext): void {
+  const { s, tree, discovery } = c;
+  c.reg(COMMANDS.openLine, (file, line) => (typeof file === "string" ? openLine(file, typeof line === "number" ? line : 1) : undefined));
+  c.reg(COMMANDS.revealInTree, (arg) => {
+    const ref = c.known(refOf(arg));
     return ref ? tree.reveal(ref.run, ref.seq) : undefined;
   });
-  reg(COMMANDS.refresh, () => discovery.restart());
-  reg(COMMANDS.showOutput, () => s.log.show(true));
+  c.reg(COMMANDS.refresh, () => discovery.restart());
+  c.reg(COMMANDS.showOutput, () => s.log.show(true));
 }
 
 export async function openLine(file: string, line: number): Promise<void> {
