@@ -32,7 +32,6 @@ interface Deps {
   tree: RunsTree;
 }
 
-/** The file a command is about: its argument (editor title / context menu, explorer) or the active editor's. */
 /** The program a command was given (or the active editor's); `python`: a Python file is one too. */
 function programFile(arg: unknown, python: boolean): vscode.Uri | undefined {
   const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
@@ -113,12 +112,24 @@ export interface Recording {
 
 /** The preload command and the debug-session watch; returns the two commands (registered in commands.ts). */
 export function registerRecording(d: Deps): Recording {
-  const { s, discovery, panel, replay, tree } = d;
+  const r = recorder(d);
+  watchDebugSessions(d.s, r.open);
+  return { recordProgram: (arg) => recordProgram(r, arg), addLaunchConfiguration: (arg) => addLaunchConfiguration(r, arg) };
+}
+
+/** What both recording commands use: the services, the program's tools, and showing a new run. */
+interface Recorder extends Deps {
+  /** The program's tools: remembered, else asked (and remembered); `ask` asks again. */
+  toolsFor: (uri: vscode.Uri, label: string, ask?: boolean) => Promise<ProgramTools | undefined>;
+  /** Shows a new run: rescan, then the tree and the investigator on it. */
+  open: (dir: string) => Promise<void>;
+}
+
+function recorder(d: Deps): Recorder {
+  const { s, discovery, panel, tree } = d;
   const state = s.context.workspaceState;
   const remembered = (key: string) => rememberedTools(state.get(STATE_KEY), key);
   const remember = (key: string, tools: ProgramTools) => state.update(STATE_KEY, { ...(state.get<Record<string, ProgramTools>>(STATE_KEY) ?? {}), [key]: tools });
-
-  /** The program's tools: remembered, else asked (and remembered); `ask` asks again. */
   const toolsFor = async (uri: vscode.Uri, label: string, ask = false): Promise<ProgramTools | undefined> => {
     const known = remembered(uri.fsPath);
     if (known && !ask) return known;
@@ -128,7 +139,6 @@ export function registerRecording(d: Deps): Recording {
     return tools;
   };
 
-  /** Shows a new run: rescan, then the tree and the investigator on it. */
   const open = async (dir: string) => {
     await discovery.rescan();
     if (!s.store.has(dir)) return;
@@ -136,76 +146,87 @@ export function registerRecording(d: Deps): Recording {
     await tree.reveal(dir).then(undefined, (err) => s.log.warn(`revealing ${dir} in the tree: ${(err as Error)?.message ?? err}`));
   };
 
-  const recordProgram = async (arg: unknown) => {
-    if (!replay.canReplay) return replay.explainRestricted();
-    const uri = programFile(arg, true);
-    if (!uri) return;
-    const folder = vscode.workspace.getWorkspaceFolder(uri);
-    if (!folder || folder.uri.scheme !== "file") {
-      void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: open the folder that holds {0} to record it (its runs go into the folder's runs/).", path.basename(uri.fsPath)));
-      return;
-    }
-    const root = folder.uri.fsPath;
-    const rel = path.relative(root, uri.fsPath);
-    const cmd = programCommand(rel, { tsx: hasTsx(root) });
-    if ("error" in cmd) {
-      void vscode.window.showWarningMessage(vscode.l10n.t("Causeway: {0}", cmd.error));
-      return;
-    }
-    await saved(uri);
-    const tools = await toolsFor(uri, path.basename(uri.fsPath));
-    if (!tools) return;
-    const out = path.join(root, "runs");
-    const runId = runIdFor(out, uri.fsPath, new Date());
-    const dir = path.join(out, runId);
-    const program = formatCommand(cmd.command);
-    const code = await runCli(s, recordArgs({ out, runId, tools, command: cmd.command, via: cmd.via }), { title: vscode.l10n.t("recording {0}", rel), cwd: root });
-    if (!fs.existsSync(path.join(dir, "events.jsonl"))) return failed(s, `recording ${rel}`, code);
-    // the user ran this program from the editor: its replays (the same command, the same file) are
-    // approved too; a program recorded behind the gateway is never re-run by a replay
-    if (cmd.via === "gateway") s.log.info(`recorded ${dir} behind the gateway (exit code ${code})`);
-    else {
-      try {
-        await replay.approveRecorded(program, root);
-        s.log.info(`recorded ${dir} (exit code ${code}); replays of "${program}" approved for ${uri.fsPath} as it is now`);
-      } catch (err) {
-        s.log.warn(`recorded ${dir}; replays of "${program}" not approved: ${(err as Error).message}`);
-      }
-    }
-    await open(dir);
-    const change = vscode.l10n.t("Change tools…");
-    const msg =
-      code === 0
-        ? vscode.l10n.t("Causeway: recorded {0} into {1}. Right-click a tool call in the Runs view → Find the cause.", rel, path.relative(root, dir))
-        : vscode.l10n.t("Causeway: recorded {0} into {1}, but it ended with exit code {2} (see the output).", rel, path.relative(root, dir), code ?? "?");
-    const pick = await (code === 0 ? vscode.window.showInformationMessage(msg, change) : vscode.window.showWarningMessage(msg, change, "Show Output"));
-    if (pick === change) await toolsFor(uri, path.basename(uri.fsPath), true);
-    else if (pick) s.log.show(true);
-  };
+  return { ...d, toolsFor, open };
+}
 
-  const addLaunchConfiguration = async (arg: unknown) => {
-    const uri = programFile(arg, false);
-    if (!uri) return;
-    const folder = vscode.workspace.getWorkspaceFolder(uri);
-    if (!folder) {
-      void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: open the folder that holds {0} first (launch.json belongs to a folder).", path.basename(uri.fsPath)));
-      return;
+/** Records the program with `causeway record` as a CLI job, approves its replays, and opens the run. */
+async function recordProgram(r: Recorder, arg: unknown): Promise<void> {
+  const { s, replay } = r;
+  if (!replay.canReplay) return replay.explainRestricted();
+  const uri = programFile(arg, true);
+  if (!uri) return;
+  const folder = vscode.workspace.getWorkspaceFolder(uri);
+  if (!folder || folder.uri.scheme !== "file") {
+    void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: open the folder that holds {0} to record it (its runs go into the folder's runs/).", path.basename(uri.fsPath)));
+    return;
+  }
+  const root = folder.uri.fsPath;
+  const rel = path.relative(root, uri.fsPath);
+  const cmd = programCommand(rel, { tsx: hasTsx(root) });
+  if ("error" in cmd) {
+    void vscode.window.showWarningMessage(vscode.l10n.t("Causeway: {0}", cmd.error));
+    return;
+  }
+  await saved(uri);
+  const tools = await r.toolsFor(uri, path.basename(uri.fsPath));
+  if (!tools) return;
+  const out = path.join(root, "runs");
+  const runId = runIdFor(out, uri.fsPath, new Date());
+  const dir = path.join(out, runId);
+  const program = formatCommand(cmd.command);
+  const code = await runCli(s, recordArgs({ out, runId, tools, command: cmd.command, via: cmd.via }), { title: vscode.l10n.t("recording {0}", rel), cwd: root });
+  if (!fs.existsSync(path.join(dir, "events.jsonl"))) return failed(s, `recording ${rel}`, code);
+  // the user ran this program from the editor: its replays (the same command, the same file) are
+  // approved too; a program recorded behind the gateway is never re-run by a replay
+  if (cmd.via === "gateway") s.log.info(`recorded ${dir} behind the gateway (exit code ${code})`);
+  else {
+    try {
+      await replay.approveRecorded(program, root);
+      s.log.info(`recorded ${dir} (exit code ${code}); replays of "${program}" approved for ${uri.fsPath} as it is now`);
+    } catch (err) {
+      s.log.warn(`recorded ${dir}; replays of "${program}" not approved: ${(err as Error).message}`);
     }
-    const tools = await toolsFor(uri, path.basename(uri.fsPath));
-    if (!tools) return;
-    const rel = path.relative(folder.uri.fsPath, uri.fsPath).split(path.sep).join("/");
-    const name = `${LAUNCH_NAME}: ${path.basename(uri.fsPath)}`;
-    const config = launchConfiguration({ program: `\${workspaceFolder}/${rel}`, tools, name, tsx: TS_FILE.test(uri.fsPath) });
-    const launch = vscode.workspace.getConfiguration("launch", folder.uri);
-    const current = (launch.get<unknown[]>("configurations") ?? []).filter((c) => !(c && typeof c === "object" && (c as { name?: unknown }).name === name));
-    await launch.update("configurations", [...current, config], vscode.ConfigurationTarget.WorkspaceFolder);
-    const file = vscode.Uri.joinPath(folder.uri, ".vscode", "launch.json");
-    s.log.info(`launch configuration "${name}" written to ${file.fsPath}`);
-    if (fs.existsSync(file.fsPath)) await vscode.window.showTextDocument(file, { preview: true });
-    void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: added \"{0}\" to launch.json. Start it from Run and Debug: the session records a run into runs/, which opens when it ends.", name));
-  };
+  }
+  await r.open(dir);
+  const change = vscode.l10n.t("Change tools…");
+  const msg =
+    code === 0
+      ? vscode.l10n.t("Causeway: recorded {0} into {1}. Right-click a tool call in the Runs view → Find the cause.", rel, path.relative(root, dir))
+      : vscode.l10n.t("Causeway: recorded {0} into {1}, but it ended with exit code {2} (see the output).", rel, path.relative(root, dir), code ?? "?");
+  const pick = await (code === 0 ? vscode.window.showInformationMessage(msg, change) : vscode.window.showWarningMessage(msg, change, "Show Output"));
+  if (pick === change) await r.toolsFor(uri, path.basename(uri.fsPath), true);
+  else if (pick) s.log.show(true);
+}
 
-  // debug sessions whose configuration sets CAUSEWAY_OUT: the runs that appear there while they last
+/** Adds a launch.json configuration that runs the program under the preload. */
+async function addLaunchConfiguration(r: Recorder, arg: unknown): Promise<void> {
+  const { s } = r;
+  const uri = programFile(arg, false);
+  if (!uri) return;
+  const folder = vscode.workspace.getWorkspaceFolder(uri);
+  if (!folder) {
+    void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: open the folder that holds {0} first (launch.json belongs to a folder).", path.basename(uri.fsPath)));
+    return;
+  }
+  const tools = await r.toolsFor(uri, path.basename(uri.fsPath));
+  if (!tools) return;
+  const rel = path.relative(folder.uri.fsPath, uri.fsPath).split(path.sep).join("/");
+  const name = `${LAUNCH_NAME}: ${path.basename(uri.fsPath)}`;
+  const config = launchConfiguration({ program: `\${workspaceFolder}/${rel}`, tools, name, tsx: TS_FILE.test(uri.fsPath) });
+  const launch = vscode.workspace.getConfiguration("launch", folder.uri);
+  const current = (launch.get<unknown[]>("configurations") ?? []).filter((c) => !(c && typeof c === "object" && (c as { name?: unknown }).name === name));
+  await launch.update("configurations", [...current, config], vscode.ConfigurationTarget.WorkspaceFolder);
+  const file = vscode.Uri.joinPath(folder.uri, ".vscode", "launch.json");
+  s.log.info(`launch configuration "${name}" written to ${file.fsPath}`);
+  if (fs.existsSync(file.fsPath)) await vscode.window.showTextDocument(file, { preview: true });
+  void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: added \"{0}\" to launch.json. Start it from Run and Debug: the session records a run into runs/, which opens when it ends.", name));
+}
+
+/**
+ * The preload command (launch configurations name it) and the watch on debug sessions whose
+ * configuration sets CAUSEWAY_OUT: the run a session recorded opens when it ends.
+ */
+function watchDebugSessions(s: Services, open: (dir: string) => Promise<void>): void {
   const watched = new Map<string, { out: string; before: Set<string> }>();
   const shown = new Set<string>();
   const runsIn = (out: string): string[] => {
@@ -239,6 +260,4 @@ export function registerRecording(d: Deps): Recording {
       ).then(undefined, (err) => s.log.error(`opening ${newest}: ${(err as Error)?.stack ?? err}`));
     }),
   );
-
-  return { recordProgram, addLaunchConfiguration };
 }

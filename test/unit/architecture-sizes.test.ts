@@ -17,13 +17,10 @@ const FILE_LINES_MAX = 500;
 const FUNCTION_LINES_MAX = 120;
 
 /** Files over the limit today, and why. */
-const LONG_FILES: Record<string, string> = {
-};
+const LONG_FILES: Record<string, string> = {};
 
 /** Functions over the limit today (file#name), and why. */
-const LONG_FUNCTIONS: Record<string, string> = {
-  "extension/record.ts#registerRecording": "the preload command and the debug-session watch together: not split yet",
-};
+const LONG_FUNCTIONS: Record<string, string> = {};
 
 interface Measured {
   file: string;
