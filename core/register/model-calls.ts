@@ -20,6 +20,7 @@ import type { PreloadConfig } from "./config";
 import type { Links } from "./links";
 import { errText, headerOf, type Scope } from "./site";
 import { parseSse } from "../util/sse";
+import { getAt, setAt } from "../util/json-path";
 
 type Obj = Record<string, unknown>;
 
@@ -197,11 +198,10 @@ export class ModelCalls {
     let removed = 0;
     for (const { block, item } of rec.itemsFor(codec, body)) {
       if (!item || !block.removable || item.kind === "output" || !removes(this.host.interventions, item)) continue;
-      if (setPath(copy, block.path, codec.placeholder(getPath(copy, block.path)))) removed++;
+      if (setAt(copy, block.path, codec.placeholder(getAt(copy, block.path)))) removed++;
     }
     return { body: copy, removed };
   }
-
 }
 
 /** A copy of the plain objects and arrays of a value; anything else (bytes, URLs…) is shared. */
@@ -225,20 +225,4 @@ async function withBackoff(send: () => Promise<Response>): Promise<Response> {
     }
     return res;
   }
-}
-
-function getPath(root: unknown, p: (string | number)[]): unknown {
-  let v: unknown = root;
-  for (const k of p) {
-    if (v === null || typeof v !== "object") return undefined;
-    v = (v as Record<string | number, unknown>)[k];
-  }
-  return v;
-}
-
-function setPath(root: unknown, p: (string | number)[], value: unknown): boolean {
-  const parent = getPath(root, p.slice(0, -1));
-  if (parent === null || typeof parent !== "object" || !p.length) return false;
-  (parent as Record<string | number, unknown>)[p[p.length - 1]] = value;
-  return true;
 }
