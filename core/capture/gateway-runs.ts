@@ -13,38 +13,16 @@
  */
 import type http from "node:http";
 import { canonical } from "../log/hash";
-import type { Redactor } from "../log/redact";
 import type { Runtime } from "../sdk/runtime";
 import { freeRunId } from "../sdk/system";
 import type { Codec, ToolCallOut } from "../adapters/codecs";
 import { ConversationRecorder, openRun, runDir, type ResultNaming } from "../adapters/shared";
 import { Handoffs } from "../adapters/handoffs";
 import { RUN_ID_RE } from "../store/http";
+import type { GatewayRunOptions } from "./gateway-options";
 
 /** Default quiet time after which a request without `x-causeway-run` starts a new run. */
 export const DEFAULT_RUN_GAP_MS = 120_000;
-
-export interface GatewayRunOptions {
-  outDir: string;
-  /** The first run's id (default gateway-<time>); later runs after a gap get a free id from it. */
-  runId?: string;
-  sensitiveTools?: readonly string[];
-  untrustedTools?: readonly string[];
-  /** Tools whose results are trusted; every other tool's results are untrusted. */
-  trustedTools?: readonly string[];
-  /** A request after this long with no call in flight starts a new run (default 120 s; 0: never). */
-  runGapMs?: number;
-  /** One run for everything (x-causeway-run ignored, no gap splits it). */
-  singleRun?: boolean;
-  /** run.start's program (the recorded command line) and extra meta. */
-  program?: string;
-  meta?: Record<string, unknown>;
-  root?: string;
-  seed?: number;
-  redactor: Redactor;
-  /** The clock the gap is measured on (default Date.now). */
-  now?: () => number;
-}
 
 interface GatewayRun {
   rt: Runtime;
