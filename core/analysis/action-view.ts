@@ -10,7 +10,7 @@ import { canonical } from "../log/hash";
 import { pct, signed } from "../util/numbers";
 import type { ProvenanceIndex } from "./provenance";
 import type { UntrustedReach } from "./reach";
-import { SENSITIVE_NAME_RE, tracedValues } from "./values";
+import { SENSITIVE_NAME_RE, argumentStrings, tracedValues } from "./values";
 import { candidates } from "./candidates";
 import type { TestIndex } from "./test-records";
 import type { Upstream } from "./upstream";
@@ -50,36 +50,24 @@ function verdictSentence(v: ActionView, reached: number): string {
 }
 
 /**
- * A target naming a call, for tests of it: its tool plus the value only untrusted content
- * supplied, else an address or URL among its arguments, else its scalar arguments themselves (as
- * `"key":value` clauses), so that "did it happen again" means this call, not any call of the tool.
- */
-/** The string values of `args` by path ("to", "items[0].email"), as tracedValues names paths. */
-function fieldsOf(args: unknown): Map<string, string> {
-  const out = new Map<string, string>();
-  const stack: [unknown, string, number][] = [[args, "", 0]];
-  while (stack.length) {
-    const [v, p, depth] = stack.pop()!;
-    if (typeof v === "string") out.set(p, v);
-    else if (depth >= 16 || out.size > 1000) continue;
-    else if (Array.isArray(v)) v.forEach((x, i) => stack.push([x, `${p}[${i}]`, depth + 1]));
-    else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) stack.push([x, p ? `${p}.${k}` : k, depth + 1]);
-  }
-  return out;
-}
-
-/**
  * The untrusted-only value a target should name: one that is a whole argument (the recipient the
  * call acts on) before one only quoted inside a longer text (an address in an e-mail's body).
  */
 function untrustedPick(args: unknown, prov: ProvenanceRow[]): string | undefined {
   const rows = prov.filter((p) => p.status === "untrusted-only");
   if (rows.length < 2) return rows[0]?.value;
-  const fields = fieldsOf(args);
+  // the string at each path (the first, where two keys spell the same path)
+  const fields = new Map<string, string>();
+  for (const f of argumentStrings(args)) if (!fields.has(f.path)) fields.set(f.path, f.text);
   const whole = rows.find((r) => fields.get(r.path)?.trim().toLowerCase() === r.value.toLowerCase());
   return (whole ?? rows[0]).value;
 }
 
+/**
+ * A target naming a call, for tests of it: its tool plus the value only untrusted content
+ * supplied, else an address or URL among its arguments, else its scalar arguments themselves (as
+ * `"key":value` clauses), so that "did it happen again" means this call, not any call of the tool.
+ */
 export function suggestTargetFor(tool: string, args: unknown, prov: ProvenanceRow[]): string {
   const safe = (x: string) => !/[,=~]/.test(x);
   let pick = untrustedPick(args, prov);

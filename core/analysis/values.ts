@@ -52,23 +52,33 @@ export function searchText(value: unknown): string {
   }
 }
 
-/** The values traced from arguments, with their paths. */
-export function tracedValues(args: unknown): { path: string; value: string }[] {
-  const out: { path: string; value: string }[] = [];
-  // iterative, depth-first in document order, bounded depth: arguments come from a run
+/**
+ * Every string inside arguments with its path ("to", "items[0].email"), in document order. The
+ * walk is iterative and its depth bounded: arguments come from a run.
+ */
+export function argumentStrings(args: unknown): { path: string; text: string }[] {
+  const out: { path: string; text: string }[] = [];
   const stack: [unknown, string, number][] = [[args, "", 0]];
   while (stack.length) {
     const [v, p, depth] = stack.pop()!;
-    if (typeof v === "string") {
-      const found = [...findEmails(v), ...(v.match(URL_RE) ?? [])];
-      if (found.length) for (const f of new Set(found)) out.push({ path: p, value: f });
-      else if (v.length >= 6) out.push({ path: p, value: v });
-    } else if (depth >= MAX_WALK_DEPTH) continue;
+    if (typeof v === "string") out.push({ path: p, text: v });
+    else if (depth >= MAX_WALK_DEPTH) continue;
     else if (Array.isArray(v)) for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${p}[${i}]`, depth + 1]);
     else if (v && typeof v === "object") {
       const es = Object.entries(v);
       for (let i = es.length - 1; i >= 0; i--) stack.push([es[i][1], p ? `${p}.${es[i][0]}` : es[i][0], depth + 1]);
     }
+  }
+  return out;
+}
+
+/** The values traced from arguments, with their paths. */
+export function tracedValues(args: unknown): { path: string; value: string }[] {
+  const out: { path: string; value: string }[] = [];
+  for (const { path: p, text: v } of argumentStrings(args)) {
+    const found = [...findEmails(v), ...(v.match(URL_RE) ?? [])];
+    if (found.length) for (const f of new Set(found)) out.push({ path: p, value: f });
+    else if (v.length >= 6) out.push({ path: p, value: v });
   }
   return out;
 }
