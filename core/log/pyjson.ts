@@ -277,7 +277,10 @@ class LosslessParser {
       this.ws();
       if (text[this.i] !== ":") this.fail("expected ':'");
       this.i++;
-      obj[k] = this.value(depth + 1);
+      const v = this.value(depth + 1);
+      // a "__proto__" key is data like any other (as JSON.parse and Python keep it), never the prototype
+      if (k === "__proto__") Object.defineProperty(obj, k, { value: v, enumerable: true, writable: true, configurable: true });
+      else obj[k] = v;
       this.ws();
       if (text[this.i] === ",") {
         this.i++;
