@@ -11,3 +11,6 @@ export interface Command {
   details?: string;
   run: Handler;
 }
+
+/** The flag every command takes: print one JSON value (or one `{error, code}` object) on stdout. */
+export const JSON_FLAG = { json: "boolean" } as const;
