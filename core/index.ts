@@ -16,7 +16,8 @@ export {
   type MessageEvent, type RunEndEvent, type KnownEvent, type AnyEvent, type LoadedEvent,
 } from "./log/events";
 export { problem, type ProblemCode, type Problem } from "./log/problems";
-export { EventLogParser, readRun, readEventsFile, checkBlobs, type RunData, type ReadOptions } from "./log/reader";
+export { EventLogParser, readRun, readEventsFile, type RunData, type ReadOptions } from "./log/reader";
+export { checkBlobs } from "./log/blob-check";
 export { decodeBlob, blobFileMatches, DEFAULT_MAX_BLOB_BYTES, BlobStore, type BlobResult } from "./log/blobs";
 export { newId, timestamp, eventLine, Chain, FileSink, MemorySink, TeeSink, NullSink, type Sink } from "./log/writer";
 export { readTestsLog, parseTestsLog, chainTest, appendTest, COMPUTED_TEST_FIELDS, type TestRecord } from "./log/testslog";
