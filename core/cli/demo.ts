@@ -5,7 +5,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { readRun } from "../log/reader";
+import { readRun, type RunData } from "../log/reader";
 import { verifyRunData } from "../log/verify";
 import { RunModel } from "../graph/model";
 import { buildGraph, criticalPath, targetHits, taint } from "../graph/graph";
@@ -77,23 +77,54 @@ export async function runDemo(opts: { out: string; n: number; seeds?: number; qu
     if (opts.json) json(res);
     return code;
   };
+  const exfil = await recordSeeds(sys, prog.root, root, seeds, res, say);
+  if (!exfil.length) {
+    say("no seed exfiltrated; nothing to investigate");
+    return finish(1);
+  }
+  const run = readRun(exfil[0], { checkBlobs: true });
+  describeRun(run, res, say);
+  await testInputs(sys, run, exfil, opts, res, say);
+  say("\n== structure");
+  const g2 = buildGraph(new RunModel(readRun(exfil[0])), { infer: false });
+  res.critical_path = criticalPath(g2).map((id) => `${g2.nodes.get(id)!.label} [${g2.nodes.get(id)!.agent}]`);
+  say("  critical path: " + res.critical_path.join(" -> "));
+  const html = path.join(root, "report.html");
+  try {
+    const r = writeReport(root, html);
+    res.report = { file: html, bytes: r.bytes };
+    say(`\nruns:   ${opts.out}\nreport: ${html}   (static, ${(r.bytes / 1024).toFixed(0)} KB; open it in a browser, or open the folder in VS Code)`);
+  } catch (err) {
+    res.report = { file: null, error: (err as Error).message };
+    say(`\nruns:   ${opts.out}\nreport: not written (${(err as Error).message})`);
+  }
+  res.next = `causeway attribute ${shellWord(path.join(opts.out, path.basename(exfil[0])))} --target ${singleQuote(EXFIL_TARGET)} --allow-program causeway:demo`;
+  say(`replay: ${res.next}`);
+  return finish(0);
+}
+
+type Say = (line: string) => void;
+type DemoSystem = Awaited<ReturnType<typeof loadProgram>>;
+
+/** Records one run a seed; returns the folders of the runs that exfiltrated. */
+async function recordSeeds(sys: DemoSystem, programRoot: string | undefined, root: string, seeds: number, res: DemoResult, say: Say): Promise<string[]> {
   for (let s = 0; s < seeds; s++) {
     const runId = `demo-seed${s}`;
     fs.rmSync(path.join(root, runId), { recursive: true, force: true });
-    const r = await sys.run({ seed: s, outDir: root, runId, root: prog.root });
+    const r = await sys.run({ seed: s, outDir: root, runId, root: programRoot });
     const hit = targetHits(new RunModel(readRun(r.dir!)), EXFIL_TARGET).length > 0;
     res.runs.push({ run_id: runId, dir: r.dir!, actions: r.actions.map((a) => a.tool), exfiltration: hit });
   }
   const exfil = res.runs.filter((r) => r.exfiltration).map((r) => r.dir);
   const first = exfil.length ? new RunModel(readRun(exfil[0])) : new RunModel(readRun(res.runs[0].dir));
   res.agents = [...new Set(first.events.map((e) => e.agent).filter((a): a is string => typeof a === "string" && a !== "run"))];
-  say(`== record: ${plural(seeds, "run")} of a ${res.agents.length}-agent support system (seeded mock models, fake tools) -> ${opts.out}`);
+  say(`== record: ${plural(seeds, "run")} of a ${res.agents.length}-agent support system (seeded mock models, fake tools) -> ${res.out}`);
   for (const r of res.runs) say(`  ${r.run_id}: ${r.actions.join(", ")}${r.exfiltration ? "   <- exfiltration" : ""}`);
-  if (!exfil.length) {
-    say("no seed exfiltrated; nothing to investigate");
-    return finish(1);
-  }
-  const run = readRun(exfil[0], { checkBlobs: true });
+  return exfil;
+}
+
+/** What happened in the investigated run: its actions, its chain, and what each untrusted input reached. */
+function describeRun(run: RunData, res: DemoResult, say: Say): void {
   const m = new RunModel(run);
   res.investigated = run.runId;
   say(`\n== investigating ${run.runId}`);
@@ -115,7 +146,10 @@ export async function runDemo(opts: { out: string; n: number; seeds?: number; qu
     say(`  ${n.label.padEnd(24)} reached ${plural(t.actions.length, "action")}${t.actions.length ? `: ${t.actions.map((x) => x.tool).join(", ")}` : ""}`);
   }
   say(`  ${reachSentence(res.blast_radius)}`);
+}
 
+/** Why: the paired tests of each input, a second run's (for the influence view), and one decision test. */
+async function testInputs(sys: DemoSystem, run: RunData, exfil: string[], opts: { n: number; method?: "betting" | "newcombe" }, res: DemoResult, say: Say): Promise<void> {
   const newcombe = opts.method === "newcombe";
   // the reference's figures: n fixed pairs, Newcombe; by default: the paired betting sequence, stopping when decisive and the role is clear
   const how = newcombe ? { n: opts.n, method: "newcombe" as const } : { nMax: opts.n * 4, sizeRole: true };
@@ -140,26 +174,9 @@ export async function runDemo(opts: { out: string; n: number; seeds?: number; qu
     const ctx2 = new ReplayContext(readRun(exfil[1]), sys);
     for (const spec of ["input:vendor:portal/notes.md", "input:web:shipping_faq"]) await runTest(ctx2, { intervention: spec, target: EXFIL_TARGET, ...how });
   }
-  const dec = m.decisions[0];
+  const dec = ctx.model.decisions[0];
   say(`\n== decision-level test (re-call only the ${dec.agent}'s model call; no program re-run needed)`);
   const dt = await decisionTest(ctx, { decision: dec.seq, intervention: "input:vendor:*", contains: "vendor-compliance", ...(newcombe ? { n: opts.n, method: "newcombe" as const } : { nMax: opts.n * 4 }) });
   res.decision_test = { ...dt, agent: dec.agent };
   say(formatTest(dt));
-
-  say("\n== structure");
-  const g2 = buildGraph(new RunModel(readRun(exfil[0])), { infer: false });
-  res.critical_path = criticalPath(g2).map((id) => `${g2.nodes.get(id)!.label} [${g2.nodes.get(id)!.agent}]`);
-  say("  critical path: " + res.critical_path.join(" -> "));
-  const html = path.join(root, "report.html");
-  try {
-    const r = writeReport(root, html);
-    res.report = { file: html, bytes: r.bytes };
-    say(`\nruns:   ${opts.out}\nreport: ${html}   (static, ${(r.bytes / 1024).toFixed(0)} KB; open it in a browser, or open the folder in VS Code)`);
-  } catch (err) {
-    res.report = { file: null, error: (err as Error).message };
-    say(`\nruns:   ${opts.out}\nreport: not written (${(err as Error).message})`);
-  }
-  res.next = `causeway attribute ${shellWord(path.join(opts.out, path.basename(exfil[0])))} --target ${singleQuote(EXFIL_TARGET)} --allow-program causeway:demo`;
-  say(`replay: ${res.next}`);
-  return finish(0);
 }
