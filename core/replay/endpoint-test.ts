@@ -66,21 +66,16 @@ function sendable(codec: Codec, body: unknown): unknown {
   return b;
 }
 
-export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptions): Promise<Record<string, unknown>> {
-  const m = new RunModel(run);
-  const r = rebuildRequest(m, opts.decision);
-  const { codec, decision: ev } = r;
-  const why = codec.notReplayable(r.body, m.value(ev.output));
-  if (why) throw new EndpointError(`decision #${ev.seq} can't be re-sent: ${why}`);
-  if (opts.contains === undefined && opts.target === undefined) throw new EndpointError("say what to measure: --contains TEXT or --target tool=NAME[,arg~TEXT]");
-  const target = opts.target !== undefined ? parseTarget(opts.target) : undefined;
-  const { body: without, removed: dropped, kept, edited } = withoutBlocks(r, opts.intervention);
-  const removed = dropped + edited;
-  checkDefaultEndpoint(codec, r.record.url, opts.baseUrl);
+/**
+ * Where a rung-1 test sends its calls and with what: the caller's endpoint and key (never the
+ * run's), and a redactor that keeps the key (and any credential of the URL or the headers) out of
+ * everything printed or written, even when the endpoint echoes it.
+ */
+function endpointSender(codec: Codec, recordedUrl: unknown, opts: EndpointTestOptions): { url: string; headers: Record<string, string>; redactor: Redactor; send: SendFn } {
+  checkDefaultEndpoint(codec, recordedUrl, opts.baseUrl);
   const url = endpointFor(codec, opts.baseUrl);
   const key = opts.apiKey ?? (codec.api === "anthropic.messages" ? process.env.ANTHROPIC_API_KEY : process.env.OPENAI_API_KEY);
   const headers = { "content-type": "application/json", ...authHeaders(codec, key), ...(opts.headers ?? {}) };
-  // the key (and any credential of the URL or the headers) is never printed or written, even when the endpoint echoes it
   const redactor = Redactor.fromEnv(process.env);
   redactor.add(key);
   redactor.addUrl(url);
@@ -91,6 +86,20 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
       if (err instanceof Error) err.message = redactor.text(err.message);
       throw err;
     });
+  return { url, headers, redactor, send };
+}
+
+export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptions): Promise<Record<string, unknown>> {
+  const m = new RunModel(run);
+  const r = rebuildRequest(m, opts.decision);
+  const { codec, decision: ev } = r;
+  const why = codec.notReplayable(r.body, m.value(ev.output));
+  if (why) throw new EndpointError(`decision #${ev.seq} can't be re-sent: ${why}`);
+  if (opts.contains === undefined && opts.target === undefined) throw new EndpointError("say what to measure: --contains TEXT or --target tool=NAME[,arg~TEXT]");
+  const target = opts.target !== undefined ? parseTarget(opts.target) : undefined;
+  const { body: without, removed: dropped, kept, edited } = withoutBlocks(r, opts.intervention);
+  const removed = dropped + edited;
+  const { url, headers, redactor, send } = endpointSender(codec, r.record.url, opts);
   const control = sendable(codec, r.body);
   const treated = sendable(codec, without);
   let calls = 0;
