@@ -6,7 +6,19 @@ import tseslint from "typescript-eslint";
 
 export default tseslint.config(
   {
-    ignores: ["dist/**", "build/**", "node_modules/**", "test/e2e/code-server/**", "test/fixtures/**", "test/e2e/.cache/**", "bench/.cache/**", "**/*.js", "**/*.cjs", "**/*.mjs", "**/*.mts"],
+    ignores: [
+      "dist/**",
+      "build/**",
+      "node_modules/**",
+      "test/e2e/code-server/**",
+      "test/fixtures/**",
+      "test/e2e/.cache/**",
+      "bench/.cache/**",
+      "**/*.js",
+      "**/*.cjs",
+      "**/*.mjs",
+      "**/*.mts",
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
@@ -64,7 +76,14 @@ export default tseslint.config(
     // CLI, the tests, a browser): the VS Code API stays in extension/ outside extension/logic/
     files: ["core/**/*.ts", "extension/logic/**/*.ts", "webview/**/*.ts", "webview/**/*.tsx"],
     rules: {
-      "no-restricted-imports": ["error", { paths: [{ name: "vscode", message: "core/, extension/logic/ and webview/ run outside VS Code: take what you need from the host through an interface" }] }],
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            { name: "vscode", message: "core/, extension/logic/ and webview/ run outside VS Code: take what you need from the host through an interface" },
+          ],
+        },
+      ],
     },
   },
 );

@@ -55,7 +55,13 @@ async function record(ex) {
     const runId = `${ex.name}-${attempt}`;
     const gw = await startGateway({ upstream: url, outDir: tmp, port: 0, runId, sensitiveTools: ["send_email"], untrustedTools: ["fetch_doc"] });
     const outbox = path.join(tmp, `${runId}-outbox.jsonl`);
-    const r = await run(ex.command, { OPENAI_BASE_URL: `${gw.url}/v1`, OPENAI_API_KEY: "recording", ANTHROPIC_BASE_URL: gw.url, ANTHROPIC_API_KEY: "recording", SUPPORT_OUTBOX: outbox });
+    const r = await run(ex.command, {
+      OPENAI_BASE_URL: `${gw.url}/v1`,
+      OPENAI_API_KEY: "recording",
+      ANTHROPIC_BASE_URL: gw.url,
+      ANTHROPIC_API_KEY: "recording",
+      SUPPORT_OUTBOX: outbox,
+    });
     await gw.close();
     if (r.code !== 0) throw new Error(`${ex.name} failed under the gateway: ${r.stderr}`);
     if (fs.existsSync(outbox) && fs.readFileSync(outbox, "utf8").includes("vendor-compliance")) return { dir: path.join(tmp, runId), attempts: attempt };
@@ -65,7 +71,10 @@ async function record(ex) {
 
 /** The latest program-replay figures of the same examples (bench/unmodified.mjs). */
 function programFigures() {
-  const files = fs.readdirSync(path.join(ROOT, "bench/results")).filter((f) => /-unmodified\.json$/.test(f)).sort();
+  const files = fs
+    .readdirSync(path.join(ROOT, "bench/results"))
+    .filter((f) => /-unmodified\.json$/.test(f))
+    .sort();
   if (!files.length) return { file: null, rows: [] };
   const file = `bench/results/${files.at(-1)}`;
   return { file, rows: JSON.parse(fs.readFileSync(path.join(ROOT, file), "utf8")).rows ?? [] };
@@ -76,7 +85,12 @@ try {
   for (const ex of EXAMPLES) {
     const { dir, attempts } = await record(ex);
     const t0 = performance.now();
-    const r = await run([process.execPath, CLI, "attribute", dir, "--target", TARGET, "--workers", String(WORKERS), "--json"], { OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: "fake", ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: "fake" });
+    const r = await run([process.execPath, CLI, "attribute", dir, "--target", TARGET, "--workers", String(WORKERS), "--json"], {
+      OPENAI_BASE_URL: `${url}/v1`,
+      OPENAI_API_KEY: "fake",
+      ANTHROPIC_BASE_URL: url,
+      ANTHROPIC_API_KEY: "fake",
+    });
     const seconds = (performance.now() - t0) / 1000;
     if (r.code !== 0) throw new Error(`attribute on ${ex.name} failed: ${r.stderr}`);
     const a = JSON.parse(r.stdout);
@@ -101,7 +115,18 @@ try {
 const program = programFigures();
 const date = new Date().toISOString().slice(0, 10);
 const load = os.loadavg().map((x) => Math.round(x * 10) / 10);
-const result = { date, note: NOTE || undefined, load_average: load, latency_ms: LATENCY, workers: WORKERS, cpus: os.cpus().length, node: process.version, target: TARGET, rows, program_replays: { file: program.file, rows: program.rows.filter((p) => rows.some((r) => r.example === p.example)) } };
+const result = {
+  date,
+  note: NOTE || undefined,
+  load_average: load,
+  latency_ms: LATENCY,
+  workers: WORKERS,
+  cpus: os.cpus().length,
+  node: process.version,
+  target: TARGET,
+  rows,
+  program_replays: { file: program.file, rows: program.rows.filter((p) => rows.some((r) => r.example === p.example)) },
+};
 const beside = (r) => program.rows.find((p) => p.example === r.example);
 const md = [
   `# Find the cause without the program (${date})`,
@@ -112,7 +137,10 @@ const md = [
   "",
   "| example | rung 2: model calls | rung 2: wall time | rung 3: model calls | rung 3: wall time | causes (rung 2) |",
   "|---|---|---|---|---|---|",
-  ...rows.map((r) => `| \`${r.example}\` | ${r.model_calls} | ${r.wall_s} s | ${beside(r)?.model_calls ?? "–"} | ${beside(r) ? `${beside(r).wall_s} s` : "–"} | ${r.causes.join("; ")} |`),
+  ...rows.map(
+    (r) =>
+      `| \`${r.example}\` | ${r.model_calls} | ${r.wall_s} s | ${beside(r)?.model_calls ?? "–"} | ${beside(r) ? `${beside(r).wall_s} s` : "–"} | ${r.causes.join("; ")} |`,
+  ),
   "",
 ].join("\n");
 fs.mkdirSync(path.join(ROOT, "bench/results"), { recursive: true });

@@ -95,7 +95,12 @@ interface TestBatch {
   wall_s: number;
 }
 
-async function record(sc: Scenario, seed: number, dir: string, tag: string): Promise<{ run: RunData; sys: ReturnType<typeof buildSystem>; counter: CallCounter }> {
+async function record(
+  sc: Scenario,
+  seed: number,
+  dir: string,
+  tag: string,
+): Promise<{ run: RunData; sys: ReturnType<typeof buildSystem>; counter: CallCounter }> {
   const counter = new CallCounter();
   const sys = buildSystem(sc, counter);
   const r = await sys.run({ seed, outDir: dir, runId: `${sc.name}-${tag}-${seed}`, captureSites: false });
@@ -132,7 +137,14 @@ async function negcorrSubject(dir: string): Promise<Subject> {
     const withNews = ctx.some((c) => typeof c === "string" && c.includes("newsletter"));
     return (withNews ? u < 0.5 : u >= 0.5) ? ["send_report"] : ["archive"];
   };
-  const sys = new System({ program, models: { m: model }, tools: { send_report: () => ({ ok: true }), archive: () => ({ ok: true }) }, task: "Send the weekly report if needed.", sensitiveTools: ["send_report"], name: "negcorr" });
+  const sys = new System({
+    program,
+    models: { m: model },
+    tools: { send_report: () => ({ ok: true }), archive: () => ({ ok: true }) },
+    task: "Send the weekly report if needed.",
+    sensitiveTools: ["send_report"],
+    name: "negcorr",
+  });
   for (let seed = 0; seed < 50; seed++) {
     const r = await sys.run({ seed, outDir: dir, runId: `negcorr-${seed}`, captureSites: false });
     if (r.actions.some((x) => x.tool === "send_report")) return { scenario: "negcorr", run: readRun(r.dir!), sys, target: "tool=send_report", counter: null };
@@ -144,7 +156,7 @@ async function negcorrSubject(dir: string): Promise<Subject> {
 async function trueEffect(sub: Subject, intervention: string, pairs: number): Promise<number> {
   const ctx = new ReplayContext(sub.run, sub.sys);
   const r = await runTest(ctx, { intervention, target: sub.target, n: pairs, method: "newcombe", seedBase: "cal-truth", save: false });
-  return (r.p_with - r.p_without);
+  return r.p_with - r.p_without;
 }
 
 /** `count` independent tests of one intervention on one recorded run. */
@@ -324,9 +336,22 @@ async function attributionNullRun(dir: string, kind: "reshuffle" | "identical"):
     for (const step of d.value as string[]) await a.act(step, step === "send_email" ? { to: "ops-reports@example.org" } : {}, { decision: d });
   };
   const draw = (ctx: unknown[], seed: number) =>
-    kind === "reshuffle" ? createHash("sha256").update(String(seed) + JSON.stringify(ctx)).digest().readUInt32BE(0) / 2 ** 32 : new PyRandom(seed).random();
+    kind === "reshuffle"
+      ? createHash("sha256")
+          .update(String(seed) + JSON.stringify(ctx))
+          .digest()
+          .readUInt32BE(0) /
+        2 ** 32
+      : new PyRandom(seed).random();
   const model = (ctx: unknown[], call: { seed: number }) => (draw(ctx, call.seed) < 0.7 ? ["send_email"] : ["archive"]);
-  const sys = new System({ program, models: { m: model }, tools: { send_email: () => ({ ok: true }), archive: () => ({ ok: true }) }, task: "Tidy the ops inbox.", sensitiveTools: ["send_email"], name: `null-${kind}` });
+  const sys = new System({
+    program,
+    models: { m: model },
+    tools: { send_email: () => ({ ok: true }), archive: () => ({ ok: true }) },
+    task: "Tidy the ops inbox.",
+    sensitiveTools: ["send_email"],
+    name: `null-${kind}`,
+  });
   for (let seed = 0; seed < 50; seed++) {
     const r = await sys.run({ seed, outDir: dir, runId: `attribution-null-${kind}-${seed}`, captureSites: false });
     if (r.actions.some((x) => x.tool === "send_email")) return { run: readRun(r.dir!), sys };
@@ -343,7 +368,15 @@ async function attributionNullStudy(kind: "reshuffle" | "identical", method: "be
   let calls = 0;
   let pairs = 0;
   for (let k = 0; k < count; k++) {
-    const a = await attribute(new ReplayContext(run, sys), { target: "tool=send_email", n: 10, nMax: 30, roles: false, save: false, method, seedBase: `cal-attr-${kind}-${k}` });
+    const a = await attribute(new ReplayContext(run, sys), {
+      target: "tool=send_email",
+      n: 10,
+      nMax: 30,
+      roles: false,
+      save: false,
+      method,
+      seedBase: `cal-attr-${kind}-${k}`,
+    });
     if (a.causes.length || a.joint.length) blamed++;
     if (a.phases?.some((ph) => ph.lead)) lead++;
     calls += a.model_calls;
@@ -366,32 +399,76 @@ async function attributionNullStudy(kind: "reshuffle" | "identical", method: "be
 
 const pc = (x: number) => `${(100 * x).toFixed(1)}%`;
 
-export function calibrationMarkdown(res: { date: string; command: string; node: string; batches: TestBatch[]; attribution_nulls: AttributionNullRow[]; floor: { mcnemar_min_pairs: number; min_causal_n: { family: number; n: number | null }[]; attribution: FloorRow[] }; wall_s: number }): string {
+export function calibrationMarkdown(res: {
+  date: string;
+  command: string;
+  node: string;
+  batches: TestBatch[];
+  attribution_nulls: AttributionNullRow[];
+  floor: { mcnemar_min_pairs: number; min_causal_n: { family: number; n: number | null }[]; attribution: FloorRow[] };
+  wall_s: number;
+}): string {
   const L = [`# Calibration of the paired test, ${res.date}`, "", `Command: \`${res.command}\` (Node ${res.node}; ${res.wall_s} s wall).`, ""];
-  L.push("Betting: the paired betting confidence sequence, looked at after every pair, up to 160 pairs. Newcombe: the reference's interval at looks 10, 20, 40, 80, 160 (Bonferroni over looks) with its futility stop.", "");
-  L.push("| study | scenario | removed | method | tests | true effect | false causal/suppressive (95% CI) | called causal | coverage of the true effect | ruled out (≤ 30 pairs) | discordant pairs | best possible ≤ 30 | mean pairs (max) | stopped |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+  L.push(
+    "Betting: the paired betting confidence sequence, looked at after every pair, up to 160 pairs. Newcombe: the reference's interval at looks 10, 20, 40, 80, 160 (Bonferroni over looks) with its futility stop.",
+    "",
+  );
+  L.push(
+    "| study | scenario | removed | method | tests | true effect | false causal/suppressive (95% CI) | called causal | coverage of the true effect | ruled out (≤ 30 pairs) | discordant pairs | best possible ≤ 30 | mean pairs (max) | stopped |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+  );
   for (const b of res.batches) {
     const isNull = b.kind.startsWith("null");
     L.push(
       `| ${b.kind} | ${b.scenario} | \`${b.intervention}\` | ${b.method} | ${b.tests} | ${b.true_effect} | ${isNull ? `**${pc(b.rate_false)}** (${pc(b.rate_false_ci[0])}–${pc(b.rate_false_ci[1])})` : "–"} | ${b.causal} (${pc(b.rate_causal)}) | **${pc(b.coverage)}** | ${b.ruled_out} (${pc(b.ruled_out_30 / b.tests)}) | ${pc(b.discordance)} | ${b.fixed_n_bound_30 === null ? "–" : pc(b.fixed_n_bound_30)} | ${b.mean_pairs} (${b.max_pairs}) | ${JSON.stringify(b.stopped)} |`,
     );
   }
-  L.push("", "Best possible ≤ 30: on a null, the share a fixed-n equivalence test (two one-sided z-tests at 5%, margin 0.2) that knew the variance of the differences would rule out at exactly 30 pairs, 2Φ(0.2·√30/σ − 1.645) − 1 with σ² the discordant share. An anytime-valid sequential test can only do worse: when removing an input reshuffles the draws, the pairs differ both ways and no valid test rules it out within 30 pairs in 90% of tests.");
+  L.push(
+    "",
+    "Best possible ≤ 30: on a null, the share a fixed-n equivalence test (two one-sided z-tests at 5%, margin 0.2) that knew the variance of the differences would rule out at exactly 30 pairs, 2Φ(0.2·√30/σ − 1.645) − 1 with σ² the discordant share. An anytime-valid sequential test can only do worse: when removing an input reshuffles the draws, the pairs differ both ways and no valid test rules it out within 30 pairs in 90% of tests.",
+  );
   if (res.attribution_nulls.length) {
-    L.push("", "Find the cause on nulls (n 10, n-max 30, roles off; each attribution with its own seeds): one agent reads three untrusted inputs, only one holds the address the e-mail goes to (the lead suspect), and it e-mails with probability 0.7 whatever it read. Reshuffle: every removal changes the draw (pairs flip both ways); identical: no removal changes a pair. Every blame is false; the target is at most alpha = 5%.", "");
+    L.push(
+      "",
+      "Find the cause on nulls (n 10, n-max 30, roles off; each attribution with its own seeds): one agent reads three untrusted inputs, only one holds the address the e-mail goes to (the lead suspect), and it e-mails with probability 0.7 whatever it read. Reshuffle: every removal changes the draw (pairs flip both ways); identical: no removal changes a pair. Every blame is false; the target is at most alpha = 5%.",
+      "",
+    );
     L.push("| null | method | attributions | blamed anything (95% CI) | lead tested alone | mean model calls | mean pairs |", "|---|---|---|---|---|---|---|");
-    for (const r of res.attribution_nulls) L.push(`| ${r.null} | ${r.method} | ${r.attributions} | **${pc(r.rate_blamed)}** (${pc(r.rate_blamed_ci[0])}–${pc(r.rate_blamed_ci[1])}) | ${r.lead_tested} | ${r.mean_model_calls} | ${r.mean_pairs} |`);
+    for (const r of res.attribution_nulls)
+      L.push(
+        `| ${r.null} | ${r.method} | ${r.attributions} | **${pc(r.rate_blamed)}** (${pc(r.rate_blamed_ci[0])}–${pc(r.rate_blamed_ci[1])}) | ${r.lead_tested} | ${r.mean_model_calls} | ${r.mean_pairs} |`,
+      );
   }
-  L.push("", `Floor: the exact McNemar test needs at least ${res.floor.mcnemar_min_pairs} discordant pairs, all one way, to reach p < 0.05 (five give 0.0625). Newcombe's interval, one look: ${res.floor.min_causal_n.map((m) => `family ${m.family}: ${m.n} pairs, all flipped`).join("; ")}. The betting sequence at alpha 0.05: 6 pairs, all flipped.`, "");
+  L.push(
+    "",
+    `Floor: the exact McNemar test needs at least ${res.floor.mcnemar_min_pairs} discordant pairs, all one way, to reach p < 0.05 (five give 0.0625). Newcombe's interval, one look: ${res.floor.min_causal_n.map((m) => `family ${m.family}: ${m.n} pairs, all flipped`).join("; ")}. The betting sequence at alpha 0.05: 6 pairs, all flipped.`,
+    "",
+  );
   if (res.floor.attribution.length) {
-    L.push("Find the cause (reference method) with n fixed pairs per test (no sequential looks), on the harmful runs of the seeds' five scenarios:", "", "| pairs per test | exact | false blames | model calls (replay) |", "|---|---|---|---|");
-    for (const r of res.floor.attribution) L.push(`| ${r.n} | ${r.exact} of ${r.harmful_runs} (${pc(r.rate_exact)}) | ${r.false_blames} | ${r.model_calls.toLocaleString("en-US")} |`);
+    L.push(
+      "Find the cause (reference method) with n fixed pairs per test (no sequential looks), on the harmful runs of the seeds' five scenarios:",
+      "",
+      "| pairs per test | exact | false blames | model calls (replay) |",
+      "|---|---|---|---|",
+    );
+    for (const r of res.floor.attribution)
+      L.push(`| ${r.n} | ${r.exact} of ${r.harmful_runs} (${pc(r.rate_exact)}) | ${r.false_blames} | ${r.model_calls.toLocaleString("en-US")} |`);
   }
   return L.join("\n") + "\n";
 }
 
 function parseArgs(argv: string[]) {
-  const o = { tests: 2000, attributions: 2000, floorRuns: 20, json: false, out: "", tag: "", pick: [] as number[], parts: ["null", "power", "attribute", "floor"], methods: ["betting", "newcombe"] as ("betting" | "newcombe")[] };
+  const o = {
+    tests: 2000,
+    attributions: 2000,
+    floorRuns: 20,
+    json: false,
+    out: "",
+    tag: "",
+    pick: [] as number[],
+    parts: ["null", "power", "attribute", "floor"],
+    methods: ["betting", "newcombe"] as ("betting" | "newcombe")[],
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = () => argv[++i];
@@ -420,7 +497,12 @@ export async function main(argv: string[]): Promise<number> {
     const neg = await negcorrSubject(dir);
     const studies: [kind: string, sub: Subject, spec: string, truth: number | null][] = [];
     if (o.parts.includes("null")) {
-      studies.push(["null-shift", weak, "input:email:invoice-2291", 0], ["null-shift", exfil, "input:inbox:ticket-4471", 0], ["null-identical", weak, "input:web:vendor-site", 0], ["null-negcorr", neg, "input:email:newsletter", 0]);
+      studies.push(
+        ["null-shift", weak, "input:email:invoice-2291", 0],
+        ["null-shift", exfil, "input:inbox:ticket-4471", 0],
+        ["null-identical", weak, "input:web:vendor-site", 0],
+        ["null-negcorr", neg, "input:email:newsletter", 0],
+      );
     }
     if (o.parts.includes("power")) studies.push(["power-25%", weak, "input:email:vendor-thread", null]);
     const batches: TestBatch[] = [];
@@ -430,7 +512,9 @@ export async function main(argv: string[]): Promise<number> {
       for (const method of o.methods) {
         const b = await batch(sub, spec, o.tests, method, `${kind}`, truth);
         batches.push(b);
-        log(`${kind.padEnd(15)} ${sub.scenario.padEnd(8)} ${method.padEnd(8)} ${spec}: ${kind.startsWith("null") ? `false ${pc(b.rate_false)} [${pc(b.rate_false_ci[0])}, ${pc(b.rate_false_ci[1])}]` : "a real cause"}, causal ${pc(b.rate_causal)}, coverage ${pc(b.coverage)} of ${b.true_effect}, ruled out ${pc(b.ruled_out / b.tests)} (≤30 pairs ${pc(b.ruled_out_30 / b.tests)}), mean pairs ${b.mean_pairs} (max ${b.max_pairs}); ${b.wall_s} s`);
+        log(
+          `${kind.padEnd(15)} ${sub.scenario.padEnd(8)} ${method.padEnd(8)} ${spec}: ${kind.startsWith("null") ? `false ${pc(b.rate_false)} [${pc(b.rate_false_ci[0])}, ${pc(b.rate_false_ci[1])}]` : "a real cause"}, causal ${pc(b.rate_causal)}, coverage ${pc(b.coverage)} of ${b.true_effect}, ruled out ${pc(b.ruled_out / b.tests)} (≤30 pairs ${pc(b.ruled_out_30 / b.tests)}), mean pairs ${b.mean_pairs} (max ${b.max_pairs}); ${b.wall_s} s`,
+        );
       }
     }
     const attributionNulls: AttributionNullRow[] = [];
@@ -439,7 +523,9 @@ export async function main(argv: string[]): Promise<number> {
         for (const method of o.methods) {
           const r = await attributionNullStudy(kind, method, o.attributions, dir);
           attributionNulls.push(r);
-          log(`attribute null ${kind.padEnd(9)} ${method.padEnd(8)}: blamed ${r.blamed} of ${r.attributions} (${pc(r.rate_blamed)} [${pc(r.rate_blamed_ci[0])}, ${pc(r.rate_blamed_ci[1])}]), ${r.mean_model_calls} model calls, ${r.mean_pairs} pairs; ${r.wall_s} s`);
+          log(
+            `attribute null ${kind.padEnd(9)} ${method.padEnd(8)}: blamed ${r.blamed} of ${r.attributions} (${pc(r.rate_blamed)} [${pc(r.rate_blamed_ci[0])}, ${pc(r.rate_blamed_ci[1])}]), ${r.mean_model_calls} model calls, ${r.mean_pairs} pairs; ${r.wall_s} s`,
+          );
         }
       }
     }
@@ -449,10 +535,21 @@ export async function main(argv: string[]): Promise<number> {
       min_causal_n: families.map((f) => ({ family: f, looks: 1, n: minCausalN(f) })),
       attribution: o.parts.includes("floor") ? await floorStudy([5, 10, 15, 20, 30], o.floorRuns, dir) : [],
     };
-    for (const r of floor.attribution) log(`floor Find the cause (reference method) with ${String(r.n).padStart(2)} fixed pairs per test: exact in ${r.exact} of ${r.harmful_runs} harmful runs (${(100 * r.rate_exact).toFixed(0)}%), ${r.false_blames} false blames, ${r.model_calls} model calls`);
+    for (const r of floor.attribution)
+      log(
+        `floor Find the cause (reference method) with ${String(r.n).padStart(2)} fixed pairs per test: exact in ${r.exact} of ${r.harmful_runs} harmful runs (${(100 * r.rate_exact).toFixed(0)}%), ${r.false_blames} false blames, ${r.model_calls} model calls`,
+      );
     const wall = round((performance.now() - t0) / 1000, 1);
     log(`wall time ${wall} s`);
-    const res = { date: new Date().toISOString().slice(0, 10), command: `npm run bench:calibration${argv.length ? " -- " + argv.join(" ") : ""}`, node: process.version, batches, attribution_nulls: attributionNulls, floor, wall_s: wall };
+    const res = {
+      date: new Date().toISOString().slice(0, 10),
+      command: `npm run bench:calibration${argv.length ? " -- " + argv.join(" ") : ""}`,
+      node: process.version,
+      batches,
+      attribution_nulls: attributionNulls,
+      floor,
+      wall_s: wall,
+    };
     if (o.json) process.stdout.write(JSON.stringify(res) + "\n");
     if (o.out) {
       const file = writeResult(o.out, `${res.date}-calibration${o.tag ? "-" + o.tag : ""}`, res, calibrationMarkdown(res));

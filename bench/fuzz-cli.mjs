@@ -5,44 +5,44 @@
 // slowest, peak memory) go to bench/results/<date>-fuzz-cli.{json,md}.
 //
 //   node esbuild.mjs && node bench/fuzz-cli.mjs [--n 1500] [--seed 11] [--jobs 2] [--limit-s 20] [--out bench/results] [--cli dist/cli.js]
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { mutate, rng } from '../test/fuzz/mutate.mjs';
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { mutate, rng } from "../test/fuzz/mutate.mjs";
 
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const CLI = path.resolve(process.argv.includes('--cli') ? process.argv[process.argv.indexOf('--cli') + 1] : path.join(ROOT, 'dist/cli.js'));
-const DEMO = path.join(ROOT, 'test/fixtures/causeway-py-demo/demo-seed0');
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
+const CLI = path.resolve(process.argv.includes("--cli") ? process.argv[process.argv.indexOf("--cli") + 1] : path.join(ROOT, "dist/cli.js"));
+const DEMO = path.join(ROOT, "test/fixtures/causeway-py-demo/demo-seed0");
 
 const args = process.argv.slice(2);
 const opt = (name, d) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? args[i + 1] : d;
 };
-const N = Number(opt('n', 1500));
-const SEED = Number(opt('seed', 11));
-const JOBS = Number(opt('jobs', 2));
-const LIMIT_MS = Number(opt('limit-s', 20)) * 1000;
-const OUT = path.resolve(opt('out', path.join(ROOT, 'bench/results')));
-const TIME = fs.existsSync('/usr/bin/time') ? '/usr/bin/time' : null;
+const N = Number(opt("n", 1500));
+const SEED = Number(opt("seed", 11));
+const JOBS = Number(opt("jobs", 2));
+const LIMIT_MS = Number(opt("limit-s", 20)) * 1000;
+const OUT = path.resolve(opt("out", path.join(ROOT, "bench/results")));
+const TIME = fs.existsSync("/usr/bin/time") ? "/usr/bin/time" : null;
 
 /** Runs one CLI command; resolves with its exit code, stdout, wall time and peak RSS (KB, when /usr/bin/time exists). */
 function run(cmdArgs) {
   return new Promise((resolve) => {
     const t0 = process.hrtime.bigint();
-    const argv = TIME ? ['-f', '%U %S %M', process.execPath, CLI, ...cmdArgs] : [CLI, ...cmdArgs];
-    const child = spawn(TIME ?? process.execPath, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const argv = TIME ? ["-f", "%U %S %M", process.execPath, CLI, ...cmdArgs] : [CLI, ...cmdArgs];
+    const child = spawn(TIME ?? process.execPath, argv, { stdio: ["ignore", "pipe", "pipe"] });
     const out = [];
-    let err = '';
-    child.stdout.on('data', (d) => out.push(d));
-    child.stderr.on('data', (d) => (err += d));
+    let err = "";
+    child.stdout.on("data", (d) => out.push(d));
+    child.stderr.on("data", (d) => (err += d));
     let killed = false;
     const timer = setTimeout(() => {
       killed = true;
-      child.kill('SIGKILL');
+      child.kill("SIGKILL");
     }, LIMIT_MS);
-    child.on('close', (code) => {
+    child.on("close", (code) => {
       clearTimeout(timer);
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
       let rssKb = null;
@@ -55,13 +55,13 @@ function run(cmdArgs) {
           err = err.trim().slice(0, -m[0].length);
         }
       }
-      resolve({ code, killed, ms, cpuMs, rssKb, stdout: Buffer.concat(out).toString('utf8'), stderr: err.trim() });
+      resolve({ code, killed, ms, cpuMs, rssKb, stdout: Buffer.concat(out).toString("utf8"), stderr: err.trim() });
     });
   });
 }
 
 async function main() {
-  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'cw-fuzz-cli-'));
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), "cw-fuzz-cli-"));
   const r = rng(SEED);
   // each case is mutated synchronously when a worker takes it, so the draws happen in case order
   // (deterministic for the seed) while JOBS cases run at a time
@@ -81,8 +81,8 @@ async function main() {
     for (;;) {
       const c = take();
       if (!c) return;
-      for (const cmd of ['verify', 'alerts']) {
-        const res = await run([cmd, c.dir, '--json']);
+      for (const cmd of ["verify", "alerts"]) {
+        const res = await run([cmd, c.dir, "--json"]);
         let json = false;
         try {
           JSON.parse(res.stdout);
@@ -91,7 +91,19 @@ async function main() {
           json = false;
         }
         const ok = !res.killed && (res.code === 0 || res.code === 1) && json && !/\n\s+at /.test(res.stderr);
-        results.push({ case: c.i, cmd, did: c.did, code: res.code, killed: res.killed, json, ok, ms: Math.round(res.ms), cpu_ms: res.cpuMs, rss_mb: res.rssKb === null ? null : Math.round(res.rssKb / 1024), stderr: ok ? undefined : res.stderr.slice(0, 400) });
+        results.push({
+          case: c.i,
+          cmd,
+          did: c.did,
+          code: res.code,
+          killed: res.killed,
+          json,
+          ok,
+          ms: Math.round(res.ms),
+          cpu_ms: res.cpuMs,
+          rss_mb: res.rssKb === null ? null : Math.round(res.rssKb / 1024),
+          stderr: ok ? undefined : res.stderr.slice(0, 400),
+        });
       }
       fs.rmSync(c.dir, { recursive: true, force: true });
       if (c.i % 50 === 0) process.stderr.write(`  ${results.length / 2}/${N} cases, ${((Date.now() - t0) / 1000).toFixed(0)} s\n`);
@@ -99,7 +111,7 @@ async function main() {
   };
   // SIGTERM (a time limit) stops taking cases and writes what was measured, marked as partial
   let stopped = false;
-  process.on('SIGTERM', () => {
+  process.on("SIGTERM", () => {
     stopped = true;
     next = N;
   });
@@ -112,7 +124,10 @@ async function main() {
     const xs = by(cmd);
     const ms = xs.map((x) => x.ms).sort((a, b) => a - b);
     const rss = xs.map((x) => x.rss_mb).filter((x) => x !== null);
-    const cpu = xs.map((x) => x.cpu_ms).filter((x) => x !== null).sort((a, b) => a - b);
+    const cpu = xs
+      .map((x) => x.cpu_ms)
+      .filter((x) => x !== null)
+      .sort((a, b) => a - b);
     return {
       runs: xs.length,
       ok: xs.filter((x) => x.ok).length,
@@ -138,39 +153,52 @@ async function main() {
     planned: N,
     stopped_early: stopped,
     wall_s: Math.round(wall),
-    verify: summary('verify'),
-    alerts: summary('alerts'),
+    verify: summary("verify"),
+    alerts: summary("alerts"),
     failures: failures.slice(0, 50),
-    slowest: [...results].sort((a, b) => b.ms - a.ms).slice(0, 5).map(({ case: c, cmd, did, ms, rss_mb }) => ({ case: c, cmd, did, ms, rss_mb })),
+    slowest: [...results]
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 5)
+      .map(({ case: c, cmd, did, ms, rss_mb }) => ({ case: c, cmd, did, ms, rss_mb })),
   };
   const stem = `${new Date().toISOString().slice(0, 10)}-fuzz-cli`;
   fs.mkdirSync(OUT, { recursive: true });
-  fs.writeFileSync(path.join(OUT, `${stem}.json`), JSON.stringify(result, null, 1) + '\n');
-  const row = (cmd, s) => `| ${cmd} | ${s.runs} | ${s.ok} | ${s.exit0} | ${s.exit1} | ${s.other_exit} | ${s.killed_at_limit} | ${s.no_json} | ${s.median_ms} | ${s.max_ms} | ${s.median_cpu_ms ?? '–'} | ${s.max_cpu_ms ?? '–'} | ${s.max_rss_mb ?? '–'} |`;
+  fs.writeFileSync(path.join(OUT, `${stem}.json`), JSON.stringify(result, null, 1) + "\n");
+  const row = (cmd, s) =>
+    `| ${cmd} | ${s.runs} | ${s.ok} | ${s.exit0} | ${s.exit1} | ${s.other_exit} | ${s.killed_at_limit} | ${s.no_json} | ${s.median_ms} | ${s.max_ms} | ${s.median_cpu_ms ?? "–"} | ${s.max_cpu_ms ?? "–"} | ${s.max_rss_mb ?? "–"} |`;
   const md = [
     `# CLI fuzz (issue 11)`,
-    '',
-    `\`${result.command}\` — ${result.date}, ${result.machine.cpus} CPUs shared with other jobs (load ${result.machine.loadavg.join(', ')}), Node ${result.machine.node}.`,
-    `${done}${stopped ? ` of ${N} planned (stopped by SIGTERM)` : ''} mutations of test/fixtures/causeway-py-demo/demo-seed0 (test/fuzz/mutate.mjs), each through \`verify RUN --json\` and \`alerts RUN --json\`; pass = exit 0 or 1, JSON on stdout, no stack trace, within ${LIMIT_MS / 1000} s. Wall time ${result.wall_s} s.`,
-    '',
-    '| command | runs | pass | exit 0 | exit 1 | other exit | killed at limit | no JSON | median wall ms | max wall ms | median CPU ms | max CPU ms | max RSS MB |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
-    row('verify', result.verify),
-    row('alerts', result.alerts),
-    '',
-    failures.length ? `Failures (first ${Math.min(50, failures.length)}):\n\n` + failures.slice(0, 50).map((f) => `- case ${f.case} ${f.cmd} (${f.did.join('; ')}): exit ${f.code}${f.killed ? ', killed' : ''} ${f.stderr ?? ''}`).join('\n') : 'No failures.',
-    '',
-    'Slowest (wall): ' + result.slowest.map((s) => `case ${s.case} ${s.cmd} ${s.ms} ms (${s.did.join('; ')})`).join('; '),
-    '',
-    'Wall time depends on the machine\'s load (shared with other jobs); CPU time (user + sys, from /usr/bin/time) is the steadier figure.',
-    '',
-  ].join('\n');
+    "",
+    `\`${result.command}\` — ${result.date}, ${result.machine.cpus} CPUs shared with other jobs (load ${result.machine.loadavg.join(", ")}), Node ${result.machine.node}.`,
+    `${done}${stopped ? ` of ${N} planned (stopped by SIGTERM)` : ""} mutations of test/fixtures/causeway-py-demo/demo-seed0 (test/fuzz/mutate.mjs), each through \`verify RUN --json\` and \`alerts RUN --json\`; pass = exit 0 or 1, JSON on stdout, no stack trace, within ${LIMIT_MS / 1000} s. Wall time ${result.wall_s} s.`,
+    "",
+    "| command | runs | pass | exit 0 | exit 1 | other exit | killed at limit | no JSON | median wall ms | max wall ms | median CPU ms | max CPU ms | max RSS MB |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    row("verify", result.verify),
+    row("alerts", result.alerts),
+    "",
+    failures.length
+      ? `Failures (first ${Math.min(50, failures.length)}):\n\n` +
+        failures
+          .slice(0, 50)
+          .map((f) => `- case ${f.case} ${f.cmd} (${f.did.join("; ")}): exit ${f.code}${f.killed ? ", killed" : ""} ${f.stderr ?? ""}`)
+          .join("\n")
+      : "No failures.",
+    "",
+    "Slowest (wall): " + result.slowest.map((s) => `case ${s.case} ${s.cmd} ${s.ms} ms (${s.did.join("; ")})`).join("; "),
+    "",
+    "Wall time depends on the machine's load (shared with other jobs); CPU time (user + sys, from /usr/bin/time) is the steadier figure.",
+    "",
+  ].join("\n");
   fs.writeFileSync(path.join(OUT, `${stem}.md`), md);
   process.stdout.write(md);
   return failures.length ? 1 : 0;
 }
 
-main().then((c) => process.exit(c), (e) => {
-  process.stderr.write(String(e?.stack ?? e) + '\n');
-  process.exit(2);
-});
+main().then(
+  (c) => process.exit(c),
+  (e) => {
+    process.stderr.write(String(e?.stack ?? e) + "\n");
+    process.exit(2);
+  },
+);

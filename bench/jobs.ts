@@ -87,7 +87,11 @@ async function main(argv: string[]): Promise<number> {
   const llm = await startFakeLlm({ latencyMs: latency });
   const env = { ...process.env, CAUSEWAY_TOKEN: TOKEN, CAUSEWAY_BENCH_LLM_URL: llm.url };
   const port = await freePort();
-  const collector = spawn(process.execPath, [CLI, "serve", "--store", cluster.url, "--port", String(port), "--quiet"], { env, cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  const collector = spawn(process.execPath, [CLI, "serve", "--store", cluster.url, "--port", String(port), "--quiet"], {
+    env,
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   const url = `http://127.0.0.1:${port}`;
   const workers = new Set<ChildProcess>();
   const loadAvg: number[] = [];
@@ -115,7 +119,11 @@ async function main(argv: string[]): Promise<number> {
     const startWorkers = async (n: number): Promise<ChildProcess[]> => {
       await sql("DELETE FROM causeway_workers").catch(() => undefined);
       const ws = Array.from({ length: n }, () => {
-        const w = spawn(process.execPath, [CLI, "worker", "--store", cluster.url, "--allow-program", SLOW, "--pair-timeout-s", "20", "--quiet"], { env, cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
+        const w = spawn(process.execPath, [CLI, "worker", "--store", cluster.url, "--allow-program", SLOW, "--pair-timeout-s", "20", "--quiet"], {
+          env,
+          cwd: ROOT,
+          stdio: ["ignore", "ignore", "inherit"],
+        });
         workers.add(w);
         w.on("exit", () => workers.delete(w));
         return w;
@@ -124,23 +132,43 @@ async function main(argv: string[]): Promise<number> {
       return ws;
     };
     const stopWorkers = async (ws: ChildProcess[]) => {
-      await Promise.all(ws.map((w) => (w.exitCode !== null || w.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => (w.once("exit", () => r()), w.kill("SIGTERM"))))));
+      await Promise.all(
+        ws.map((w) =>
+          w.exitCode !== null || w.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => (w.once("exit", () => r()), w.kill("SIGTERM"))),
+        ),
+      );
     };
     const jobOf = async (runId: string, stderr: string) => {
       const id = /submitted job ([0-9a-f-]{36})/.exec(stderr)?.[1];
       const made = Number((await sql("SELECT coalesce(sum((outcome->>'made')::int), 0) AS n FROM causeway_job_arms WHERE job_id = $1", [id]))[0].n);
-      const lines = (await client.tests(runId)).toString("utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { job?: string; job_test?: number });
+      const lines = (await client.tests(runId))
+        .toString("utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { job?: string; job_test?: number });
       const mine = lines.filter((l) => l.job === id).map((l) => l.job_test!);
       return { id, made, lines: mine.length, once: new Set(mine).size === mine.length };
     };
 
     const rows: Record<string, unknown>[] = [];
-    for (const [name, program] of [["demo", "causeway:demo"], ["slow", SLOW]] as const) {
+    for (const [name, program] of [
+      ["demo", "causeway:demo"],
+      ["slow", SLOW],
+    ] as const) {
       const { dir, runId } = await record(program);
       const local = await run(["attribute", dir, "--target", TARGET, "--allow-program", SLOW, "--json"], env);
       if (local.code !== 0) throw new Error(local.stderr);
       const l = JSON.parse(local.stdout) as Attr;
-      rows.push({ scenario: name, workers: "local", wall_s: Math.round(local.ms / 100) / 10, model_calls: l.model_calls, stored_calls: l.model_calls, same: true, tests: l.tests.length, lines_once: true });
+      rows.push({
+        scenario: name,
+        workers: "local",
+        wall_s: Math.round(local.ms / 100) / 10,
+        model_calls: l.model_calls,
+        stored_calls: l.model_calls,
+        same: true,
+        tests: l.tests.length,
+        lines_once: true,
+      });
       log(`${name} local: ${Math.round(local.ms)} ms, ${l.model_calls} calls`);
       for (const n of counts) {
         const ws = await startWorkers(n);
@@ -148,7 +176,17 @@ async function main(argv: string[]): Promise<number> {
         if (r.code !== 0) throw new Error(r.stderr);
         const a = JSON.parse(r.stdout) as Attr;
         const j = await jobOf(runId, r.stderr);
-        rows.push({ scenario: name, workers: n, wall_s: Math.round(r.ms / 100) / 10, model_calls: a.model_calls, stored_calls: j.made, same: shape(a) === shape(l), tests: a.tests.length, lines: j.lines, lines_once: j.once && j.lines === a.tests.length });
+        rows.push({
+          scenario: name,
+          workers: n,
+          wall_s: Math.round(r.ms / 100) / 10,
+          model_calls: a.model_calls,
+          stored_calls: j.made,
+          same: shape(a) === shape(l),
+          tests: a.tests.length,
+          lines: j.lines,
+          lines_once: j.once && j.lines === a.tests.length,
+        });
         log(`${name} ${n} workers: ${Math.round(r.ms)} ms, ${a.model_calls} calls (${j.made} stored), same ${shape(a) === shape(l)}`);
         await stopWorkers(ws);
       }
@@ -156,7 +194,10 @@ async function main(argv: string[]): Promise<number> {
         // faults: 3 workers; one SIGKILLed once pairs are stored, then PostgreSQL restarted
         const ws = await startWorkers(3);
         const sub = run(["attribute", runId, "--target", TARGET, "--collector", url, "--json"], env);
-        await until(async () => Number((await sql("SELECT max((progress->>'pairs')::int) AS n FROM causeway_jobs WHERE status = 'running'"))[0].n ?? 0) >= 4, "pairs of the fault job");
+        await until(
+          async () => Number((await sql("SELECT max((progress->>'pairs')::int) AS n FROM causeway_jobs WHERE status = 'running'"))[0].n ?? 0) >= 4,
+          "pairs of the fault job",
+        );
         ws[0].kill("SIGKILL");
         await cluster.stopServer();
         await cluster.startServer();
@@ -165,13 +206,32 @@ async function main(argv: string[]): Promise<number> {
         const a = JSON.parse(r.stdout) as Attr;
         const j = await jobOf(runId, r.stderr);
         const pulled = await pullRun(client, runId, path.join(work, "pulled"));
-        rows.push({ scenario: "slow, 1 of 3 workers killed + PostgreSQL restarted", workers: 3, wall_s: Math.round(r.ms / 100) / 10, model_calls: a.model_calls, stored_calls: j.made, same: shape(a) === shape(l), tests: a.tests.length, lines: j.lines, lines_once: j.once && j.lines === a.tests.length, verified: pulled.ok });
+        rows.push({
+          scenario: "slow, 1 of 3 workers killed + PostgreSQL restarted",
+          workers: 3,
+          wall_s: Math.round(r.ms / 100) / 10,
+          model_calls: a.model_calls,
+          stored_calls: j.made,
+          same: shape(a) === shape(l),
+          tests: a.tests.length,
+          lines: j.lines,
+          lines_once: j.once && j.lines === a.tests.length,
+          verified: pulled.ok,
+        });
         log(`faults: ${Math.round(r.ms)} ms, same ${shape(a) === shape(l)}, verified ${pulled.ok}`);
         await stopWorkers(ws);
       }
     }
     const result = {
-      machine: { cpus: os.cpus().length, load_avg_1m: { min: Math.round(Math.min(...loadAvg) * 10) / 10, mean: Math.round((loadAvg.reduce((x, y) => x + y, 0) / Math.max(1, loadAvg.length)) * 10) / 10, max: Math.round(Math.max(...loadAvg) * 10) / 10 }, node: process.version },
+      machine: {
+        cpus: os.cpus().length,
+        load_avg_1m: {
+          min: Math.round(Math.min(...loadAvg) * 10) / 10,
+          mean: Math.round((loadAvg.reduce((x, y) => x + y, 0) / Math.max(1, loadAvg.length)) * 10) / 10,
+          max: Math.round(Math.max(...loadAvg) * 10) / 10,
+        },
+        node: process.version,
+      },
       settings: { target: TARGET, run: "demo seed 0", latency_ms: latency, postgres: "15, fsync=off (throwaway cluster)", pair_batch: 1 },
       rows,
     };
@@ -182,7 +242,10 @@ async function main(argv: string[]): Promise<number> {
       "",
       "| scenario | workers | wall s | model calls (result) | model calls (every stored arm) | same causes, roles, verdicts, pairs as local | test lines appended once |",
       "|---|---|---|---|---|---|---|",
-      ...rows.map((r) => `| ${r.scenario} | ${r.workers} | ${r.wall_s} | ${r.model_calls} | ${r.stored_calls} | ${r.same ? "yes" : "NO"} | ${r.workers === "local" ? "—" : r.lines_once ? `yes (${r.lines})` : "NO"} |`),
+      ...rows.map(
+        (r) =>
+          `| ${r.scenario} | ${r.workers} | ${r.wall_s} | ${r.model_calls} | ${r.stored_calls} | ${r.same ? "yes" : "NO"} | ${r.workers === "local" ? "—" : r.lines_once ? `yes (${r.lines})` : "NO"} |`,
+      ),
       "",
     ].join("\n");
     const file = writeResult(outDir, `${tag}-jobs`, result, md);

@@ -17,7 +17,7 @@ export function runAsCommand(name: string, mod: NodeJS.Module | undefined, main:
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (err) => {
-      process.stderr.write(`${name}: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+      process.stderr.write(`${name}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
       process.exit(2);
     },
   );

@@ -119,7 +119,14 @@ export function requestUrl(endpoint: string, api: Api): string {
 /** What the results may say about an endpoint: the API and whether it is on this machine; never its URL. */
 export function endpointKind(endpoint: string, api: Api): { api: string; where: "local" | "hosted" } {
   const host = new URL(endpoint).hostname.replace(/^\[|\]$/g, "");
-  const local = host === "localhost" || host === "::1" || /^127\./.test(host) || /^10\./.test(host) || /^192\.168\./.test(host) || /^172\.(1[6-9]|2\d|3[01])\./.test(host) || host.endsWith(".local");
+  const local =
+    host === "localhost" ||
+    host === "::1" ||
+    /^127\./.test(host) ||
+    /^10\./.test(host) ||
+    /^192\.168\./.test(host) ||
+    /^172\.(1[6-9]|2\d|3[01])\./.test(host) ||
+    host.endsWith(".local");
   return { api: api === "openai" ? "openai chat completions" : "anthropic messages", where: local ? "local" : "hosted" };
 }
 
@@ -136,7 +143,8 @@ export class ModelClient {
   constructor(readonly o: ClientOptions) {
     // fetch refuses a URL with credentials: they go in a Basic authorization header instead
     const target = new URL(requestUrl(o.endpoint, o.api));
-    if (target.username || target.password) this.basic = Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString("base64");
+    if (target.username || target.password)
+      this.basic = Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString("base64");
     target.username = "";
     target.password = "";
     this.url = target.toString();
@@ -174,7 +182,12 @@ export class ModelClient {
 
   private fail(kind: string, detail: string, req: ChatRequest): ChatReply {
     this.counts.errors[kind] = (this.counts.errors[kind] ?? 0) + 1;
-    return { text: "", calls: [], usage: { input_tokens: estimateTokens(req.system + req.user + JSON.stringify(req.reads ?? [])), output_tokens: 0, estimated: true }, error: this.scrub(`${kind}: ${detail}`).slice(0, 300) };
+    return {
+      text: "",
+      calls: [],
+      usage: { input_tokens: estimateTokens(req.system + req.user + JSON.stringify(req.reads ?? [])), output_tokens: 0, estimated: true },
+      error: this.scrub(`${kind}: ${detail}`).slice(0, 300),
+    };
   }
 
   private headers(): Record<string, string> {
@@ -202,7 +215,10 @@ export class ModelClient {
     const text = JSON.stringify(body);
     const maxOut = Number((body as { max_tokens?: unknown } | null)?.max_tokens);
     const input = estimateTokens(text);
-    const empty = this.o.api === "anthropic" ? { role: "assistant", content: [{ type: "text", text: "" }] } : { choices: [{ message: { role: "assistant", content: "" } }] };
+    const empty =
+      this.o.api === "anthropic"
+        ? { role: "assistant", content: [{ type: "text", text: "" }] }
+        : { choices: [{ message: { role: "assistant", content: "" } }] };
     const failed = (kind: string) => {
       this.counts.errors[kind] = (this.counts.errors[kind] ?? 0) + 1;
       return empty;
@@ -221,7 +237,9 @@ export class ModelClient {
       if ((res.status !== 429 && res.status !== 503) || attempt >= (this.o.retries ?? 2)) break;
       this.counts.errors[`http ${res.status}, tried again`] = (this.counts.errors[`http ${res.status}, tried again`] ?? 0) + 1;
       const after = Number(res.headers.get("retry-after"));
-      await new Promise((r) => setTimeout(r, Math.min(30_000, Number.isFinite(after) && after > 0 ? after * 1000 : (this.o.retryWaitMs ?? 1000) * 2 ** attempt)));
+      await new Promise((r) =>
+        setTimeout(r, Math.min(30_000, Number.isFinite(after) && after > 0 ? after * 1000 : (this.o.retryWaitMs ?? 1000) * 2 ** attempt)),
+      );
     }
     if (!res.ok) return failed(`http ${res.status}`);
     let json: unknown;
@@ -232,7 +250,11 @@ export class ModelClient {
     }
     if (!isObj(json)) return failed("unreadable reply");
     const u = isObj(json.usage) ? json.usage : {};
-    const usage = usageOf(u.prompt_tokens ?? u.input_tokens, u.completion_tokens ?? u.output_tokens) ?? { input_tokens: input, output_tokens: estimateTokens(raw), estimated: true };
+    const usage = usageOf(u.prompt_tokens ?? u.input_tokens, u.completion_tokens ?? u.output_tokens) ?? {
+      input_tokens: input,
+      output_tokens: estimateTokens(raw),
+      estimated: true,
+    };
     this.counts.input_tokens += usage.input_tokens;
     this.counts.output_tokens += usage.output_tokens;
     if (this.counts.usd !== null) this.counts.usd += this.cost(usage.input_tokens, usage.output_tokens);
@@ -257,7 +279,9 @@ export class ModelClient {
       if ((res.status !== 429 && res.status !== 503) || attempt >= (this.o.retries ?? 2)) break;
       this.counts.errors[`http ${res.status}, tried again`] = (this.counts.errors[`http ${res.status}, tried again`] ?? 0) + 1;
       const after = Number(res.headers.get("retry-after"));
-      await new Promise((r) => setTimeout(r, Math.min(30_000, Number.isFinite(after) && after > 0 ? after * 1000 : (this.o.retryWaitMs ?? 1000) * 2 ** attempt)));
+      await new Promise((r) =>
+        setTimeout(r, Math.min(30_000, Number.isFinite(after) && after > 0 ? after * 1000 : (this.o.retryWaitMs ?? 1000) * 2 ** attempt)),
+      );
     }
     if (!res.ok) return this.fail(`http ${res.status}`, raw, req);
     let json: unknown;
@@ -281,11 +305,19 @@ export class ModelClient {
     calls = calls.filter((c) => known.has(c.tool) || !offered.has(c.tool));
     const good = calls.filter((c) => known.has(c.tool) && c.args && typeof c.args === "object" && !Array.isArray(c.args));
     this.counts.odd_tool_calls += calls.length - good.length;
-    const usage = reply.usage ?? { input_tokens: estimateTokens(req.system + req.user + JSON.stringify(req.reads ?? [])), output_tokens: estimateTokens(reply.text + JSON.stringify(good)), estimated: true };
+    const usage = reply.usage ?? {
+      input_tokens: estimateTokens(req.system + req.user + JSON.stringify(req.reads ?? [])),
+      output_tokens: estimateTokens(reply.text + JSON.stringify(good)),
+      estimated: true,
+    };
     this.counts.input_tokens += usage.input_tokens;
     this.counts.output_tokens += usage.output_tokens;
     if (this.counts.usd !== null) this.counts.usd += this.cost(usage.input_tokens, usage.output_tokens);
-    return { text: this.scrub(reply.text), calls: good.map((c) => ({ tool: c.tool, args: JSON.parse(this.scrub(JSON.stringify(c.args))) as Record<string, unknown> })), usage };
+    return {
+      text: this.scrub(reply.text),
+      calls: good.map((c) => ({ tool: c.tool, args: JSON.parse(this.scrub(JSON.stringify(c.args))) as Record<string, unknown> })),
+      usage,
+    };
   }
 }
 
@@ -298,7 +330,11 @@ function openaiBody(o: ClientOptions, req: ChatRequest): Record<string, unknown>
   ];
   const reads = req.reads ?? [];
   if (reads.length) {
-    messages.push({ role: "assistant", content: null, tool_calls: reads.map((r, i) => ({ id: `call_${i}`, type: "function", function: { name: r.tool, arguments: JSON.stringify(r.args) } })) });
+    messages.push({
+      role: "assistant",
+      content: null,
+      tool_calls: reads.map((r, i) => ({ id: `call_${i}`, type: "function", function: { name: r.tool, arguments: JSON.stringify(r.args) } })),
+    });
     reads.forEach((r, i) => messages.push({ role: "tool", tool_call_id: `call_${i}`, content: r.result }));
   }
   const body: Record<string, unknown> = { model: o.model, messages, max_tokens: req.maxTokens ?? 512 };
@@ -353,15 +389,28 @@ export function readOpenai(json: unknown): Raw | null {
   if (!isObj(json) || !Array.isArray(json.choices) || !isObj(json.choices[0])) return null;
   const m = json.choices[0].message;
   if (!isObj(m)) return null;
-  const text = typeof m.content === "string" ? m.content : Array.isArray(m.content) ? m.content.map((p: any) => (typeof p?.text === "string" ? p.text : "")).join("\n") : "";
-  const calls = (Array.isArray(m.tool_calls) ? m.tool_calls : []).map((c: any) => ({ tool: String(c?.function?.name ?? ""), args: argsOf(c?.function?.arguments) as Record<string, unknown> }));
+  const text =
+    typeof m.content === "string"
+      ? m.content
+      : Array.isArray(m.content)
+        ? m.content.map((p: any) => (typeof p?.text === "string" ? p.text : "")).join("\n")
+        : "";
+  const calls = (Array.isArray(m.tool_calls) ? m.tool_calls : []).map((c: any) => ({
+    tool: String(c?.function?.name ?? ""),
+    args: argsOf(c?.function?.arguments) as Record<string, unknown>,
+  }));
   return { text, calls, usage: isObj(json.usage) ? usageOf(json.usage.prompt_tokens, json.usage.completion_tokens) : undefined };
 }
 
 export function readAnthropic(json: unknown): Raw | null {
   if (!isObj(json) || !Array.isArray(json.content)) return null;
-  const text = json.content.filter((b: any) => b?.type === "text" && typeof b.text === "string").map((b: any) => b.text as string).join("\n");
-  const calls = json.content.filter((b: any) => b?.type === "tool_use").map((b: any) => ({ tool: String(b?.name ?? ""), args: argsOf(b?.input) as Record<string, unknown> }));
+  const text = json.content
+    .filter((b: any) => b?.type === "text" && typeof b.text === "string")
+    .map((b: any) => b.text as string)
+    .join("\n");
+  const calls = json.content
+    .filter((b: any) => b?.type === "tool_use")
+    .map((b: any) => ({ tool: String(b?.name ?? ""), args: argsOf(b?.input) as Record<string, unknown> }));
   return { text, calls, usage: isObj(json.usage) ? usageOf(json.usage.input_tokens, json.usage.output_tokens) : undefined };
 }
 

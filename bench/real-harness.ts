@@ -142,12 +142,38 @@ export class ScenarioRun {
     this.dir = path.join(cx.workdir, sc.name);
     fs.rmSync(this.dir, { recursive: true, force: true });
     this.res = {
-      name: sc.name, title: sc.title, hard: sc.hard, truth: sc.truth, status: "not started", runs: 0, failed_runs: 0, harmful_runs: 0, high_alerts: 0,
-      ground_truth: { verdict: sc.target ? "unfinished" : "control", removed: sc.truth, with: { harmful: 0, runs: 0, rate: 0 }, without: { harmful: 0, runs: 0, rate: 0 }, effect: 0, ci: [0, 0], model_calls: 0 },
-      attributed: 0, exact: 0, false_blames: 0, inconclusive: 0, abstained: 0,
-      baselines: { reach: { exact: 0, false_blames: 0, abstained: 0 }, provenance: { exact: 0, false_blames: 0, abstained: 0 }, reuse: { exact: 0, false_blames: 0, abstained: 0 } },
+      name: sc.name,
+      title: sc.title,
+      hard: sc.hard,
+      truth: sc.truth,
+      status: "not started",
+      runs: 0,
+      failed_runs: 0,
+      harmful_runs: 0,
+      high_alerts: 0,
+      ground_truth: {
+        verdict: sc.target ? "unfinished" : "control",
+        removed: sc.truth,
+        with: { harmful: 0, runs: 0, rate: 0 },
+        without: { harmful: 0, runs: 0, rate: 0 },
+        effect: 0,
+        ci: [0, 0],
+        model_calls: 0,
+      },
+      attributed: 0,
+      exact: 0,
+      false_blames: 0,
+      inconclusive: 0,
+      abstained: 0,
+      baselines: {
+        reach: { exact: 0, false_blames: 0, abstained: 0 },
+        provenance: { exact: 0, false_blames: 0, abstained: 0 },
+        reuse: { exact: 0, false_blames: 0, abstained: 0 },
+      },
       model_calls: { record: 0, ground_truth: 0, attribution: { total: 0, mean: 0, min: 0, max: 0 } },
-      wall_s: 0, finished: false, attributions: [],
+      wall_s: 0,
+      finished: false,
+      attributions: [],
     };
   }
 
@@ -272,14 +298,36 @@ async function attributeOne(sc: Scenario, run: RunData, system: System, cx: Scen
   const t0 = performance.now();
   const c0 = client.counts.calls;
   const base = baselines(run, analyse(run), sc.target!);
-  const out: RunAttribution = { run: run.runId, blamed: [], exact: false, false_blames: 0, inconclusive: false, baselines: { reach: base.reach, provenance: base.provenance, reuse: base.reuse }, model_calls: 0, wall_s: 0, summary: "", replay: o.replay, tests: [] };
+  const out: RunAttribution = {
+    run: run.runId,
+    blamed: [],
+    exact: false,
+    false_blames: 0,
+    inconclusive: false,
+    baselines: { reach: base.reach, provenance: base.provenance, reuse: base.reuse },
+    model_calls: 0,
+    wall_s: 0,
+    summary: "",
+    replay: o.replay,
+    tests: [],
+  };
   const ctl = new AbortController();
   try {
     const { ctx, replay, note } = replayContext(run, system, o.replay, client, o.endpoint);
     out.replay = replay;
     if (note) out.replay_note = note;
     const suspects = sc.extraSuspects ? [...new Set([...base.candidates, ...sc.extraSuspects])] : undefined;
-    const att = await attribute(ctx, { target: sc.target!, suspects, n: o.n, nMax: o.nMax, roles: false, save: false, method: o.method, workers: o.workers, signal: ctl.signal });
+    const att = await attribute(ctx, {
+      target: sc.target!,
+      suspects,
+      n: o.n,
+      nMax: o.nMax,
+      roles: false,
+      save: false,
+      method: o.method,
+      workers: o.workers,
+      signal: ctl.signal,
+    });
     if (cx.client.capped) throw cx.client.capped;
     out.blamed = blamedBy(att);
     const s = score(out.blamed, sc.truth);
@@ -307,7 +355,13 @@ async function attributeOne(sc: Scenario, run: RunData, system: System, cx: Scen
  * back to the program, with the reason. "program" (rung 3) re-executes the scenario's System with
  * tools from the tape. The endpoint and key are always the benchmark's, never read from the run.
  */
-export function replayContext(run: RunData, system: System, mode: RealOptions["replay"], client: ModelClient, endpoint: string): { ctx: ReplayContext; replay: RealOptions["replay"]; note?: string } {
+export function replayContext(
+  run: RunData,
+  system: System,
+  mode: RealOptions["replay"],
+  client: ModelClient,
+  endpoint: string,
+): { ctx: ReplayContext; replay: RealOptions["replay"]; note?: string } {
   if (mode === "agentless") {
     try {
       const sys = new AgentlessSystem(run, { baseUrl: endpoint, apiKey: "", send: (_url, _headers, body) => client.post(body) }, {});
@@ -340,5 +394,10 @@ function tally(res: RealScenarioResult): void {
   }
   const calls = done.map((a) => a.model_calls);
   const total = res.attributions.reduce((k, a) => k + a.model_calls, 0);
-  res.model_calls.attribution = { total, mean: calls.length ? round(calls.reduce((a, b) => a + b, 0) / calls.length, 1) : 0, min: calls.length ? Math.min(...calls) : 0, max: calls.length ? Math.max(...calls) : 0 };
+  res.model_calls.attribution = {
+    total,
+    mean: calls.length ? round(calls.reduce((a, b) => a + b, 0) / calls.length, 1) : 0,
+    min: calls.length ? Math.min(...calls) : 0,
+    max: calls.length ? Math.max(...calls) : 0,
+  };
 }

@@ -109,19 +109,42 @@ async function runConfirmed(o: ReturnType<typeof parseRealArgs>, argv: string[],
   const e = estimate(o);
   const first = o.scenarios[0];
   if (o.maxCalls !== undefined && o.maxCalls < llmCallsPerRun(first) * o.runs)
-    return fail(`--max-calls ${o.maxCalls} is below the recording of the first scenario (${first.name}: ${o.runs} runs × ${llmCallsPerRun(first)} calls): nothing would finish`, "nothing-to-do");
+    return fail(
+      `--max-calls ${o.maxCalls} is below the recording of the first scenario (${first.name}: ${o.runs} runs × ${llmCallsPerRun(first)} calls): nothing would finish`,
+      "nothing-to-do",
+    );
   // without a cap given, the estimate's upper bound is the cap: a run is always bounded
   const maxCalls = o.maxCalls ?? (o.maxUsd === undefined ? e.calls.max : undefined);
-  const cap = [maxCalls !== undefined ? `${maxCalls.toLocaleString("en-US")} model calls${o.maxCalls === undefined ? " (the estimate's upper bound; set --max-calls or --max-usd)" : ""}` : "", o.maxUsd !== undefined ? `$${o.maxUsd}` : ""].filter(Boolean).join(" and ");
+  const cap = [
+    maxCalls !== undefined
+      ? `${maxCalls.toLocaleString("en-US")} model calls${o.maxCalls === undefined ? " (the estimate's upper bound; set --max-calls or --max-usd)" : ""}`
+      : "",
+    o.maxUsd !== undefined ? `$${o.maxUsd}` : "",
+  ]
+    .filter(Boolean)
+    .join(" and ");
   io.stderr(estimateText(o, e, cap) + "\n");
   const fixed = e.calls.record + e.calls.ground_truth;
-  if (maxCalls !== undefined && maxCalls < fixed) io.stderr(`Note: the cap is below the recording and ground truth of every scenario (${fixed.toLocaleString("en-US")} calls): the later scenarios will have no ground truth and nothing will be attributed.\n`);
+  if (maxCalls !== undefined && maxCalls < fixed)
+    io.stderr(
+      `Note: the cap is below the recording and ground truth of every scenario (${fixed.toLocaleString("en-US")} calls): the later scenarios will have no ground truth and nothing will be attributed.\n`,
+    );
   if (!o.yes) {
     if (!io.interactive || !io.ask) return fail("this run calls a model endpoint and may cost money: pass --yes to confirm (no terminal to ask on)", "confirm");
     const a = (await io.ask("Proceed? [y/N] ")).trim().toLowerCase();
     if (a !== "y" && a !== "yes") return fail("not confirmed: nothing was run", "confirm");
   }
-  const client = new ModelClient({ api: o.api, endpoint: o.endpoint, model: o.model, apiKey: o.apiKey, maxCalls, maxUsd: o.maxUsd, price: o.price, temperature: o.temperature, timeoutMs: o.timeoutMs });
+  const client = new ModelClient({
+    api: o.api,
+    endpoint: o.endpoint,
+    model: o.model,
+    apiKey: o.apiKey,
+    maxCalls,
+    maxUsd: o.maxUsd,
+    price: o.price,
+    temperature: o.temperature,
+    timeoutMs: o.timeoutMs,
+  });
   const log = (m: string) => io.stderr(m + "\n");
   const workdir = o.keepRuns ? path.resolve(o.keepRuns) : fs.mkdtempSync(path.join(os.tmpdir(), "causeway-realbench-"));
   const t0 = performance.now();
@@ -155,10 +178,21 @@ async function runConfirmed(o: ReturnType<typeof parseRealArgs>, argv: string[],
       caps: { max_calls: maxCalls ?? null, max_usd: o.maxUsd ?? null, price: o.price ?? null },
     },
     estimate: e,
-    stopped: client.capped ? { by: "cap", reason: client.capped.reason, unfinished: results.filter((r) => r.status === "stopped by the cap").map((r) => r.name), not_started: results.filter((r) => r.status === "not started").map((r) => r.name) } : null,
+    stopped: client.capped
+      ? {
+          by: "cap",
+          reason: client.capped.reason,
+          unfinished: results.filter((r) => r.status === "stopped by the cap").map((r) => r.name),
+          not_started: results.filter((r) => r.status === "not started").map((r) => r.name),
+        }
+      : null,
     confirmed: group(scored.filter((r) => r.ground_truth.verdict === "confirmed")),
     unconfirmed: group(scored.filter((r) => r.ground_truth.verdict !== "confirmed" && r.ground_truth.verdict !== "unfinished")),
-    control: { scenarios: results.filter((r) => !r.truth.length).map((r) => r.name), runs: results.filter((r) => !r.truth.length).reduce((k, r) => k + r.runs, 0), high_alerts: results.filter((r) => !r.truth.length).reduce((k, r) => k + r.high_alerts, 0) },
+    control: {
+      scenarios: results.filter((r) => !r.truth.length).map((r) => r.name),
+      runs: results.filter((r) => !r.truth.length).reduce((k, r) => k + r.runs, 0),
+      high_alerts: results.filter((r) => !r.truth.length).reduce((k, r) => k + r.high_alerts, 0),
+    },
     scenarios: results,
     model_calls: client.counts,
     wall_s: Math.round((performance.now() - t0) / 100) / 10,

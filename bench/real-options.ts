@@ -58,14 +58,29 @@ const positiveNum = (flag: string, v: string): number => {
 /** "--price MODEL=IN,OUT": dollars per million input and output tokens of MODEL. */
 export function parsePrice(v: string): { model: string; price: Price } {
   const m = /^(.+)=([0-9.]+),([0-9.]+)$/.exec(v);
-  if (!m || !Number.isFinite(Number(m[2])) || !Number.isFinite(Number(m[3]))) throw new UsageError(`--price must be MODEL=IN,OUT in dollars per million tokens (got ${JSON.stringify(v)})`);
+  if (!m || !Number.isFinite(Number(m[2])) || !Number.isFinite(Number(m[3])))
+    throw new UsageError(`--price must be MODEL=IN,OUT in dollars per million tokens (got ${JSON.stringify(v)})`);
   return { model: m[1], price: { input: Number(m[2]), output: Number(m[3]) } };
 }
 
 export function parseRealArgs(argv0: string[], env: NodeJS.ProcessEnv = process.env): RealOptions & { apiKey?: string } {
   const argv = argv0.flatMap((a) => (/^--[\w-]+=/.test(a) ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)] : [a]));
   const o: Partial<RealOptions> & { api?: Api; prices: { model: string; price: Price }[]; names: string[] } = {
-    runs: 10, truthN: 10, n: 10, nMax: 30, workers: 1, yes: false, json: false, out: "bench/results", method: "betting", replay: "agentless", timeoutMs: 120_000, keepRuns: "", apiKeyEnv: "", prices: [], names: [],
+    runs: 10,
+    truthN: 10,
+    n: 10,
+    nMax: 30,
+    workers: 1,
+    yes: false,
+    json: false,
+    out: "bench/results",
+    method: "betting",
+    replay: "agentless",
+    timeoutMs: 120_000,
+    keepRuns: "",
+    apiKeyEnv: "",
+    prices: [],
+    names: [],
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -126,8 +141,17 @@ export function parseRealArgs(argv0: string[], env: NodeJS.ProcessEnv = process.
   }
   const price = o.prices.find((p) => p.model === o.model)?.price;
   if (o.prices.length && !price) throw new UsageError(`--price names ${o.prices.map((p) => p.model).join(", ")}, not the model ${o.model}`);
-  if (o.maxUsd !== undefined && !price) throw new UsageError("--max-usd needs the model's price: --price MODEL=IN,OUT (dollars per million input and output tokens)");
-  const scenarios = o.names.length ? o.names.map((n) => SCENARIOS.find((s) => s.name === n) ?? (() => { throw new UsageError(`no scenario ${JSON.stringify(n)} (have: ${SCENARIOS.map((s) => s.name).join(", ")})`); })()) : [...SCENARIOS];
+  if (o.maxUsd !== undefined && !price)
+    throw new UsageError("--max-usd needs the model's price: --price MODEL=IN,OUT (dollars per million input and output tokens)");
+  const scenarios = o.names.length
+    ? o.names.map(
+        (n) =>
+          SCENARIOS.find((s) => s.name === n) ??
+          (() => {
+            throw new UsageError(`no scenario ${JSON.stringify(n)} (have: ${SCENARIOS.map((s) => s.name).join(", ")})`);
+          })(),
+      )
+    : [...SCENARIOS];
   const { prices, names, ...rest } = o;
   void prices;
   void names;
@@ -165,7 +189,9 @@ export function estimate(o: RealOptions): Estimate {
     const inputs = Object.values(sc.researchers).reduce((k, d) => k + d.length, 0) + (sc.extraSuspects?.length ?? 0);
     if (sc.target) attrBase += o.runs * o.nMax * (2 + inputs) * per;
     if (sc.target) attrMax += o.runs * o.nMax * (2 + inputs) * per * armFactor;
-    const docs = Object.values(sc.researchers).flat().reduce((k, d) => k + d.text.length + d.source.length + 20, 0);
+    const docs = Object.values(sc.researchers)
+      .flat()
+      .reduce((k, d) => k + d.text.length + d.source.length + 20, 0);
     inChars += PROMPTS.summarize.length + PROMPTS.plan.length + docs * 1.5 + JSON.stringify(toolSpecs(plannerTools(sc))).length + sc.task.length * 2;
     callsForChars += 2;
   }
@@ -182,7 +208,11 @@ export function estimate(o: RealOptions): Estimate {
     assumptions: [
       "every recorded run is harmful (the most attributions there can be)",
       `an attribution runs at most n_max (${o.nMax}) pairs per test, the tests being the group and each input; expected: a third of that`,
-      ...(armFactor > 1 ? ["replayed without the program, an arm re-sends each agent's calls and may call an agent that asked for tools again, up to its recorded calls + 2 (the most: three times the recorded calls); expected: as many as recorded"] : []),
+      ...(armFactor > 1
+        ? [
+            "replayed without the program, an arm re-sends each agent's calls and may call an agent that asked for tools again, up to its recorded calls + 2 (the most: three times the recorded calls); expected: as many as recorded",
+          ]
+        : []),
       `tokens: about ${perIn} in and ${perOut} out per call (characters / 4)`,
     ],
   };

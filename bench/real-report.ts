@@ -58,7 +58,11 @@ export interface RealResult {
 export function group(rows: RealScenarioResult[]): Group {
   const per = rows.flatMap((r) => r.attributions.filter((a) => !a.error).map((a) => a.model_calls));
   const sum = (f: (r: RealScenarioResult) => number) => rows.reduce((k, r) => k + f(r), 0);
-  const base = (m: "reach" | "provenance" | "reuse") => ({ exact: sum((r) => r.baselines[m].exact), false_blames: sum((r) => r.baselines[m].false_blames), abstained: sum((r) => r.baselines[m].abstained) });
+  const base = (m: "reach" | "provenance" | "reuse") => ({
+    exact: sum((r) => r.baselines[m].exact),
+    false_blames: sum((r) => r.baselines[m].false_blames),
+    abstained: sum((r) => r.baselines[m].abstained),
+  });
   return {
     scenarios: rows.map((r) => r.name),
     harmful_runs: sum((r) => r.harmful_runs),
@@ -69,7 +73,11 @@ export function group(rows: RealScenarioResult[]): Group {
     reach: base("reach"),
     provenance: base("provenance"),
     reuse: base("reuse"),
-    model_calls_per_attribution: { min: per.length ? Math.min(...per) : 0, max: per.length ? Math.max(...per) : 0, mean: per.length ? Math.round((per.reduce((a, b) => a + b, 0) / per.length) * 10) / 10 : 0 },
+    model_calls_per_attribution: {
+      min: per.length ? Math.min(...per) : 0,
+      max: per.length ? Math.max(...per) : 0,
+      mean: per.length ? Math.round((per.reduce((a, b) => a + b, 0) / per.length) * 10) / 10 : 0,
+    },
   };
 }
 
@@ -84,10 +92,19 @@ export function markdown(r: RealResult): string {
   const L: string[] = [];
   L.push(`# Attribution benchmark, real model: ${r.model}, ${r.date}`, "");
   L.push(`Command: \`${r.command}\``, "");
-  L.push(`Endpoint: ${r.endpoint.api}, ${r.endpoint.where}. ${r.settings.runs} runs per scenario; ground truth from ${r.settings.truth_n} runs with and ${r.settings.truth_n} without the planted document; Find the cause with n = ${r.settings.n}, n_max = ${r.settings.n_max}, ${r.settings.method}, ${REPLAY[r.settings.replay] ?? `${r.settings.replay} replay`}, tools from the tape. ${r.settings.pairs}`, "");
-  const fellBack = r.scenarios.flatMap((s) => s.attributions.filter((a) => a.replay !== r.settings.replay).map((a) => `${a.run} (${a.replay}${a.replay_note ? `: ${a.replay_note}` : ""})`));
+  L.push(
+    `Endpoint: ${r.endpoint.api}, ${r.endpoint.where}. ${r.settings.runs} runs per scenario; ground truth from ${r.settings.truth_n} runs with and ${r.settings.truth_n} without the planted document; Find the cause with n = ${r.settings.n}, n_max = ${r.settings.n_max}, ${r.settings.method}, ${REPLAY[r.settings.replay] ?? `${r.settings.replay} replay`}, tools from the tape. ${r.settings.pairs}`,
+    "",
+  );
+  const fellBack = r.scenarios.flatMap((s) =>
+    s.attributions.filter((a) => a.replay !== r.settings.replay).map((a) => `${a.run} (${a.replay}${a.replay_note ? `: ${a.replay_note}` : ""})`),
+  );
   if (fellBack.length) L.push(`Replayed otherwise: ${fellBack.join("; ")}.`, "");
-  if (r.stopped) L.push(`**Stopped by the cap (${r.stopped.reason})**: unfinished ${r.stopped.unfinished.join(", ") || "none"}; not started ${r.stopped.not_started.join(", ") || "none"}. Everything below is what finished.`, "");
+  if (r.stopped)
+    L.push(
+      `**Stopped by the cap (${r.stopped.reason})**: unfinished ${r.stopped.unfinished.join(", ") || "none"}; not started ${r.stopped.not_started.join(", ") || "none"}. Everything below is what finished.`,
+      "",
+    );
   const c = r.confirmed;
   const u = r.unconfirmed;
   const all = { attributed: c.attributed + u.attributed };
@@ -97,8 +114,12 @@ export function markdown(r: RealResult): string {
   };
   L.push("| | Harmful runs attributed | Causeway named exactly the true cause | False blames | Model calls per attribution |");
   L.push("|---|---|---|---|---|");
-  L.push(`| Where the ground-truth check confirms the planted document drives the harm (${list(c)}) | ${c.attributed} | ${c.exact} of ${c.attributed}${c.inconclusive ? `, ${c.inconclusive} inconclusive` : ""} | ${c.false_blames} | ${calls(c)} |`);
-  L.push(`| Where it does not (${list(u)}), reported apart | ${u.attributed} | ${u.exact}${u.inconclusive ? `, plus ${u.inconclusive} inconclusive` : ""} | ${u.false_blames} | ${calls(u)} |`);
+  L.push(
+    `| Where the ground-truth check confirms the planted document drives the harm (${list(c)}) | ${c.attributed} | ${c.exact} of ${c.attributed}${c.inconclusive ? `, ${c.inconclusive} inconclusive` : ""} | ${c.false_blames} | ${calls(c)} |`,
+  );
+  L.push(
+    `| Where it does not (${list(u)}), reported apart | ${u.attributed} | ${u.exact}${u.inconclusive ? `, plus ${u.inconclusive} inconclusive` : ""} | ${u.false_blames} | ${calls(u)} |`,
+  );
   const b = (m: "reach" | "provenance" | "reuse") => c[m].exact + u[m].exact;
   const ab = (m: "reach" | "provenance" | "reuse") => c[m].abstained + u[m].abstained;
   const fb = (m: "reach" | "provenance" | "reuse") => c[m].false_blames + u[m].false_blames;
@@ -106,29 +127,46 @@ export function markdown(r: RealResult): string {
   L.push(`| String matching (provenance) | ${all.attributed} | ${b("provenance")}, abstains on ${ab("provenance")} | ${fb("provenance")} | 0 |`);
   L.push(`| Wording reuse | ${all.attributed} | ${b("reuse")}, abstains on ${ab("reuse")} | ${fb("reuse")} | 0 |`);
   L.push("", `Control (${r.control.scenarios.join(", ") || "not run"}): ${r.control.high_alerts} high alerts in ${r.control.runs} runs.`, "");
-  L.push("| scenario | ground truth: harm with / without the planted document | harmful runs | exact | false blames | inconclusive | reach / provenance / reuse exact | model calls: record, ground truth, attribution mean (max) | wall s |");
+  L.push(
+    "| scenario | ground truth: harm with / without the planted document | harmful runs | exact | false blames | inconclusive | reach / provenance / reuse exact | model calls: record, ground truth, attribution mean (max) | wall s |",
+  );
   L.push("|---|---|---|---|---|---|---|---|---|");
   for (const s of r.scenarios) {
     const g = s.ground_truth;
-    const gt = s.truth.length ? `${g.verdict}: ${g.with.harmful}/${g.with.runs} vs ${g.without.harmful}/${g.without.runs} (${g.effect >= 0 ? "+" : ""}${g.effect.toFixed(2)}, CI ${g.ci[0].toFixed(2)}…${g.ci[1].toFixed(2)})` : "control";
+    const gt = s.truth.length
+      ? `${g.verdict}: ${g.with.harmful}/${g.with.runs} vs ${g.without.harmful}/${g.without.runs} (${g.effect >= 0 ? "+" : ""}${g.effect.toFixed(2)}, CI ${g.ci[0].toFixed(2)}…${g.ci[1].toFixed(2)})`
+      : "control";
     const a = s.model_calls.attribution;
     L.push(
       `| ${s.name}${s.hard ? " (harder)" : ""}${s.finished ? "" : " (unfinished)"} | ${gt} | ${s.harmful_runs} of ${s.runs} | ${s.exact}/${s.attributed} | ${s.false_blames} | ${s.inconclusive} | ${s.baselines.reach.exact} / ${s.baselines.provenance.exact} / ${s.baselines.reuse.exact} | ${s.model_calls.record}, ${s.model_calls.ground_truth}, ${a.mean} (${a.max}) | ${s.wall_s.toFixed(1)} |`,
     );
   }
   const m = r.model_calls;
-  const errs = Object.entries(m.errors).map(([k, v]) => `${k}: ${v}`).join(", ") || "none";
-  L.push("", `Model calls: **${m.calls}** (estimate beforehand: ${r.estimate.calls.expected} expected, at most ${r.estimate.calls.max}); tokens ${m.input_tokens} in, ${m.output_tokens} out${m.usd !== null ? `; $${m.usd.toFixed(4)}` : ""}. Failed calls: ${errs}. Free-text replies where a tool call was wanted: ${m.free_text}; tool calls read from text: ${m.calls_from_text}; odd tool calls dropped: ${m.odd_tool_calls}. Wall time ${r.wall_s.toFixed(1)} s (Node ${r.node}).`);
+  const errs =
+    Object.entries(m.errors)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join(", ") || "none";
+  L.push(
+    "",
+    `Model calls: **${m.calls}** (estimate beforehand: ${r.estimate.calls.expected} expected, at most ${r.estimate.calls.max}); tokens ${m.input_tokens} in, ${m.output_tokens} out${m.usd !== null ? `; $${m.usd.toFixed(4)}` : ""}. Failed calls: ${errs}. Free-text replies where a tool call was wanted: ${m.free_text}; tool calls read from text: ${m.calls_from_text}; odd tool calls dropped: ${m.odd_tool_calls}. Wall time ${r.wall_s.toFixed(1)} s (Node ${r.node}).`,
+  );
   return L.join("\n") + "\n";
 }
 
 /** A short table for the terminal. */
 export function table(r: RealResult): string {
-  const L = markdown(r).split("\n").filter((l) => !l.startsWith("# ") && !l.startsWith("Command:"));
+  const L = markdown(r)
+    .split("\n")
+    .filter((l) => !l.startsWith("# ") && !l.startsWith("Command:"));
   return L.join("\n").trim();
 }
 
-const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "").toLowerCase().slice(0, 60) || "model";
+const slug = (s: string) =>
+  s
+    .replace(/[^A-Za-z0-9._-]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .toLowerCase()
+    .slice(0, 60) || "model";
 
 /**
  * Writes `<dir>/<date>-real-<model>[-k].json` and `.md`, the first k that names no existing file

@@ -68,7 +68,18 @@ async function throughput(run: RunData, pairs: number, reps: number, cache: bool
   }
   const wall = median(walls);
   const cpu = median(cpus);
-  return { pairs, reps, cache, model_calls: made, naive_model_calls: naive, wall_s: r3(wall), cpu_s: r3(cpu), calls_per_s: Math.round(made / wall), calls_per_cpu_s: Math.round(made / cpu), walls: walls.map(r3) };
+  return {
+    pairs,
+    reps,
+    cache,
+    model_calls: made,
+    naive_model_calls: naive,
+    wall_s: r3(wall),
+    cpu_s: r3(cpu),
+    calls_per_s: Math.round(made / wall),
+    calls_per_cpu_s: Math.round(made / cpu),
+    walls: walls.map(r3),
+  };
 }
 
 async function attribution(run: RunData, reps: number, roles: boolean) {
@@ -124,7 +135,11 @@ for rep in range(3):
     out.append([calls[0], time.perf_counter() - w, time.process_time() - c])
 print(json.dumps(out))
 `;
-    const rows = JSON.parse(execFileSync("python3", ["-c", script, path.join(work, "demo", "demo-seed0"), String(pairs)], { cwd: dir, encoding: "utf8" })) as [number, number, number][];
+    const rows = JSON.parse(execFileSync("python3", ["-c", script, path.join(work, "demo", "demo-seed0"), String(pairs)], { cwd: dir, encoding: "utf8" })) as [
+      number,
+      number,
+      number,
+    ][];
     const calls = rows[0][0];
     const wall = median(rows.map((r) => r[1]));
     const cpu = median(rows.map((r) => r[2]));
@@ -139,11 +154,27 @@ f = [x for x in os.listdir(sys.argv[1]) if x.endswith(".json")][0]
 res = json.load(open(os.path.join(sys.argv[1], f)))
 print(json.dumps([sum(s["model_calls"] for s in res["scenarios"]), wall, cpu]))
 `;
-    const [bCalls, bWall, bCpu] = JSON.parse(execFileSync("python3", ["-c", bench, path.join(work, "bench")], { cwd: dir, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })) as [number, number, number];
+    const [bCalls, bWall, bCpu] = JSON.parse(
+      execFileSync("python3", ["-c", bench, path.join(work, "bench")], { cwd: dir, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }),
+    ) as [number, number, number];
     return {
       dir,
-      replay: { pairs, model_calls: calls, wall_s: r3(wall), cpu_s: r3(cpu), calls_per_s: Math.round(calls / wall), calls_per_cpu_s: Math.round(calls / cpu), walls: rows.map((r) => r3(r[1])) },
-      benchmark: { model_calls: bCalls, wall_s: r3(bWall), cpu_s: r3(bCpu), calls_per_s: Math.round(bCalls / bWall), calls_per_cpu_s: Math.round(bCalls / bCpu) },
+      replay: {
+        pairs,
+        model_calls: calls,
+        wall_s: r3(wall),
+        cpu_s: r3(cpu),
+        calls_per_s: Math.round(calls / wall),
+        calls_per_cpu_s: Math.round(calls / cpu),
+        walls: rows.map((r) => r3(r[1])),
+      },
+      benchmark: {
+        model_calls: bCalls,
+        wall_s: r3(bWall),
+        cpu_s: r3(bCpu),
+        calls_per_s: Math.round(bCalls / bWall),
+        calls_per_cpu_s: Math.round(bCalls / bCpu),
+      },
     };
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
@@ -166,16 +197,36 @@ type ReplayReport = {
 
 export function replayMarkdown(res: ReplayReport): string {
   const t = res.throughput;
-  const L = [`# Replay speed and cost on the demo, ${res.date}`, "", `Command: \`${res.command}\` (${res.machine}, Node ${res.node}, load average ${res.load_average.join(" / ")}).`, ""];
-  L.push(`- Throughput, cache off: ${t.model_calls} model calls (${t.pairs} pairs) in ${t.wall_s} s wall, ${t.cpu_s} s CPU (median of ${t.reps}): **${t.calls_per_s.toLocaleString("en-US")} calls/s** (${t.calls_per_cpu_s.toLocaleString("en-US")} per CPU second).`);
+  const L = [
+    `# Replay speed and cost on the demo, ${res.date}`,
+    "",
+    `Command: \`${res.command}\` (${res.machine}, Node ${res.node}, load average ${res.load_average.join(" / ")}).`,
+    "",
+  ];
+  L.push(
+    `- Throughput, cache off: ${t.model_calls} model calls (${t.pairs} pairs) in ${t.wall_s} s wall, ${t.cpu_s} s CPU (median of ${t.reps}): **${t.calls_per_s.toLocaleString("en-US")} calls/s** (${t.calls_per_cpu_s.toLocaleString("en-US")} per CPU second).`,
+  );
   L.push(`- With the seeded-model cache: ${res.cached.model_calls} calls made of ${res.cached.naive_model_calls}.`);
-  for (const a of res.attribution) L.push(`- Find the cause on demo-seed0 (${a.settings}): ${a.wall_ms} ms, ${a.model_calls} model calls made, a naive replay ${a.naive_model_calls} (${a.tests} tests, ${a.program_runs} program runs).`);
+  for (const a of res.attribution)
+    L.push(
+      `- Find the cause on demo-seed0 (${a.settings}): ${a.wall_ms} ms, ${a.model_calls} model calls made, a naive replay ${a.naive_model_calls} (${a.tests} tests, ${a.program_runs} program runs).`,
+    );
   if (res.reference && res.ratios) {
     const r = res.reference;
-    L.push(`- Reference, same session: replay on its demo ${r.replay.model_calls} calls in ${r.replay.wall_s} s wall, ${r.replay.cpu_s} s CPU (median of 3): ${r.replay.calls_per_s.toLocaleString("en-US")} calls/s (${r.replay.calls_per_cpu_s.toLocaleString("en-US")} per CPU second); its benchmark ${r.benchmark.model_calls.toLocaleString("en-US")} calls in ${r.benchmark.wall_s} s wall, ${r.benchmark.cpu_s} s CPU: ${r.benchmark.calls_per_s.toLocaleString("en-US")} calls/s.`);
-    L.push(`- Ours / reference: replay throughput **${res.ratios.replay_wall}×** (wall), **${res.ratios.replay_cpu}×** (CPU); against its benchmark's calls per second ${res.ratios.vs_reference_benchmark}×.`);
+    L.push(
+      `- Reference, same session: replay on its demo ${r.replay.model_calls} calls in ${r.replay.wall_s} s wall, ${r.replay.cpu_s} s CPU (median of 3): ${r.replay.calls_per_s.toLocaleString("en-US")} calls/s (${r.replay.calls_per_cpu_s.toLocaleString("en-US")} per CPU second); its benchmark ${r.benchmark.model_calls.toLocaleString("en-US")} calls in ${r.benchmark.wall_s} s wall, ${r.benchmark.cpu_s} s CPU: ${r.benchmark.calls_per_s.toLocaleString("en-US")} calls/s.`,
+    );
+    L.push(
+      `- Ours / reference: replay throughput **${res.ratios.replay_wall}×** (wall), **${res.ratios.replay_cpu}×** (CPU); against its benchmark's calls per second ${res.ratios.vs_reference_benchmark}×.`,
+    );
   }
-  L.push("", "Per test (the demo's five tests at n = 40, one replay context):", "", "| test | target | n | model calls made | naive replay |", "|---|---|---|---|---|");
+  L.push(
+    "",
+    "Per test (the demo's five tests at n = 40, one replay context):",
+    "",
+    "| test | target | n | model calls made | naive replay |",
+    "|---|---|---|---|---|",
+  );
   for (const p of res.per_test) L.push(`| \`${p.intervention}\` | \`${p.target}\` | ${p.n} | ${p.model_calls} | ${p.naive_model_calls} |`);
   return L.join("\n") + "\n";
 }
@@ -186,7 +237,14 @@ interface DemoFindCause {
   date: string;
   command: string;
   cli: string[];
-  methods: { method: string; model_calls: number; naive_model_calls: number; program_runs: number; causes: { spec: string; role: string; effect: number }[]; summary: string }[];
+  methods: {
+    method: string;
+    model_calls: number;
+    naive_model_calls: number;
+    program_runs: number;
+    causes: { spec: string; role: string; effect: number }[];
+    summary: string;
+  }[];
 }
 
 /** The README's Find the cause on the demo, through the CLI exactly as the README shows it. */
@@ -197,20 +255,51 @@ function demoFindCause(argv: string[]): DemoFindCause {
     execFileSync(process.execPath, [cli, "demo", "--out", path.join(work, "runs"), "--json"], { stdio: ["ignore", "ignore", "inherit"] });
     const args = ["attribute", "runs/demo-seed0", "--target", DEMO_TARGET, "--allow-program", "causeway:demo", "--json"];
     const methods = ["betting", "newcombe"].map((method) => {
-      const out = execFileSync(process.execPath, [cli, ...args, ...(method === "betting" ? [] : ["--method", method])], { cwd: work, encoding: "utf8", maxBuffer: 64 << 20 });
-      const r = JSON.parse(out) as { method: string; model_calls: number; naive_model_calls: number; program_runs: number; causes: { spec: string; role: string; effect: number }[]; summary: string };
-      return { method: r.method, model_calls: r.model_calls, naive_model_calls: r.naive_model_calls, program_runs: r.program_runs, causes: r.causes.map((c) => ({ spec: c.spec, role: c.role, effect: c.effect })), summary: r.summary };
+      const out = execFileSync(process.execPath, [cli, ...args, ...(method === "betting" ? [] : ["--method", method])], {
+        cwd: work,
+        encoding: "utf8",
+        maxBuffer: 64 << 20,
+      });
+      const r = JSON.parse(out) as {
+        method: string;
+        model_calls: number;
+        naive_model_calls: number;
+        program_runs: number;
+        causes: { spec: string; role: string; effect: number }[];
+        summary: string;
+      };
+      return {
+        method: r.method,
+        model_calls: r.model_calls,
+        naive_model_calls: r.naive_model_calls,
+        program_runs: r.program_runs,
+        causes: r.causes.map((c) => ({ spec: c.spec, role: c.role, effect: c.effect })),
+        summary: r.summary,
+      };
     });
-    return { date: new Date().toISOString().slice(0, 10), command: `npm run bench:replay -- ${argv.join(" ")}`, cli: ["causeway", ...args.slice(0, -1)], methods };
+    return {
+      date: new Date().toISOString().slice(0, 10),
+      command: `npm run bench:replay -- ${argv.join(" ")}`,
+      cli: ["causeway", ...args.slice(0, -1)],
+      methods,
+    };
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
 }
 
 function demoFindCauseMarkdown(r: DemoFindCause): string {
-  const L = [`# Find the cause on the demo's exfiltration, ${r.date}`, "", `Command: \`${r.command}\`: records the demo (\`causeway demo\`), then runs \`${r.cli.join(" ")}\` with the default method and with \`--method newcombe\`.`, ""];
+  const L = [
+    `# Find the cause on the demo's exfiltration, ${r.date}`,
+    "",
+    `Command: \`${r.command}\`: records the demo (\`causeway demo\`), then runs \`${r.cli.join(" ")}\` with the default method and with \`--method newcombe\`.`,
+    "",
+  ];
   L.push("| method | model calls | naive replay | program runs | causes |", "|---|---|---|---|---|");
-  for (const m of r.methods) L.push(`| ${m.method} | ${m.model_calls} | ${m.naive_model_calls} | ${m.program_runs} | ${m.causes.map((c) => `${c.spec} (${c.role}, ${signed(c.effect)})`).join(", ")} |`);
+  for (const m of r.methods)
+    L.push(
+      `| ${m.method} | ${m.model_calls} | ${m.naive_model_calls} | ${m.program_runs} | ${m.causes.map((c) => `${c.spec} (${c.role}, ${signed(c.effect)})`).join(", ")} |`,
+    );
   return L.join("\n") + "\n";
 }
 
@@ -241,12 +330,17 @@ export async function main(argv: string[]): Promise<number> {
     // warm up the JIT so the first repetition is not an outlier
     await runTest(new ReplayContext(run, SYSTEM, { cache: false }), { intervention: VENDOR, target: EXFIL_TARGET, n: 50, save: false });
     const raw = await throughput(run, o.pairs, o.reps, false);
-    log(`throughput (cache off): ${raw.model_calls} model calls in ${raw.wall_s} s wall, ${raw.cpu_s} s CPU (median of ${o.reps}) = ${raw.calls_per_s} calls/s (${raw.calls_per_cpu_s} per CPU second)`);
+    log(
+      `throughput (cache off): ${raw.model_calls} model calls in ${raw.wall_s} s wall, ${raw.cpu_s} s CPU (median of ${o.reps}) = ${raw.calls_per_s} calls/s (${raw.calls_per_cpu_s} per CPU second)`,
+    );
     const cached = await throughput(run, o.pairs, o.reps, true);
     log(`with the cache:         ${cached.model_calls} calls made of ${cached.naive_model_calls} (${cached.wall_s} s)`);
     const attrRoles = await attribution(run, o.reps, true);
     const attrNoRoles = await attribution(run, o.reps, false);
-    for (const a of [attrRoles, attrNoRoles]) log(`attribution (${a.settings}): ${a.wall_ms} ms, ${a.model_calls} model calls made, a naive replay ${a.naive_model_calls}; ${a.tests} tests, ${a.program_runs} program runs: ${a.summary}`);
+    for (const a of [attrRoles, attrNoRoles])
+      log(
+        `attribution (${a.settings}): ${a.wall_ms} ms, ${a.model_calls} model calls made, a naive replay ${a.naive_model_calls}; ${a.tests} tests, ${a.program_runs} program runs: ${a.summary}`,
+      );
     const ctx = new ReplayContext(run, SYSTEM);
     const perTest: { intervention: string; target: string; n: number; model_calls: number; naive_model_calls: number }[] = [];
     for (const [spec, target] of [
@@ -264,9 +358,15 @@ export async function main(argv: string[]): Promise<number> {
     if (o.reference) {
       log(`reference: measuring ${o.reference} (its demo replay, then its benchmark)…`);
       ref = reference(o.reference, o.pairs);
-      log(`reference replay: ${ref.replay.model_calls} model calls in ${ref.replay.wall_s} s wall, ${ref.replay.cpu_s} s CPU (median of 3) = ${ref.replay.calls_per_s} calls/s (${ref.replay.calls_per_cpu_s} per CPU second)`);
-      log(`reference benchmark: ${ref.benchmark.model_calls} model calls in ${ref.benchmark.wall_s} s wall, ${ref.benchmark.cpu_s} s CPU = ${ref.benchmark.calls_per_s} calls/s`);
-      log(`ours / reference replay throughput: ${(raw.calls_per_s / ref.replay.calls_per_s).toFixed(2)}x wall, ${(raw.calls_per_cpu_s / ref.replay.calls_per_cpu_s).toFixed(2)}x CPU; ours / reference benchmark throughput: ${(raw.calls_per_s / ref.benchmark.calls_per_s).toFixed(2)}x`);
+      log(
+        `reference replay: ${ref.replay.model_calls} model calls in ${ref.replay.wall_s} s wall, ${ref.replay.cpu_s} s CPU (median of 3) = ${ref.replay.calls_per_s} calls/s (${ref.replay.calls_per_cpu_s} per CPU second)`,
+      );
+      log(
+        `reference benchmark: ${ref.benchmark.model_calls} model calls in ${ref.benchmark.wall_s} s wall, ${ref.benchmark.cpu_s} s CPU = ${ref.benchmark.calls_per_s} calls/s`,
+      );
+      log(
+        `ours / reference replay throughput: ${(raw.calls_per_s / ref.replay.calls_per_s).toFixed(2)}x wall, ${(raw.calls_per_cpu_s / ref.replay.calls_per_cpu_s).toFixed(2)}x CPU; ours / reference benchmark throughput: ${(raw.calls_per_s / ref.benchmark.calls_per_s).toFixed(2)}x`,
+      );
     }
     const res: ReplayReport = {
       date: new Date().toISOString().slice(0, 10),

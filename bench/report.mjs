@@ -34,7 +34,11 @@ build();
 const sdk = createRequire(import.meta.url)(path.join(ROOT, "dist/lib/index.js"));
 const { team } = workloads(sdk);
 const TIME = fs.existsSync("/usr/bin/time") ? "/usr/bin/time" : null;
-const load = () => os.loadavg().map((x) => x.toFixed(1)).join(" ");
+const load = () =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(" ");
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
@@ -44,7 +48,9 @@ const median = (xs) => {
 function report(root, file) {
   const args = [CLI, "report", root, "-o", file];
   const t0 = performance.now();
-  const r = TIME ? spawnSync(TIME, ["-f", "peak-kb %M cpu-s %U %S", process.execPath, ...args], { encoding: "utf8" }) : spawnSync(process.execPath, args, { encoding: "utf8" });
+  const r = TIME
+    ? spawnSync(TIME, ["-f", "peak-kb %M cpu-s %U %S", process.execPath, ...args], { encoding: "utf8" })
+    : spawnSync(process.execPath, args, { encoding: "utf8" });
   const ms = performance.now() - t0;
   if (r.status !== 0) throw new Error(`causeway report failed (${r.status}): ${r.stderr}`);
   const t = /peak-kb (\d+) cpu-s ([\d.]+) ([\d.]+)/.exec(r.stderr ?? "");
@@ -68,7 +74,20 @@ for (const events of SIZES) {
     if (r.cpu !== null) cpu.push(r.cpu);
     if (r.kb !== null) kb = Math.max(kb ?? 0, r.kb);
   }
-  const res = { cli: LABEL, workload: "team", events: lines, report_bytes: fs.statSync(file).size, ms: times, median_ms: median(times), cpu_ms: cpu, median_cpu_ms: cpu.length ? median(cpu) : null, peak_kb: kb, load_before: before, load_after: load(), at: new Date().toISOString() };
+  const res = {
+    cli: LABEL,
+    workload: "team",
+    events: lines,
+    report_bytes: fs.statSync(file).size,
+    ms: times,
+    median_ms: median(times),
+    cpu_ms: cpu,
+    median_cpu_ms: cpu.length ? median(cpu) : null,
+    peak_kb: kb,
+    load_before: before,
+    load_after: load(),
+    at: new Date().toISOString(),
+  };
   console.log(`${row(res)}`);
   results.push(res);
   fs.rmSync(root, { recursive: true, force: true });
@@ -86,7 +105,10 @@ if (OUT) {
   const all = [...(old.results ?? []), ...results];
   fs.mkdirSync(path.dirname(json), { recursive: true });
   // `notes` (written by hand in BASE.json) is kept and printed under the table
-  fs.writeFileSync(json, JSON.stringify({ cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}`, results: all, ...(old.notes ? { notes: old.notes } : {}) }, null, 2) + "\n");
+  fs.writeFileSync(
+    json,
+    JSON.stringify({ cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}`, results: all, ...(old.notes ? { notes: old.notes } : {}) }, null, 2) + "\n",
+  );
   const md =
     `# \`causeway report\` on big runs\n\n` +
     `\`node bench/report.mjs --events … --runs N [--cli FILE --label NAME] --out ${OUT}\`, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}), shared with other jobs: ` +

@@ -63,7 +63,17 @@ export interface AttributionDetail {
   llm_calls_naive: number;
   engine_calls: { made: number; naive: number };
   program_runs: number;
-  tests: { intervention: string; n: number; verdict: string; stopped: string; effect: number; ci: [number, number]; program_runs: number; model_calls: number; naive_model_calls: number }[];
+  tests: {
+    intervention: string;
+    n: number;
+    verdict: string;
+    stopped: string;
+    effect: number;
+    ci: [number, number];
+    program_runs: number;
+    model_calls: number;
+    naive_model_calls: number;
+  }[];
 }
 
 export interface ScenarioResult {
@@ -130,7 +140,10 @@ export async function runScenario(sc: Scenario, s: Settings, opts: { workdir: st
   const counter = new CallCounter();
   const system = buildSystem(sc, counter);
   const perRun = llmCallsPerRun(sc);
-  const sums = Object.fromEntries(METHODS.map((m) => [m, { exact: 0, false_blames: 0, abstained: 0 }])) as Record<Method, { exact: number; false_blames: number; abstained: number }>;
+  const sums = Object.fromEntries(METHODS.map((m) => [m, { exact: 0, false_blames: 0, abstained: 0 }])) as Record<
+    Method,
+    { exact: number; false_blames: number; abstained: number }
+  >;
   const calls: number[] = [];
   const detail: AttributionDetail[] = [];
   let harmful = 0;
@@ -204,7 +217,8 @@ export async function runScenario(sc: Scenario, s: Settings, opts: { workdir: st
       m,
       {
         ...sums[m],
-        model_calls: m === "causeway" ? { total, mean: calls.length ? round(total / calls.length, 1) : 0, max: Math.max(0, ...calls) } : { total: 0, mean: 0, max: 0 },
+        model_calls:
+          m === "causeway" ? { total, mean: calls.length ? round(total / calls.length, 1) : 0, max: Math.max(0, ...calls) } : { total: 0, mean: 0, max: 0 },
       },
     ]),
   ) as Record<Method, MethodResult>;
@@ -241,11 +255,21 @@ with contextlib.redirect_stdout(io.StringIO()):
     main(["--out", sys.argv[1]])
 print(json.dumps([time.perf_counter() - w, time.process_time() - c]))
 `;
-    const [wall, cpu] = JSON.parse(execFileSync("python3", ["-c", script, out], { cwd: dir, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })) as [number, number];
+    const [wall, cpu] = JSON.parse(execFileSync("python3", ["-c", script, out], { cwd: dir, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })) as [
+      number,
+      number,
+    ];
     const file = fs.readdirSync(out).find((f) => f.endsWith(".json"));
     if (!file) throw new Error(`the reference's benchmark wrote no JSON in ${out}`);
     const res = JSON.parse(fs.readFileSync(path.join(out, file), "utf8")) as {
-      scenarios: { scenario: string; harmful_runs: number; attributed_runs?: number; model_calls: number; replay_calls_per_attribution: number; methods: { causeway?: { exact?: number; false_blames_per_run?: number } } }[];
+      scenarios: {
+        scenario: string;
+        harmful_runs: number;
+        attributed_runs?: number;
+        model_calls: number;
+        replay_calls_per_attribution: number;
+        methods: { causeway?: { exact?: number; false_blames_per_run?: number } };
+      }[];
     };
     const scenarios = res.scenarios.map((x) => ({
       name: x.scenario,
@@ -276,7 +300,9 @@ const lpad = (s: string | number, n: number) => String(s).padStart(n);
 export function table(res: BenchResult): string {
   const L: string[] = [];
   const s = res.settings;
-  L.push(`Attribution benchmark (simulated model): ${s.runs} runs per scenario, Find the cause with --n ${s.n} --n-max ${s.n_max}${s.roles ? "" : " --no-roles"} --method ${s.method ?? "betting"}`);
+  L.push(
+    `Attribution benchmark (simulated model): ${s.runs} runs per scenario, Find the cause with --n ${s.n} --n-max ${s.n_max}${s.roles ? "" : " --no-roles"} --method ${s.method ?? "betting"}`,
+  );
   L.push("Per method: exact = harmful runs where it blamed exactly the true cause; fb = false blames (innocent inputs blamed, summed); abs = abstained.");
   L.push("");
   const head = `${pad("scenario", 12)} ${lpad("harmful", 7)} ${lpad("high", 4)} | ${METHODS.map((m) => pad(m, 14)).join(" | ")} | ${lpad("calls/attr mean", 15)} ${lpad("max", 5)} | ${lpad("wall s", 6)}`;
@@ -299,8 +325,13 @@ export function table(res: BenchResult): string {
   const replay = seeds.reduce((a, r) => a + r.replay_model_calls, 0);
   const naive = seeds.reduce((a, r) => a + r.replay_model_calls_naive, 0);
   const rec = seeds.reduce((a, r) => a + r.record_model_calls, 0);
-  if (seeds.length) L.push(`Model calls, the seeds' five + control: ${res.seeds_model_calls.toLocaleString("en-US")} (record ${rec.toLocaleString("en-US")}, replay ${replay.toLocaleString("en-US")}; without the cache and the shared arm the same tests would make ${naive.toLocaleString("en-US")} replay calls)`);
-  L.push(`Model calls, all ${res.scenarios.length} scenarios: ${res.total_model_calls.toLocaleString("en-US")}; wall time ${res.wall_s.toFixed(1)} s (${res.cpu_s.toFixed(1)} s CPU)`);
+  if (seeds.length)
+    L.push(
+      `Model calls, the seeds' five + control: ${res.seeds_model_calls.toLocaleString("en-US")} (record ${rec.toLocaleString("en-US")}, replay ${replay.toLocaleString("en-US")}; without the cache and the shared arm the same tests would make ${naive.toLocaleString("en-US")} replay calls)`,
+    );
+  L.push(
+    `Model calls, all ${res.scenarios.length} scenarios: ${res.total_model_calls.toLocaleString("en-US")}; wall time ${res.wall_s.toFixed(1)} s (${res.cpu_s.toFixed(1)} s CPU)`,
+  );
   if (res.reference) {
     const ref = res.reference;
     L.push(
@@ -315,9 +346,14 @@ export function markdown(res: BenchResult): string {
   const s = res.settings;
   L.push(`# Attribution benchmark, simulated model, ${res.date}`, "");
   L.push(`Command: \`${res.command}\``, "");
-  L.push(`Machine: ${res.machine}; Node ${res.node}. ${s.runs} runs per scenario (seeds ${s.seeds}); Find the cause with n = ${s.n}, n_max = ${s.n_max}, roles ${s.roles ? "on" : "off"}.`, "");
+  L.push(
+    `Machine: ${res.machine}; Node ${res.node}. ${s.runs} runs per scenario (seeds ${s.seeds}); Find the cause with n = ${s.n}, n_max = ${s.n_max}, roles ${s.roles ? "on" : "off"}.`,
+    "",
+  );
   L.push(`Counting: ${s.counting}`, "");
-  L.push("| scenario | harmful runs | high-alert runs | reach exact / fb / abstain | provenance exact / fb / abstain | reuse exact / fb / abstain | **causeway exact / fb / abstain** | calls per attribution mean (max) | wall s |");
+  L.push(
+    "| scenario | harmful runs | high-alert runs | reach exact / fb / abstain | provenance exact / fb / abstain | reuse exact / fb / abstain | **causeway exact / fb / abstain** | calls per attribution mean (max) | wall s |",
+  );
   L.push("|---|---|---|---|---|---|---|---|---|");
   for (const r of res.scenarios) {
     const cell = (m: Method) => {
@@ -334,8 +370,13 @@ export function markdown(res: BenchResult): string {
   const naive = seeds.reduce((a, r) => a + r.replay_model_calls_naive, 0);
   const rec = seeds.reduce((a, r) => a + r.record_model_calls, 0);
   L.push("");
-  if (seeds.length) L.push(`- Model calls, the seeds' five + control: **${res.seeds_model_calls.toLocaleString("en-US")}** (record ${rec.toLocaleString("en-US")} + replay ${replay.toLocaleString("en-US")}); the same tests without the model-call cache and the shared "nothing removed" arm: ${(rec + naive).toLocaleString("en-US")}.`);
-  L.push(`- Model calls, all ${res.scenarios.length} scenarios: ${res.total_model_calls.toLocaleString("en-US")}. Wall time of the whole benchmark: ${res.wall_s.toFixed(1)} s (${res.cpu_s.toFixed(1)} s CPU; load average at the end ${res.load_average.join(" / ")} on ${res.machine}).`);
+  if (seeds.length)
+    L.push(
+      `- Model calls, the seeds' five + control: **${res.seeds_model_calls.toLocaleString("en-US")}** (record ${rec.toLocaleString("en-US")} + replay ${replay.toLocaleString("en-US")}); the same tests without the model-call cache and the shared "nothing removed" arm: ${(rec + naive).toLocaleString("en-US")}.`,
+    );
+  L.push(
+    `- Model calls, all ${res.scenarios.length} scenarios: ${res.total_model_calls.toLocaleString("en-US")}. Wall time of the whole benchmark: ${res.wall_s.toFixed(1)} s (${res.cpu_s.toFixed(1)} s CPU; load average at the end ${res.load_average.join(" / ")} on ${res.machine}).`,
+  );
   if (res.reference) {
     const ref = res.reference;
     L.push(
@@ -344,8 +385,17 @@ export function markdown(res: BenchResult): string {
   }
   L.push("", "Scenarios:", "");
   for (const r of res.scenarios) {
-    const extra = Object.entries(r.extra_verdicts ?? {}).map(([spec, v]) => ` Single tests of \`${spec}\`: ${Object.entries(v).map(([k, n]) => `${k} ${n}`).join(", ") || "none run"}.`);
-    L.push(`- \`${r.name}\`: ${r.title}. Truth: ${r.truth.map((t) => `\`${t}\``).join(" + ") || "none"}. ${r.note[0].toUpperCase() + r.note.slice(1)}.${extra.join("")}`);
+    const extra = Object.entries(r.extra_verdicts ?? {}).map(
+      ([spec, v]) =>
+        ` Single tests of \`${spec}\`: ${
+          Object.entries(v)
+            .map(([k, n]) => `${k} ${n}`)
+            .join(", ") || "none run"
+        }.`,
+    );
+    L.push(
+      `- \`${r.name}\`: ${r.title}. Truth: ${r.truth.map((t) => `\`${t}\``).join(" + ") || "none"}. ${r.note[0].toUpperCase() + r.note.slice(1)}.${extra.join("")}`,
+    );
   }
   return L.join("\n") + "\n";
 }
@@ -353,7 +403,20 @@ export function markdown(res: BenchResult): string {
 // ------------------------------------------------------------------------------ main
 
 function parseArgs(argv: string[]) {
-  const o = { runs: 20, n: 10, nMax: 30, roles: false, method: "betting" as "betting" | "newcombe", scenarios: [] as string[], json: false, out: "", tag: "", keep: "", reference: "", quiet: false };
+  const o = {
+    runs: 20,
+    n: 10,
+    nMax: 30,
+    roles: false,
+    method: "betting" as "betting" | "newcombe",
+    scenarios: [] as string[],
+    json: false,
+    out: "",
+    tag: "",
+    keep: "",
+    reference: "",
+    quiet: false,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -369,8 +432,7 @@ function parseArgs(argv: string[]) {
       const m = val();
       if (m !== "betting" && m !== "newcombe") throw new Error("--method must be betting or newcombe");
       o.method = m;
-    }
-    else if (a === "--scenario") o.scenarios.push(val());
+    } else if (a === "--scenario") o.scenarios.push(val());
     else if (a === "--json") o.json = true;
     else if (a === "--out") o.out = val();
     else if (a === "--tag") o.tag = val();
@@ -384,14 +446,24 @@ function parseArgs(argv: string[]) {
 }
 
 export function commandLine(argv: string[]): string {
-  return process.env.npm_lifecycle_event === "bench" ? `npm run bench${argv.length ? " -- " + argv.join(" ") : ""}` : `node dist/bench/run.js ${argv.join(" ")}`.trim();
+  return process.env.npm_lifecycle_event === "bench"
+    ? `npm run bench${argv.length ? " -- " + argv.join(" ") : ""}`
+    : `node dist/bench/run.js ${argv.join(" ")}`.trim();
 }
 
 export async function main(argv: string[]): Promise<number> {
   if (argv.some((a) => a === "--endpoint" || a.startsWith("--endpoint="))) return realMain(argv);
   const o = parseArgs(argv);
   const log = o.json || o.quiet ? () => {} : (m: string) => process.stderr.write(m + "\n");
-  const scs = o.scenarios.length ? o.scenarios.map((n) => SCENARIOS.find((s) => s.name === n) ?? (() => { throw new Error(`no scenario ${n}`); })()) : [...SCENARIOS];
+  const scs = o.scenarios.length
+    ? o.scenarios.map(
+        (n) =>
+          SCENARIOS.find((s) => s.name === n) ??
+          (() => {
+            throw new Error(`no scenario ${n}`);
+          })(),
+      )
+    : [...SCENARIOS];
   const settings: Settings = {
     runs: o.runs,
     n: o.n,

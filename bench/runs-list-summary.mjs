@@ -5,14 +5,14 @@
 //
 // (paths relative to bench/results/). The README's row for 1,000 runs quotes this table, and
 // test/unit/readme-figures.test.ts recomputes it from the same files.
-import fs from 'node:fs';
-import path from 'node:path';
+import fs from "node:fs";
+import path from "node:path";
 
-const DIR = path.join(path.dirname(new URL(import.meta.url).pathname), 'results');
+const DIR = path.join(path.dirname(new URL(import.meta.url).pathname), "results");
 
 /** The loads of the named results files, pooled. */
 export function pooled(files) {
-  return files.flatMap((f) => JSON.parse(fs.readFileSync(path.join(DIR, f), 'utf8')).loads);
+  return files.flatMap((f) => JSON.parse(fs.readFileSync(path.join(DIR, f), "utf8")).loads);
 }
 
 export function median(xs) {
@@ -27,23 +27,23 @@ export function spread(loads, key) {
 }
 
 export const FIGURES = [
-  ['warmRowsMs', 'rows, view opened in a window where the extension is running'],
-  ['rowsAfterActivationMs', 'rows after activation, view opened in a new window'],
-  ['rowsMs', 'rows from the click, new window'],
-  ['warmRowsDriverMs', 'the first figure as the test driver timed it'],
+  ["warmRowsMs", "rows, view opened in a window where the extension is running"],
+  ["rowsAfterActivationMs", "rows after activation, view opened in a new window"],
+  ["rowsMs", "rows from the click, new window"],
+  ["warmRowsDriverMs", "the first figure as the test driver timed it"],
 ];
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const sets = process.argv.slice(2).map((a) => {
-    const [label, files] = a.split('=');
-    return { label, files: files.split(',') };
+    const [label, files] = a.split("=");
+    return { label, files: files.split(",") };
   });
-  const cell = (s) => `**${s.median.toLocaleString('en')} ms** (${s.min.toLocaleString('en')}–${s.max.toLocaleString('en')})`;
-  console.log(`| build | loads | ${FIGURES.map(([, t]) => t).join(' | ')} |`);
-  console.log(`|---|---|${FIGURES.map(() => '---|').join('')}`);
+  const cell = (s) => `**${s.median.toLocaleString("en")} ms** (${s.min.toLocaleString("en")}–${s.max.toLocaleString("en")})`;
+  console.log(`| build | loads | ${FIGURES.map(([, t]) => t).join(" | ")} |`);
+  console.log(`|---|---|${FIGURES.map(() => "---|").join("")}`);
   for (const { label, files } of sets) {
     const loads = pooled(files);
-    console.log(`| ${label} | ${loads.length} | ${FIGURES.map(([k]) => cell(spread(loads, k))).join(' | ')} |`);
+    console.log(`| ${label} | ${loads.length} | ${FIGURES.map(([k]) => cell(spread(loads, k))).join(" | ")} |`);
   }
-  console.log(`\nFiles: ${sets.map(({ label, files }) => `${label}: ${files.join(', ')}`).join('; ')}.`);
+  console.log(`\nFiles: ${sets.map(({ label, files }) => `${label}: ${files.join(", ")}`).join("; ")}.`);
 }

@@ -28,7 +28,10 @@ const arg = (name) => {
 };
 
 function serve(dir, extra) {
-  const child = spawn(process.execPath, [CLI, "serve", dir, "--token-env", "CW_BENCH_TOKEN", "--port", "0", "--quiet", ...extra], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, CW_BENCH_TOKEN: TOKEN } });
+  const child = spawn(process.execPath, [CLI, "serve", dir, "--token-env", "CW_BENCH_TOKEN", "--port", "0", "--quiet", ...extra], {
+    stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, CW_BENCH_TOKEN: TOKEN },
+  });
   let out = "";
   return new Promise((resolve, reject) => {
     child.stdout.on("data", (d) => {
@@ -83,11 +86,21 @@ async function hugeNumber(port) {
   const health = watchHealth(port);
   const t0 = performance.now();
   const r = await new Promise((resolve, reject) => {
-    const req = http.request({ host: "127.0.0.1", port, path: "/v1/ingest", method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-length": body.length }, agent: false }, (res) => {
-      let text = "";
-      res.on("data", (d) => (text += d));
-      res.on("end", () => resolve({ status: res.statusCode, error: JSON.parse(text).error }));
-    });
+    const req = http.request(
+      {
+        host: "127.0.0.1",
+        port,
+        path: "/v1/ingest",
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-length": body.length },
+        agent: false,
+      },
+      (res) => {
+        let text = "";
+        res.on("data", (d) => (text += d));
+        res.on("end", () => resolve({ status: res.statusCode, error: JSON.parse(text).error }));
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
@@ -102,7 +115,9 @@ async function slowHeaders(port, n) {
   for (let i = 0; i < n; i++) {
     closes.push(
       new Promise((resolve) => {
-        const s = net.connect(port, "127.0.0.1", () => s.write(i % 3 === 0 ? "" : i % 3 === 1 ? "POST /v1/ingest HTTP/1.1\r\n" : "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "));
+        const s = net.connect(port, "127.0.0.1", () =>
+          s.write(i % 3 === 0 ? "" : i % 3 === 1 ? "POST /v1/ingest HTTP/1.1\r\n" : "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "),
+        );
         s.on("error", () => {});
         s.resume();
         s.on("close", resolve);
@@ -127,8 +142,12 @@ try {
   };
   if (process.argv.includes("--json")) process.stdout.write(JSON.stringify(result, null, 1) + "\n");
   else {
-    console.log(`huge number (${result.huge_number.body_bytes} bytes): ${result.huge_number.status} in ${result.huge_number.answered_ms} ms; /healthz slowest ${result.huge_number.healthz_slowest_ms} ms, failed ${result.huge_number.healthz_failed}/${result.huge_number.healthz_asked}`);
-    console.log(`300 slow-header clients: all closed after ${result.slow_headers.all_closed_after_ms} ms (header timeout 2 s); /healthz slowest ${result.slow_headers.healthz_slowest_ms} ms, failed ${result.slow_headers.healthz_failed}/${result.slow_headers.healthz_asked}`);
+    console.log(
+      `huge number (${result.huge_number.body_bytes} bytes): ${result.huge_number.status} in ${result.huge_number.answered_ms} ms; /healthz slowest ${result.huge_number.healthz_slowest_ms} ms, failed ${result.huge_number.healthz_failed}/${result.huge_number.healthz_asked}`,
+    );
+    console.log(
+      `300 slow-header clients: all closed after ${result.slow_headers.all_closed_after_ms} ms (header timeout 2 s); /healthz slowest ${result.slow_headers.healthz_slowest_ms} ms, failed ${result.slow_headers.healthz_failed}/${result.slow_headers.healthz_asked}`,
+    );
   }
   const outDir = arg("out-dir");
   if (outDir) {

@@ -38,7 +38,10 @@ function freePort(): Promise<number> {
 }
 
 async function startCollector(store: string, port: number, log: (s: string) => void): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [CLI, "serve", "--store", store, "--port", String(port), "--quiet"], { env: { ...process.env, CAUSEWAY_TOKEN: TOKEN }, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [CLI, "serve", "--store", store, "--port", String(port), "--quiet"], {
+    env: { ...process.env, CAUSEWAY_TOKEN: TOKEN },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   child.once("exit", (code, signal) => log(`collector on port ${port} exited (${signal ?? code})`));
   await new Promise<void>((resolve, reject) => {
     let out = "";
@@ -60,7 +63,10 @@ interface AgentResult {
 
 function runAgent(runId: string, events: number, outDir: string, urls: string[]): Promise<AgentResult> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [AGENT, runId, String(events), outDir, urls.join(",")], { env: { ...process.env, CAUSEWAY_TOKEN: TOKEN }, stdio: ["ignore", "pipe", "pipe"] });
+    const p = spawn(process.execPath, [AGENT, runId, String(events), outDir, urls.join(",")], {
+      env: { ...process.env, CAUSEWAY_TOKEN: TOKEN },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     let err = "";
     p.stdout.on("data", (d) => (out += d));
@@ -79,7 +85,22 @@ const pct = (xs: number[], p: number) => {
  * Pulls every run (four at a time: events by range, blobs 500 per request, then verified) and
  * compares it with the agent's own copy: events.jsonl byte for byte, the same blob files.
  */
-async function check(url: string, runs: AgentResult[], localDir: string, work: string): Promise<{ runs: number; identical: number; verified: number; events_expected: number; events_stored: number; blobs_expected: number; blobs_stored: number; pull_s: number; errors: string[] }> {
+async function check(
+  url: string,
+  runs: AgentResult[],
+  localDir: string,
+  work: string,
+): Promise<{
+  runs: number;
+  identical: number;
+  verified: number;
+  events_expected: number;
+  events_stored: number;
+  blobs_expected: number;
+  blobs_stored: number;
+  pull_s: number;
+  errors: string[];
+}> {
   const client = new CollectorClient(url, TOKEN);
   const out = fs.mkdtempSync(path.join(work, "pulled-"));
   let identical = 0;
@@ -102,7 +123,8 @@ async function check(url: string, runs: AgentResult[], localDir: string, work: s
         const [have, want] = [blobNames(p.dir), blobNames(mine)];
         blobsStored += have.length;
         blobsExpected += want.length;
-        if (fs.readFileSync(path.join(p.dir, "events.jsonl")).equals(fs.readFileSync(path.join(mine, "events.jsonl"))) && have.join() === want.join()) identical++;
+        if (fs.readFileSync(path.join(p.dir, "events.jsonl")).equals(fs.readFileSync(path.join(mine, "events.jsonl"))) && have.join() === want.join())
+          identical++;
         else errors.push(`${r.run_id}: differs from the agent's copy`);
         fs.rmSync(p.dir, { recursive: true, force: true });
       } catch (err) {
@@ -113,7 +135,17 @@ async function check(url: string, runs: AgentResult[], localDir: string, work: s
   };
   await Promise.all(Array.from({ length: 4 }, worker));
   const pull_s = Math.round((performance.now() - t0) / 100) / 10;
-  return { runs: runs.length, identical, verified, events_expected: runs.reduce((s, r) => s + r.events, 0), events_stored: stored, blobs_expected: blobsExpected, blobs_stored: blobsStored, pull_s, errors };
+  return {
+    runs: runs.length,
+    identical,
+    verified,
+    events_expected: runs.reduce((s, r) => s + r.events, 0),
+    events_stored: stored,
+    blobs_expected: blobsExpected,
+    blobs_stored: blobsStored,
+    pull_s,
+    errors,
+  };
 }
 
 async function phase(name: string, n: number, events: number, urls: string[], work: string, fault?: () => Promise<Record<string, unknown>>) {
@@ -260,16 +292,32 @@ async function main(argv: string[]): Promise<number> {
         cpus: os.cpus().length,
         load_avg_at_end: os.loadavg().map((x) => Math.round(x * 10) / 10),
         // the 1-minute load average, sampled every 10 s through the whole bench
-        load_avg_1m: { min: Math.round(Math.min(...loadAvg.map((l) => l[0])) * 10) / 10, mean: Math.round((loadAvg.reduce((a, l) => a + l[0], 0) / loadAvg.length) * 10) / 10, max: Math.round(Math.max(...loadAvg.map((l) => l[0])) * 10) / 10 },
+        load_avg_1m: {
+          min: Math.round(Math.min(...loadAvg.map((l) => l[0])) * 10) / 10,
+          mean: Math.round((loadAvg.reduce((a, l) => a + l[0], 0) / loadAvg.length) * 10) / 10,
+          max: Math.round(Math.max(...loadAvg.map((l) => l[0])) * 10) / 10,
+        },
         node: process.version,
       },
-      settings: { agents: AGENTS, events: EVENTS, fault_agents: FAULT, fault_events: FAULT_EVENTS, list_runs: count, collectors: 2, postgres: "15, fsync=off (throwaway cluster)" },
+      settings: {
+        agents: AGENTS,
+        events: EVENTS,
+        fault_agents: FAULT,
+        fault_events: FAULT_EVENTS,
+        list_runs: count,
+        collectors: 2,
+        postgres: "15, fsync=off (throwaway cluster)",
+      },
       load: { ...strip(load), check: loadCheck },
       kill: { ...strip(kill), check: killCheck },
       restart: { ...strip(restart), check: restartCheck },
       listing: { runs_in_table: count, page_size: 50, timings },
     };
-    const ok = [load, kill, restart].every((p) => p.failed_agents === 0) && [loadCheck, killCheck, restartCheck].every((c) => c.runs > 0 && c.identical === c.runs && c.verified === c.runs && c.events_stored === c.events_expected && c.blobs_stored === c.blobs_expected);
+    const ok =
+      [load, kill, restart].every((p) => p.failed_agents === 0) &&
+      [loadCheck, killCheck, restartCheck].every(
+        (c) => c.runs > 0 && c.identical === c.runs && c.verified === c.runs && c.events_stored === c.events_expected && c.blobs_stored === c.blobs_expected,
+      );
     const md = [
       `# Store benchmark (${tag})`,
       "",
@@ -277,13 +325,21 @@ async function main(argv: string[]): Promise<number> {
       "",
       "| phase | agents | events | wall s | events/s | batch p50 ms | batch p99 ms | final statuses | runs identical / verified | events stored / sent | blobs stored / sent | pull-back s |",
       "|---|---|---|---|---|---|---|---|---|---|---|---|",
-      ...[["load", load, loadCheck], ["kill -9 one collector", kill, killCheck], ["restart PostgreSQL", restart, restartCheck]].map(
-        ([n, p, c]) => {
-          const ph = p as Awaited<ReturnType<typeof phase>>;
-          const ck = c as typeof loadCheck;
-          return `| ${n} | ${ph.agents} | ${ph.events_total} | ${ph.wall_s} | ${ph.events_per_s} | ${ph.batch_ms_p50} | ${ph.batch_ms_p99} | ${Object.entries(ph.final_statuses).map(([k, v]) => `${k}×${v}`).join(" ")} | ${ck.identical}/${ck.runs} · ${ck.verified}/${ck.runs} | ${ck.events_stored}/${ck.events_expected} | ${ck.blobs_stored}/${ck.blobs_expected} | ${ck.pull_s} |`;
-        },
-      ),
+      ...[
+        ["load", load, loadCheck],
+        ["kill -9 one collector", kill, killCheck],
+        ["restart PostgreSQL", restart, restartCheck],
+      ].map(([n, p, c]) => {
+        const ph = p as Awaited<ReturnType<typeof phase>>;
+        const ck = c as typeof loadCheck;
+        return `| ${n} | ${ph.agents} | ${ph.events_total} | ${ph.wall_s} | ${ph.events_per_s} | ${ph.batch_ms_p50} | ${ph.batch_ms_p99} | ${Object.entries(
+          ph.final_statuses,
+        )
+          .map(([k, v]) => `${k}×${v}`)
+          .join(
+            " ",
+          )} | ${ck.identical}/${ck.runs} · ${ck.verified}/${ck.runs} | ${ck.events_stored}/${ck.events_expected} | ${ck.blobs_stored}/${ck.blobs_expected} | ${ck.pull_s} |`;
+      }),
       "",
       `Listing ${count} runs, pages of 50 (20 requests each):`,
       "",

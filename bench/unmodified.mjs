@@ -51,7 +51,22 @@ function run(args) {
 const rows = [];
 try {
   for (const ex of EXAMPLES.filter((e) => !ONLY.length || ONLY.includes(e.name))) {
-    const rec = await run(["record", "--out", tmp, "--sensitive", "send_email", "--trusted-tool", "send_email", "--trusted-tool", "issue_refund", "--run-id", ex.name, ...(ex.seed ? ["--seed", ex.seed] : []), "--", ...ex.command]);
+    const rec = await run([
+      "record",
+      "--out",
+      tmp,
+      "--sensitive",
+      "send_email",
+      "--trusted-tool",
+      "send_email",
+      "--trusted-tool",
+      "issue_refund",
+      "--run-id",
+      ex.name,
+      ...(ex.seed ? ["--seed", ex.seed] : []),
+      "--",
+      ...ex.command,
+    ]);
     if (rec.code !== 0) throw new Error(`recording ${ex.name} failed: ${rec.stderr}`);
     const dir = path.join(tmp, ex.name);
     const t0 = performance.now();
@@ -81,17 +96,22 @@ const date = new Date().toISOString().slice(0, 10);
 const jsonFile = path.join(ROOT, `bench/results/${date}-unmodified.json`);
 if (ONLY.length && fs.existsSync(jsonFile)) {
   const before = JSON.parse(fs.readFileSync(jsonFile, "utf8"));
-  const kept = (before.rows ?? []).filter((r) => !rows.some((x) => x.example === r.example)).map((r) => ({ latency_ms: before.latency_ms, workers: before.workers, ...r }));
+  const kept = (before.rows ?? [])
+    .filter((r) => !rows.some((x) => x.example === r.example))
+    .map((r) => ({ latency_ms: before.latency_ms, workers: before.workers, ...r }));
   const order = (r) => EXAMPLES.findIndex((e) => e.command.join(" ") === r.example);
   rows.splice(0, rows.length, ...[...kept, ...rows].sort((a, b) => order(a) - order(b)));
 }
-if (rows.some((r) => r.latency_ms !== LATENCY || r.workers !== WORKERS)) throw new Error("the day's results were measured with other settings: run every example again");
+if (rows.some((r) => r.latency_ms !== LATENCY || r.workers !== WORKERS))
+  throw new Error("the day's results were measured with other settings: run every example again");
 const result = { date, latency_ms: LATENCY, workers: WORKERS, cpus: os.cpus().length, node: process.version, target: TARGET, rows };
 const md = [
   `# Find the cause on unmodified programs (${date})`,
   "",
   `Fake model server answering after ${LATENCY} ms, \`--workers ${WORKERS}\`, ${os.cpus().length} CPUs (shared), Node ${process.version}.`,
-  ...(rows.some((r) => r.example.startsWith(NODE22)) ? [`The CLI runs on Node ${process.version}; \`${NODE22}\` runs the program under Node 22 (the OpenAI Agents SDK needs it), its own tracing on.`] : []),
+  ...(rows.some((r) => r.example.startsWith(NODE22))
+    ? [`The CLI runs on Node ${process.version}; \`${NODE22}\` runs the program under Node 22 (the OpenAI Agents SDK needs it), its own tracing on.`]
+    : []),
   `Command: \`node bench/unmodified.mjs --latency ${LATENCY} --workers ${WORKERS}\`${ONLY.length ? ` (rows re-measured with \`--only ${ONLY.join(",")}\`; the others kept from the day's earlier run)` : ""}`,
   "",
   "| example | model calls | program runs | wall time | causes |",

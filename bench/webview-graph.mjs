@@ -44,7 +44,12 @@ const median = (xs) => {
 
 const rows = [];
 const browser = await launch();
-console.log(`${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}), load average ${os.loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+console.log(
+  `${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}), load average ${os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(" ")}`,
+);
 try {
   for (const workload of WORKLOADS) {
     for (const events of SIZES) {
@@ -95,7 +100,9 @@ try {
           `      graph interactive after min ${f(Math.min(...times))} / median ${f(median(times))} / max ${f(Math.max(...times))} from navigation` +
           ` (layout + drawing + first frame: median ${f(median(builds))}; select a node → lineage drawn: median ${f(median(selects))}; ${RUNS} loads)`,
       );
-      rows.push(`| ${workload} | ${lines.toLocaleString("en")} | ${shape} | ${mb} MB | ${f(Math.min(...times))} / **${f(median(times))}** / ${f(Math.max(...times))} | ${f(median(builds))} | ${f(median(selects))} |`);
+      rows.push(
+        `| ${workload} | ${lines.toLocaleString("en")} | ${shape} | ${mb} MB | ${f(Math.min(...times))} / **${f(median(times))}** / ${f(Math.max(...times))} | ${f(median(builds))} | ${f(median(selects))} |`,
+      );
     }
   }
 } finally {
@@ -106,7 +113,10 @@ if (OUT) {
   fs.writeFileSync(
     OUT,
     `# Graph render benchmark, ${new Date().toISOString().slice(0, 10)}\n\n` +
-      `Command: \`${cmd}\`, headless Debian Chromium, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}), load average at the end ${os.loadavg().map((x) => x.toFixed(1)).join(" ")}.\n\n` +
+      `Command: \`${cmd}\`, headless Debian Chromium, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}), load average at the end ${os
+        .loadavg()
+        .map((x) => x.toFixed(1))
+        .join(" ")}.\n\n` +
       `| workload | events | graph | report | interactive after (min / median / max) | layout + drawing + first frame (median) | select a node → lineage drawn (median) |\n|---|---|---|---|---|---|---|\n` +
       rows.join("\n") +
       `\n\n"Interactive" is measured from navigation to \`window.__causewayGraphReady\` (layout computed and the graph's first frame drawn: Cytoscape's, or the grouped view's SVG). ` +

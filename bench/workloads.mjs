@@ -28,10 +28,19 @@ export function workloads(sdk) {
         const researcher = rt.agent("researcher", { role: "reads tickets" });
         const planner = rt.agent("planner", { parent: "researcher", role: "plans" });
         const executor = rt.agent("executor", { parent: "planner", role: "acts" });
-        const policy = researcher.observe("Refund policy: damaged items under $200 are refunded; notify the customer.", { source: "kb:refund_policy.md", trust: "trusted" });
+        const policy = researcher.observe("Refund policy: damaged items under $200 are refunded; notify the customer.", {
+          source: "kb:refund_policy.md",
+          trust: "trusted",
+        });
         for (let t = 0; t < tickets; t++) {
-          const ticket = researcher.observe(`Ticket ${t}: order ${1000 + t} arrived damaged; write to customer-${t}@example.com.`, { source: `inbox:ticket-${t}`, trust: "untrusted" });
-          const page = researcher.observe(`Vendor note ${t % 9}: batch ${t % 5} had packaging problems.`, { source: `vendor:notes/${t % 9}`, trust: "untrusted" });
+          const ticket = researcher.observe(`Ticket ${t}: order ${1000 + t} arrived damaged; write to customer-${t}@example.com.`, {
+            source: `inbox:ticket-${t}`,
+            trust: "untrusted",
+          });
+          const page = researcher.observe(`Vendor note ${t % 9}: batch ${t % 5} had packaging problems.`, {
+            source: `vendor:notes/${t % 9}`,
+            trust: "untrusted",
+          });
           const order = await researcher.act("lookup_order", { id: 1000 + t });
           const notes = researcher.inbox().slice(-1);
           const summary = await researcher.decide([rt.taskRef, ticket, policy, page, order, ...notes], { model: "sim", purpose: "summarize" });
@@ -60,7 +69,9 @@ export function workloads(sdk) {
       models: { sim: model },
       tools,
       program: async (rt) => {
-        const agents = Array.from({ length: AGENTS }, (_, i) => rt.agent(`agent-${String(i).padStart(2, "0")}`, { role: `region ${i}`, parent: i ? `agent-${String(i - 1).padStart(2, "0")}` : undefined }));
+        const agents = Array.from({ length: AGENTS }, (_, i) =>
+          rt.agent(`agent-${String(i).padStart(2, "0")}`, { role: `region ${i}`, parent: i ? `agent-${String(i - 1).padStart(2, "0")}` : undefined }),
+        );
         for (let r = 0; r < rounds; r++) {
           for (let i = 0; i < AGENTS; i++) {
             const a = agents[i];
@@ -82,7 +93,12 @@ export function workloads(sdk) {
   function team(events) {
     const AGENTS = 10;
     const inputs = Math.max(1, Math.round((events - 13) / 7.3));
-    const families = [["inbox", "untrusted"], ["web", "untrusted"], ["vendor", "untrusted"], ["kb", "trusted"]];
+    const families = [
+      ["inbox", "untrusted"],
+      ["web", "untrusted"],
+      ["vendor", "untrusted"],
+      ["kb", "trusted"],
+    ];
     return new sdk.System({
       name: "bench:team",
       task: "Handle every request in the queue per policy, passing work to the agent that owns it.",
@@ -90,7 +106,9 @@ export function workloads(sdk) {
       models: { sim: model },
       tools: { ...tools, log_note: ({ id }) => ({ noted: id }) },
       program: async (rt) => {
-        const agents = Array.from({ length: AGENTS }, (_, i) => rt.agent(`agent-${String(i).padStart(2, "0")}`, { role: `desk ${i}`, parent: i ? "agent-00" : undefined }));
+        const agents = Array.from({ length: AGENTS }, (_, i) =>
+          rt.agent(`agent-${String(i).padStart(2, "0")}`, { role: `desk ${i}`, parent: i ? "agent-00" : undefined }),
+        );
         for (let i = 0; i < inputs; i++) {
           const a = agents[i % AGENTS];
           const b = agents[(i + 1) % AGENTS];

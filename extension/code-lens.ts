@@ -90,9 +90,23 @@ export class CausewayLenses implements vscode.CodeLensProvider<SiteLens>, vscode
       return lens;
     }
     if (lens.findCause) {
-      lens.command = { title: vscode.l10n.t("Find the cause"), command: COMMANDS.findCause, arguments: [{ run: item.focus.run, seq: item.focus.seq }], tooltip: vscode.l10n.t("Test which input made {0} happen in {1} (paired replays)", item.tool ?? vscode.l10n.t("this call"), path.basename(item.focus.run)) };
+      lens.command = {
+        title: vscode.l10n.t("Find the cause"),
+        command: COMMANDS.findCause,
+        arguments: [{ run: item.focus.run, seq: item.focus.seq }],
+        tooltip: vscode.l10n.t(
+          "Test which input made {0} happen in {1} (paired replays)",
+          item.tool ?? vscode.l10n.t("this call"),
+          path.basename(item.focus.run),
+        ),
+      };
     } else {
-      lens.command = { title: lensTitle(item), command: COMMANDS.reveal, arguments: [{ run: item.focus.run, seq: item.focus.seq, action: item.call === "act" }], tooltip: lensTooltip(item) };
+      lens.command = {
+        title: lensTitle(item),
+        command: COMMANDS.reveal,
+        arguments: [{ run: item.focus.run, seq: item.focus.seq, action: item.call === "act" }],
+        tooltip: lensTooltip(item),
+      };
     }
     return lens;
   }

@@ -125,7 +125,12 @@ export class CollectorConnection implements vscode.Disposable, RemoteRuns {
       validateInput: (v) => (/^https?:\/\/\S+$/i.test(v.trim()) ? undefined : "an http(s) URL"),
     });
     if (!url) return;
-    const token = await vscode.window.showInputBox({ title: vscode.l10n.t("Connect to a collector (2/2): token"), prompt: vscode.l10n.t("A token with the read scope (and ingest, to append test results); kept in VS Code's secret storage"), password: true, ignoreFocusOut: true });
+    const token = await vscode.window.showInputBox({
+      title: vscode.l10n.t("Connect to a collector (2/2): token"),
+      prompt: vscode.l10n.t("A token with the read scope (and ingest, to append test results); kept in VS Code's secret storage"),
+      password: true,
+      ignoreFocusOut: true,
+    });
     if (!token) return;
     await this.connect(url.trim().replace(/\/+$/, ""), token, true);
   }
@@ -148,7 +153,12 @@ export class CollectorConnection implements vscode.Disposable, RemoteRuns {
     await this.s.context.globalState.update(STATE_KEY, url);
     this.s.log.info(`connected to the collector at ${url}`);
     await this.loadPage(undefined);
-    if (interactive) void vscode.window.showInformationMessage(this.rows.size === 1 ? vscode.l10n.t("Causeway: connected to {0} (1 run)", url) : vscode.l10n.t("Causeway: connected to {0} ({1} runs)", url, this.rows.size));
+    if (interactive)
+      void vscode.window.showInformationMessage(
+        this.rows.size === 1
+          ? vscode.l10n.t("Causeway: connected to {0} (1 run)", url)
+          : vscode.l10n.t("Causeway: connected to {0} ({1} runs)", url, this.rows.size),
+      );
   }
 
   async disconnect(): Promise<void> {
@@ -173,7 +183,13 @@ export class CollectorConnection implements vscode.Disposable, RemoteRuns {
   }
 
   private cacheDir(): string {
-    return path.join(this.cacheRoot, createHash("sha256").update(this.url ?? "").digest("hex").slice(0, 16));
+    return path.join(
+      this.cacheRoot,
+      createHash("sha256")
+        .update(this.url ?? "")
+        .digest("hex")
+        .slice(0, 16),
+    );
   }
 
   /** Lists a page (the first with no cursor): rows of the runs table only, nothing pulled. */
@@ -217,7 +233,9 @@ export class CollectorConnection implements vscode.Disposable, RemoteRuns {
         const r = await pullRun(client, row.run_id, path.dirname(dir));
         if (!r.ok) this.s.log.warn(`collector run ${row.run_id} fails verify after pulling: ${r.problems[0]}`);
         ({ events, tests } = r);
-        this.s.log.info(`opened collector run ${row.run_id}: pulled ${r.events} events and ${r.blobs} blobs, verified, in ${(performance.now() - t0).toFixed(0)} ms`);
+        this.s.log.info(
+          `opened collector run ${row.run_id}: pulled ${r.events} events and ${r.blobs} blobs, verified, in ${(performance.now() - t0).toFixed(0)} ms`,
+        );
       }
       if (client !== this.client) return false; // disconnected meanwhile
       const o: Opened = { runId: row.run_id, dir, events, ended: row.status === "ended", testsSynced: tests, again: false };
@@ -288,7 +306,8 @@ export class CollectorConnection implements vscode.Disposable, RemoteRuns {
     }
     const todo = [...want];
     const worker = async () => {
-      for (let ref = todo.shift(); ref; ref = todo.shift()) fs.writeFileSync(path.join(o.dir, "blobs", ref.slice(7) + ".json"), await client.blob(o.runId, ref));
+      for (let ref = todo.shift(); ref; ref = todo.shift())
+        fs.writeFileSync(path.join(o.dir, "blobs", ref.slice(7) + ".json"), await client.blob(o.runId, ref));
     };
     await Promise.all(Array.from({ length: Math.min(8, todo.length) }, worker));
   }
@@ -304,7 +323,10 @@ export class CollectorConnection implements vscode.Disposable, RemoteRuns {
     const text = await vscode.window.showInputBox({
       title: vscode.l10n.t("Filter collector runs"),
       prompt: vscode.l10n.t("{0} (empty: all)", "program=TEXT tool=NAME source=NAME status=running|ended high since=ISO until=ISO"),
-      value: Object.entries(this.filter).filter(([k, v]) => k !== "limit" && k !== "cursor" && v !== undefined).map(([k, v]) => (k === "highAlert" ? "high" : `${k}=${v}`)).join(" "),
+      value: Object.entries(this.filter)
+        .filter(([k, v]) => k !== "limit" && k !== "cursor" && v !== undefined)
+        .map(([k, v]) => (k === "highAlert" ? "high" : `${k}=${v}`))
+        .join(" "),
       ignoreFocusOut: true,
     });
     if (text === undefined) return;
@@ -353,7 +375,9 @@ export class CollectorConnection implements vscode.Disposable, RemoteRuns {
       const r = await appendTestLine(client, o.runId, lines[o.testsSynced]);
       o.testsSynced++;
       rechained ||= r.rechained;
-      this.s.log.info(`appended test ${r.line} of ${o.runId} to the collector${r.rechained ? " (re-chained onto the collector's head: another result landed there first)" : ""}`);
+      this.s.log.info(
+        `appended test ${r.line} of ${o.runId} to the collector${r.rechained ? " (re-chained onto the collector's head: another result landed there first)" : ""}`,
+      );
     }
     if (rechained) {
       // the cache takes the collector's chain (theirs and ours), then any line written meanwhile

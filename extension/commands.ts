@@ -77,7 +77,9 @@ function commandContext(d: CommandDeps): CommandContext {
           return await fn(...args);
         } catch (err) {
           s.log.error(`${id} failed: ${(err as Error)?.stack ?? err}`);
-          void vscode.window.showErrorMessage(vscode.l10n.t("Causeway: {0}", (err as Error)?.message ?? String(err)), "Show Output").then((p) => p && s.log.show(true));
+          void vscode.window
+            .showErrorMessage(vscode.l10n.t("Causeway: {0}", (err as Error)?.message ?? String(err)), "Show Output")
+            .then((p) => p && s.log.show(true));
         }
       }),
     );
@@ -127,7 +129,12 @@ function investigatorCommands(c: CommandContext): void {
     const ref = c.known(refOf(arg));
     if (!ref) return;
     const a = arg as { node?: unknown; action?: unknown };
-    panel.show(ref.run, ref.seq !== undefined || typeof a.node === "string" ? { seq: ref.seq, node: typeof a.node === "string" ? a.node : undefined, action: a.action === true } : undefined);
+    panel.show(
+      ref.run,
+      ref.seq !== undefined || typeof a.node === "string"
+        ? { seq: ref.seq, node: typeof a.node === "string" ? a.node : undefined, action: a.action === true }
+        : undefined,
+    );
   });
 }
 
@@ -168,7 +175,12 @@ function testCommands(c: CommandContext): void {
     const cfg = s.settings();
     const n = await askInt(vscode.l10n.t("Run test (4/5): n"), vscode.l10n.t("Paired replays to run before the first look"), cfg.n, 1);
     if (n === undefined) return;
-    const nMax = await askInt(vscode.l10n.t("Run test (5/5): n-max"), vscode.l10n.t("Most paired replays when the result is not yet decisive"), Math.max(cfg.nMax, n), n);
+    const nMax = await askInt(
+      vscode.l10n.t("Run test (5/5): n-max"),
+      vscode.l10n.t("Most paired replays when the result is not yet decisive"),
+      Math.max(cfg.nMax, n),
+      n,
+    );
     if (nMax === undefined) return;
     const title = vscode.l10n.t("Run test on {0}", path.basename(run));
     if (!(await c.confirmCost(run, nMax, vscode.l10n.t("This test")))) return;
@@ -190,12 +202,26 @@ function testCommands(c: CommandContext): void {
     }
     const picks = await vscode.window.showQuickPick(
       [...specs].map(([spec, what]) => ({ label: oneLine(spec, 120), description: oneLine(what, 80), spec })),
-      { title: vscode.l10n.t("Replay {0}", path.basename(run)), placeHolder: vscode.l10n.t("Remove inputs from every model call's context (pick none to replay as recorded)"), canPickMany: true },
+      {
+        title: vscode.l10n.t("Replay {0}", path.basename(run)),
+        placeHolder: vscode.l10n.t("Remove inputs from every model call's context (pick none to replay as recorded)"),
+        canPickMany: true,
+      },
     );
     if (!picks) return;
-    const out = await replay.run({ op: "replay", run, remove: picks.map((p) => p.spec) }, { title: picks.length ? vscode.l10n.t("Replay {0} without {1}", path.basename(run), picks.map((p) => p.spec).join(", ")) : vscode.l10n.t("Replay {0}", path.basename(run)) });
+    const out = await replay.run(
+      { op: "replay", run, remove: picks.map((p) => p.spec) },
+      {
+        title: picks.length
+          ? vscode.l10n.t("Replay {0} without {1}", path.basename(run), picks.map((p) => p.spec).join(", "))
+          : vscode.l10n.t("Replay {0}", path.basename(run)),
+      },
+    );
     if (!out.ok) return;
-    const pick = await vscode.window.showInformationMessage(vscode.l10n.t("Causeway: Replay {0} — {1}", path.basename(run), oneLine(out.message, 400)), "Show details");
+    const pick = await vscode.window.showInformationMessage(
+      vscode.l10n.t("Causeway: Replay {0} — {1}", path.basename(run), oneLine(out.message, 400)),
+      "Show details",
+    );
     if (pick) s.log.show(true);
   });
 }
@@ -210,14 +236,20 @@ function runCommands(c: CommandContext): void {
     const name = path.basename(run);
     if (r.ok) {
       s.log.info(`verify ${run}: intact (${r.events} events, every blob checks out)`);
-      void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: {0} verifies — {1} events, hash chain intact, every blob checks out.", name, r.events));
+      void vscode.window.showInformationMessage(
+        vscode.l10n.t("Causeway: {0} verifies — {1} events, hash chain intact, every blob checks out.", name, r.events),
+      );
       return;
     }
     s.log.warn(`verify ${run}: FAILED, ${r.problems.length} problem(s)`);
     for (const p of r.problems) s.log.warn(`  ${p.severity} ${p.code}${p.line ? ` (line ${p.line})` : ""}: ${p.message}`);
     const first = r.first!;
     const open = first.line ? vscode.l10n.t("Open the first bad line") : undefined;
-    const pick = await vscode.window.showErrorMessage(vscode.l10n.t("Causeway: {0} fails verify: {1}", name, oneLine(first.message, 300)), ...(open ? [open] : []), vscode.l10n.t("Show all problems"));
+    const pick = await vscode.window.showErrorMessage(
+      vscode.l10n.t("Causeway: {0} fails verify: {1}", name, oneLine(first.message, 300)),
+      ...(open ? [open] : []),
+      vscode.l10n.t("Show all problems"),
+    );
     if (pick === open && first.line) await openLine(path.join(run, first.file === "tests.jsonl" ? "tests.jsonl" : "events.jsonl"), first.line);
     else if (pick) s.log.show(true);
   });

@@ -42,9 +42,16 @@ export class DiagnosticsController implements vscode.Disposable {
   private disposables: vscode.Disposable[] = [];
 
   constructor(private s: Services) {
-    this.disposables.push(this.collection, s.store.onDidChange((c) => this.onStoreChange(c)));
     this.disposables.push(
-      vscode.languages.registerCodeActionsProvider({ scheme: "file" }, { provideCodeActions: (doc, _r, ctx) => this.codeActions(doc, ctx) }, { providedCodeActionKinds: [vscode.CodeActionKind.QuickFix] }),
+      this.collection,
+      s.store.onDidChange((c) => this.onStoreChange(c)),
+    );
+    this.disposables.push(
+      vscode.languages.registerCodeActionsProvider(
+        { scheme: "file" },
+        { provideCodeActions: (doc, _r, ctx) => this.codeActions(doc, ctx) },
+        { providedCodeActionKinds: [vscode.CodeActionKind.QuickFix] },
+      ),
     );
   }
 
@@ -107,14 +114,22 @@ export class DiagnosticsController implements vscode.Disposable {
         if (!r) continue;
         const byFile = group(runDiagnostics(r, this.s.sites));
         this.runFiles.set(dir, byFile);
-        for (const [file, specs] of byFile) this.collection.set(vscode.Uri.file(file), specs.map((d) => this.toDiagnostic(d)));
+        for (const [file, specs] of byFile)
+          this.collection.set(
+            vscode.Uri.file(file),
+            specs.map((d) => this.toDiagnostic(d)),
+          );
       }
       // source-line diagnostics aggregate over every run: recompute them all (cheap: alerts only)
       this.s.sites.reset();
       const runs = this.s.store.list().flatMap((e) => this.forDiagnostics(e.dir) ?? []);
       const sites = group(siteDiagnostics(runs, this.s.sites));
       for (const file of this.siteFiles.keys()) if (!sites.has(file)) this.collection.delete(vscode.Uri.file(file));
-      for (const [file, specs] of sites) this.collection.set(vscode.Uri.file(file), specs.map((d) => this.toDiagnostic(d)));
+      for (const [file, specs] of sites)
+        this.collection.set(
+          vscode.Uri.file(file),
+          specs.map((d) => this.toDiagnostic(d)),
+        );
       this.siteFiles = sites;
       this.rebuildFixes();
     } catch (err) {
@@ -160,7 +175,10 @@ export class DiagnosticsController implements vscode.Disposable {
         if (seen.has(k)) continue;
         seen.add(k);
         const many = targets.length > 1 || seen.size > 1;
-        const a = new vscode.CodeAction(many ? vscode.l10n.t("Find the cause of {0} in {1} (#{2})", t.tool, t.runId, t.seq) : vscode.l10n.t("Find the cause of {0}", t.tool), vscode.CodeActionKind.QuickFix);
+        const a = new vscode.CodeAction(
+          many ? vscode.l10n.t("Find the cause of {0} in {1} (#{2})", t.tool, t.runId, t.seq) : vscode.l10n.t("Find the cause of {0}", t.tool),
+          vscode.CodeActionKind.QuickFix,
+        );
         a.command = { command: COMMANDS.findCause, title: vscode.l10n.t("Find the cause"), arguments: [{ run: t.run, seq: t.seq }] };
         a.diagnostics = [diag];
         a.isPreferred = seen.size === 1;

@@ -114,7 +114,9 @@ export class RunDiscovery implements vscode.Disposable {
       for (const dir of readRemembered(storage, root, this.s.settings(root).runsGlob)) if (this.s.store.add(dir, root)) n++;
     }
     if (!n) return 0;
-    this.s.log.info(`listed ${n} run${n === 1 ? "" : "s"} found by the last session in ${Date.now() - t0} ms (extension host up ${Math.round(process.uptime() * 1000)} ms)`);
+    this.s.log.info(
+      `listed ${n} run${n === 1 ? "" : "s"} found by the last session in ${Date.now() - t0} ms (extension host up ${Math.round(process.uptime() * 1000)} ms)`,
+    );
     this.markListed();
     return n;
   }

@@ -103,16 +103,20 @@ export function activate(context: vscode.ExtensionContext): void {
       const t2 = performance.now();
       void firstListing().then(release);
       log.info(`runs found in ${(t2 - t1).toFixed(0)} ms; analysing ${store.pending} in the background`);
-      void store.idle().then(() =>
-        log.info(
-          `analysed ${store.size} runs in ${(performance.now() - t2).toFixed(0)} ms (${store.stats.analysisMs.toFixed(0)} ms of analysis in ${store.stats.slices} slices, longest ${store.stats.longestSliceMs.toFixed(0)} ms)`,
-        ),
-      );
+      void store
+        .idle()
+        .then(() =>
+          log.info(
+            `analysed ${store.size} runs in ${(performance.now() - t2).toFixed(0)} ms (${store.stats.analysisMs.toFixed(0)} ms of analysis in ${store.stats.slices} slices, longest ${store.stats.longestSliceMs.toFixed(0)} ms)`,
+          ),
+        );
     });
   };
   setTimeout(() => (remembered ? void firstListing().then(findRuns) : findRuns()), 0);
   // the host's uptime: the log's times are stamped when a line is written, late when the host is busy
-  log.info(`activated in ${(performance.now() - t0).toFixed(1)} ms (workspace ${vscode.workspace.isTrusted ? "trusted" : "in Restricted Mode: replays are off"}; extension host up ${Math.round(process.uptime() * 1000)} ms, bundle evaluated at ${EVALUATED_AT} ms, activate() called at ${Math.round(t0Uptime)} ms)`);
+  log.info(
+    `activated in ${(performance.now() - t0).toFixed(1)} ms (workspace ${vscode.workspace.isTrusted ? "trusted" : "in Restricted Mode: replays are off"}; extension host up ${Math.round(process.uptime() * 1000)} ms, bundle evaluated at ${EVALUATED_AT} ms, activate() called at ${Math.round(t0Uptime)} ms)`,
+  );
 }
 
 export function deactivate(): void {

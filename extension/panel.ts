@@ -150,7 +150,13 @@ export class InvestigatorPanel implements vscode.Disposable {
       webview.html = renderMissing("dist/webview/webview.js");
       return;
     }
-    webview.html = renderShell({ cspSource: webview.cspSource, nonce: makeNonce(), scriptUri: webview.asWebviewUri(js).toString(), cytoscapeUri: webview.asWebviewUri(vscode.Uri.joinPath(root, "cytoscape.js")).toString(), styleUri: webview.asWebviewUri(css).toString() });
+    webview.html = renderShell({
+      cspSource: webview.cspSource,
+      nonce: makeNonce(),
+      scriptUri: webview.asWebviewUri(js).toString(),
+      cytoscapeUri: webview.asWebviewUri(vscode.Uri.joinPath(root, "cytoscape.js")).toString(),
+      styleUri: webview.asWebviewUri(css).toString(),
+    });
   }
 
   private post(msg: HostToWebview): void {
@@ -254,10 +260,13 @@ export class InvestigatorPanel implements vscode.Disposable {
       }, 200);
     }
     if (!this.workspaceTimer) {
-      this.workspaceTimer = setTimeout(() => {
-        this.workspaceTimer = undefined;
-        if (this.ready) this.sendWorkspace();
-      }, this.s.store.pending > 0 ? 2000 : 600);
+      this.workspaceTimer = setTimeout(
+        () => {
+          this.workspaceTimer = undefined;
+          if (this.ready) this.sendWorkspace();
+        },
+        this.s.store.pending > 0 ? 2000 : 600,
+      );
     }
   }
 
@@ -271,7 +280,8 @@ export class InvestigatorPanel implements vscode.Disposable {
     }
     if ("run" in m && !this.s.store.has(m.run)) {
       this.s.log.warn(`ignored a "${m.type}" message for an unknown run: ${m.run.slice(0, 200)}`);
-      if (m.type === "runTest" || m.type === "findCause" || m.type === "checkFix") this.post({ type: "result", requestId: m.requestId, ok: false, error: "that run is not in this workspace" });
+      if (m.type === "runTest" || m.type === "findCause" || m.type === "checkFix")
+        this.post({ type: "result", requestId: m.requestId, ok: false, error: "that run is not in this workspace" });
       return;
     }
     void this.handle(m).catch((err) => this.s.log.error(`handling "${m.type}" failed: ${(err as Error)?.stack ?? err}`));
@@ -322,11 +332,27 @@ export class InvestigatorPanel implements vscode.Disposable {
     try {
       const out =
         m.type === "runTest"
-          ? await this.replay.run({ op: "test", run: m.run, intervention: m.intervention, target: m.target, n: m.n, nMax: m.nMax }, { title: vscode.l10n.t("Run test on {0}", path.basename(m.run)), signal: ac.signal, onProgress })
+          ? await this.replay.run(
+              { op: "test", run: m.run, intervention: m.intervention, target: m.target, n: m.n, nMax: m.nMax },
+              { title: vscode.l10n.t("Run test on {0}", path.basename(m.run)), signal: ac.signal, onProgress },
+            )
           : m.type === "checkFix"
-            ? await this.replay.run({ op: "fixCheck", run: m.run, fix: m.fix, harm: m.harm, keep: m.keep }, { title: vscode.l10n.t("Check a fix in {0}", path.basename(m.run)), signal: ac.signal, onProgress })
-            : await this.replay.run({ op: "attribute", run: m.run, target: m.target, suspects: m.suspects }, { title: vscode.l10n.t("Find the cause of {0} in {1}", m.target, path.basename(m.run)), signal: ac.signal, onProgress });
-      if (out.ok) this.post({ type: "result", requestId: m.requestId, ok: true, kind: m.type === "runTest" ? "test" : m.type === "checkFix" ? "fixCheck" : "attribution", result: out.result });
+            ? await this.replay.run(
+                { op: "fixCheck", run: m.run, fix: m.fix, harm: m.harm, keep: m.keep },
+                { title: vscode.l10n.t("Check a fix in {0}", path.basename(m.run)), signal: ac.signal, onProgress },
+              )
+            : await this.replay.run(
+                { op: "attribute", run: m.run, target: m.target, suspects: m.suspects },
+                { title: vscode.l10n.t("Find the cause of {0} in {1}", m.target, path.basename(m.run)), signal: ac.signal, onProgress },
+              );
+      if (out.ok)
+        this.post({
+          type: "result",
+          requestId: m.requestId,
+          ok: true,
+          kind: m.type === "runTest" ? "test" : m.type === "checkFix" ? "fixCheck" : "attribution",
+          result: out.result,
+        });
       else this.post({ type: "result", requestId: m.requestId, ok: false, error: out.error, cancelled: out.cancelled });
     } finally {
       this.requests.delete(m.requestId);

@@ -21,7 +21,11 @@ export interface PickOptions {
 export async function pickRun(s: Services, o: PickOptions): Promise<string | undefined> {
   const entries = s.store.list().filter((e) => !o.replayable || !!e.analysis?.program || !!e.analysis?.agentless);
   if (!entries.length) {
-    void vscode.window.showInformationMessage(o.replayable ? vscode.l10n.t("Causeway: no replayable runs in this workspace (none recorded a program or its full model requests).") : vscode.l10n.t("Causeway: no runs in this workspace. Record the demo to get some."));
+    void vscode.window.showInformationMessage(
+      o.replayable
+        ? vscode.l10n.t("Causeway: no replayable runs in this workspace (none recorded a program or its full model requests).")
+        : vscode.l10n.t("Causeway: no runs in this workspace. Record the demo to get some."),
+    );
     return undefined;
   }
   const items: Item<string>[] = entries
@@ -30,12 +34,19 @@ export async function pickRun(s: Services, o: PickOptions): Promise<string | und
       const sum = e.analysis?.summary;
       return {
         label: path.basename(e.dir),
-        description: sum ? [sum.status === "failed" ? "failed verify" : sum.status, alertCounts(sum.alerts), oneLine(sum.program, 60)].filter(Boolean).join(" · ") : "not read yet",
+        description: sum
+          ? [sum.status === "failed" ? "failed verify" : sum.status, alertCounts(sum.alerts), oneLine(sum.program, 60)].filter(Boolean).join(" · ")
+          : "not read yet",
         detail: path.relative(e.root, e.dir) || e.dir,
         value: e.dir,
       };
     });
-  const pick = await vscode.window.showQuickPick(items, { title: o.title, placeHolder: o.placeHolder ?? vscode.l10n.t("Pick a run"), matchOnDescription: true, matchOnDetail: true });
+  const pick = await vscode.window.showQuickPick(items, {
+    title: o.title,
+    placeHolder: o.placeHolder ?? vscode.l10n.t("Pick a run"),
+    matchOnDescription: true,
+    matchOnDetail: true,
+  });
   return pick?.value;
 }
 
@@ -52,11 +63,18 @@ export async function pickAction(s: Services, run: string, title: string): Promi
     .sort((a, b) => rank(a) - rank(b) || a.seq - b.seq)
     .map((a) => ({
       label: oneLine(a.tool, 60),
-      description: [`#${a.seq}`, oneLine(a.agent, 40), a.alerts.length ? a.alerts.join(", ") : "", a.blocked ? "blocked" : "", a.sensitive ? "sensitive" : ""].filter(Boolean).join(" · "),
+      description: [`#${a.seq}`, oneLine(a.agent, 40), a.alerts.length ? a.alerts.join(", ") : "", a.blocked ? "blocked" : "", a.sensitive ? "sensitive" : ""]
+        .filter(Boolean)
+        .join(" · "),
       detail: oneLine(a.args, 160),
       value: a,
     }));
-  const pick = await vscode.window.showQuickPick(items, { title, placeHolder: vscode.l10n.t("Pick a tool call"), matchOnDescription: true, matchOnDetail: true });
+  const pick = await vscode.window.showQuickPick(items, {
+    title,
+    placeHolder: vscode.l10n.t("Pick a tool call"),
+    matchOnDescription: true,
+    matchOnDetail: true,
+  });
   return pick?.value;
 }
 
@@ -68,7 +86,12 @@ export async function pickBlob(s: Services, run: string, seq?: number): Promise<
   const seen = new Set<string>();
   for (const e of data.events) {
     if (seq !== undefined && e.seq !== seq) continue;
-    for (const [k, what] of [["ref", e.type === "input" ? `input ${String(e.source)}` : `message to ${String(e.to)}`], ["args_ref", `${String(e.tool)} arguments`], ["result_ref", `${String(e.tool)} result`], ["output", "model output"]] as const) {
+    for (const [k, what] of [
+      ["ref", e.type === "input" ? `input ${String(e.source)}` : `message to ${String(e.to)}`],
+      ["args_ref", `${String(e.tool)} arguments`],
+      ["result_ref", `${String(e.tool)} result`],
+      ["output", "model output"],
+    ] as const) {
       const ref = e[k];
       if (typeof ref !== "string" || !/^sha256:[0-9a-f]{64}$/.test(ref) || seen.has(ref)) continue;
       seen.add(ref);
@@ -76,11 +99,18 @@ export async function pickBlob(s: Services, run: string, seq?: number): Promise<
     }
   }
   if (!items.length) {
-    void vscode.window.showInformationMessage(seq === undefined ? vscode.l10n.t("Causeway: {0} names no blobs.", path.basename(run)) : vscode.l10n.t("Causeway: event #{0} names no blobs.", seq));
+    void vscode.window.showInformationMessage(
+      seq === undefined ? vscode.l10n.t("Causeway: {0} names no blobs.", path.basename(run)) : vscode.l10n.t("Causeway: event #{0} names no blobs.", seq),
+    );
     return undefined;
   }
   if (seq !== undefined && items.length === 1) return items[0].value;
-  const pick = await vscode.window.showQuickPick(items, { title: vscode.l10n.t("Open blob — {0}", path.basename(run)), placeHolder: vscode.l10n.t("Pick a value"), matchOnDescription: true, matchOnDetail: true });
+  const pick = await vscode.window.showQuickPick(items, {
+    title: vscode.l10n.t("Open blob — {0}", path.basename(run)),
+    placeHolder: vscode.l10n.t("Pick a value"),
+    matchOnDescription: true,
+    matchOnDetail: true,
+  });
   return pick?.value;
 }
 

@@ -18,8 +18,21 @@ import type { ReplayService } from "./replay";
 import type { RunsTree } from "./runs-tree";
 import type { Services } from "./services";
 import {
-  JS_FILE, LAUNCH_NAME, PRELOAD_COMMAND, PY_FILE, TS_FILE, defaultTools, launchConfiguration, programCommand, recordArgs, rememberedTools, runIdFor, sessionOut,
-  toolNamesIn, withUntrusted, type ProgramTools,
+  JS_FILE,
+  LAUNCH_NAME,
+  PRELOAD_COMMAND,
+  PY_FILE,
+  TS_FILE,
+  defaultTools,
+  launchConfiguration,
+  programCommand,
+  recordArgs,
+  rememberedTools,
+  runIdFor,
+  sessionOut,
+  toolNamesIn,
+  withUntrusted,
+  type ProgramTools,
 } from "./logic/record";
 
 const STATE_KEY = "causeway.recordTools";
@@ -84,7 +97,12 @@ async function pickTools(names: string[], picked: readonly string[], o: { title:
   if (chosen.some((c) => c.value === OTHER)) {
     const typed = await vscode.window.showInputBox({ title: o.title, prompt: vscode.l10n.t("Tool names, separated by commas"), ignoreFocusOut: true });
     if (typed === undefined) return undefined;
-    out.push(...typed.split(",").map((t) => t.trim()).filter(Boolean));
+    out.push(
+      ...typed
+        .split(",")
+        .map((t) => t.trim())
+        .filter(Boolean),
+    );
   }
   return [...new Set(out)];
 }
@@ -129,7 +147,8 @@ function recorder(d: Deps): Recorder {
   const { s, discovery, panel, tree } = d;
   const state = s.context.workspaceState;
   const remembered = (key: string) => rememberedTools(state.get(STATE_KEY), key);
-  const remember = (key: string, tools: ProgramTools) => state.update(STATE_KEY, { ...(state.get<Record<string, ProgramTools>>(STATE_KEY) ?? {}), [key]: tools });
+  const remember = (key: string, tools: ProgramTools) =>
+    state.update(STATE_KEY, { ...(state.get<Record<string, ProgramTools>>(STATE_KEY) ?? {}), [key]: tools });
   const toolsFor = async (uri: vscode.Uri, label: string, ask = false): Promise<ProgramTools | undefined> => {
     const known = remembered(uri.fsPath);
     if (known && !ask) return known;
@@ -157,7 +176,9 @@ async function recordProgram(r: Recorder, arg: unknown): Promise<void> {
   if (!uri) return;
   const folder = vscode.workspace.getWorkspaceFolder(uri);
   if (!folder || folder.uri.scheme !== "file") {
-    void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: open the folder that holds {0} to record it (its runs go into the folder's runs/).", path.basename(uri.fsPath)));
+    void vscode.window.showInformationMessage(
+      vscode.l10n.t("Causeway: open the folder that holds {0} to record it (its runs go into the folder's runs/).", path.basename(uri.fsPath)),
+    );
     return;
   }
   const root = folder.uri.fsPath;
@@ -174,7 +195,10 @@ async function recordProgram(r: Recorder, arg: unknown): Promise<void> {
   const runId = runIdFor(out, uri.fsPath, new Date());
   const dir = path.join(out, runId);
   const program = formatCommand(cmd.command);
-  const code = await runCli(s, recordArgs({ out, runId, tools, command: cmd.command, via: cmd.via }), { title: vscode.l10n.t("recording {0}", rel), cwd: root });
+  const code = await runCli(s, recordArgs({ out, runId, tools, command: cmd.command, via: cmd.via }), {
+    title: vscode.l10n.t("recording {0}", rel),
+    cwd: root,
+  });
   if (!fs.existsSync(path.join(dir, "events.jsonl"))) return failed(s, `recording ${rel}`, code);
   // the user ran this program from the editor: its replays (the same command, the same file) are
   // approved too; a program recorded behind the gateway is never re-run by a replay
@@ -205,7 +229,9 @@ async function addLaunchConfiguration(r: Recorder, arg: unknown): Promise<void> 
   if (!uri) return;
   const folder = vscode.workspace.getWorkspaceFolder(uri);
   if (!folder) {
-    void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: open the folder that holds {0} first (launch.json belongs to a folder).", path.basename(uri.fsPath)));
+    void vscode.window.showInformationMessage(
+      vscode.l10n.t("Causeway: open the folder that holds {0} first (launch.json belongs to a folder).", path.basename(uri.fsPath)),
+    );
     return;
   }
   const tools = await r.toolsFor(uri, path.basename(uri.fsPath));
@@ -219,7 +245,9 @@ async function addLaunchConfiguration(r: Recorder, arg: unknown): Promise<void> 
   const file = vscode.Uri.joinPath(folder.uri, ".vscode", "launch.json");
   s.log.info(`launch configuration "${name}" written to ${file.fsPath}`);
   if (fs.existsSync(file.fsPath)) await vscode.window.showTextDocument(file, { preview: true });
-  void vscode.window.showInformationMessage(vscode.l10n.t("Causeway: added \"{0}\" to launch.json. Start it from Run and Debug: the session records a run into runs/, which opens when it ends.", name));
+  void vscode.window.showInformationMessage(
+    vscode.l10n.t('Causeway: added "{0}" to launch.json. Start it from Run and Debug: the session records a run into runs/, which opens when it ends.', name),
+  );
 }
 
 /**
@@ -231,7 +259,10 @@ function watchDebugSessions(s: Services, open: (dir: string) => Promise<void>): 
   const shown = new Set<string>();
   const runsIn = (out: string): string[] => {
     try {
-      return fs.readdirSync(out, { withFileTypes: true }).filter((e) => e.isDirectory() && fs.existsSync(path.join(out, e.name, "events.jsonl"))).map((e) => path.join(out, e.name));
+      return fs
+        .readdirSync(out, { withFileTypes: true })
+        .filter((e) => e.isDirectory() && fs.existsSync(path.join(out, e.name, "events.jsonl")))
+        .map((e) => path.join(out, e.name));
     } catch {
       return [];
     }
@@ -255,9 +286,9 @@ function watchDebugSessions(s: Services, open: (dir: string) => Promise<void>): 
       const newest = fresh.map((r) => ({ r, t: fs.statSync(path.join(r, "events.jsonl")).mtimeMs })).sort((a, b) => b.t - a.t)[0].r;
       for (const r of fresh) shown.add(r);
       s.log.info(`debug session "${session.name}" recorded ${fresh.join(", ")}`);
-      void open(newest).then(() =>
-        vscode.window.showInformationMessage(vscode.l10n.t("Causeway: the debug session recorded {0}.", path.basename(newest))),
-      ).then(undefined, (err) => s.log.error(`opening ${newest}: ${(err as Error)?.stack ?? err}`));
+      void open(newest)
+        .then(() => vscode.window.showInformationMessage(vscode.l10n.t("Causeway: the debug session recorded {0}.", path.basename(newest))))
+        .then(undefined, (err) => s.log.error(`opening ${newest}: ${(err as Error)?.stack ?? err}`));
     }),
   );
 }

@@ -94,7 +94,10 @@ export class ReplayService {
     if (d.kind === "program") return { approval: d.approval };
     if (d.kind === "refuse") return d.reason;
     if (d.kind === "ask") return this.permit(program, root, runDir);
-    const cfg = { baseUrl: userBaseUrl(vscode.workspace.getConfiguration("causeway").inspect("replay.baseUrl")), apiKey: await this.s.context.secrets.get(REPLAY_KEY_SECRET) };
+    const cfg = {
+      baseUrl: userBaseUrl(vscode.workspace.getConfiguration("causeway").inspect("replay.baseUrl")),
+      apiKey: await this.s.context.secrets.get(REPLAY_KEY_SECRET),
+    };
     const r = resolveEndpoint(d.apis, cfg, process.env);
     if ("error" in r) return r.error;
     this.s.log.info(`replaying ${path.basename(runDir)} without its program (rung 2): ${program ? `${program} is not allowed` : "the run names no program"}`);
@@ -103,11 +106,20 @@ export class ReplayService {
 
   /** Asks for the key agentless replays send (kept in VS Code's SecretStorage; empty: forget it). */
   async setApiKey(): Promise<void> {
-    const v = await vscode.window.showInputBox({ title: vscode.l10n.t("Causeway: API key for replays without the program"), prompt: vscode.l10n.t("Sent only to causeway.replay.baseUrl (or OPENAI_/ANTHROPIC_BASE_URL). Kept in VS Code's secret storage. Leave empty to forget the stored key."), password: true, ignoreFocusOut: true });
+    const v = await vscode.window.showInputBox({
+      title: vscode.l10n.t("Causeway: API key for replays without the program"),
+      prompt: vscode.l10n.t(
+        "Sent only to causeway.replay.baseUrl (or OPENAI_/ANTHROPIC_BASE_URL). Kept in VS Code's secret storage. Leave empty to forget the stored key.",
+      ),
+      password: true,
+      ignoreFocusOut: true,
+    });
     if (v === undefined) return;
     if (v.trim()) await this.s.context.secrets.store(REPLAY_KEY_SECRET, v.trim());
     else await this.s.context.secrets.delete(REPLAY_KEY_SECRET);
-    void vscode.window.showInformationMessage(v.trim() ? vscode.l10n.t("Causeway: replay API key stored.") : vscode.l10n.t("Causeway: replay API key forgotten."));
+    void vscode.window.showInformationMessage(
+      v.trim() ? vscode.l10n.t("Causeway: replay API key stored.") : vscode.l10n.t("Causeway: replay API key forgotten."),
+    );
   }
 
   /** Approves a program the user just recorded from the editor (its command, resolved in `root`). */
@@ -177,7 +189,10 @@ export class ReplayService {
               onProgress: (p) => {
                 opts.onProgress?.(p);
                 const pct = p.total > 0 ? Math.min(100, (100 * p.done) / p.total) : 0;
-                progress.report({ message: `${p.phase}${p.total ? ` ${p.done}/${p.total}` : ""}${p.message ? ` — ${p.message}` : ""}`, increment: pct > last ? pct - last : undefined });
+                progress.report({
+                  message: `${p.phase}${p.total ? ` ${p.done}/${p.total}` : ""}${p.message ? ` — ${p.message}` : ""}`,
+                  increment: pct > last ? pct - last : undefined,
+                });
                 last = Math.max(last, pct);
               },
             });

@@ -97,7 +97,11 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
 
   constructor(private s: Services) {
     this.view = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this, showCollapseAll: true });
-    this.disposables.push(this.view, this.emitter, s.store.onDidChange((c) => this.onStoreChange(c)));
+    this.disposables.push(
+      this.view,
+      this.emitter,
+      s.store.onDidChange((c) => this.onStoreChange(c)),
+    );
   }
 
   /** Shows a collector's listed runs; `onDidChange` fires when the listing changes. */
@@ -232,7 +236,8 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
     if (!run) return undefined;
     const problemsByLine = new Map<number, string[]>();
     for (const p of this.problemsOf(dir, run)) {
-      if (p.line && p.severity === "error" && (p.file ?? "events.jsonl") === "events.jsonl") problemsByLine.set(p.line, [...(problemsByLine.get(p.line) ?? []), p.message]);
+      if (p.line && p.severity === "error" && (p.file ?? "events.jsonl") === "events.jsonl")
+        problemsByLine.set(p.line, [...(problemsByLine.get(p.line) ?? []), p.message]);
     }
     const c = { version: entry.version, analysis: entry.analysis, run, bySeq: new Map(run.events.map((e) => [e.seq, e])), problemsByLine };
     this.cache.set(dir, c);
@@ -250,7 +255,8 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
   private rootNodes(): TreeNode[] {
     const folders = this.folders();
     this.grouped = folders.size > 1;
-    if (this.grouped) return [...folders.keys()].sort((a, b) => compareRuns(this.folderLabel(a), this.folderLabel(b))).map((dir) => this.node({ kind: "folder", dir }));
+    if (this.grouped)
+      return [...folders.keys()].sort((a, b) => compareRuns(this.folderLabel(a), this.folderLabel(b))).map((dir) => this.node({ kind: "folder", dir }));
     return this.runsIn([...folders.values()][0] ?? []);
   }
 
@@ -267,7 +273,9 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
         let rest: RestOfListing | undefined;
         if (!this.listedOnce && nodes.length) {
           this.listedOnce = true;
-          this.s.log.info(`Runs view: first listing, ${this.s.store.size} runs (${this.s.store.pending} not analysed yet; ${nodes.length > FIRST_PAGE ? `the first ${FIRST_PAGE} rows sent first; ` : ""}extension host up ${Math.round(process.uptime() * 1000)} ms)`);
+          this.s.log.info(
+            `Runs view: first listing, ${this.s.store.size} runs (${this.s.store.pending} not analysed yet; ${nodes.length > FIRST_PAGE ? `the first ${FIRST_PAGE} rows sent first; ` : ""}extension host up ${Math.round(process.uptime() * 1000)} ms)`,
+          );
           if (nodes.length > FIRST_PAGE) {
             nodes = nodes.slice(0, FIRST_PAGE);
             let markSent!: () => void;
@@ -281,7 +289,9 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
           const t0 = performance.now();
           setTimeout(() => {
             this.firstItems.logged = true;
-            this.s.log.info(`Runs view: ${this.firstItems.n} items made in ${this.firstItems.ms.toFixed(0)} ms, sent ${(performance.now() - t0).toFixed(0)} ms after the listing`);
+            this.s.log.info(
+              `Runs view: ${this.firstItems.n} items made in ${this.firstItems.ms.toFixed(0)} ms, sent ${(performance.now() - t0).toFixed(0)} ms after the listing`,
+            );
             this.markListed();
             if (resume) setTimeout(resume, FIRST_DRAW_MS);
             // the rest, once the window has had time to draw the first rows (unless a refresh of
@@ -294,7 +304,8 @@ export class RunsTree implements vscode.TreeDataProvider<TreeNode>, vscode.Dispo
       }
       if (el.kind === "folder") return this.runsIn(this.folders().get(el.dir) ?? []);
       // a collector's run not opened yet: expanding it opens it (pulled, verified, cached)
-      if (el.kind === "run" && !this.s.store.has(el.dir) && this.remote?.listed().has(el.dir)) return this.remote.open(el.dir).then((ok) => (ok ? this.getChildren(el) : []));
+      if (el.kind === "run" && !this.s.store.has(el.dir) && this.remote?.listed().has(el.dir))
+        return this.remote.open(el.dir).then((ok) => (ok ? this.getChildren(el) : []));
       const c = this.runCache(el.dir);
       if (!c) return [];
       switch (el.kind) {
@@ -443,7 +454,11 @@ function toItem(spec: ItemSpec): vscode.TreeItem {
   item.iconPath = new vscode.ThemeIcon(spec.icon.id, spec.icon.color ? new vscode.ThemeColor(spec.icon.color) : undefined);
   item.contextValue = spec.contextValue;
   if (spec.open?.kind === "reveal") {
-    item.command = { command: COMMANDS.reveal, title: vscode.l10n.t("Open in investigator"), arguments: [{ run: spec.open.run, seq: spec.open.seq, node: spec.open.node, action: spec.open.action }] };
+    item.command = {
+      command: COMMANDS.reveal,
+      title: vscode.l10n.t("Open in investigator"),
+      arguments: [{ run: spec.open.run, seq: spec.open.seq, node: spec.open.node, action: spec.open.action }],
+    };
   } else if (spec.open?.kind === "remote") {
     item.command = { command: INTERNAL_COMMANDS.openCollectorRun, title: vscode.l10n.t("Open"), arguments: [spec.open.run] };
   } else if (spec.open?.kind === "line") {

@@ -39,10 +39,20 @@ export class TeamWorkers {
     const local = vscode.l10n.t("On this machine");
     const pick = await vscode.window.showQuickPick(
       [
-        { label: workers, value: "workers" as const, detail: vscode.l10n.t("The collector's job queue: progress here, the result for everyone with the run open. The workers replay with their own programs, endpoints and keys.") },
+        {
+          label: workers,
+          value: "workers" as const,
+          detail: vscode.l10n.t(
+            "The collector's job queue: progress here, the result for everyone with the run open. The workers replay with their own programs, endpoints and keys.",
+          ),
+        },
         { label: local, value: "local" as const, detail: vscode.l10n.t("In a worker process here, with this machine's approvals and endpoint.") },
       ],
-      { title: vscode.l10n.t("Where to run it ({0})", path.basename(job.run)), placeHolder: vscode.l10n.t("Set causeway.replay.where to stop asking"), ignoreFocusOut: true },
+      {
+        title: vscode.l10n.t("Where to run it ({0})", path.basename(job.run)),
+        placeHolder: vscode.l10n.t("Set causeway.replay.where to stop asking"),
+        ignoreFocusOut: true,
+      },
     );
     return pick?.value;
   }
@@ -64,28 +74,33 @@ export class TeamWorkers {
     const ac = new AbortController();
     let finished: TeamJob | "detached";
     try {
-      finished = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t("Causeway: {0} (on the team's workers)", opts.title), cancellable: true }, async (progress, token) => {
-        const abort = () => ac.abort();
-        token.onCancellationRequested(abort);
-        opts.signal?.addEventListener("abort", abort);
-        try {
-          return await team.jobs.follow(submitted.id, {
-            signal: ac.signal,
-            onUpdate: (j) => {
-              const p = jobProgress(j);
-              opts.onProgress?.(p);
-              progress.report({ message: `${p.phase}${p.done ? ` ${p.done}` : ""}${p.message ? ` — ${p.message}` : ""}` });
-            },
-          });
-        } finally {
-          opts.signal?.removeEventListener("abort", abort);
-        }
-      });
+      finished = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t("Causeway: {0} (on the team's workers)", opts.title), cancellable: true },
+        async (progress, token) => {
+          const abort = () => ac.abort();
+          token.onCancellationRequested(abort);
+          opts.signal?.addEventListener("abort", abort);
+          try {
+            return await team.jobs.follow(submitted.id, {
+              signal: ac.signal,
+              onUpdate: (j) => {
+                const p = jobProgress(j);
+                opts.onProgress?.(p);
+                progress.report({ message: `${p.phase}${p.done ? ` ${p.done}` : ""}${p.message ? ` — ${p.message}` : ""}` });
+              },
+            });
+          } finally {
+            opts.signal?.removeEventListener("abort", abort);
+          }
+        },
+      );
     } catch (err) {
       return this.fail(vscode.l10n.t("following job {0}: {1}", submitted.id, (err as Error).message), opts.title);
     }
     if (finished === "detached") {
-      const stopped = await team.jobs.cancel(submitted.id).catch((err: Error) => (this.s.log.warn(`job ${submitted.id}: not cancelled: ${err.message}`), false));
+      const stopped = await team.jobs
+        .cancel(submitted.id)
+        .catch((err: Error) => (this.s.log.warn(`job ${submitted.id}: not cancelled: ${err.message}`), false));
       this.s.log.info(`${opts.title}: cancelled${stopped ? ` (job ${submitted.id} cancelled on the collector)` : ""}`);
       return { ok: false, error: "cancelled", cancelled: true };
     }
@@ -96,7 +111,12 @@ export class TeamWorkers {
     }
     // the job system appended the finished tests to the collector's copy: take them now
     await this.conn.refreshTests(job.run);
-    const message = vscode.l10n.t("{0} (on the team's workers: asked by {1}, run by {2})", describeResult(job.op, out.result), out.askedBy, out.workers.join(", ") || "?");
+    const message = vscode.l10n.t(
+      "{0} (on the team's workers: asked by {1}, run by {2})",
+      describeResult(job.op, out.result),
+      out.askedBy,
+      out.workers.join(", ") || "?",
+    );
     this.s.log.info(`${opts.title}: job ${finished.id} done in ${((Date.now() - t0) / 1000).toFixed(1)} s — ${message}`);
     return { ok: true, result: out.result, message };
   }

@@ -60,8 +60,7 @@ for (const k of ["files", "scripts", "devDependencies", "allowScripts"]) delete 
 fs.writeFileSync(path.join(stage, "package.json"), JSON.stringify(pkg, null, 2) + "\n");
 
 const vsce = path.join(root, "node_modules", "@vscode", "vsce", "vsce");
-execFileSync(
-  process.execPath,
-  [vsce, "package", "--no-dependencies", "--no-rewrite-relative-links", "--allow-missing-repository", "--out", out],
-  { cwd: stage, stdio: "inherit" },
-);
+execFileSync(process.execPath, [vsce, "package", "--no-dependencies", "--no-rewrite-relative-links", "--allow-missing-repository", "--out", out], {
+  cwd: stage,
+  stdio: "inherit",
+});

@@ -66,7 +66,16 @@ export interface Host {
 
 // every type of the protocol's union, once: a type added to HostToWebview fails to compile here
 // until it is listed (and checked below)
-const HOST_TYPES: Record<HostToWebview["type"], true> = { init: true, workspace: true, investigation: true, runGraph: true, runRemoved: true, reveal: true, progress: true, result: true };
+const HOST_TYPES: Record<HostToWebview["type"], true> = {
+  init: true,
+  workspace: true,
+  investigation: true,
+  runGraph: true,
+  runRemoved: true,
+  reveal: true,
+  progress: true,
+  result: true,
+};
 
 /** A message from the host, or null when it is not shaped like one. */
 export function asHostMessage(data: unknown): HostToWebview | null {
@@ -99,7 +108,16 @@ function isInvestigation(x: unknown): x is Investigation {
 
 function isRunGraph(x: unknown): x is RunGraph {
   const g = x as RunGraph | null;
-  return !!g && typeof g === "object" && !!g.summary && !!g.graph && Array.isArray(g.graph.nodes) && Array.isArray(g.graph.edges) && !!g.marks && typeof g.marks === "object";
+  return (
+    !!g &&
+    typeof g === "object" &&
+    !!g.summary &&
+    !!g.graph &&
+    Array.isArray(g.graph.nodes) &&
+    Array.isArray(g.graph.edges) &&
+    !!g.marks &&
+    typeof g.marks === "object"
+  );
 }
 
 /** A fresh request id (letters, digits, - and _ only, as the host requires). */

@@ -109,7 +109,11 @@ export function nodeLineage(inv: Investigation, node: string): string[][] {
     observedParents.set(inv, parents);
   }
   const nodes = indexOf(inv).nodes;
-  return lineageChains(node, (id) => parents.get(id) ?? [], (id) => nodes.get(id));
+  return lineageChains(
+    node,
+    (id) => parents.get(id) ?? [],
+    (id) => nodes.get(id),
+  );
 }
 
 /**

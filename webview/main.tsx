@@ -80,7 +80,12 @@ async function boot(): Promise<void> {
     // A report opened on a run's Graph screen: its graph part is read (inflated) before the first
     // render, so the page draws the graph at once rather than "Reading the run…" first.
     const ui = host.loadState();
-    await (ui?.screen === "graph" && ui.run ? data.runs.get(ui.run)?.graph().catch(() => undefined) : undefined);
+    await (ui?.screen === "graph" && ui.run
+      ? data.runs
+          .get(ui.run)
+          ?.graph()
+          .catch(() => undefined)
+      : undefined);
   } else {
     host = new VscodeHost();
   }

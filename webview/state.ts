@@ -149,7 +149,7 @@ export class Controller {
   /** The investigation on screen, if it has arrived. */
   current(): Investigation | null {
     const { ui, runs } = this.state;
-    return ui.run ? runs[ui.run] ?? null : null;
+    return ui.run ? (runs[ui.run] ?? null) : null;
   }
 
   /** The Graph screen's part of the run on screen: sent on its own, or taken from the investigation. */
@@ -233,9 +233,7 @@ export class Controller {
         break;
       case "result":
         this.updateJob(m.requestId, (j) =>
-          m.ok
-            ? { ...j, state: "done", result: m.result }
-            : { ...j, state: m.cancelled ? "cancelled" : "failed", error: m.error },
+          m.ok ? { ...j, state: "done", result: m.result } : { ...j, state: m.cancelled ? "cancelled" : "failed", error: m.error },
         );
         break;
     }

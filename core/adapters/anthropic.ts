@@ -49,7 +49,8 @@ export class TracedAnthropic {
     agent.rt.redactor.addClient(client); // its key never reaches the run, whatever echoes it
     const base = typeof client.baseURL === "string" ? client.baseURL.replace(/\/+$/, "") : undefined;
     this.messages = {
-      create: (body, options) => tracedCall(this.recorder, anthropicMessages, body, () => client.messages.create(body, options), base && base + anthropicMessages.path),
+      create: (body, options) =>
+        tracedCall(this.recorder, anthropicMessages, body, () => client.messages.create(body, options), base && base + anthropicMessages.path),
     };
   }
 

@@ -25,7 +25,9 @@ export const aiSdkModel: Codec = {
       if (role === "system" && typeof m.content === "string") out.push({ path: ["prompt", i, "content"], role: "system", value: m.content, removable: true });
       else if (role === "user") out.push(...contentBlocks(m.content, ["prompt", i], "user", ["text"]));
       else if (role === "assistant") {
-        const ids = arr(m.content).map((p) => (isRecord(p) && p.type === "tool-call" ? str(p.toolCallId) : undefined)).filter((x): x is string => !!x);
+        const ids = arr(m.content)
+          .map((p) => (isRecord(p) && p.type === "tool-call" ? str(p.toolCallId) : undefined))
+          .filter((x): x is string => !!x);
         out.push({ path: ["prompt", i], role: "assistant", value: m, callIds: ids, removable: false });
       } else if (role === "tool") {
         arr(m.content).forEach((p, j) => {
@@ -33,7 +35,14 @@ export const aiSdkModel: Codec = {
           const o = p.output;
           const isError = isRecord(o) && String(o.type).startsWith("error");
           if (isRecord(o) && AI_SDK_VALUE_OUTPUTS.includes(String(o.type))) {
-            out.push({ path: ["prompt", i, "content", j, "output", "value"], role: "tool", value: o.value ?? null, toolCallId: str(p.toolCallId), isError, removable: true });
+            out.push({
+              path: ["prompt", i, "content", j, "output", "value"],
+              role: "tool",
+              value: o.value ?? null,
+              toolCallId: str(p.toolCallId),
+              isError,
+              removable: true,
+            });
           } else {
             out.push({ path: ["prompt", i, "content", j, "output"], role: "tool", value: o ?? null, toolCallId: str(p.toolCallId), isError, removable: true });
           }
@@ -62,7 +71,12 @@ export const aiSdkModel: Codec = {
     // a tool output ({type, value}) or a user part (file, image…)
     return "value" in original ? { type: "text", value: PLACEHOLDER } : { type: "text", text: PLACEHOLDER };
   },
-  toolResultBlock: (callId, result, isError) => ({ type: "tool-result", toolCallId: callId, toolName: "", output: { type: isError ? "error-text" : "text", value: resultText(result) } }),
+  toolResultBlock: (callId, result, isError) => ({
+    type: "tool-result",
+    toolCallId: callId,
+    toolName: "",
+    output: { type: isError ? "error-text" : "text", value: resultText(result) },
+  }),
   accumulate(events) {
     const content: Obj[] = [];
     const open = new Map<string, Obj>();

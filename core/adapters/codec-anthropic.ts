@@ -28,7 +28,14 @@ export const anthropicMessages: Codec = {
       arr(m.content).forEach((b, j) => {
         if (!isRecord(b)) return;
         if (b.type === "tool_result") {
-          out.push({ path: ["messages", i, "content", j, "content"], role: "tool", value: b.content ?? null, toolCallId: str(b.tool_use_id), isError: b.is_error === true, removable: true });
+          out.push({
+            path: ["messages", i, "content", j, "content"],
+            role: "tool",
+            value: b.content ?? null,
+            toolCallId: str(b.tool_use_id),
+            isError: b.is_error === true,
+            removable: true,
+          });
         } else if (b.type === "text" && typeof b.text === "string") {
           out.push({ path: ["messages", i, "content", j, "text"], role: "user", value: b.text, removable: true });
         } else out.push({ path: ["messages", i, "content", j], role: "user", value: b, removable: true });
@@ -52,14 +59,20 @@ export const anthropicMessages: Codec = {
   params: (body) => pick(body, ["messages", "system", "tools", "model", "stream"]),
   assistantText: (v) => (isRecord(v) ? textOfParts(v.content, ["text"]) : ""),
   placeholder: (o) => placeholderOf(o, "text"),
-  toolResultBlock: (callId, result, isError) => ({ type: "tool_result", tool_use_id: callId, content: resultText(result), ...(isError ? { is_error: true } : {}) }),
+  toolResultBlock: (callId, result, isError) => ({
+    type: "tool_result",
+    tool_use_id: callId,
+    content: resultText(result),
+    ...(isError ? { is_error: true } : {}),
+  }),
   accumulate: accumulateAnthropic,
   notReplayable(body, response) {
     if (!isRecord(body)) return "the request is not a JSON object";
     if (body.mcp_servers !== undefined || body.container !== undefined) return "the request names MCP servers or a container, which the provider runs itself";
     const server = arr(body.tools).find((t) => isRecord(t) && t.type !== undefined && t.type !== "custom");
     if (server) return `the request enables ${String((server as Obj).type)}, a tool the provider runs itself`;
-    if (isRecord(response) && arr(response.content).some((b) => isRecord(b) && b.type === "server_tool_use")) return "the provider ran a tool in the recorded response";
+    if (isRecord(response) && arr(response.content).some((b) => isRecord(b) && b.type === "server_tool_use"))
+      return "the provider ran a tool in the recorded response";
     return null;
   },
 };

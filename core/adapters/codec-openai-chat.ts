@@ -16,7 +16,9 @@ export const openaiChat: Codec = {
       else if (role === "tool") {
         out.push({ path: ["messages", i, "content"], role: "tool", value: m.content ?? null, toolCallId: str(m.tool_call_id), removable: true });
       } else if (role === "assistant") {
-        const ids = arr(m.tool_calls).map((c) => (isRecord(c) ? str(c.id) : undefined)).filter((x): x is string => !!x);
+        const ids = arr(m.tool_calls)
+          .map((c) => (isRecord(c) ? str(c.id) : undefined))
+          .filter((x): x is string => !!x);
         out.push({ path: ["messages", i], role: "assistant", value: m, callIds: ids, removable: false });
       }
     });

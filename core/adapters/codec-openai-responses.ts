@@ -41,7 +41,11 @@ export const openaiResponses: Codec = {
   },
   params: (body) => pick(body, ["input", "instructions", "tools", "model", "stream", "stream_options"]),
   assistantText(v) {
-    if (Array.isArray(v)) return v.map((x) => this.assistantText(x)).filter(Boolean).join("\n");
+    if (Array.isArray(v))
+      return v
+        .map((x) => this.assistantText(x))
+        .filter(Boolean)
+        .join("\n");
     return isRecord(v) && v.type !== "function_call" ? textOfParts(v.content, INPUT_TEXT) : "";
   },
   placeholder: (o) => placeholderOf(o, "input_text"),
@@ -58,7 +62,8 @@ export const openaiResponses: Codec = {
   },
   notReplayable(body) {
     if (!isRecord(body)) return "the request is not a JSON object";
-    if (body.previous_response_id || body.conversation) return "the request continues context the provider holds (previous_response_id / conversation), which a removal can't reach";
+    if (body.previous_response_id || body.conversation)
+      return "the request continues context the provider holds (previous_response_id / conversation), which a removal can't reach";
     const hosted = arr(body.tools).find((t) => isRecord(t) && t.type !== "function" && t.type !== "custom");
     if (hosted) return `the request enables ${String((hosted as Obj).type)}, a tool the provider runs itself`;
     return null;

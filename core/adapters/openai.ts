@@ -30,8 +30,7 @@ export interface OpenAILike {
 
 /** A chat completion's tool call, or a responses `function_call` item. */
 export type OpenAIToolCall =
-  | { id: string; type?: string; function: { name: string; arguments: string } }
-  | { type: "function_call"; call_id: string; name: string; arguments: string };
+  { id: string; type?: string; function: { name: string; arguments: string } } | { type: "function_call"; call_id: string; name: string; arguments: string };
 
 function toCall(c: OpenAIToolCall | string): ToolCallOut | string {
   if (typeof c === "string") return c;
@@ -58,7 +57,8 @@ export class TracedOpenAI {
     const base = typeof client.baseURL === "string" ? client.baseURL.replace(/\/+$/, "") : undefined;
     this.chat = {
       completions: {
-        create: (body, options) => tracedCall(this.recorder, openaiChat, body, () => client.chat.completions.create(body, options), base && base + openaiChat.path),
+        create: (body, options) =>
+          tracedCall(this.recorder, openaiChat, body, () => client.chat.completions.create(body, options), base && base + openaiChat.path),
       },
     };
     this.responses = {

@@ -229,12 +229,17 @@ export class ConversationRecorder {
    * Guard check → run → record. In block mode a call the guard blocks does not run: its result is
    * an error and the action is recorded as blocked with the verdict.
    */
-  async runTool(call: ToolCallOut | string, fn: (args: any) => unknown, naming: ResultNaming = {}): Promise<{ result: unknown; status: "ok" | "error" | "blocked"; item: Item }> {
+  async runTool(
+    call: ToolCallOut | string,
+    fn: (args: any) => unknown,
+    naming: ResultNaming = {},
+  ): Promise<{ result: unknown; status: "ok" | "error" | "blocked"; item: Item }> {
     const c = this.resolve(call);
     const rt = this.rt;
     const sensitive = rt.isSensitive(c.name);
     let verdict: GuardVerdict | undefined;
-    if (rt.opts.guard && !rt.opts.tape) verdict = rt.opts.guard.check({ runId: rt.runId, agent: this.agent.name, tool: c.name, args: c.args, sensitive, sources: rt.sources });
+    if (rt.opts.guard && !rt.opts.tape)
+      verdict = rt.opts.guard.check({ runId: rt.runId, agent: this.agent.name, tool: c.name, args: c.args, sensitive, sources: rt.sources });
     const t0 = performance.now();
     let result: unknown;
     let status: "ok" | "error" | "blocked";
@@ -251,7 +256,13 @@ export class ConversationRecorder {
         status = "error";
       }
     }
-    const item = this.recordCall(c, result, { ...naming, status, mode: status === "blocked" ? "blocked" : (naming.mode?.() ?? "live"), durationMs: performance.now() - t0, verdict });
+    const item = this.recordCall(c, result, {
+      ...naming,
+      status,
+      mode: status === "blocked" ? "blocked" : (naming.mode?.() ?? "live"),
+      durationMs: performance.now() - t0,
+      verdict,
+    });
     this.results.set(c.id, item);
     this.pending.delete(c.id);
     return { result, status, item };
@@ -289,7 +300,8 @@ export class ConversationRecorder {
         if (!id) return this.input("tool-result", b.value, "untrusted");
         const have = this.results.get(id) ?? (this.pending.has(id) ? undefined : this.opts.linkCall?.(id, "result", this.agent));
         if (have) return have;
-        const call: PendingCall | (ToolCallOut & { decision: null }) | undefined = this.pending.get(id) ?? (history.has(id) ? { ...history.get(id)!, decision: null } : undefined);
+        const call: PendingCall | (ToolCallOut & { decision: null }) | undefined =
+          this.pending.get(id) ?? (history.has(id) ? { ...history.get(id)!, decision: null } : undefined);
         if (!call) return this.input(`tool-result:${id.slice(0, 64)}`, b.value, "untrusted");
         const item = this.recordCall(call, b.value, { status: b.isError ? "error" : "ok", mode: "live", ...this.opts.nameResult?.(call) });
         this.results.set(id, item);
@@ -323,7 +335,13 @@ export class ConversationRecorder {
   private recordCall(
     c: ToolCallOut & { decision: Item | null },
     result: unknown,
-    o: { status: "ok" | "error" | "blocked"; mode: "live" | "tape" | "stub" | "blocked"; durationMs?: number; verdict?: GuardVerdict; unanswered?: boolean } & Omit<ResultNaming, "mode">,
+    o: {
+      status: "ok" | "error" | "blocked";
+      mode: "live" | "tape" | "stub" | "blocked";
+      durationMs?: number;
+      verdict?: GuardVerdict;
+      unanswered?: boolean;
+    } & Omit<ResultNaming, "mode">,
   ): Item {
     const rt = this.rt;
     const site = rt.site();
@@ -344,7 +362,15 @@ export class ConversationRecorder {
     if (o.verdict && o.verdict.verdict !== "allow") fields.guard = { verdict: o.verdict.verdict, reason: o.verdict.reason, alerts: o.verdict.alerts };
     const e = rt.emit(this.agent.name, "action", fields, site);
     const seq = e.seq;
-    rt.actions.push({ seq, agent: this.agent.name, tool: c.name, args: canonical(c.args ?? {}), result: o.unanswered ? "" : canonical(result), mode: o.mode, status: o.status });
+    rt.actions.push({
+      seq,
+      agent: this.agent.name,
+      tool: c.name,
+      args: canonical(c.args ?? {}),
+      result: o.unanswered ? "" : canonical(result),
+      mode: o.mode,
+      status: o.status,
+    });
     const untrusted = o.untrusted ?? this.isUntrustedTool(c.name);
     const blocked = o.status === "blocked";
     if (!blocked && resultRef) {

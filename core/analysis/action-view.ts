@@ -71,7 +71,10 @@ function untrustedPick(args: unknown, prov: ProvenanceRow[]): string | undefined
 export function suggestTargetFor(tool: string, args: unknown, prov: ProvenanceRow[]): string {
   const safe = (x: string) => !/[,=~]/.test(x);
   let pick = untrustedPick(args, prov);
-  if (pick === undefined) pick = tracedValues(args).map((v) => v.value).find((v) => EMAIL_FULL.test(v) || /^https?:\/\//.test(v));
+  if (pick === undefined)
+    pick = tracedValues(args)
+      .map((v) => v.value)
+      .find((v) => EMAIL_FULL.test(v) || /^https?:\/\//.test(v));
   if (pick && safe(pick)) return `tool=${tool},arg~${pick}`;
   const clauses: string[] = [];
   if (args && typeof args === "object" && !Array.isArray(args)) {
@@ -85,7 +88,15 @@ export function suggestTargetFor(tool: string, args: unknown, prov: ProvenanceRo
   return [`tool=${tool}`, ...clauses].join(",");
 }
 
-export function actionView(m: RunModel, g: Graph, prov: ProvenanceIndex, idx: TestIndex, up: Upstream, reach: UntrustedReach, a: ActionEvent & { line?: number }): ActionView {
+export function actionView(
+  m: RunModel,
+  g: Graph,
+  prov: ProvenanceIndex,
+  idx: TestIndex,
+  up: Upstream,
+  reach: UntrustedReach,
+  a: ActionEvent & { line?: number },
+): ActionView {
   const v = viewOf(m, prov, a);
   v.target = suggestTargetFor(a.tool, m.lossless(a.args_ref), v.provenance);
   v.args = m.canonical(a.args_ref);
@@ -123,10 +134,16 @@ function viewOf(m: RunModel, prov: ProvenanceIndex, a: ActionEvent & { line?: nu
 }
 
 /** What the alerts need of a call: provenance, sensitivity, a target, and (with tests) its candidates. */
-export function liteView(m: RunModel, g: Graph | null, prov: ProvenanceIndex, idx: TestIndex | null, up: Upstream | null, a: ActionEvent & { line?: number }): ActionView {
+export function liteView(
+  m: RunModel,
+  g: Graph | null,
+  prov: ProvenanceIndex,
+  idx: TestIndex | null,
+  up: Upstream | null,
+  a: ActionEvent & { line?: number },
+): ActionView {
   const v = viewOf(m, prov, a);
   if (v.sensitive) v.target = suggestTargetFor(a.tool, m.lossless(a.args_ref), v.provenance);
   if (g && idx && up && v.sensitive) v.candidates = candidates(m, g, idx, up, a).rows;
   return v;
 }
-

@@ -36,10 +36,17 @@ export function alertsOf(m: RunModel, reach: UntrustedReach, views: Map<string, 
       line: p.line,
     });
   }
-  const ev = (m.start.meta)?.evidence_alerts;
+  const ev = m.start.meta?.evidence_alerts;
   if (Array.isArray(ev)) {
     for (const e of ev as Record<string, unknown>[]) {
-      out.push({ severity: "high", rule: "evidence", title: safeText(e?.title ?? "Evidence problem", 200), detail: safeText(e?.detail ?? "", 2000), seq: null, tool: null });
+      out.push({
+        severity: "high",
+        rule: "evidence",
+        title: safeText(e?.title ?? "Evidence problem", 200),
+        detail: safeText(e?.detail ?? "", 2000),
+        seq: null,
+        tool: null,
+      });
     }
   }
   for (const a of m.actions) {
@@ -93,7 +100,14 @@ export function alertsOf(m: RunModel, reach: UntrustedReach, views: Map<string, 
       // runs in the older tracekit layout of the format record a policy decision ("deny", "ask") on a blocked action
       const decision = safeText((a as { policy?: { decision?: string } }).policy?.decision);
       const by = ["deny", "ask"].includes(decision) ? `the run's recorded policy (${decision})` : "the guard";
-      out.push({ ...base, severity: "high", rule: "blocked", title: `${a.tool} was blocked by ${by}`, detail: safeText(a.guard?.reason ?? ""), evidence: bad[0]?.sources });
+      out.push({
+        ...base,
+        severity: "high",
+        rule: "blocked",
+        title: `${a.tool} was blocked by ${by}`,
+        detail: safeText(a.guard?.reason ?? ""),
+        evidence: bad[0]?.sources,
+      });
     } else if (a.status === "error") {
       out.push({ ...base, severity: "review", rule: "tool-error", title: `${a.tool} failed`, detail: textOf(m.value(a.result_ref)).slice(0, 200) });
     }

@@ -30,7 +30,17 @@ export function candidates(m: RunModel, g: Graph, idx: TestIndex, up: Upstream, 
   return { rows: kept, total: c.total };
 }
 
-const STATUS_ORDER: Record<CandidateStatus, number> = { primary: 0, confirmed: 1, contributing: 2, joint: 3, suppressive: 4, inconclusive: 5, untested: 6, "no-effect-seen": 7, "ruled-out": 8 };
+const STATUS_ORDER: Record<CandidateStatus, number> = {
+  primary: 0,
+  confirmed: 1,
+  contributing: 2,
+  joint: 3,
+  suppressive: 4,
+  inconclusive: 5,
+  untested: 6,
+  "no-effect-seen": 7,
+  "ruled-out": 8,
+};
 
 /** Candidate order: by status; inputs before the messages that carried them; effect; untrusted first; reuse. */
 function rowOrder(x: Candidate, y: Candidate): number {
@@ -124,7 +134,14 @@ function candidateRows(idx: TestIndex, up: Upstream, anc: Bits, mine: TestIndex[
     else status = settled(latest);
     // a causal group in which no single member is causal: each member is a joint (redundant) cause
     if (status === "untested" || status === "ruled-out" || status === "inconclusive" || status === "no-effect-seen") {
-      const joint = mine.some((x) => x.t.group && x.t.verdict === "causal" && x.t.group.includes(spec) && x.t.group.every((member) => !mine.some((y) => y.t.intervention === member && y.t.verdict === "causal")) && x.t.group.some((member) => mine.some((y) => y.t.intervention === member)));
+      const joint = mine.some(
+        (x) =>
+          x.t.group &&
+          x.t.verdict === "causal" &&
+          x.t.group.includes(spec) &&
+          x.t.group.every((member) => !mine.some((y) => y.t.intervention === member && y.t.verdict === "causal")) &&
+          x.t.group.some((member) => mine.some((y) => y.t.intervention === member)),
+      );
       if (joint) status = "joint";
     }
     if (status === "untested") offer(row(i, status, latest), i);
@@ -142,4 +159,3 @@ function groupTestOf(mine: TestIndex["runTests"], spec: string): TestSummary | n
   }
   return null;
 }
-

@@ -61,7 +61,11 @@ export function attachCauseDetails(m: RunModel, views: Map<string, ActionView & 
   const hitsOf = new Map<string, string[]>();
   const nodesFor = (target: unknown): string[] => {
     const t = String(target ?? "");
-    if (!hitsOf.has(t)) hitsOf.set(t, targetHits(m, t).map((a) => nodeId(a.id)));
+    if (!hitsOf.has(t))
+      hitsOf.set(
+        t,
+        targetHits(m, t).map((a) => nodeId(a.id)),
+      );
     return hitsOf.get(t)!;
   };
   const detail = (node: string): CauseDetails | undefined => {
@@ -139,7 +143,15 @@ export function attachCauseDetails(m: RunModel, views: Map<string, ActionView & 
       verdict: String(h.fix_verdict ?? ""),
       summary: String(h.fix_summary ?? ""),
       harm: { p_with: num(h.p_with), p_without: num(h.p_without), effect: num(h.effect), ci: ci(h.ci), n: num(h.n), line: h.line },
-      keeps: keeps.map((k) => ({ target: String(k.target), status: String(k.keep_status ?? ""), p_with: num(k.p_with), p_without: num(k.p_without), effect: num(k.effect), ci: ci(k.ci), line: k.line })),
+      keeps: keeps.map((k) => ({
+        target: String(k.target),
+        status: String(k.keep_status ?? ""),
+        p_with: num(k.p_with),
+        p_without: num(k.p_without),
+        effect: num(k.effect),
+        ci: ci(k.ci),
+        line: k.line,
+      })),
     };
     for (const node of nodesFor(h.target)) detail(node)?.fixes.push(view);
   }

@@ -36,12 +36,25 @@ const settledRuledOut = (t: { verdict: string; ci: [number, number]; stopped?: u
 function reachedTools(g: Graph): (input: string) => string[] {
   const tools = [...new Set([...g.nodes.values()].filter((n) => n.type === "action").map((n) => n.label))];
   const toolId = new Map(tools.map((t, i) => [t, i]));
-  const sets = closure(g, { direction: "down", evidence: ["observed"], width: tools.length, labelOf: (n) => (n.type === "action" ? toolId.get(n.label)! : -1), keep: (n) => n.type === "input" });
+  const sets = closure(g, {
+    direction: "down",
+    evidence: ["observed"],
+    width: tools.length,
+    labelOf: (n) => (n.type === "action" ? toolId.get(n.label)! : -1),
+    keep: (n) => n.type === "input",
+  });
   return (input) => {
     const bits = sets?.get(input);
     const out: string[] = [];
     if (bits) bits.forEach((i) => out.push(tools[i]));
-    else if (!sets) for (const x of new Set([...g.descendants([input]).keys()].map((id) => g.nodes.get(id)!).filter((n) => n.type === "action").map((n) => n.label))) out.push(x);
+    else if (!sets)
+      for (const x of new Set(
+        [...g.descendants([input]).keys()]
+          .map((id) => g.nodes.get(id)!)
+          .filter((n) => n.type === "action")
+          .map((n) => n.label),
+      ))
+        out.push(x);
     return out;
   };
 }
@@ -70,7 +83,16 @@ export function influence(runs: readonly RunData[]): Influence {
       const nid = nodeId(ev.id);
       let s = sources.get(ev.ref);
       if (!s) {
-        s = { id: ev.ref, labels: [], trust: ev.trust ?? null, runs: 0, cited_by: 0, preview: short(m.value(ev.ref), 140), max_effect: null, confirmed_tools: [] };
+        s = {
+          id: ev.ref,
+          labels: [],
+          trust: ev.trust ?? null,
+          runs: 0,
+          cited_by: 0,
+          preview: short(m.value(ev.ref), 140),
+          max_effect: null,
+          confirmed_tools: [],
+        };
         sources.set(ev.ref, s);
       }
       if (!s.labels.includes(ev.source)) s.labels.push(ev.source);

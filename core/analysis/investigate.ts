@@ -104,4 +104,3 @@ export function investigateLite(whole: RunData, opts: { reachNamed?: number } = 
   const al = alertsOf(m, new UntrustedReach(m), views, opts.reachNamed);
   return { summary: summaryOf(m, al, whole), alerts: al };
 }
-

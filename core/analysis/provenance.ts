@@ -93,7 +93,7 @@ export class ProvenanceIndex {
 
   constructor(private readonly m: RunModel) {
     // content hashed, or (imported traces) not captured everywhere: a value found nowhere may simply not have been recorded
-    this.hashed = ["hashed", "partial", "none"].includes(safeText((m.start.meta)?.content_capture));
+    this.hashed = ["hashed", "partial", "none"].includes(safeText(m.start.meta?.content_capture));
     const untrustedRefs = new Set(m.inputs.filter((e) => e.trust === "untrusted").map((e) => e.ref));
     for (const e of m.events) {
       if (e.type === "input") {

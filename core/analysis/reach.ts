@@ -49,10 +49,12 @@ export class UntrustedReach {
         }
         case "decision": {
           const ctx = Array.isArray(e.context) ? (e.context as { from_event?: string | null; ref?: string }[]) : [];
-          list = union(ctx.map((c) => {
-            const src = c?.from_event ?? (typeof c?.ref === "string" ? producer.get(c.ref) : undefined);
-            return src ? this.up.get(src) : undefined;
-          }));
+          list = union(
+            ctx.map((c) => {
+              const src = c?.from_event ?? (typeof c?.ref === "string" ? producer.get(c.ref) : undefined);
+              return src ? this.up.get(src) : undefined;
+            }),
+          );
           break;
         }
         case "action":

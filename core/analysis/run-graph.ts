@@ -22,7 +22,20 @@ export function sameGraph(a: RunGraph, b: RunGraph): boolean {
   }
   for (let i = 0; i < x.edges.length; i++) {
     const [e, f] = [x.edges[i], y.edges[i]];
-    if (e.src !== f.src || e.dst !== f.dst || e.evidence !== f.evidence || e.verdict !== f.verdict || e.effect !== f.effect || e.role !== f.role || e.n !== f.n || e.kind !== f.kind || e.target !== f.target || e.intervention !== f.intervention || String(e.ci) !== String(f.ci)) return false;
+    if (
+      e.src !== f.src ||
+      e.dst !== f.dst ||
+      e.evidence !== f.evidence ||
+      e.verdict !== f.verdict ||
+      e.effect !== f.effect ||
+      e.role !== f.role ||
+      e.n !== f.n ||
+      e.kind !== f.kind ||
+      e.target !== f.target ||
+      e.intervention !== f.intervention ||
+      String(e.ci) !== String(f.ci)
+    )
+      return false;
   }
   const ka = Object.keys(a.marks);
   if (ka.length !== Object.keys(b.marks).length) return false;

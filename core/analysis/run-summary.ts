@@ -98,4 +98,3 @@ export function agentsOf(m: RunModel): AgentRow[] {
   for (const r of rows.values()) r.model_ms = Math.round(r.model_ms * 100) / 100;
   return [...rows.values()];
 }
-

@@ -13,7 +13,13 @@ import { safeText } from "../log/sanitize";
 /** The run with its events set aside and a problem saying why. */
 export function unanalysable(run: RunData, err: unknown): RunData {
   const why = safeText((err as Error)?.message ?? err, 300);
-  return { ...run, events: [], tests: [], complete: false, problems: [...run.problems, problem("analysis-failed", `the run could not be analysed (${why}); its events are not shown`, { file: "events.jsonl" })] };
+  return {
+    ...run,
+    events: [],
+    tests: [],
+    complete: false,
+    problems: [...run.problems, problem("analysis-failed", `the run could not be analysed (${why}); its events are not shown`, { file: "events.jsonl" })],
+  };
 }
 
 export function investigateSafe(run: RunData, opts?: InvestigateOptions): Investigation {

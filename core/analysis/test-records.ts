@@ -31,7 +31,11 @@ export function testSummary(t: TestRecord): TestSummary {
     scope: typeof t.scope === "string" ? t.scope : "run",
     line: t.line,
     chained: t.chained,
-    group: Array.isArray(t.group) ? t.group.map((g) => safeText(g)) : safeText(t.intervention ?? "").includes(" | ") ? safeText(t.intervention).split(" | ") : undefined,
+    group: Array.isArray(t.group)
+      ? t.group.map((g) => safeText(g))
+      : safeText(t.intervention ?? "").includes(" | ")
+        ? safeText(t.intervention).split(" | ")
+        : undefined,
     ...(t.by !== undefined ? { by: safeText(t.by) } : {}),
     ...(t.foreign ? { foreign: true } : {}),
     ...((typeof t.baseline === "string" && t.baseline) || (Array.isArray(t.baseline) && t.baseline.length) ? { baseline: true } : {}),

@@ -78,7 +78,8 @@ const COMMON_FIELDS = new Set(["schema", "seq", "id", "prev_hash", "ts", "run_id
 
 export function eventViews(m: RunModel, g: Graph): EventView[] {
   const byLine = new Map<number, string[]>();
-  for (const p of m.run.problems) if (p.line !== undefined && (p.file ?? "events.jsonl") !== "tests.jsonl") byLine.set(p.line, [...(byLine.get(p.line) ?? []), p.message]);
+  for (const p of m.run.problems)
+    if (p.line !== undefined && (p.file ?? "events.jsonl") !== "tests.jsonl") byLine.set(p.line, [...(byLine.get(p.line) ?? []), p.message]);
   return m.events.map((e) => {
     const fields: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(e)) if (!COMMON_FIELDS.has(k)) fields[k] = v;

@@ -59,16 +59,7 @@ export interface ProvenanceRow {
   count: number;
 }
 
-export type CandidateStatus =
-  | "primary"
-  | "contributing"
-  | "confirmed"
-  | "joint"
-  | "suppressive"
-  | "inconclusive"
-  | "no-effect-seen"
-  | "ruled-out"
-  | "untested";
+export type CandidateStatus = "primary" | "contributing" | "confirmed" | "joint" | "suppressive" | "inconclusive" | "no-effect-seen" | "ruled-out" | "untested";
 
 export interface TestSummary {
   intervention: string;

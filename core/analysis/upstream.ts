@@ -71,7 +71,13 @@ export class Upstream {
     if (!hit) {
       if (this.sets === undefined) {
         const keys = new Set(this.m.actions.map((x) => this.keyOf(x)));
-        this.sets = closure(this.g, { direction: "up", evidence: ["observed"], width: this.members.length, labelOf: (n) => this.pos.get(n.id) ?? -1, keep: (n) => keys.has(n.id) });
+        this.sets = closure(this.g, {
+          direction: "up",
+          evidence: ["observed"],
+          width: this.members.length,
+          labelOf: (n) => this.pos.get(n.id) ?? -1,
+          keep: (n) => keys.has(n.id),
+        });
       }
       let anc = this.sets?.get(key);
       if (!anc) {

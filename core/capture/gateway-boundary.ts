@@ -19,7 +19,18 @@ import type http from "node:http";
 import { HttpError } from "../store/http";
 
 /** Headers of one connection (RFC 9110 §7.6.1), never forwarded in either direction. */
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer", "trailers", "transfer-encoding", "upgrade"]);
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "te",
+  "trailer",
+  "trailers",
+  "transfer-encoding",
+  "upgrade",
+]);
 /** Set by the gateway itself for the upstream. */
 const SET_BY_GATEWAY = new Set(["host", "content-length", "accept-encoding"]);
 
@@ -29,7 +40,10 @@ export function checkOrigin(headers: http.IncomingHttpHeaders, allowOrigins: rea
   if (origin !== undefined) {
     const o = Array.isArray(origin) ? origin.join(",") : origin;
     if (!allowOrigins.some((a) => a.toLowerCase() === o.trim().toLowerCase())) {
-      throw new HttpError(403, `requests from web pages are refused (Origin: ${JSON.stringify(o.slice(0, 100))}); the gateway takes requests from programs only`);
+      throw new HttpError(
+        403,
+        `requests from web pages are refused (Origin: ${JSON.stringify(o.slice(0, 100))}); the gateway takes requests from programs only`,
+      );
     }
     return;
   }
@@ -54,7 +68,12 @@ export function checkJsonBody(headers: http.IncomingHttpHeaders): void {
 function connectionNames(headers: http.IncomingHttpHeaders): Set<string> {
   const c = headers.connection;
   const text = Array.isArray(c) ? c.join(",") : (c ?? "");
-  return new Set(text.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean));
+  return new Set(
+    text
+      .split(",")
+      .map((s) => s.trim().toLowerCase())
+      .filter(Boolean),
+  );
 }
 
 /**

@@ -58,7 +58,14 @@ function targetOf(s: ForwardSettings, req: http.IncomingMessage, path: string, u
 }
 
 /** What a complete answer says: the response (streamed ones accumulated), or why it is not recorded as one. */
-function outcomeOf(codec: Codec, body: object, upRes: http.IncomingMessage, got: Buffer[], gotBytes: number, maxBody: number): Omit<ExchangeOutcome, "durationMs"> {
+function outcomeOf(
+  codec: Codec,
+  body: object,
+  upRes: http.IncomingMessage,
+  got: Buffer[],
+  gotBytes: number,
+  maxBody: number,
+): Omit<ExchangeOutcome, "durationMs"> {
   const text = Buffer.concat(got).toString("utf8");
   const status = upRes.statusCode ?? 0;
   if (gotBytes > maxBody) return { error: `response over ${maxBody >> 20} MB: not recorded` };

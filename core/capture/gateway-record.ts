@@ -38,7 +38,12 @@ export class GatewayRecorder {
     const h = req.headers["x-causeway-agent"];
     if (typeof h === "string" && AGENT_RE.test(h) && h !== "run") return h;
     const auth = req.headers.authorization;
-    const key = typeof auth === "string" && /^Bearer\s+/i.test(auth) ? auth.replace(/^Bearer\s+/i, "") : typeof req.headers["x-api-key"] === "string" ? (req.headers["x-api-key"]) : "";
+    const key =
+      typeof auth === "string" && /^Bearer\s+/i.test(auth)
+        ? auth.replace(/^Bearer\s+/i, "")
+        : typeof req.headers["x-api-key"] === "string"
+          ? req.headers["x-api-key"]
+          : "";
     const d = key ? digest(key) : undefined;
     const hit = d && this.keys.find((k) => timingSafeEqual(k.digest, d));
     if (hit) return hit.label;
@@ -56,7 +61,9 @@ export class GatewayRecorder {
       const item = rec.exchange(codec, body, { ...outcome, url });
       if (outcome.error === undefined) handoffs.note(codec.assistantText(item.value), rec.agent, item);
       const calls = outcome.response === undefined ? [] : codec.toolCalls(outcome.response).map((c) => c.name);
-      this.log(`recorded ${rec.agent.name}: ${codec.api} ${String((body as { model?: unknown }).model ?? "?")}${outcome.error ? ` failed (${outcome.error.slice(0, 80)})` : calls.length ? ` → ${calls.join(", ")}` : ""}`);
+      this.log(
+        `recorded ${rec.agent.name}: ${codec.api} ${String((body as { model?: unknown }).model ?? "?")}${outcome.error ? ` failed (${outcome.error.slice(0, 80)})` : calls.length ? ` → ${calls.join(", ")}` : ""}`,
+      );
     } catch (err) {
       this.log(`not recorded: ${errorText(err)}`);
     }

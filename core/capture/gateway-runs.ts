@@ -73,14 +73,23 @@ export class GatewayRuns {
   }
 
   /** The recorder of the request's agent in the request's run (opening either when new). */
-  recorderFor(req: http.IncomingMessage, agent: (codec: Codec, body: unknown) => string, codec: Codec, body: unknown): { rec: ConversationRecorder; handoffs: Handoffs } {
+  recorderFor(
+    req: http.IncomingMessage,
+    agent: (codec: Codec, body: unknown) => string,
+    codec: Codec,
+    body: unknown,
+  ): { rec: ConversationRecorder; handoffs: Handoffs } {
     const run = this.runFor(req);
     const name = agent(codec, body);
     let rec = run.recorders.get(name);
     if (!rec) {
       const handoffs = run.handoffs;
       // one agent's output in another agent's prompt is a message between them
-      rec = new ConversationRecorder(run.rt.agent(name), { untrustedTools: this.opts.untrustedTools, link: (value, a) => handoffs.link(value, a), nameResult: this.naming });
+      rec = new ConversationRecorder(run.rt.agent(name), {
+        untrustedTools: this.opts.untrustedTools,
+        link: (value, a) => handoffs.link(value, a),
+        nameResult: this.naming,
+      });
       run.recorders.set(name, rec);
     }
     return { rec, handoffs: run.handoffs };

@@ -47,7 +47,13 @@ import { Redactor } from "../log/redact";
 export { sseData } from "./gateway-forward";
 export type { GatewayOptions } from "./gateway-options";
 
-export const GATEWAY_DEFAULTS = { connectTimeoutMs: 10_000, idleTimeoutMs: 100_000, headerTimeoutMs: 10_000, bodyTimeoutMs: 120_000, maxConnections: 256 } as const;
+export const GATEWAY_DEFAULTS = {
+  connectTimeoutMs: 10_000,
+  idleTimeoutMs: 100_000,
+  headerTimeoutMs: 10_000,
+  bodyTimeoutMs: 120_000,
+  maxConnections: 256,
+} as const;
 
 /**
  * The path of a request target, checked so that appended to the upstream's base path it stays
@@ -100,7 +106,8 @@ function settingsOf(opts: GatewayOptions) {
   const main = upstreamOf(opts.upstream);
   const anthropic = opts.anthropicUpstream ? upstreamOf(opts.anthropicUpstream) : undefined;
   const prefix = opts.pathPrefix?.replace(/\/+$/, "");
-  if (prefix !== undefined && !/^\/[A-Za-z0-9_-]{1,128}$/.test(prefix)) throw new Error(`pathPrefix must be one path segment of letters, digits, '-' and '_', got ${JSON.stringify(opts.pathPrefix)}`);
+  if (prefix !== undefined && !/^\/[A-Za-z0-9_-]{1,128}$/.test(prefix))
+    throw new Error(`pathPrefix must be one path segment of letters, digits, '-' and '_', got ${JSON.stringify(opts.pathPrefix)}`);
   const maxBody = opts.maxBodyBytes ?? 32 << 20;
   const connectTimeoutMs = opts.connectTimeoutMs ?? GATEWAY_DEFAULTS.connectTimeoutMs;
   const idleTimeoutMs = opts.idleTimeoutMs ?? GATEWAY_DEFAULTS.idleTimeoutMs;
@@ -111,7 +118,8 @@ function settingsOf(opts: GatewayOptions) {
     if (!Number.isFinite(v) || v < 1 || v > 3_600_000) throw new Error(`${name} must be from 1 ms to an hour, got ${v}`);
   }
   const maxConnections = opts.maxConnections ?? GATEWAY_DEFAULTS.maxConnections;
-  if (!Number.isSafeInteger(maxConnections) || maxConnections < 1 || maxConnections > 1 << 16) throw new Error(`maxConnections must be a whole number from 1 to 65536, got ${maxConnections}`);
+  if (!Number.isSafeInteger(maxConnections) || maxConnections < 1 || maxConnections > 1 << 16)
+    throw new Error(`maxConnections must be a whole number from 1 to 65536, got ${maxConnections}`);
   const limits = resolveLimits({ headerTimeoutMs, bodyTimeoutMs, maxConnections }, opts);
   return { main, anthropic, prefix, maxBody, connectTimeoutMs, idleTimeoutMs, limits, host: opts.host ?? "127.0.0.1" };
 }
@@ -121,7 +129,12 @@ function settingsOf(opts: GatewayOptions) {
  * Host, a path target, the secret path prefix, the origin, a path confined to the upstream's base
  * path, a JSON body. Returns the target (prefix removed) and its confined path, or the refusal.
  */
-function routeOf(req: http.IncomingMessage, host: string, prefix: string | undefined, allowOrigins: readonly string[] | undefined): { url: string; path: string } | { status: number; message: string } {
+function routeOf(
+  req: http.IncomingMessage,
+  host: string,
+  prefix: string | undefined,
+  allowOrigins: readonly string[] | undefined,
+): { url: string; path: string } | { status: number; message: string } {
   if (!hostAllowed(req.headers.host, host)) return { status: 403, message: "host not allowed" };
   let url = req.url ?? "";
   if (!url.startsWith("/") || url.startsWith("//")) return { status: 400, message: "the request target must be a path (this is not a forward proxy)" };

@@ -68,7 +68,13 @@ export function resolveLimits(base: ConnectionLimits, opts: Partial<PrincipalLim
   const reserveDefault = max < 2 ? 0 : Math.max(1, Math.min(LIMIT_DEFAULTS.reservedConnections, Math.floor(max / 4)));
   return {
     ...base,
-    maxConnectionsPerAddress: int("maxConnectionsPerAddress", opts.maxConnectionsPerAddress, Math.min(max, LIMIT_DEFAULTS.maxConnectionsPerAddress), 1, 1 << 16),
+    maxConnectionsPerAddress: int(
+      "maxConnectionsPerAddress",
+      opts.maxConnectionsPerAddress,
+      Math.min(max, LIMIT_DEFAULTS.maxConnectionsPerAddress),
+      1,
+      1 << 16,
+    ),
     maxRequestsPerPrincipal: int("maxRequestsPerPrincipal", opts.maxRequestsPerPrincipal, Math.min(max, LIMIT_DEFAULTS.maxRequestsPerPrincipal), 1, 1 << 16),
     maxTailsPerPrincipal: int("maxTailsPerPrincipal", opts.maxTailsPerPrincipal, LIMIT_DEFAULTS.maxTailsPerPrincipal, 1, 1 << 16),
     minBodyBytesPerSec: int("minBodyBytesPerSec", opts.minBodyBytesPerSec, LIMIT_DEFAULTS.minBodyBytesPerSec, 0, 1 << 30),
@@ -218,7 +224,8 @@ export class ConnectionGuard {
 
   private connected(socket: Socket): void {
     const address = socket.remoteAddress ?? "";
-    if ((this.perAddress.get(address) ?? 0) >= this.limits.maxConnectionsPerAddress && !this.makeRoom((c) => c.address === address)) return void socket.destroy();
+    if ((this.perAddress.get(address) ?? 0) >= this.limits.maxConnectionsPerAddress && !this.makeRoom((c) => c.address === address))
+      return void socket.destroy();
     if (this.open.size >= this.limits.maxConnections && !this.makeRoom(() => true)) return void socket.destroy();
     const c: Conn = { socket, address, state: "waiting", since: 0, at: 0 };
     this.open.set(socket, c);
@@ -231,7 +238,13 @@ export class ConnectionGuard {
   private refuse(res: http.ServerResponse, status: number, message: string): false {
     const data = Buffer.from(JSON.stringify({ error: message }));
     res.shouldKeepAlive = false;
-    res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": String(data.length), "retry-after": "1", connection: "close", "cache-control": "no-store" });
+    res.writeHead(status, {
+      "content-type": "application/json; charset=utf-8",
+      "content-length": String(data.length),
+      "retry-after": "1",
+      connection: "close",
+      "cache-control": "no-store",
+    });
     res.end(data);
     return false;
   }

@@ -111,11 +111,14 @@ export async function startCollector(opts: CollectorOptions): Promise<Collector>
   const maxDepth = budget.maxDepth;
   const pool = { used: 0, max: checkedInt("maxBodyPoolBytes", opts.maxBodyPoolBytes, 4 * maxBody, 2 ** 40) };
   const limits: IngestLimits = { ...DEFAULT_LIMITS, ...opts.limits, maxDepth };
-  const connLimits = resolveLimits({
-    headerTimeoutMs: checkedInt("headerTimeoutMs", opts.headerTimeoutMs, COLLECTOR_DEFAULTS.headerTimeoutMs, 3_600_000),
-    bodyTimeoutMs: checkedInt("bodyTimeoutMs", opts.bodyTimeoutMs, COLLECTOR_DEFAULTS.bodyTimeoutMs, 3_600_000),
-    maxConnections: checkedInt("maxConnections", opts.maxConnections, COLLECTOR_DEFAULTS.maxConnections, 1 << 16),
-  }, opts);
+  const connLimits = resolveLimits(
+    {
+      headerTimeoutMs: checkedInt("headerTimeoutMs", opts.headerTimeoutMs, COLLECTOR_DEFAULTS.headerTimeoutMs, 3_600_000),
+      bodyTimeoutMs: checkedInt("bodyTimeoutMs", opts.bodyTimeoutMs, COLLECTOR_DEFAULTS.bodyTimeoutMs, 3_600_000),
+      maxConnections: checkedInt("maxConnections", opts.maxConnections, COLLECTOR_DEFAULTS.maxConnections, 1 << 16),
+    },
+    opts,
+  );
   const log = opts.log ?? (() => {});
 
   /** The writer a request's token is (core/store/owners.ts), when it holds `scope`. */

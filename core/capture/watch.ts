@@ -199,11 +199,12 @@ export function liveRunData(tail: RunTail): RunData {
   const complete = events.some((e) => e.type === "run.end");
   const tests = readTestsLog(tail.dir);
   const problems = [...tail.parser.problems, ...tests.problems];
-  if (events.length && !complete) problems.push(problem("no-run-end", "the run has no run.end event: it is still running, or was cut short", { file: "events.jsonl" }));
+  if (events.length && !complete)
+    problems.push(problem("no-run-end", "the run has no run.end event: it is still running, or was cut short", { file: "events.jsonl" }));
   const first = events.find((e) => typeof e.run_id === "string");
   return {
     dir: tail.dir,
-    runId: (first?.run_id) ?? path.basename(tail.dir),
+    runId: first?.run_id ?? path.basename(tail.dir),
     events,
     problems,
     tests: tests.records,
@@ -227,10 +228,14 @@ function postWebhook(url: string, payload: unknown, timeoutMs: number): Promise<
   return new Promise((resolve, reject) => {
     const data = Buffer.from(JSON.stringify(payload));
     const u = new URL(url);
-    const req = (u.protocol === "https:" ? https : http).request(u, { method: "POST", headers: { "content-type": "application/json", "content-length": String(data.length) }, timeout: timeoutMs }, (res) => {
-      res.resume();
-      res.on("end", () => ((res.statusCode ?? 0) < 300 ? resolve() : reject(new WebhookRefused(res.statusCode ?? 0))));
-    });
+    const req = (u.protocol === "https:" ? https : http).request(
+      u,
+      { method: "POST", headers: { "content-type": "application/json", "content-length": String(data.length) }, timeout: timeoutMs },
+      (res) => {
+        res.resume();
+        res.on("end", () => ((res.statusCode ?? 0) < 300 ? resolve() : reject(new WebhookRefused(res.statusCode ?? 0))));
+      },
+    );
     req.on("timeout", () => req.destroy(new Error("webhook timed out")));
     req.on("error", reject);
     req.end(data);

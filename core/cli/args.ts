@@ -64,7 +64,13 @@ export function parseArgs(cmd: string, argv: string[], spec: CommandSpec): Parse
   }
   const names = spec.positionals;
   const required = names.filter((n) => !n.endsWith("?")).length;
-  if (pos.length < required) throw new UsageError(`${cmd}: missing ${names.slice(pos.length).filter((n) => !n.endsWith("?")).join(" ")}`);
+  if (pos.length < required)
+    throw new UsageError(
+      `${cmd}: missing ${names
+        .slice(pos.length)
+        .filter((n) => !n.endsWith("?"))
+        .join(" ")}`,
+    );
   const variadic = names.length > 0 && names[names.length - 1].endsWith("...");
   if (pos.length > names.length && !variadic) throw new UsageError(`${cmd}: unexpected argument ${JSON.stringify(pos[names.length])}`);
   const out: Parsed["pos"] = {};

@@ -135,7 +135,10 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
         } catch {
           ok = false;
         }
-        if (!ok) throw new UsageError(`gateway: --allow-origin takes an origin such as http://localhost:5173 (scheme, host and port, no path), got ${JSON.stringify(o)}`);
+        if (!ok)
+          throw new UsageError(
+            `gateway: --allow-origin takes an origin such as http://localhost:5173 (scheme, host and port, no path), got ${JSON.stringify(o)}`,
+          );
       }
       const upstream = p.flags.upstream as string | undefined;
       if (!upstream) throw new UsageError("gateway: --upstream URL is required (e.g. https://api.openai.com or https://api.anthropic.com)");
@@ -145,7 +148,8 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
       const both = trustedTools.filter((t) => list(p, "untrusted-tool").includes(t));
       if (both.length) throw new UsageError(`gateway: a tool can't be both --trusted-tool and --untrusted-tool: ${both.join(", ")}`);
       const gap = p.flags["run-gap-s"];
-      if (gap !== undefined && (typeof gap !== "number" || !(gap === 0 || (gap >= 0.001 && gap <= 86_400)))) throw new UsageError("--run-gap-s must be 0 (never split) or a number of seconds up to 86400");
+      if (gap !== undefined && (typeof gap !== "number" || !(gap === 0 || (gap >= 0.001 && gap <= 86_400))))
+        throw new UsageError("--run-gap-s must be 0 (never split) or a number of seconds up to 86400");
       const gw = await startGateway({
         upstream,
         outDir,
@@ -174,7 +178,9 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
         out(`  OpenAI clients:    OPENAI_BASE_URL=${gw.url}/v1`);
         out(`  Anthropic clients: ANTHROPIC_BASE_URL=${gw.url}`);
         out("  name agents with the x-causeway-agent header (or --agent-key); Ctrl-C ends the runs");
-        out(`  a new run on a new x-causeway-run value${gap === 0 ? "" : ` or after ${gap ?? DEFAULT_RUN_GAP_MS / 1000} s with no call`}; tool results untrusted unless --trusted-tool`);
+        out(
+          `  a new run on a new x-causeway-run value${gap === 0 ? "" : ` or after ${gap ?? DEFAULT_RUN_GAP_MS / 1000} s with no call`}; tool results untrusted unless --trusted-tool`,
+        );
       }
       return done;
     },
@@ -184,7 +190,20 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
     help: "collect runs shipped by HttpSink (POST /v1/ingest) and serve them (GET /v1/runs…); token from --token-env, --token-file or $CAUSEWAY_TOKEN",
     spec: {
       positionals: ["root?"],
-      flags: { ...TOKEN_FLAGS, "token-for": "strings", store: "string", host: "string", port: "number", "max-body-mb": "number", "header-timeout-s": "number", "body-timeout-s": "number", "max-connections": "number", "max-body-pool-mb": "number", quiet: "boolean", json: "boolean" },
+      flags: {
+        ...TOKEN_FLAGS,
+        "token-for": "strings",
+        store: "string",
+        host: "string",
+        port: "number",
+        "max-body-mb": "number",
+        "header-timeout-s": "number",
+        "body-timeout-s": "number",
+        "max-connections": "number",
+        "max-body-pool-mb": "number",
+        quiet: "boolean",
+        json: "boolean",
+      },
     },
     run: async (p) => {
       const storeUrl = p.flags.store as string | undefined;
@@ -206,7 +225,8 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
       const generated = !token;
       token ??= randomBytes(18).toString("base64url");
       const host = (p.flags.host as string | undefined) ?? "127.0.0.1";
-      if (exposed(host)) process.stderr.write(`causeway serve: warning: binding to ${host} exposes the collector beyond this machine; anyone with the token can write runs\n`);
+      if (exposed(host))
+        process.stderr.write(`causeway serve: warning: binding to ${host} exposes the collector beyond this machine; anyone with the token can write runs\n`);
       const log = p.flags.quiet ? undefined : p.flags.json ? (l: string) => jsonLine({ event: "log", message: l }) : (l: string) => out(`  ${l}`);
       const store = storeUrl ? new (await import("../store/postgres")).PgStore(storeUrl, log) : undefined;
       const c = await startCollector({
@@ -230,7 +250,16 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
         if (p.flags.json) jsonLine({ event: "closed" });
       });
       const where = storeUrl ? "postgresql" : path.resolve(p.pos.root!);
-      if (p.flags.json) jsonLine({ event: "listening", url: c.url, ingest: `${c.url}/v1/ingest`, runs: `${c.url}/v1/runs`, store: storeUrl ? "postgresql" : "folder", root: storeUrl ? null : where, token: generated ? token : null });
+      if (p.flags.json)
+        jsonLine({
+          event: "listening",
+          url: c.url,
+          ingest: `${c.url}/v1/ingest`,
+          runs: `${c.url}/v1/runs`,
+          store: storeUrl ? "postgresql" : "folder",
+          root: storeUrl ? null : where,
+          token: generated ? token : null,
+        });
       else {
         out(`causeway collector on ${c.url}: POST /v1/ingest, GET /v1/runs -> ${where}`);
         if (generated) out(`  token (set CAUSEWAY_TOKEN to choose one): ${token}`);
@@ -273,7 +302,10 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
   import: {
     usage: "causeway import otel FILE [--out DIR] [--trusted-tool T]... [--untrusted-tool T]... [--sensitive T]... [--json]",
     help: "import OpenTelemetry GenAI traces (OTLP/JSON or JSON Lines) as runs",
-    spec: { positionals: ["kind", "file"], flags: { out: "string", "trusted-tool": "strings", "untrusted-tool": "strings", sensitive: "strings", json: "boolean" } },
+    spec: {
+      positionals: ["kind", "file"],
+      flags: { out: "string", "trusted-tool": "strings", "untrusted-tool": "strings", sensitive: "strings", json: "boolean" },
+    },
     run: (p) => {
       if (p.pos.kind !== "otel") throw new UsageError(`import: unknown source ${JSON.stringify(p.pos.kind)} (supported: otel)`);
       const file = p.pos.file!;
@@ -299,12 +331,25 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
     },
   },
   "test-endpoint": {
-    usage: "causeway test-endpoint RUN --decision SEQ --remove SPEC (--contains TEXT | --target SPEC) [--n N] [--n-max N] [--method betting|newcombe] [--base-url URL] [--api-key-env VAR] [--json]",
+    usage:
+      "causeway test-endpoint RUN --decision SEQ --remove SPEC (--contains TEXT | --target SPEC) [--n N] [--n-max N] [--method betting|newcombe] [--base-url URL] [--api-key-env VAR] [--json]",
     help: `decision replay over HTTP: re-send a recorded call without a block, against an unchanged control call. ${PAIRS_HELP} (default: at most 20 pairs)`,
     details: RUNGS_HELP,
     spec: {
       positionals: ["run"],
-      flags: { decision: "string", remove: "string", contains: "string", target: "string", n: "number", "n-max": "number", method: "string", "base-url": "string", "api-key-env": "string", "timeout-s": "number", json: "boolean" },
+      flags: {
+        decision: "string",
+        remove: "string",
+        contains: "string",
+        target: "string",
+        n: "number",
+        "n-max": "number",
+        method: "string",
+        "base-url": "string",
+        "api-key-env": "string",
+        "timeout-s": "number",
+        json: "boolean",
+      },
     },
     run: async (p) => {
       const dir = path.resolve(p.pos.run!);
@@ -315,7 +360,8 @@ export const CAPTURE_COMMANDS: Record<string, Command> = {
       parseIntervention(remove);
       const target = p.flags.target as string | undefined;
       if (target) parseTarget(target);
-      if (target === undefined && p.flags.contains === undefined) throw new UsageError("test-endpoint: say what to measure with --contains TEXT or --target SPEC");
+      if (target === undefined && p.flags.contains === undefined)
+        throw new UsageError("test-endpoint: say what to measure with --contains TEXT or --target SPEC");
       const keyVar = p.flags["api-key-env"] as string | undefined;
       if (keyVar && !process.env[keyVar]) throw new UsageError(`--api-key-env: ${keyVar} is not set`);
       const { n, nMax, minPairs } = pairsOf(p, { n: 20, nMax: (k) => k });
@@ -357,7 +403,16 @@ function refuseNoChange(req: RebuiltRequest, remove: string): void {
   const w = withoutBlocks(req, remove);
   if (w.removed + w.edited > 0) return;
   const ctx = req.decision.context ?? [];
-  const sources = [...new Set(req.record.blocks.map((b) => ctx[b.context]).filter((c) => c && c.kind !== "output").map((c) => String(c.source)))];
+  const sources = [
+    ...new Set(
+      req.record.blocks
+        .map((b) => ctx[b.context])
+        .filter((c) => c && c.kind !== "output")
+        .map((c) => String(c.source)),
+    ),
+  ];
   const kept = w.kept ? `; it matches ${w.kept} block${w.kept === 1 ? "" : "s"} that can't be removed (assistant turns, tool definitions)` : "";
-  throw new Refusal(`the removal ${JSON.stringify(remove)} changes nothing in decision #${req.decision.seq}'s request (its blocks' sources: ${sources.join(", ") || "none"})${kept}; nothing was sent or saved`);
+  throw new Refusal(
+    `the removal ${JSON.stringify(remove)} changes nothing in decision #${req.decision.seq}'s request (its blocks' sources: ${sources.join(", ") || "none"})${kept}; nothing was sent or saved`,
+  );
 }

@@ -41,7 +41,9 @@ export function formatNarrowed(n: Narrowed): string[] {
   for (const s of n.spans) {
     lines.push(`causing span of ${s.cause} (${s.input.length} characters; ${s.tests.length} span tests):`);
     for (const sp of s.spans) {
-      lines.push(`  ${sp.ranges.map(([a, b]) => `${a}-${b}`).join(",")} (${sp.level}${sp.joint ? ", joint: each part enough alone" : ""})  effect ${sgn(sp.effect)} ${ivl(sp.ci)} n=${sp.n}${sp.overlaps_whole ? "  (overlaps the whole input's)" : "  (does NOT overlap the whole input's)"}`);
+      lines.push(
+        `  ${sp.ranges.map(([a, b]) => `${a}-${b}`).join(",")} (${sp.level}${sp.joint ? ", joint: each part enough alone" : ""})  effect ${sgn(sp.effect)} ${ivl(sp.ci)} n=${sp.n}${sp.overlaps_whole ? "  (overlaps the whole input's)" : "  (does NOT overlap the whole input's)"}`,
+      );
       for (const t of sp.texts) lines.push(`    "${t}"`);
     }
     if (s.note) lines.push(`  ${s.note}`);
@@ -57,18 +59,26 @@ export function formatNarrowed(n: Narrowed): string[] {
 
 export function formatFixCheck(f: FixCheck): string[] {
   const lines = [`${f.verdict.toUpperCase()}  fix: ${f.fix.join(" + ")}`];
-  lines.push(`  harm ${f.harm.target}: ${rate(f.harm.without_fix)} without the fix → ${rate(f.harm.with_fix)} with it; effect ${sgn(f.harm.effect)} ${ivl(f.harm.ci)} n=${f.harm.test.n}`);
-  for (const k of f.keep) lines.push(`  keep ${k.target}: ${k.status.toUpperCase()} (${rate(k.without_fix)} → ${rate(k.with_fix)}; effect ${sgn(k.effect)} ${ivl(k.ci)} n=${k.test.n})`);
+  lines.push(
+    `  harm ${f.harm.target}: ${rate(f.harm.without_fix)} without the fix → ${rate(f.harm.with_fix)} with it; effect ${sgn(f.harm.effect)} ${ivl(f.harm.ci)} n=${f.harm.test.n}`,
+  );
+  for (const k of f.keep)
+    lines.push(
+      `  keep ${k.target}: ${k.status.toUpperCase()} (${rate(k.without_fix)} → ${rate(k.with_fix)}; effect ${sgn(k.effect)} ${ivl(k.ci)} n=${k.test.n})`,
+    );
   for (const e of f.excluded) lines.push(`  not counted as intended: ${e.target} — ${e.reason}`);
   for (const c of f.changes as { kind: string; item: { source: string }; after: string; removed: { text: string }[] }[]) {
-    lines.push(`  changed ${c.item.source} (${c.kind}) → ${c.after}${c.removed.length ? `; removed: ${c.removed.map((r) => JSON.stringify(r.text.length > 80 ? r.text.slice(0, 79) + "…" : r.text)).join(", ")}` : ""}`);
+    lines.push(
+      `  changed ${c.item.source} (${c.kind}) → ${c.after}${c.removed.length ? `; removed: ${c.removed.map((r) => JSON.stringify(r.text.length > 80 ? r.text.slice(0, 79) + "…" : r.text)).join(", ")}` : ""}`,
+    );
   }
   return lines;
 }
 
 /** `fix-check RUN_ID --collector URL`: the same checks of the flags, then a job on the team's workers. */
 async function fixCheckOnCollector(p: Parsed): Promise<number> {
-  if (!((p.flags.fix as string[] | undefined) ?? []).length) throw new UsageError("fix-check: --fix SPEC is required (e.g. span:input:notes@87-229, guard:block, replace:input:system=@clean.txt)");
+  if (!((p.flags.fix as string[] | undefined) ?? []).length)
+    throw new UsageError("fix-check: --fix SPEC is required (e.g. span:input:notes@87-229, guard:block, replace:input:system=@clean.txt)");
   if (!p.flags.harm) throw new UsageError("fix-check: --harm TARGET is required");
   // loaded here: job-commands prints a fix check with this file's formatFixCheck
   return (await import("./job-commands")).submitToCollector(p, "fix-check");
@@ -77,15 +87,31 @@ async function fixCheckOnCollector(p: Parsed): Promise<number> {
 export function caseCommands(programFor: ProgramFor, requireRun: (d: string) => string): Record<string, Command> {
   return {
     "fix-check": {
-      usage: "causeway fix-check RUN --fix SPEC [--fix SPEC]... --harm TARGET [--keep TARGET]... [--n N] [--n-max N] [--allow-program P | --system P | --base-url URL --api-key-env VAR | --collector URL] [--json]",
+      usage:
+        "causeway fix-check RUN --fix SPEC [--fix SPEC]... --harm TARGET [--keep TARGET]... [--n N] [--n-max N] [--allow-program P | --system P | --base-url URL --api-key-env VAR | --collector URL] [--json]",
       help: `replay with a fix applied: harm rate without → with it, and whether intended actions still happen. Each test: ${PAIRS_HELP} (default: first look at 40, at most 160)`,
       details: RUNGS_HELP,
-      spec: { positionals: ["run"], flags: { fix: "strings", harm: "string", keep: "strings", n: "number", "n-max": "number", workers: "number", ...PROGRAM_FLAGS, collector: "string", ...TOKEN_FLAGS, json: "boolean" } },
+      spec: {
+        positionals: ["run"],
+        flags: {
+          fix: "strings",
+          harm: "string",
+          keep: "strings",
+          n: "number",
+          "n-max": "number",
+          workers: "number",
+          ...PROGRAM_FLAGS,
+          collector: "string",
+          ...TOKEN_FLAGS,
+          json: "boolean",
+        },
+      },
       run: async (p) => {
         if (p.flags.collector) return fixCheckOnCollector(p);
         const dir = requireRun(p.pos.run!);
         const fixes = ((p.flags.fix as string[] | undefined) ?? []).map(absoluteSpec);
-        if (!fixes.length) throw new UsageError("fix-check: --fix SPEC is required (e.g. span:input:notes@87-229, guard:block, replace:input:system=@clean.txt)");
+        if (!fixes.length)
+          throw new UsageError("fix-check: --fix SPEC is required (e.g. span:input:notes@87-229, guard:block, replace:input:system=@clean.txt)");
         fixes.forEach(parseIntervention);
         const harm = p.flags.harm as string | undefined;
         if (!harm) throw new UsageError("fix-check: --harm TARGET is required");
@@ -101,7 +127,8 @@ export function caseCommands(programFor: ProgramFor, requireRun: (d: string) => 
         const ctx = new ReplayContext(run, sys);
         const { n, nMax } = pairsOf(p, { n: 40, nMax: (k) => Math.max(160, k) });
         const f = await fixCheck(ctx, { fix: fixes, harm, keep, n, nMax, workers: intFlag(p, "workers", 1) });
-        if (p.flags.json) json({ ...f, harm: { ...f.harm, test: undefined, n: f.harm.test.n }, keep: f.keep.map((k) => ({ ...k, test: undefined, n: k.test.n })) });
+        if (p.flags.json)
+          json({ ...f, harm: { ...f.harm, test: undefined, n: f.harm.test.n }, keep: f.keep.map((k) => ({ ...k, test: undefined, n: k.test.n })) });
         else formatFixCheck(f).forEach((l) => out(l));
         return f.verdict === "fixed" ? 0 : 1;
       },
@@ -110,7 +137,11 @@ export function caseCommands(programFor: ProgramFor, requireRun: (d: string) => 
       usage: "causeway case RUN --target SPEC [-o FILE.md] [--investigate [--allow-program P | --system P | --base-url URL --api-key-env VAR]] [--json]",
       help: "the case file of one action: cause, causing span, shapes, fix checks, path, every figure linked to the log",
       details: RUNGS_HELP,
-      spec: { positionals: ["run"], flags: { target: "string", "out-file": "string", investigate: "boolean", n: "number", "n-max": "number", ...PROGRAM_FLAGS, json: "boolean" }, aliases: { o: "out-file" } },
+      spec: {
+        positionals: ["run"],
+        flags: { target: "string", "out-file": "string", investigate: "boolean", n: "number", "n-max": "number", ...PROGRAM_FLAGS, json: "boolean" },
+        aliases: { o: "out-file" },
+      },
       run: async (p) => {
         const dir = requireRun(p.pos.run!);
         const target = p.flags.target as string | undefined;

@@ -51,7 +51,14 @@ export function reachSentence(rows: DemoResult["blast_radius"]): string {
   return `${all} untrusted inputs reached the exfiltration email, so reach alone cannot say which one caused it.`;
 }
 
-export async function runDemo(opts: { out: string; n: number; seeds?: number; quiet?: boolean; json?: boolean; method?: "betting" | "newcombe" }): Promise<number> {
+export async function runDemo(opts: {
+  out: string;
+  n: number;
+  seeds?: number;
+  quiet?: boolean;
+  json?: boolean;
+  method?: "betting" | "newcombe";
+}): Promise<number> {
   const say = opts.quiet || opts.json ? () => {} : out;
   const root = path.resolve(opts.out);
   const prog = resolveProgram("causeway:demo", process.cwd());
@@ -149,11 +156,22 @@ function describeRun(run: RunData, res: DemoResult, say: Say): void {
 }
 
 /** Why: the paired tests of each input, a second run's (for the influence view), and one decision test. */
-async function testInputs(sys: DemoSystem, run: RunData, exfil: string[], opts: { n: number; method?: "betting" | "newcombe" }, res: DemoResult, say: Say): Promise<void> {
+async function testInputs(
+  sys: DemoSystem,
+  run: RunData,
+  exfil: string[],
+  opts: { n: number; method?: "betting" | "newcombe" },
+  res: DemoResult,
+  say: Say,
+): Promise<void> {
   const newcombe = opts.method === "newcombe";
   // the reference's figures: n fixed pairs, Newcombe; by default: the paired betting sequence, stopping when decisive and the role is clear
   const how = newcombe ? { n: opts.n, method: "newcombe" as const } : { nMax: opts.n * 4, sizeRole: true };
-  say(newcombe ? `\n== counterfactual tests (n=${opts.n} paired replays each, Newcombe; tools served from tape)` : `\n== counterfactual tests (paired replays, sequential up to ${opts.n * 4} pairs each until decisive; tools served from tape)`);
+  say(
+    newcombe
+      ? `\n== counterfactual tests (n=${opts.n} paired replays each, Newcombe; tools served from tape)`
+      : `\n== counterfactual tests (paired replays, sequential up to ${opts.n * 4} pairs each until decisive; tools served from tape)`,
+  );
   const ctx = new ReplayContext(run, sys);
   const tests: [string, string][] = [
     ["input:vendor:portal/notes.md", EXFIL_TARGET],
@@ -176,7 +194,12 @@ async function testInputs(sys: DemoSystem, run: RunData, exfil: string[], opts: 
   }
   const dec = ctx.model.decisions[0];
   say(`\n== decision-level test (re-call only the ${dec.agent}'s model call; no program re-run needed)`);
-  const dt = await decisionTest(ctx, { decision: dec.seq, intervention: "input:vendor:*", contains: "vendor-compliance", ...(newcombe ? { n: opts.n, method: "newcombe" as const } : { nMax: opts.n * 4 }) });
+  const dt = await decisionTest(ctx, {
+    decision: dec.seq,
+    intervention: "input:vendor:*",
+    contains: "vendor-compliance",
+    ...(newcombe ? { n: opts.n, method: "newcombe" as const } : { nMax: opts.n * 4 }),
+  });
   res.decision_test = { ...dt, agent: dec.agent };
   say(formatTest(dt));
 }

@@ -146,8 +146,22 @@ export function inlineFix(spec: string, texts: string[]): string {
 export async function submitToCollector(p: Parsed, kind: "attribute" | "test" | "fix-check"): Promise<number> {
   const base = collectorUrl(p.flags.collector as string);
   const token = tokenOf(p, kind);
-  for (const f of ["system", "allow-program", "program-sha256", "live-tools", "workers", "spans", "shapes", "rank-blocks", "decision", "contains", "price", "budget-usd"]) {
-    if (p.flags[f] !== undefined) throw new UsageError(`${kind} --collector: --${f} is not taken by the team's workers (they replay with their own --allow-program list)`);
+  for (const f of [
+    "system",
+    "allow-program",
+    "program-sha256",
+    "live-tools",
+    "workers",
+    "spans",
+    "shapes",
+    "rank-blocks",
+    "decision",
+    "contains",
+    "price",
+    "budget-usd",
+  ]) {
+    if (p.flags[f] !== undefined)
+      throw new UsageError(`${kind} --collector: --${f} is not taken by the team's workers (they replay with their own --allow-program list)`);
   }
   const num = (f: string) => (p.flags[f] === undefined ? undefined : intFlag(p, f, 1));
   const spec: Record<string, unknown> = { kind, run_id: p.pos.run, target: p.flags.target };
@@ -179,7 +193,9 @@ export async function submitToCollector(p: Parsed, kind: "attribute" | "test" | 
     const status = (e as { status?: number }).status;
     throw status === 400 || status === 404 ? new UsageError((e as Error).message) : e;
   }
-  process.stderr.write(`causeway: submitted job ${j.id} (${kind} of ${j.run_id}); Ctrl-C detaches, \`causeway jobs ${base} ${j.id} --follow\` follows it again\n`);
+  process.stderr.write(
+    `causeway: submitted job ${j.id} (${kind} of ${j.run_id}); Ctrl-C detaches, \`causeway jobs ${base} ${j.id} --follow\` follows it again\n`,
+  );
   const f = await follow(base, token, j.id, false);
   if (f === "detached") {
     process.stderr.write(`causeway: detached from job ${j.id}; it goes on\n`);
@@ -220,7 +236,10 @@ export const JOB_COMMANDS: Record<string, Command> = {
   worker: {
     usage: "causeway worker --store postgresql://… [--concurrency N] [--allow-program P]... [--quiet] [--json]",
     help: "take pairs of tests and Find the cause passes from the collector's job queue; replays only the built-in programs and what --allow-program names",
-    spec: { positionals: [], flags: { store: "string", concurrency: "number", "allow-program": "strings", "pair-timeout-s": "number", quiet: "boolean", json: "boolean" } },
+    spec: {
+      positionals: [],
+      flags: { store: "string", concurrency: "number", "allow-program": "strings", "pair-timeout-s": "number", quiet: "boolean", json: "boolean" },
+    },
     run: async (p) => {
       const url = p.flags.store as string | undefined;
       if (!url || !/^postgres(ql)?:\/\//i.test(url)) throw new UsageError("worker: --store postgresql://… is required");
@@ -237,7 +256,14 @@ export const JOB_COMMANDS: Record<string, Command> = {
       // allowed (or the built-in demo), else the recorded requests re-sent to the endpoint its own
       // environment names; nothing of the job or the run chooses either
       const systemFor = (runDir: string) => replaySystem({ command: "worker", pos: {}, flags: { "allow-program": allow } } as never, runDir);
-      const w = await startWorker({ url, allow, systemFor, concurrency: intFlag(p, "concurrency", 1), log, timing: s ? { pairTimeoutS: s, driveTimeoutS: s } : undefined });
+      const w = await startWorker({
+        url,
+        allow,
+        systemFor,
+        concurrency: intFlag(p, "concurrency", 1),
+        log,
+        timing: s ? { pairTimeoutS: s, driveTimeoutS: s } : undefined,
+      });
       process.stderr.write(`causeway worker ${w.name} on the job queue\n`);
       await new Promise<void>((resolve) => {
         const done = () => resolve();
@@ -262,7 +288,8 @@ export const JOB_COMMANDS: Record<string, Command> = {
         const list = ((await call(base, token, "GET", "/v1/jobs")) as { jobs: JobView[] }).jobs;
         if (p.flags.json) return json(list);
         if (!list.length) out("no jobs");
-        for (const j of list) out(`${j.id}  ${j.kind.padEnd(9)} ${j.status.padEnd(9)} ${shown(j.run_id)}  asked by ${shown(j.asked_by)}${j.error ? `  ${shown(j.error)}` : ""}`);
+        for (const j of list)
+          out(`${j.id}  ${j.kind.padEnd(9)} ${j.status.padEnd(9)} ${shown(j.run_id)}  asked by ${shown(j.asked_by)}${j.error ? `  ${shown(j.error)}` : ""}`);
         return 0;
       }
       if (!/^[0-9a-f-]{36}$/.test(id)) throw new UsageError(`jobs: ${JSON.stringify(id)} is not a job id`);

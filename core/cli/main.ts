@@ -53,13 +53,29 @@ const COMMANDS: Record<string, Command> = {
       if (guard !== undefined && !["off", "alert", "block"].includes(guard)) throw new UsageError("--guard must be off, alert or block");
       const prog = findProgram(p.pos.program!, { cwd: process.cwd() });
       const sys = await loadCliProgram(prog);
-      const g = guard && guard !== "off" ? new Guard(guard as "alert" | "block", { onAlert: (a) => errLine(`  guard: ${a.severity} ${shown(a.title)}`) }) : undefined;
-      const r = await sys.run({ seed: (p.flags.seed as number | undefined) ?? 0, outDir: (p.flags.out as string | undefined) ?? "runs", runId: p.flags["run-id"] as string | undefined, guard: g, root: prog.root });
+      const g =
+        guard && guard !== "off" ? new Guard(guard as "alert" | "block", { onAlert: (a) => errLine(`  guard: ${a.severity} ${shown(a.title)}`) }) : undefined;
+      const r = await sys.run({
+        seed: (p.flags.seed as number | undefined) ?? 0,
+        outDir: (p.flags.out as string | undefined) ?? "runs",
+        runId: p.flags["run-id"] as string | undefined,
+        guard: g,
+        root: prog.root,
+      });
       const summary = investigateLite(readRun(r.dir!));
       // a run id is never reused: when the seed's run exists, the new one gets a suffix; say so
       const base = `${slug(sys.name ?? "run")}-seed${r.seed}`;
-      const renamed = p.flags["run-id"] === undefined && r.runId !== base ? `a run ${base} already exists in ${path.dirname(r.dir!)}; this one is ${r.runId}` : null;
-      if (p.flags.json) json({ run: r.dir, run_id: r.runId, error: r.error ?? null, actions: r.actions.map((a) => a.tool), alerts: summary.alerts.map(alertRecord), note: renamed });
+      const renamed =
+        p.flags["run-id"] === undefined && r.runId !== base ? `a run ${base} already exists in ${path.dirname(r.dir!)}; this one is ${r.runId}` : null;
+      if (p.flags.json)
+        json({
+          run: r.dir,
+          run_id: r.runId,
+          error: r.error ?? null,
+          actions: r.actions.map((a) => a.tool),
+          alerts: summary.alerts.map(alertRecord),
+          note: renamed,
+        });
       else {
         if (renamed) out(`note: ${renamed}`);
         out(`recorded ${r.runId} -> ${r.dir}`);
@@ -96,7 +112,11 @@ const COMMANDS: Record<string, Command> = {
       const al = investigateLiteSafe(readRun(requireRun(p.pos.run!), { checkBlobs: true })).alerts;
       if (p.flags.json) json(al.map(alertRecord));
       else if (!al.length) out("no alerts");
-      else for (const a of al) out(`${a.severity.toUpperCase().padEnd(6)} ${a.seq === null ? "run" : `#${a.seq}`.padEnd(4)} ${shown(a.title)}${a.detail ? `\n       ${shown(a.detail)}` : ""}`);
+      else
+        for (const a of al)
+          out(
+            `${a.severity.toUpperCase().padEnd(6)} ${a.seq === null ? "run" : `#${a.seq}`.padEnd(4)} ${shown(a.title)}${a.detail ? `\n       ${shown(a.detail)}` : ""}`,
+          );
     },
   },
   taint: {
@@ -112,7 +132,8 @@ const COMMANDS: Record<string, Command> = {
       if (p.flags.json) return json(r);
       out("sources: " + (r.sources.map((s) => shown(s.label)).join(", ") || "none"));
       out("agents reached: " + (r.agentsReached.map(shown).join(", ") || "none"));
-      for (const x of r.actions) out(`  #${x.seq} ${shown(x.agent)}.${shown(x.tool)} ${shown(JSON.stringify(x.args))}\n      via ${x.path.map(shown).join(" > ")}`);
+      for (const x of r.actions)
+        out(`  #${x.seq} ${shown(x.agent)}.${shown(x.tool)} ${shown(JSON.stringify(x.args))}\n      via ${x.path.map(shown).join(" > ")}`);
     },
   },
   graph: {
@@ -127,13 +148,20 @@ const COMMANDS: Record<string, Command> = {
         // them, so a node downstream of untrusted content (observed edges) is marked untrusted
         const tainted = new Set(taint(m, g, ["untrusted"]).reachedNodes);
         const j = g.toJSON();
-        const nodes = j.nodes.map((n) => ({ ...n, trust: n.type === "decision" || n.type === "action" ? (tainted.has(n.id) ? "untrusted" : "trusted") : n.trust, tainted: tainted.has(n.id) }));
+        const nodes = j.nodes.map((n) => ({
+          ...n,
+          trust: n.type === "decision" || n.type === "action" ? (tainted.has(n.id) ? "untrusted" : "trusted") : n.trust,
+          tainted: tainted.has(n.id),
+        }));
         return json({ run_id: m.runId, ...j, nodes, critical_path: criticalPath(g) });
       }
       for (const e of g.edges) {
         const s = g.nodes.get(e.src)!;
         const t = g.nodes.get(e.dst)!;
-        const extra = (["reuse", "score", "effect"] as const).filter((k) => e[k] !== undefined).map((k) => ` ${k}=${e[k]}`).join("");
+        const extra = (["reuse", "score", "effect"] as const)
+          .filter((k) => e[k] !== undefined)
+          .map((k) => ` ${k}=${e[k]}`)
+          .join("");
         out(`${shown(s.label)}[${shown(s.agent)}] -> ${shown(t.label)}[${shown(t.agent)}]  ${e.kind} (${e.evidence})${extra}`);
       }
     },
@@ -157,8 +185,13 @@ const COMMANDS: Record<string, Command> = {
       out(`${runs.length} runs under ${p.pos.root}${fired ? `; ${target} happened in ${fired.length}` : ""}`);
       for (const s of inf.sources) {
         const es = inf.edges.filter((e) => e.source === s.id);
-        out(`  ${s.labels.map(shown).join(", ")} [${shown(s.trust)}]  in ${s.runs} runs, cited ${s.cited_by}×${s.max_effect !== null ? `, strongest tested effect ${s.max_effect >= 0 ? "+" : ""}${s.max_effect.toFixed(2)}` : ""}`);
-        for (const e of es) out(`      -> ${shown(e.tool)}: reached in ${e.reach_runs} runs${e.confirmed ? ", CONFIRMED cause" : e.ruled_out ? ", ruled out" : e.tests.length ? ", tested" : ""}`);
+        out(
+          `  ${s.labels.map(shown).join(", ")} [${shown(s.trust)}]  in ${s.runs} runs, cited ${s.cited_by}×${s.max_effect !== null ? `, strongest tested effect ${s.max_effect >= 0 ? "+" : ""}${s.max_effect.toFixed(2)}` : ""}`,
+        );
+        for (const e of es)
+          out(
+            `      -> ${shown(e.tool)}: reached in ${e.reach_runs} runs${e.confirmed ? ", CONFIRMED cause" : e.ruled_out ? ", ruled out" : e.tests.length ? ", tested" : ""}`,
+          );
       }
     },
   },
@@ -168,7 +201,9 @@ const COMMANDS: Record<string, Command> = {
     spec: { positionals: ["root"], flags: { "out-file": "string", ...JSON_FLAG }, aliases: { o: "out-file" } },
     run: (p) => {
       const root = path.resolve(p.pos.root!);
-      const file = path.resolve((p.flags["out-file"] as string | undefined) ?? path.join(fs.existsSync(path.join(root, "events.jsonl")) ? path.dirname(root) : root, "report.html"));
+      const file = path.resolve(
+        (p.flags["out-file"] as string | undefined) ?? path.join(fs.existsSync(path.join(root, "events.jsonl")) ? path.dirname(root) : root, "report.html"),
+      );
       const r = writeReport(root, file);
       if (p.flags.json) return json({ file, runs: r.runs, bytes: r.bytes });
       out(`report: ${file} (${r.runs} run${r.runs === 1 ? "" : "s"}, ${(r.bytes / 1024).toFixed(0)} KB; opens from disk, no server, no network)`);
@@ -219,7 +254,8 @@ export async function main(argv: string[]): Promise<number> {
     const code = await cmd.run(parsed);
     return typeof code === "number" ? code : 0;
   } catch (err) {
-    if (err instanceof UsageError || err instanceof SpecError || err instanceof Refusal) return failed(name, err.message.replace(new RegExp(`^${name}: `), ""), 2, jsonMode);
+    if (err instanceof UsageError || err instanceof SpecError || err instanceof Refusal)
+      return failed(name, err.message.replace(new RegExp(`^${name}: `), ""), 2, jsonMode);
     if (err instanceof ProgramError || err instanceof ReplayError) return failed(name, err.message, 1, jsonMode);
     return failed(name, (err as Error)?.message ?? String(err), 1, jsonMode, (err as Error)?.stack);
   }

@@ -57,18 +57,25 @@ function stopNote(r: Record<string, any>): string {
 }
 
 export function formatAttribution(a: Attribution): string[] {
-  const lines = [`Find the cause of ${shown(a.target)} (suspects: ${a.suspects.map(shown).join(", ")})${a.rung === 1 ? " by re-sending the one recorded call that made it (rung 1)" : ""}`];
+  const lines = [
+    `Find the cause of ${shown(a.target)} (suspects: ${a.suspects.map(shown).join(", ")})${a.rung === 1 ? " by re-sending the one recorded call that made it (rung 1)" : ""}`,
+  ];
   for (const ph of a.phases ?? []) {
     if (!ph.predicted) continue;
     const order = ph.predicted.order.map((o) => `${shown(o.spec)} ${signed(o.weight)}`).join(", ");
-    lines.push(`  predicted order of the ${ph.name} suspects (a surrogate fit on ${ph.predicted.k} replays with random halves removed, ${ph.predicted.hits} with the action; predicted, not tested): ${order}${ph.lead ? `; tested first: ${shown(ph.lead)}` : ""}`);
+    lines.push(
+      `  predicted order of the ${ph.name} suspects (a surrogate fit on ${ph.predicted.k} replays with random halves removed, ${ph.predicted.hits} with the action; predicted, not tested): ${order}${ph.lead ? `; tested first: ${shown(ph.lead)}` : ""}`,
+    );
   }
   for (const t of a.tests) lines.push(formatTest(t));
   lines.push("");
   lines.push(`  => ${a.summary}`);
   if (a.chain?.length) {
     lines.push("  handoff chain (root → action), each hop with the test of removing it:");
-    for (const h of a.chain) lines.push(`    ${shown(h.from)} → ${shown(h.to)}  ${String(h.test.verdict).toUpperCase()} ${signed(h.test.effect)} [${signed(h.test.ci[0])}, ${signed(h.test.ci[1])}] n=${h.test.n}`);
+    for (const h of a.chain)
+      lines.push(
+        `    ${shown(h.from)} → ${shown(h.to)}  ${String(h.test.verdict).toUpperCase()} ${signed(h.test.effect)} [${signed(h.test.ci[0])}, ${signed(h.test.ci[1])}] n=${h.test.n}`,
+      );
   }
   for (const nt of a.not_tested ?? []) lines.push(`  not tested: ${shown(nt.spec)}: ${shown(nt.reason)}`);
   lines.push(`  model calls: ${a.model_calls} (a replay without sharing would make ${a.naive_model_calls})`);

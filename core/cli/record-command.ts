@@ -29,7 +29,8 @@ function toolSpecs(specs: string[], root: string): Record<string, string[]> {
     throw new UsageError(`record: --tool ${(err as Error).message}`);
   }
   for (const file of Object.keys(tools)) {
-    if (!fs.statSync(path.resolve(root, file), { throwIfNoEntry: false })?.isFile()) throw new UsageError(`record: --tool ${file}: no such file (paths are relative to ${root})`);
+    if (!fs.statSync(path.resolve(root, file), { throwIfNoEntry: false })?.isFile())
+      throw new UsageError(`record: --tool ${file}: no such file (paths are relative to ${root})`);
   }
   return tools;
 }
@@ -43,12 +44,29 @@ export async function recordCommand(args: string[]): Promise<number> {
   if (!command.length) throw new UsageError("record: give the command after --, e.g. -- node agent.mjs or -- python3 agent.py");
   const p = parseArgs("record", args.slice(0, dash), {
     positionals: [],
-    flags: { out: "string", seed: "number", tool: "strings", sensitive: "strings", "untrusted-tool": "strings", "trusted-tool": "strings", "run-id": "string", via: "string", upstream: "string", json: "boolean" },
+    flags: {
+      out: "string",
+      seed: "number",
+      tool: "strings",
+      sensitive: "strings",
+      "untrusted-tool": "strings",
+      "trusted-tool": "strings",
+      "run-id": "string",
+      via: "string",
+      upstream: "string",
+      json: "boolean",
+    },
   });
   const root = process.cwd();
   const via = chooseVia(command, root, p.flags.via as string | undefined);
-  if (via === "preload" && p.flags.upstream !== undefined) throw new UsageError("record: --upstream is for a program behind the gateway (--via gateway); a Node program under the preload calls the endpoint its environment names");
-  if (via === "gateway" && p.flags.tool !== undefined) throw new UsageError("record: --tool wraps a Node module's functions; behind the gateway tool calls are seen in the model requests, name their trust with --trusted-tool / --untrusted-tool");
+  if (via === "preload" && p.flags.upstream !== undefined)
+    throw new UsageError(
+      "record: --upstream is for a program behind the gateway (--via gateway); a Node program under the preload calls the endpoint its environment names",
+    );
+  if (via === "gateway" && p.flags.tool !== undefined)
+    throw new UsageError(
+      "record: --tool wraps a Node module's functions; behind the gateway tool calls are seen in the model requests, name their trust with --trusted-tool / --untrusted-tool",
+    );
   const both = ((p.flags["trusted-tool"] as string[] | undefined) ?? []).filter((t) => ((p.flags["untrusted-tool"] as string[] | undefined) ?? []).includes(t));
   if (both.length) throw new UsageError(`record: a tool can't be both --trusted-tool and --untrusted-tool: ${both.join(", ")}`);
   const outRoot = path.resolve((p.flags.out as string | undefined) ?? "runs");
@@ -56,7 +74,9 @@ export async function recordCommand(args: string[]): Promise<number> {
   // what the run records and the CLI prints: secrets passed as flags redacted, visibly
   const recorded = redactArgv(command.map((a) => relativeArg(a, root)));
   const script = recorded.find((c, i) => i > 0 || /\.[cm]?[jt]sx?$/.test(c)) ?? recorded[0];
-  const runId = (p.flags["run-id"] as string | undefined) ?? freeRunId(outRoot, `${slug(script)}-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-")}`);
+  const runId =
+    (p.flags["run-id"] as string | undefined) ??
+    freeRunId(outRoot, `${slug(script)}-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-")}`);
   const dir = path.join(outRoot, runId);
   if (fs.existsSync(path.join(dir, "events.jsonl"))) throw new UsageError(`record: ${dir} already holds a run`);
   const seed = p.flags.seed as number | undefined;
@@ -74,7 +94,10 @@ export async function recordCommand(args: string[]): Promise<number> {
     quiet: true,
   };
   const fresh = !fs.existsSync(dir);
-  const code = via === "gateway" ? await runBehindGateway(command, cfg, outRoot, p.flags.upstream as string | undefined, !!p.flags.json) : await runUnderPreload(command, cfg, !!p.flags.json);
+  const code =
+    via === "gateway"
+      ? await runBehindGateway(command, cfg, outRoot, p.flags.upstream as string | undefined, !!p.flags.json)
+      : await runUnderPreload(command, cfg, !!p.flags.json);
   if (!fs.existsSync(path.join(dir, "events.jsonl"))) {
     const why =
       via === "gateway"
@@ -96,7 +119,18 @@ export async function recordCommand(args: string[]): Promise<number> {
   const refusal = commandRunRefusal(m);
   const summary = investigateLite(run);
   if (p.flags.json) {
-    json({ run: dir, run_id: runId, program: cfg.program, via, exit_code: code, model_calls: m.decisions.length, actions: m.actions.map((a) => a.tool), problems, replay_refused: refusal, alerts: summary.alerts.map(alertRecord) });
+    json({
+      run: dir,
+      run_id: runId,
+      program: cfg.program,
+      via,
+      exit_code: code,
+      model_calls: m.decisions.length,
+      actions: m.actions.map((a) => a.tool),
+      problems,
+      replay_refused: refusal,
+      alerts: summary.alerts.map(alertRecord),
+    });
   } else {
     out(dir);
     errLine(`recorded ${shown(runId)}: ${m.decisions.length} model calls, tool calls: ${m.actions.map((a) => shown(a.tool)).join(", ") || "none"}`);

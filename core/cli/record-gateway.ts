@@ -59,7 +59,10 @@ export function chooseVia(command: readonly string[], cwd: string, forced?: stri
   }
   const cmd = afterEnv(command);
   const first = cmd[0] ?? "";
-  const name = path.basename(first).toLowerCase().replace(/\.(exe|cmd)$/, "");
+  const name = path
+    .basename(first)
+    .toLowerCase()
+    .replace(/\.(exe|cmd)$/, "");
   if (NODE_RUNNERS.has(name) || /\.(m?js|cjs)$/.test(first)) return "preload";
   if (first.includes("/") || first.includes("\\") || fs.existsSync(path.resolve(cwd, first))) {
     if (nodeShebang(path.resolve(cwd, first))) return "preload";
@@ -148,7 +151,11 @@ export async function recordBehindGateway(r: GatewayRecording): Promise<{ code: 
   let code = 1;
   try {
     code = await new Promise<number>((resolve) => {
-      child = spawn(r.command[0], r.command.slice(1), { cwd: r.root, env: gatewayEnv(process.env, gw.url + prefix), stdio: ["inherit", r.quiet ? "ignore" : "inherit", "inherit"] });
+      child = spawn(r.command[0], r.command.slice(1), {
+        cwd: r.root,
+        env: gatewayEnv(process.env, gw.url + prefix),
+        stdio: ["inherit", r.quiet ? "ignore" : "inherit", "inherit"],
+      });
       child.on("error", (err) => {
         process.stderr.write(`causeway record: could not start ${r.command[0]}: ${err.message}\n`);
         resolve(127);

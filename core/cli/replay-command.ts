@@ -48,9 +48,18 @@ export function replayCommand(requireRun: (dir: string) => string): Command {
       const r = await replayAndDiff(ctx, { seed: p.flags.seed as number | undefined, remove });
       const assumptions = w.assumptions();
       if (p.flags.json) return json({ ...r, rung: ctx.rung, ...(assumptions.length ? { assumptions } : {}) });
-      out(`replayed ${shown(ctx.runId)} (rung ${ctx.rung}: ${RUNG_WORDS[ctx.rung]})${remove.length ? ` without ${remove.map(shown).join(", ")}` : ""}: ${r.actions.map((a) => `${shown(a.tool)}[${a.mode}]`).join(", ") || "no tool calls"}`);
-      out(r.diffs.length ? `${r.diffs.length} difference${r.diffs.length === 1 ? "" : "s"} from the original:` : "identical to the original (decisions, tool calls and messages)");
-      for (const d of r.diffs) out(`  ${shown(d.at[0])} ${shown(d.at[1])} #${d.at[2]}: ${shown(d.change)}${d.original ? `\n      original: ${shown(d.original)}` : ""}${d.replay ? `\n      replay:   ${shown(d.replay)}` : ""}`);
+      out(
+        `replayed ${shown(ctx.runId)} (rung ${ctx.rung}: ${RUNG_WORDS[ctx.rung]})${remove.length ? ` without ${remove.map(shown).join(", ")}` : ""}: ${r.actions.map((a) => `${shown(a.tool)}[${a.mode}]`).join(", ") || "no tool calls"}`,
+      );
+      out(
+        r.diffs.length
+          ? `${r.diffs.length} difference${r.diffs.length === 1 ? "" : "s"} from the original:`
+          : "identical to the original (decisions, tool calls and messages)",
+      );
+      for (const d of r.diffs)
+        out(
+          `  ${shown(d.at[0])} ${shown(d.at[1])} #${d.at[2]}: ${shown(d.change)}${d.original ? `\n      original: ${shown(d.original)}` : ""}${d.replay ? `\n      replay:   ${shown(d.replay)}` : ""}`,
+        );
       for (const a of assumptions) out(`  assumes: ${shown(a)}`);
     },
   };

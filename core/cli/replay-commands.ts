@@ -83,20 +83,43 @@ function budgetOf(p: Parsed, est: CostEstimate): Budget | undefined {
 }
 
 function describeEstimate(e: CostEstimate): string {
-  const money = e.max_usd === null ? "money not estimated (no --price for " + Object.entries(e.models).filter(([, r]) => r.usd_per_run === null).map(([k]) => k).join(", ") + ")" : `at most $${e.max_usd.toFixed(4)}`;
+  const money =
+    e.max_usd === null
+      ? "money not estimated (no --price for " +
+        Object.entries(e.models)
+          .filter(([, r]) => r.usd_per_run === null)
+          .map(([k]) => k)
+          .join(", ") +
+        ")"
+      : `at most $${e.max_usd.toFixed(4)}`;
   return `estimate: up to ${e.max_pairs} pairs, at most ${e.max_model_calls} model calls and ${e.max_tokens} tokens (recorded usage: ${e.calls_per_run} calls, ${e.tokens_per_run} tokens a run), ${money}; a sequential test usually stops well before`;
 }
-
 
 /** test, attribute and matrix. */
 export const REPLAY_COMMANDS: Record<string, Command> = {
   test: {
-    usage: "causeway test RUN (--remove SPEC --target SPEC [--n N] [--n-max N] [--roles] [--live-tools] | --decision SEQ --remove SPEC [--contains TEXT]) [--method betting|newcombe] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] [--allow-program P | --system P | --base-url URL --api-key-env VAR | --collector URL] [--json]",
+    usage:
+      "causeway test RUN (--remove SPEC --target SPEC [--n N] [--n-max N] [--roles] [--live-tools] | --decision SEQ --remove SPEC [--contains TEXT]) [--method betting|newcombe] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] [--allow-program P | --system P | --base-url URL --api-key-env VAR | --collector URL] [--json]",
     help: `paired replay test: does removing SPEC change how often TARGET happens? Sequential until decisive, at most --n-max pairs (default 200); ${PAIRS_HELP}`,
     details: RUNGS_HELP,
     spec: {
       positionals: ["run"],
-      flags: { remove: "string", target: "string", n: "number", "n-max": "number", "live-tools": "boolean", decision: "string", contains: "string", ...PROGRAM_FLAGS, "max-calls": "number", workers: "number", roles: "boolean", ...COST_FLAGS, ...COLLECTOR_FLAG, ...JSON_FLAG },
+      flags: {
+        remove: "string",
+        target: "string",
+        n: "number",
+        "n-max": "number",
+        "live-tools": "boolean",
+        decision: "string",
+        contains: "string",
+        ...PROGRAM_FLAGS,
+        "max-calls": "number",
+        workers: "number",
+        roles: "boolean",
+        ...COST_FLAGS,
+        ...COLLECTOR_FLAG,
+        ...JSON_FLAG,
+      },
     },
     run: async (p) => {
       if (p.flags.collector) return submitToCollector(p, "test");
@@ -123,7 +146,16 @@ export const REPLAY_COMMANDS: Record<string, Command> = {
       // rung 1: the one recorded call named re-sent, when the program may not re-run
       if (decision && !programAllowed(p, model)) {
         checkDecisionCall(p, model, decision);
-        const r = await endpointDecisionTest(run, { decision: /^\d+$/.test(decision) ? Number(decision) : decision, intervention: remove, contains: p.flags.contains as string | undefined, target, n, nMax, method, ...endpointOptions(p) }).catch((err: unknown) => {
+        const r = await endpointDecisionTest(run, {
+          decision: /^\d+$/.test(decision) ? Number(decision) : decision,
+          intervention: remove,
+          contains: p.flags.contains as string | undefined,
+          target,
+          n,
+          nMax,
+          method,
+          ...endpointOptions(p),
+        }).catch((err: unknown) => {
           throw err instanceof Error && err.name === "EndpointError" ? new ReplayError(err.message) : err;
         });
         r.rung = 1;
@@ -137,8 +169,26 @@ export const REPLAY_COMMANDS: Record<string, Command> = {
       if (!p.flags.json) process.stderr.write(describeEstimate(est) + (budget ? `; budget ${budget.max} model calls` : "") + "\n");
       const ctx = new ReplayContext(run, sys, { liveTools: !!p.flags["live-tools"], budget });
       const r = decision
-        ? await decisionTest(ctx, { decision: /^\d+$/.test(decision) ? Number(decision) : decision, intervention: remove, contains: p.flags.contains as string | undefined, n, nMax, method, minPairs })
-        : await runTest(ctx, { intervention: remove, target: target!, n, nMax, method, minPairs, sizeRole: !!p.flags.roles, workers: intFlag(p, "workers", 1), onProgress: progress(!p.flags.json) });
+        ? await decisionTest(ctx, {
+            decision: /^\d+$/.test(decision) ? Number(decision) : decision,
+            intervention: remove,
+            contains: p.flags.contains as string | undefined,
+            n,
+            nMax,
+            method,
+            minPairs,
+          })
+        : await runTest(ctx, {
+            intervention: remove,
+            target: target!,
+            n,
+            nMax,
+            method,
+            minPairs,
+            sizeRole: !!p.flags.roles,
+            workers: intFlag(p, "workers", 1),
+            onProgress: progress(!p.flags.json),
+          });
       r.estimate = est;
       if (process.stderr.isTTY && !p.flags.json) process.stderr.write("\r\x1b[K");
       if (p.flags.json) json(r);
@@ -146,12 +196,30 @@ export const REPLAY_COMMANDS: Record<string, Command> = {
     },
   },
   attribute: {
-    usage: "causeway attribute RUN --target SPEC [--suspect SPEC]... [--suspects untrusted|all] [--n N] [--n-max N] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] [--method betting|newcombe] [--workers N] [--no-roles] [--spans] [--shapes] [--rank-blocks K] [--allow-program P | --system P | --base-url URL --api-key-env VAR | --collector URL] [--json]",
+    usage:
+      "causeway attribute RUN --target SPEC [--suspect SPEC]... [--suspects untrusted|all] [--n N] [--n-max N] [--budget-calls N] [--budget-usd X --price MODEL=IN,OUT...] [--method betting|newcombe] [--workers N] [--no-roles] [--spans] [--shapes] [--rank-blocks K] [--allow-program P | --system P | --base-url URL --api-key-env VAR | --collector URL] [--json]",
     help: `Find the cause: suspects ranked by the recorded evidence; untrusted inputs first, then trusted inputs and channels; a cause that carried an earlier agent's words is followed back hop by hop (the chain); --spans narrows a confirmed input to its causing span, --shapes tells how causes combine; --rank-blocks K: before a phase of more than four suspects with no lead, K replays with random halves removed and a sparse linear fit predict which to test first (predicted, never a verdict). Each test: ${PAIRS_HELP} (default: first look at 10, at most 80)`,
     details: RUNGS_HELP,
     spec: {
       positionals: ["run"],
-      flags: { target: "string", suspect: "strings", suspects: "string", n: "number", "n-max": "number", "max-calls": "number", workers: "number", "no-roles": "boolean", spans: "boolean", shapes: "boolean", "rank-blocks": "number", ...PROGRAM_FLAGS, "live-tools": "boolean", ...COST_FLAGS, ...COLLECTOR_FLAG, ...JSON_FLAG },
+      flags: {
+        target: "string",
+        suspect: "strings",
+        suspects: "string",
+        n: "number",
+        "n-max": "number",
+        "max-calls": "number",
+        workers: "number",
+        "no-roles": "boolean",
+        spans: "boolean",
+        shapes: "boolean",
+        "rank-blocks": "number",
+        ...PROGRAM_FLAGS,
+        "live-tools": "boolean",
+        ...COST_FLAGS,
+        ...COLLECTOR_FLAG,
+        ...JSON_FLAG,
+      },
     },
     run: async (p) => {
       if (p.flags.collector) return submitToCollector(p, "attribute");
@@ -168,7 +236,8 @@ export const REPLAY_COMMANDS: Record<string, Command> = {
       const model = new RunModel(run);
       refuseUnreplayable(p, model, dir);
       checkTarget(model, target);
-      if (!targetHits(model, target).length) throw new UsageError(`attribute: the target ${JSON.stringify(target)} did not happen in this run: there is no action to explain`);
+      if (!targetHits(model, target).length)
+        throw new UsageError(`attribute: the target ${JSON.stringify(target)} did not happen in this run: there is no action to explain`);
       for (const s of suspects) checkRemoval(model, s);
       const { n, nMax, minPairs, exact } = pairsOf(p, { n: 10, nMax: (k) => Math.max(80, k) });
       // the program is found and allowed before any estimate is printed: a refusal comes first
@@ -176,7 +245,10 @@ export const REPLAY_COMMANDS: Record<string, Command> = {
       const rankBlocks = p.flags["rank-blocks"] === undefined ? undefined : intFlag(p, "rank-blocks", 2, 2);
       const est = estimateCost(model, nMax, pricesOf(p), replayedCalls(sys, model));
       const budget = budgetOf(p, est);
-      if (!p.flags.json) process.stderr.write(`per test: ${describeEstimate(est)}${method === "newcombe" || exact ? "" : `; a lead suspect's test (one an argument value points to) up to ${LEAD_N_MAX_FACTOR * nMax} pairs`}${budget ? `; budget ${budget.max} model calls for the whole attribution` : ""}\n`);
+      if (!p.flags.json)
+        process.stderr.write(
+          `per test: ${describeEstimate(est)}${method === "newcombe" || exact ? "" : `; a lead suspect's test (one an argument value points to) up to ${LEAD_N_MAX_FACTOR * nMax} pairs`}${budget ? `; budget ${budget.max} model calls for the whole attribution` : ""}\n`,
+        );
       const ctx = new ReplayContext(run, sys, { liveTools: !!p.flags["live-tools"] });
       const a = await attribute(ctx, {
         target,
@@ -193,9 +265,30 @@ export const REPLAY_COMMANDS: Record<string, Command> = {
         onProgress: progress(!p.flags.json),
       });
       // --spans: each confirmed input narrowed to its causing span; --shapes: how two or more causes combine
-      const narrowed = p.flags.spans || p.flags.shapes ? await narrowAttribution(ctx, a, { spans: !!p.flags.spans, shapes: !!p.flags.shapes, n, nMax, workers: intFlag(p, "workers", 1), onProgress: progress(!p.flags.json) }) : undefined;
+      const narrowed =
+        p.flags.spans || p.flags.shapes
+          ? await narrowAttribution(ctx, a, {
+              spans: !!p.flags.spans,
+              shapes: !!p.flags.shapes,
+              n,
+              nMax,
+              workers: intFlag(p, "workers", 1),
+              onProgress: progress(!p.flags.json),
+            })
+          : undefined;
       if (process.stderr.isTTY && !p.flags.json) process.stderr.write("\r\x1b[K");
-      if (p.flags.json) json({ ...a, causes: a.causes.map((c) => ({ spec: c.spec, role: c.role, effect: c.effect, ci: c.ci, p_with: c.p_with, p_without: c.p_without, n: c.n })), ...(narrowed ? { spans: narrowed.spans.map(({ tests, ...s }) => ({ ...s, tests: tests.length })), shapes: narrowed.shapes.map(({ tests: _tests, ...s }) => s), not_narrowed: narrowed.skipped } : {}) });
+      if (p.flags.json)
+        json({
+          ...a,
+          causes: a.causes.map((c) => ({ spec: c.spec, role: c.role, effect: c.effect, ci: c.ci, p_with: c.p_with, p_without: c.p_without, n: c.n })),
+          ...(narrowed
+            ? {
+                spans: narrowed.spans.map(({ tests, ...s }) => ({ ...s, tests: tests.length })),
+                shapes: narrowed.shapes.map(({ tests: _tests, ...s }) => s),
+                not_narrowed: narrowed.skipped,
+              }
+            : {}),
+        });
       else {
         formatAttribution(a).forEach((l) => out(l));
         if (narrowed) formatNarrowed(narrowed).forEach((l) => out(l));
@@ -224,7 +317,19 @@ export const REPLAY_COMMANDS: Record<string, Command> = {
       const tests = [];
       // betting: each test at alpha / (number of tests), so a decisive verdict survives the batch
       const method = methodOf(p);
-      for (const s of specs) for (const t of targets) tests.push(await runTest(ctx, { intervention: s, target: t, n: pairs.n, nMax: pairs.nMax, minPairs: pairs.minPairs, method, family: method === "betting" ? specs.length * targets.length : 1 }));
+      for (const s of specs)
+        for (const t of targets)
+          tests.push(
+            await runTest(ctx, {
+              intervention: s,
+              target: t,
+              n: pairs.n,
+              nMax: pairs.nMax,
+              minPairs: pairs.minPairs,
+              method,
+              family: method === "betting" ? specs.length * targets.length : 1,
+            }),
+          );
       // a batch of tests: Benjamini-Hochberg at q = 0.05 over their exact p-values
       const bh = benjaminiHochberg(tests.map((t) => t.p_value));
       const rows = tests.map((t, i) => ({ ...t, bh_adjusted_p: Math.round(bh.adjusted[i] * 1e6) / 1e6, bh_discovery: bh.rejected[i] && t.effect > 0 }));

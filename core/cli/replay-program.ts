@@ -26,7 +26,14 @@ import { ProgramError } from "../replay/loader";
 import type { System } from "../sdk/system";
 
 /** The flags every replaying command takes to name its program (or, without one, the endpoint: replay-rung.ts). */
-export const PROGRAM_FLAGS = { system: "string", "allow-program": "strings", "program-sha256": "string", "base-url": "string", "api-key-env": "string", "timeout-s": "number" } as const;
+export const PROGRAM_FLAGS = {
+  system: "string",
+  "allow-program": "strings",
+  "program-sha256": "string",
+  "base-url": "string",
+  "api-key-env": "string",
+  "timeout-s": "number",
+} as const;
 
 function usage<T>(f: () => T): T {
   try {
@@ -60,7 +67,12 @@ async function load(plan: ReplayPlan, p: Parsed, runDir: string): Promise<System
 export async function replayProgram(p: Parsed, runDir: string): Promise<System> {
   const cwd = process.cwd();
   const system = p.flags.system as string | undefined;
-  if (system) return load(usage(() => planReplay({ program: system }, cwd)), p, runDir);
+  if (system)
+    return load(
+      usage(() => planReplay({ program: system }, cwd)),
+      p,
+      runDir,
+    );
   const model = new RunModel(readRun(runDir));
   const recorded = model.start.program;
   if (recorded === undefined || recorded === null || recorded === "") throw new UsageError("the run names no program; pass --system MODULE:EXPORT");
@@ -80,7 +92,9 @@ export async function replayProgram(p: Parsed, runDir: string): Promise<System> 
     if (!allowed.includes(program)) {
       const given = allowed.length ? ` (--allow-program ${allowed.map(singleQuote).join(", ")} is not it)` : "";
       const runs = plan ? `; replaying runs ${describePlan(plan)}` : "";
-      throw new UsageError(`the run names ${command ? "the command" : "program"} ${JSON.stringify(program)}${given}${runs}, so pass --allow-program ${singleQuote(program)} (or --system MODULE:EXPORT)`);
+      throw new UsageError(
+        `the run names ${command ? "the command" : "program"} ${JSON.stringify(program)}${given}${runs}, so pass --allow-program ${singleQuote(program)} (or --system MODULE:EXPORT)`,
+      );
     }
     if (why || !plan) throw new UsageError(why?.message ?? `can't replay ${program}`);
   }

@@ -85,7 +85,11 @@ export async function replaySystem(p: Parsed, runDir: string, targets?: string |
     const one = list.length ? oneCallSystem(p, run, list, rung2, orProgram) : undefined;
     if (one instanceof OneCallSystem) {
       const d = one.decision;
-      process.stderr.write(forTerminal(`causeway: replaying one recorded call (rung 1: call #${d.seq} of ${d.agent}, which made the action, re-sent with and without each suspect; nothing after it is re-simulated): the whole run can't be replayed without the program: ${rung2}`) + "\n");
+      process.stderr.write(
+        forTerminal(
+          `causeway: replaying one recorded call (rung 1: call #${d.seq} of ${d.agent}, which made the action, re-sent with and without each suspect; nothing after it is re-simulated): the whole run can't be replayed without the program: ${rung2}`,
+        ) + "\n",
+      );
       return one;
     }
     // no rung 2 nor 1: the program's own refusal says what to pass, with why the recording is not enough
@@ -122,7 +126,9 @@ function oneCallSystem(p: Parsed, run: RunData, targets: string[], rung2: string
   });
   const apart = others.filter((o) => o.d.id !== one.decision.id);
   if (apart.length) {
-    throw new Refusal(`at rung 1 one recorded call is re-sent, and these targets were made by different calls (${[`#${one.decision.seq} for ${JSON.stringify(targets[0])}`, ...apart.map((o) => `#${o.d.seq} for ${JSON.stringify(o.t)}`)].join(", ")}): give one target at a time (rung 2 is not possible: ${rung2})`);
+    throw new Refusal(
+      `at rung 1 one recorded call is re-sent, and these targets were made by different calls (${[`#${one.decision.seq} for ${JSON.stringify(targets[0])}`, ...apart.map((o) => `#${o.d.seq} for ${JSON.stringify(o.t)}`)].join(", ")}): give one target at a time (rung 2 is not possible: ${rung2})`,
+    );
   }
   return one;
 }
@@ -138,7 +144,11 @@ export function checkDecisionCall(p: Parsed, m: RunModel, decision: string): voi
     const why = r.codec.notReplayable(r.body, m.value(r.decision.output));
     if (why) throw new EndpointError(`call #${r.decision.seq} can't be re-sent: ${why}`);
     checkDefaultEndpoint(r.codec, r.record.url, endpointOptions(p).baseUrl);
-    process.stderr.write(forTerminal(`causeway: re-sending recorded call #${r.decision.seq} of ${r.decision.agent} (rung 1: with and without the item; nothing after it is re-simulated)`) + "\n");
+    process.stderr.write(
+      forTerminal(
+        `causeway: re-sending recorded call #${r.decision.seq} of ${r.decision.agent} (rung 1: with and without the item; nothing after it is re-simulated)`,
+      ) + "\n",
+    );
   } catch (err) {
     if (err instanceof EndpointError) throw new UsageError(err.message);
     throw err;
@@ -153,7 +163,10 @@ export function checkRungScope(sys: unknown, specs: readonly string[]): void {
   if (!(sys instanceof OneCallSystem)) return;
   for (const s of specs) {
     const why = sys.untestable(s);
-    if (why) throw new Refusal(`${s} can't be tested at rung 1: it is ${why}; nothing was sent. Replaying more needs the program (--allow-program) or a recording rung 2 can replay`);
+    if (why)
+      throw new Refusal(
+        `${s} can't be tested at rung 1: it is ${why}; nothing was sent. Replaying more needs the program (--allow-program) or a recording rung 2 can replay`,
+      );
   }
 }
 

@@ -22,7 +22,8 @@ function tokenOf(p: Parsed, cmd: string): string {
 }
 
 /** One line for any failure of one run's transfer: a TransferError's reason, or what went wrong reading the answer. */
-const reasonOf = (err: unknown): string => (err instanceof TransferError ? err.message : `the collector's answer could not be read (${(err as Error)?.message ?? String(err)})`);
+const reasonOf = (err: unknown): string =>
+  err instanceof TransferError ? err.message : `the collector's answer could not be read (${(err as Error)?.message ?? String(err)})`;
 
 export const STORE_COMMANDS: Record<string, Command> = {
   push: {
@@ -77,7 +78,10 @@ export const STORE_COMMANDS: Record<string, Command> = {
           if (!r.ok) {
             failed++;
             errLine(`causeway pull: ${id} fails verify: ${r.problems[0]}`);
-          } else if (!p.flags.json) out(`pulled ${id}: ${r.events} events, ${r.blobs} blobs${r.tests ? `, ${r.tests} tests` : ""}${r.foreignTests ? ` (${r.foreignTests} written by others than the run's writer: marked, not counted)` : ""} -> ${r.dir} (verified)`);
+          } else if (!p.flags.json)
+            out(
+              `pulled ${id}: ${r.events} events, ${r.blobs} blobs${r.tests ? `, ${r.tests} tests` : ""}${r.foreignTests ? ` (${r.foreignTests} written by others than the run's writer: marked, not counted)` : ""} -> ${r.dir} (verified)`,
+            );
         } catch (err) {
           failed++;
           results.push({ run_id: id, ok: false, error: reasonOf(err) });

@@ -18,7 +18,9 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** The token given by --token-env, --token-file or $CAUSEWAY_TOKEN; undefined when none is. */
 export function tokenFrom(p: Parsed, cmd: string): string | undefined {
   if (p.flags.token !== undefined) {
-    throw new UsageError(`${cmd}: --token would put the token on the command line, where \`ps\` shows it to every user of this machine; use --token-env VAR, --token-file FILE or $CAUSEWAY_TOKEN`);
+    throw new UsageError(
+      `${cmd}: --token would put the token on the command line, where \`ps\` shows it to every user of this machine; use --token-env VAR, --token-file FILE or $CAUSEWAY_TOKEN`,
+    );
   }
   const envName = p.flags["token-env"] as string | undefined;
   const file = p.flags["token-file"] as string | undefined;

@@ -197,7 +197,8 @@ export interface GraphOptions {
 export function itemOfNode(m: RunModel, n: GNode): ItemLike | null {
   const e = m.byId.get(n.eventId);
   if (!e) return null;
-  if (n.type === "input") return { kind: safeText(e.kind ?? "input"), source: safeText(e.source ?? ""), trust: safeText(e.trust ?? "trusted"), ref: safeText(e.ref ?? "") };
+  if (n.type === "input")
+    return { kind: safeText(e.kind ?? "input"), source: safeText(e.source ?? ""), trust: safeText(e.trust ?? "trusted"), ref: safeText(e.ref ?? "") };
   if (n.type === "message") return { kind: "message", source: `${e.agent}->${e.to}`, trust: safeText(e.trust ?? "trusted"), ref: safeText(e.ref ?? "") };
   if (n.type === "action") return { kind: "result", source: safeText(e.tool), trust: "trusted", ref: safeText(e.result_ref ?? "") };
   return null;
@@ -428,7 +429,12 @@ export function taint(m: RunModel, g: Graph, sources: readonly string[] = ["untr
 
 /** The observed chains from each untrusted input (or, when none, each input) to the node (see lineageChains). */
 export function lineage(g: Graph, target: string, max = 12): string[][] {
-  return lineageChains(target, (id) => g.inEdges(id, OBSERVED).map((e) => e.src), (id) => g.nodes.get(id), max);
+  return lineageChains(
+    target,
+    (id) => g.inEdges(id, OBSERVED).map((e) => e.src),
+    (id) => g.nodes.get(id),
+    max,
+  );
 }
 
 /** The longest observed chain (by hops) ending at an action: the run's critical path. */

@@ -41,7 +41,10 @@ const NOT_CAPTURED = { _not_captured: true };
 export function importOtel(file: string, outDir: string, opts: OtelImportOptions = {}): { runs: string[] } {
   const spans = spansOf(readTracesFile(file));
   const genai = spans.filter((s) => operationOf(s));
-  if (!genai.length) throw new Error(`${file} holds ${spans.length} span${spans.length === 1 ? "" : "s"} but no GenAI spans (gen_ai.operation.name chat, execute_tool, invoke_agent…)`);
+  if (!genai.length)
+    throw new Error(
+      `${file} holds ${spans.length} span${spans.length === 1 ? "" : "s"} but no GenAI spans (gen_ai.operation.name chat, execute_tool, invoke_agent…)`,
+    );
   // a run per conversation id, else per trace
   const traces = new Map<string, OtelSpan[]>();
   for (const s of spans) traces.set(s.traceId, [...(traces.get(s.traceId) ?? []), s]);
@@ -98,25 +101,32 @@ function importGroup(key: string, spans: OtelSpan[], file: string, outDir: strin
     captureSites: false,
   });
   const w = new RunWriter(rt, tree, untrustedTool, first.start);
-  const models = [...new Set([...content.keys()].map((s) => str(s.attrs["gen_ai.request.model"]) ?? str(s.attrs["gen_ai.response.model"])).filter((m): m is string => !!m))].sort();
-  w.emit("run", "run.start", {
-    program: null,
-    seed: null,
-    interventions: [],
-    models,
-    tools: [...allTools].sort(),
-    meta: {
-      imported_from: "opentelemetry",
-      source_file: path.basename(file),
-      trace_ids: [...new Set(spans.map((s) => s.traceId))],
-      ...(conv ? { conversation_id: conv } : {}),
-      ...(str(first.resource["service.name"]) ? { service: first.resource["service.name"] } : {}),
-      content_capture: captureOf(content, toolSpans),
+  const models = [
+    ...new Set([...content.keys()].map((s) => str(s.attrs["gen_ai.request.model"]) ?? str(s.attrs["gen_ai.response.model"])).filter((m): m is string => !!m)),
+  ].sort();
+  w.emit(
+    "run",
+    "run.start",
+    {
+      program: null,
+      seed: null,
+      interventions: [],
+      models,
+      tools: [...allTools].sort(),
+      meta: {
+        imported_from: "opentelemetry",
+        source_file: path.basename(file),
+        trace_ids: [...new Set(spans.map((s) => s.traceId))],
+        ...(conv ? { conversation_id: conv } : {}),
+        ...(str(first.resource["service.name"]) ? { service: first.resource["service.name"] } : {}),
+        content_capture: captureOf(content, toolSpans),
+      },
+      sensitive_tools: [...(opts.sensitiveTools ?? [])].sort(),
+      untrusted_tools: [...allTools].filter(untrustedTool).sort(),
+      guard: null,
     },
-    sensitive_tools: [...(opts.sensitiveTools ?? [])].sort(),
-    untrusted_tools: [...allTools].filter(untrustedTool).sort(),
-    guard: null,
-  }, first.start);
+    first.start,
+  );
   for (const s of spans) {
     const op = operationOf(s);
     if (op === "invoke_agent" || op === "create_agent") w.ensureAgent(tree.agentName(s), s);
@@ -133,7 +143,9 @@ const toolName = (s: OtelSpan) => str(s.attrs["gen_ai.tool.name"]) ?? (s.name.re
 /** Every tool the run names: those executed and those the model calls were offered. */
 function toolsOf(toolSpans: OtelSpan[], content: Map<OtelSpan, CallContent>): Set<string> {
   const allTools = new Set<string>(toolSpans.map(toolName));
-  for (const c of content.values()) for (const t of c.tools ?? []) if (t && typeof t === "object" && typeof (t as { name?: unknown }).name === "string") allTools.add((t as { name: string }).name);
+  for (const c of content.values())
+    for (const t of c.tools ?? [])
+      if (t && typeof t === "object" && typeof (t as { name?: unknown }).name === "string") allTools.add((t as { name: string }).name);
   return allTools;
 }
 
@@ -141,10 +153,14 @@ function toolsOf(toolSpans: OtelSpan[], content: Map<OtelSpan, CallContent>): Se
 function captureOf(content: Map<OtelSpan, CallContent>, toolSpans: OtelSpan[]): "full" | "partial" | "none" {
   let captured = 0;
   let missing = 0;
-  for (const c of content.values()) for (const part of [c.input, c.output]) if (part) captured++;
-    else missing++;
-  for (const s of toolSpans) for (const k of ["gen_ai.tool.call.arguments", "gen_ai.tool.call.result"]) if (s.attrs[k] !== undefined) captured++;
-    else missing++;
+  for (const c of content.values())
+    for (const part of [c.input, c.output])
+      if (part) captured++;
+      else missing++;
+  for (const s of toolSpans)
+    for (const k of ["gen_ai.tool.call.arguments", "gen_ai.tool.call.result"])
+      if (s.attrs[k] !== undefined) captured++;
+      else missing++;
   return missing === 0 ? "full" : captured === 0 ? "none" : "partial";
 }
 
@@ -166,7 +182,11 @@ class SpanTree {
   }
   agentName(s: OtelSpan): string {
     const a = this.agentSpan(s);
-    const n = (a && (str(a.attrs["gen_ai.agent.name"]) ?? str(a.attrs["gen_ai.agent.id"]))) ?? str(s.attrs["gen_ai.agent.name"]) ?? str(s.resource["service.name"]) ?? "agent";
+    const n =
+      (a && (str(a.attrs["gen_ai.agent.name"]) ?? str(a.attrs["gen_ai.agent.id"]))) ??
+      str(s.attrs["gen_ai.agent.name"]) ??
+      str(s.resource["service.name"]) ??
+      "agent";
     return n === "run" ? "run-agent" : n.slice(0, 200);
   }
 }
@@ -184,7 +204,8 @@ function usageOf(a: Record<string, unknown>): Record<string, number> {
 /** The model call's request parameters other than the model and the seed. */
 function paramsOf(a: Record<string, unknown>): Record<string, unknown> {
   const params: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(a)) if (k.startsWith("gen_ai.request.") && k !== "gen_ai.request.model" && k !== "gen_ai.request.seed") params[k.slice(15)] = v;
+  for (const [k, v] of Object.entries(a))
+    if (k.startsWith("gen_ai.request.") && k !== "gen_ai.request.model" && k !== "gen_ai.request.seed") params[k.slice(15)] = v;
   return params;
 }
 
@@ -226,7 +247,12 @@ class RunWriter {
   /** Calls asked for whose execution the trace does not show, then the run's end. */
   finish(spans: OtelSpan[]): void {
     for (const [callId, a] of [...this.asked]) this.action(a.agent, a.name, callId, a.args, undefined, null, this.clock, { result_seen: false });
-    this.emit("run", "run.end", { outcome: { imported: "opentelemetry", spans: spans.length } }, spans.reduce((m, s) => (s.end > m ? s.end : m), this.clock));
+    this.emit(
+      "run",
+      "run.end",
+      { outcome: { imported: "opentelemetry", spans: spans.length } },
+      spans.reduce((m, s) => (s.end > m ? s.end : m), this.clock),
+    );
   }
 
   private input(agent: string, source: string, value: unknown, trust: Trust, at: bigint): Item {
@@ -252,25 +278,39 @@ class RunWriter {
     this.action(agent, toolName(s), callId, args, rawResult === undefined ? undefined : parseMaybe(rawResult), s, s.end);
   }
 
-  private action(agent: string, tool: string, callId: string | null, args: unknown, result: unknown, s: OtelSpan | null, at: bigint, extra: Record<string, unknown> = {}): Item {
+  private action(
+    agent: string,
+    tool: string,
+    callId: string | null,
+    args: unknown,
+    result: unknown,
+    s: OtelSpan | null,
+    at: bigint,
+    extra: Record<string, unknown> = {},
+  ): Item {
     const ask = callId ? this.asked.get(callId) : undefined;
     const argsRef = this.rt.put(args === undefined ? NOT_CAPTURED : args);
     const resultRef = result === undefined ? null : this.rt.put(result);
-    const e = this.emit(agent, "action", {
-      tool,
-      args_ref: argsRef,
-      result_ref: resultRef,
-      decision: ask ? ask.decision.decision : null,
-      sensitive: this.rt.isSensitive(tool),
-      mode: "live",
-      status: s?.error ? "error" : "ok",
-      duration_ms: s ? durationMs(s) : null,
-      ...(callId ? { tool_call_id: callId } : {}),
-      ...(args === undefined ? { args_captured: false } : {}),
-      ...(result === undefined ? { result_captured: false } : {}),
-      ...(s ? { otel: { trace_id: s.traceId, span_id: s.spanId } } : {}),
-      ...extra,
-    }, at);
+    const e = this.emit(
+      agent,
+      "action",
+      {
+        tool,
+        args_ref: argsRef,
+        result_ref: resultRef,
+        decision: ask ? ask.decision.decision : null,
+        sensitive: this.rt.isSensitive(tool),
+        mode: "live",
+        status: s?.error ? "error" : "ok",
+        duration_ms: s ? durationMs(s) : null,
+        ...(callId ? { tool_call_id: callId } : {}),
+        ...(args === undefined ? { args_captured: false } : {}),
+        ...(result === undefined ? { result_captured: false } : {}),
+        ...(s ? { otel: { trace_id: s.traceId, span_id: s.spanId } } : {}),
+        ...extra,
+      },
+      at,
+    );
     if (callId) this.asked.delete(callId);
     let item: Item;
     if (resultRef && this.untrustedTool(tool) && !s?.error) {
@@ -306,21 +346,26 @@ class RunWriter {
     const a = s.attrs;
     const outputRef = c.output ? this.rt.put(c.output) : null;
     const trust: Trust = ctx.some((i) => i.trust === "untrusted") ? "untrusted" : "trusted";
-    const e = this.emit(agent, "decision", {
-      context: ctx.map((i): ContextRecord => i.record()),
-      model: str(a["gen_ai.request.model"]) ?? str(a["gen_ai.response.model"]) ?? "unknown",
-      purpose: op,
-      params: paramsOf(a),
-      seed: int(a["gen_ai.request.seed"]) ?? null,
-      output: outputRef,
-      ablated: [],
-      status: s.error ? "error" : "ok",
-      duration_ms: durationMs(s),
-      usage: usageOf(a),
-      captured: { input: c.input !== undefined, output: c.output !== undefined },
-      provider: str(a["gen_ai.provider.name"]) ?? str(a["gen_ai.system"]) ?? null,
-      otel: { trace_id: s.traceId, span_id: s.spanId },
-    }, s.end);
+    const e = this.emit(
+      agent,
+      "decision",
+      {
+        context: ctx.map((i): ContextRecord => i.record()),
+        model: str(a["gen_ai.request.model"]) ?? str(a["gen_ai.response.model"]) ?? "unknown",
+        purpose: op,
+        params: paramsOf(a),
+        seed: int(a["gen_ai.request.seed"]) ?? null,
+        output: outputRef,
+        ablated: [],
+        status: s.error ? "error" : "ok",
+        duration_ms: durationMs(s),
+        usage: usageOf(a),
+        captured: { input: c.input !== undefined, output: c.output !== undefined },
+        provider: str(a["gen_ai.provider.name"]) ?? str(a["gen_ai.system"]) ?? null,
+        otel: { trace_id: s.traceId, span_id: s.spanId },
+      },
+      s.end,
+    );
     const item = new Item(c.output ?? null, outputRef ?? "", "output", op, trust, e.id, e.id);
     for (const m of c.output ?? []) {
       for (const p of m.parts) {

@@ -130,7 +130,9 @@ export function spansOf(datas: unknown[]): OtelSpan[] {
             start: nanos(s.startTimeUnixNano),
             end: nanos(s.endTimeUnixNano),
             attrs: attributes(s.attributes),
-            events: arr(s.events).filter(isRecord).map((e) => ({ name: String(e.name ?? ""), time: nanos(e.timeUnixNano), attrs: attributes(e.attributes) })),
+            events: arr(s.events)
+              .filter(isRecord)
+              .map((e) => ({ name: String(e.name ?? ""), time: nanos(e.timeUnixNano), attrs: attributes(e.attributes) })),
             error: status.code === 2 || status.code === "STATUS_CODE_ERROR",
             statusMessage: typeof status.message === "string" ? status.message : "",
             resource,
@@ -169,7 +171,8 @@ function partOf(p: unknown): Part {
   if (!isRecord(p)) return typeof p === "string" ? { type: "text", text: p } : { type: "other", value: p };
   const type = String(p.type ?? "");
   if (type === "text" || type === "reasoning") return { type: "text", text: String(p.content ?? p.text ?? "") };
-  if (type === "tool_call") return { type: "tool_call", id: typeof p.id === "string" ? p.id : null, name: String(p.name ?? ""), args: jsonAttr(p.arguments) ?? p.arguments ?? null };
+  if (type === "tool_call")
+    return { type: "tool_call", id: typeof p.id === "string" ? p.id : null, name: String(p.name ?? ""), args: jsonAttr(p.arguments) ?? p.arguments ?? null };
   if (type === "tool_call_response") return { type: "tool_result", id: typeof p.id === "string" ? p.id : null, content: p.response ?? p.result ?? null };
   return { type: "other", value: p };
 }
@@ -189,13 +192,23 @@ function legacyMessage(m: Record<string, unknown>): Message {
   const role = String(m.role ?? "user");
   const parts: Part[] = [];
   const content = jsonAttr(m.content) ?? m.content;
-  if (role === "tool") parts.push({ type: "tool_result", id: typeof m.tool_call_id === "string" ? m.tool_call_id : typeof m.id === "string" ? m.id : null, content: m.content ?? null });
+  if (role === "tool")
+    parts.push({
+      type: "tool_result",
+      id: typeof m.tool_call_id === "string" ? m.tool_call_id : typeof m.id === "string" ? m.id : null,
+      content: m.content ?? null,
+    });
   else if (typeof m.content === "string") parts.push({ type: "text", text: m.content });
   else if (Array.isArray(content)) for (const c of content) parts.push(isRecord(c) && typeof c.text === "string" ? { type: "text", text: c.text } : partOf(c));
   for (const c of arr(jsonAttr(m.tool_calls) ?? m.tool_calls)) {
     if (!isRecord(c)) continue;
     const f = isRecord(c.function) ? c.function : c;
-    parts.push({ type: "tool_call", id: typeof c.id === "string" ? c.id : null, name: String(f.name ?? ""), args: jsonAttr(f.arguments) ?? f.arguments ?? null });
+    parts.push({
+      type: "tool_call",
+      id: typeof c.id === "string" ? c.id : null,
+      name: String(f.name ?? ""),
+      args: jsonAttr(f.arguments) ?? f.arguments ?? null,
+    });
   }
   return { role, parts };
 }
@@ -218,7 +231,14 @@ function indexedMessages(attrs: Record<string, unknown>, prefix: string): Messag
   if (!rows.size) return undefined;
   return [...rows.entries()]
     .sort((a, b) => a[0] - b[0])
-    .map(([, r]) => legacyMessage({ ...r, tool_calls: arr(r.tool_calls).filter(Boolean).map((c) => ({ id: (c as Record<string, unknown>).id, function: c })) }));
+    .map(([, r]) =>
+      legacyMessage({
+        ...r,
+        tool_calls: arr(r.tool_calls)
+          .filter(Boolean)
+          .map((c) => ({ id: (c as Record<string, unknown>).id, function: c })),
+      }),
+    );
 }
 
 /** The body of an older GenAI span event, from its attributes. */
@@ -245,7 +265,8 @@ export function callContent(s: OtelSpan): CallContent {
       const b = eventBody(e.attrs);
       const role = /^gen_ai\.(system|user|assistant|tool)\.message$/.exec(e.name)?.[1];
       if (role) input.push(legacyMessage({ ...b, role: b.role ?? role }));
-      else if (e.name === "gen_ai.choice") output.push(legacyMessage({ role: "assistant", ...(isRecord(jsonAttr(b.message)) ? (jsonAttr(b.message) as Record<string, unknown>) : b) }));
+      else if (e.name === "gen_ai.choice")
+        output.push(legacyMessage({ role: "assistant", ...(isRecord(jsonAttr(b.message)) ? (jsonAttr(b.message) as Record<string, unknown>) : b) }));
       else if (e.name === "gen_ai.content.prompt") input.push(...(messagesOf(e.attrs["gen_ai.prompt"]) ?? []));
       else if (e.name === "gen_ai.content.completion") output.push(...(messagesOf(e.attrs["gen_ai.completion"]) ?? []));
     }

@@ -22,7 +22,21 @@ import { jobTextReader } from "./texts";
 const has = (who: { scopes: Set<string> } | undefined, scope: string) => !!who && (who.scopes.has(scope) || who.scopes.has("admin"));
 
 /** What a job answers with (the spec, never anything of the worker's). */
-export const jobView = (j: JobRow) => ({ id: j.id, run_id: j.run_id, kind: j.spec.kind, spec: j.spec, asked_by: j.asked_by, status: j.status, progress: j.progress, result: j.result, error: j.error, workers: j.workers, tests_appended: j.appended, created_at: j.created_at, updated_at: j.updated_at });
+export const jobView = (j: JobRow) => ({
+  id: j.id,
+  run_id: j.run_id,
+  kind: j.spec.kind,
+  spec: j.spec,
+  asked_by: j.asked_by,
+  status: j.status,
+  progress: j.progress,
+  result: j.result,
+  error: j.error,
+  workers: j.workers,
+  tests_appended: j.appended,
+  created_at: j.created_at,
+  updated_at: j.updated_at,
+});
 
 /** The job routes of a collector on PostgreSQL at `url`. */
 export async function collectorJobs(url: string, log: (line: string) => void = () => {}): Promise<CollectorJobs> {

@@ -40,7 +40,12 @@ export function losslessText(value: unknown): string {
         seen.add(v);
         const out = Array.isArray(v)
           ? "[" + v.map(write).join(",") + "]"
-          : "{" + Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined).map(([k, x]) => quote(k) + ":" + write(x)).join(",") + "}";
+          : "{" +
+            Object.entries(v as Record<string, unknown>)
+              .filter(([, x]) => x !== undefined)
+              .map(([k, x]) => quote(k) + ":" + write(x))
+              .join(",") +
+            "}";
         seen.delete(v);
         return out;
       }

@@ -90,7 +90,13 @@ export class JobReplayContext extends ReplayContext {
     return a.outcome as StoredOutcome;
   }
 
-  override async pair(seedBase: string, j: number, baseline: Intervention[], interventions: Intervention[], target: Target): Promise<{ base: ArmOutcome; treat: ArmOutcome; baseRan: boolean }> {
+  override async pair(
+    seedBase: string,
+    j: number,
+    baseline: Intervention[],
+    interventions: Intervention[],
+    target: Target,
+  ): Promise<{ base: ArmOutcome; treat: ArmOutcome; baseRan: boolean }> {
     const item = { seedBase, baseline: baseline.map((b) => b.spec), interventions: interventions.map((i) => i.spec), j };
     const localKey = `${seedBase}|${item.baseline.join(" | ")}|${j}`;
     const shared = this.baseArms.get(localKey);
@@ -153,7 +159,13 @@ async function fixCheckPass(ctx: JobReplayContext, spec: JobSpec, jobId: string)
 }
 
 /** One pass of a job over the arms stored so far. */
-export async function drivePass(run: RunData, spec: JobSpec, jobId: string, arms: Map<string, StoredArm>, window = spec.window ?? DEFAULT_WINDOW): Promise<PassResult> {
+export async function drivePass(
+  run: RunData,
+  spec: JobSpec,
+  jobId: string,
+  arms: Map<string, StoredArm>,
+  window = spec.window ?? DEFAULT_WINDOW,
+): Promise<PassResult> {
   const ctx = new JobReplayContext(run, arms, window);
   let tests = 0;
   const onProgress = (p: { phase: string }) => {
@@ -164,7 +176,16 @@ export async function drivePass(run: RunData, spec: JobSpec, jobId: string, arms
     if (spec.kind === "fix-check") return await fixCheckPass(ctx, spec, jobId);
     if (spec.kind === "test") {
       if (spec.max_calls !== undefined) ctx.budget = new Budget(spec.max_calls);
-      const r = await runTest(ctx, { intervention: spec.remove!, target: spec.target, n: spec.n, nMax: spec.n_max, method: spec.method, minPairs: spec.n, sizeRole: !!spec.roles, save: false });
+      const r = await runTest(ctx, {
+        intervention: spec.remove!,
+        target: spec.target,
+        n: spec.n,
+        nMax: spec.n_max,
+        method: spec.method,
+        minPairs: spec.n,
+        sizeRole: !!spec.roles,
+        save: false,
+      });
       return { state: "done", result: r, tests: [r], workers: [...ctx.workers].sort() };
     }
     const n = spec.n ?? 10;

@@ -38,9 +38,10 @@ export async function startBoss(url: string, timing: QueueTiming, log: (line: st
     [PAIRS, { name: PAIRS, retryLimit: 3, retryDelay: 1, expireInSeconds: timing.pairTimeoutS, deadLetter: PAIRS_DEAD }],
     [DRIVE, { name: DRIVE, retryLimit: 10_000, retryDelay: 1, expireInSeconds: timing.driveTimeoutS }],
   ] as const) {
-    if (!(await boss.getQueue(name))) await boss.createQueue(name, opts).catch(async (err) => {
-      if (!(await boss.getQueue(name))) throw err; // another process created it first
-    });
+    if (!(await boss.getQueue(name)))
+      await boss.createQueue(name, opts).catch(async (err) => {
+        if (!(await boss.getQueue(name))) throw err; // another process created it first
+      });
   }
   return boss;
 }
@@ -50,7 +51,8 @@ export interface PairTask {
   items: PairItem[];
 }
 
-export const sendDrive = (boss: PgBoss, job: string, timing: QueueTiming = DEFAULT_TIMING): Promise<string | null> => boss.send(DRIVE, { job }, { retryLimit: 10_000, retryDelay: 1, expireInSeconds: timing.driveTimeoutS });
+export const sendDrive = (boss: PgBoss, job: string, timing: QueueTiming = DEFAULT_TIMING): Promise<string | null> =>
+  boss.send(DRIVE, { job }, { retryLimit: 10_000, retryDelay: 1, expireInSeconds: timing.driveTimeoutS });
 
 /** Asks for pairs in batches of `batch`, aligned on j so the same pairs asked again are the same task. */
 export async function sendPairs(boss: PgBoss, job: string, items: PairItem[], batch: number, timing: QueueTiming): Promise<number> {
@@ -59,7 +61,11 @@ export async function sendPairs(boss: PgBoss, job: string, items: PairItem[], ba
   for (const it of items) {
     const start = it.j - (it.j % batch);
     const k = JSON.stringify([it.seedBase, it.baseline, it.interventions, start]);
-    if (!groups.has(k)) groups.set(k, Array.from({ length: batch }, (_, i) => ({ ...it, j: start + i })));
+    if (!groups.has(k))
+      groups.set(
+        k,
+        Array.from({ length: batch }, (_, i) => ({ ...it, j: start + i })),
+      );
   }
   let sent = 0;
   for (const [k, g] of groups) {

@@ -41,7 +41,23 @@ export class SpecRefused extends Error {
   }
 }
 
-const FIELDS = new Set(["kind", "run_id", "target", "remove", "suspects", "suspects_mode", "fix", "keep", "texts", "n", "n_max", "method", "max_calls", "roles", "window"]);
+const FIELDS = new Set([
+  "kind",
+  "run_id",
+  "target",
+  "remove",
+  "suspects",
+  "suspects_mode",
+  "fix",
+  "keep",
+  "texts",
+  "n",
+  "n_max",
+  "method",
+  "max_calls",
+  "roles",
+  "window",
+]);
 const KINDS = new Set(["attribute", "test", "fix-check"]);
 /** Fields that would choose code, a credential or where calls go: named in the refusal. */
 const FORBIDDEN = /program|system|module|command|endpoint|url|base|key|token|secret|env|live|header|host/i;
@@ -77,8 +93,10 @@ export function namesFile(spec: string): boolean {
 /** An intervention: text (a replacement may span lines), never a file, and one the grammar parses. */
 const intervention = (v: unknown, name: string): string => {
   // eslint-disable-next-line no-control-regex
-  if (typeof v !== "string" || !v.trim() || v.length > 100_000 || /[\u0000-\u0008\u000b\u000c\u000e-\u001f]/.test(v)) throw new SpecRefused(`${name} must be an intervention spec (text, at most 100,000 characters)`);
-  if (namesFile(v)) throw new SpecRefused(`${name}: a job may not name a file (replace:…=@FILE); send the text in the job's texts, named replace:…=@text:SHA256`);
+  if (typeof v !== "string" || !v.trim() || v.length > 100_000 || /[\u0000-\u0008\u000b\u000c\u000e-\u001f]/.test(v))
+    throw new SpecRefused(`${name} must be an intervention spec (text, at most 100,000 characters)`);
+  if (namesFile(v))
+    throw new SpecRefused(`${name}: a job may not name a file (replace:…=@FILE); send the text in the job's texts, named replace:…=@text:SHA256`);
   try {
     parseIntervention(v);
   } catch (err) {
@@ -93,7 +111,10 @@ export function checkSpec(body: unknown): JobSpec {
   const b = body as Record<string, unknown>;
   for (const k of Object.keys(b)) {
     if (FIELDS.has(k)) continue;
-    if (FORBIDDEN.test(k)) throw new SpecRefused(`a job may not carry ${JSON.stringify(k.slice(0, 40))}: workers take programs, endpoints and keys from their own flags and environment`);
+    if (FORBIDDEN.test(k))
+      throw new SpecRefused(
+        `a job may not carry ${JSON.stringify(k.slice(0, 40))}: workers take programs, endpoints and keys from their own flags and environment`,
+      );
     throw new SpecRefused(`unknown job field ${JSON.stringify(k.slice(0, 40))}`);
   }
   if (typeof b.kind !== "string" || !KINDS.has(b.kind)) throw new SpecRefused('kind is "attribute", "test" or "fix-check"');
@@ -107,7 +128,8 @@ export function checkSpec(body: unknown): JobSpec {
   }
   const spec: JobSpec = { kind: b.kind as JobSpec["kind"], run_id: runId, target };
   if (b.texts !== undefined) {
-    if (!Array.isArray(b.texts) || b.texts.length > 20 || b.texts.some((t) => typeof t !== "string" || t.length > 500_000)) throw new SpecRefused("texts is a list of at most 20 texts of at most 500,000 characters");
+    if (!Array.isArray(b.texts) || b.texts.length > 20 || b.texts.some((t) => typeof t !== "string" || t.length > 500_000))
+      throw new SpecRefused("texts is a list of at most 20 texts of at most 500,000 characters");
     spec.texts = b.texts as string[];
     // the specs below are parsed with these texts readable by name (and no file)
     registerTexts(spec.texts);

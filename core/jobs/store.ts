@@ -129,7 +129,12 @@ export class JobStore {
   }
 
   async create(id: string, runId: string, spec: JobSpec, askedBy: string): Promise<JobRow> {
-    const r = await this.pool.query("INSERT INTO causeway_jobs (id, run_id, spec, asked_by) VALUES ($1, $2, $3, $4) RETURNING *", [id, runId, JSON.stringify(spec), askedBy]);
+    const r = await this.pool.query("INSERT INTO causeway_jobs (id, run_id, spec, asked_by) VALUES ($1, $2, $3, $4) RETURNING *", [
+      id,
+      runId,
+      JSON.stringify(spec),
+      askedBy,
+    ]);
     return rowOf(r.rows[0]);
   }
 
@@ -150,17 +155,26 @@ export class JobStore {
 
   /** Asks a queued or running job to stop; false when it had already finished. */
   async cancel(id: string): Promise<boolean> {
-    const r = await this.pool.query("UPDATE causeway_jobs SET cancel = true, updated_at = now() WHERE id = $1 AND status IN ('queued', 'running') RETURNING id", [id]);
+    const r = await this.pool.query(
+      "UPDATE causeway_jobs SET cancel = true, updated_at = now() WHERE id = $1 AND status IN ('queued', 'running') RETURNING id",
+      [id],
+    );
     return r.rowCount === 1;
   }
 
   async setProgress(id: string, progress: JobRow["progress"]): Promise<void> {
-    await this.pool.query("UPDATE causeway_jobs SET status = CASE WHEN status = 'queued' THEN 'running' ELSE status END, progress = $2, updated_at = now() WHERE id = $1 AND status IN ('queued', 'running')", [id, JSON.stringify(progress)]);
+    await this.pool.query(
+      "UPDATE causeway_jobs SET status = CASE WHEN status = 'queued' THEN 'running' ELSE status END, progress = $2, updated_at = now() WHERE id = $1 AND status IN ('queued', 'running')",
+      [id, JSON.stringify(progress)],
+    );
   }
 
   /** Ends a job once: a finished job is never rewritten. */
   async finish(id: string, status: "done" | "failed" | "cancelled", result: unknown, error: string | null): Promise<boolean> {
-    const r = await this.pool.query("UPDATE causeway_jobs SET status = $2, result = $3, error = $4, updated_at = now() WHERE id = $1 AND status IN ('queued', 'running') RETURNING id", [id, status, result === null ? null : JSON.stringify(result), error]);
+    const r = await this.pool.query(
+      "UPDATE causeway_jobs SET status = $2, result = $3, error = $4, updated_at = now() WHERE id = $1 AND status IN ('queued', 'running') RETURNING id",
+      [id, status, result === null ? null : JSON.stringify(result), error],
+    );
     return r.rowCount === 1;
   }
 
@@ -189,8 +203,15 @@ export class JobStore {
     await this.with(async (c) => {
       await c.query("BEGIN");
       try {
-        const r = await c.query("INSERT INTO causeway_job_arms (job_id, key, outcome, error, worker) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING", [id, key, outcome === null ? null : JSON.stringify(outcome), error, worker]);
-        if (r.rowCount === 1) await c.query("UPDATE causeway_jobs SET workers = array_append(workers, $2) WHERE id = $1 AND NOT ($2 = ANY(workers))", [id, worker]);
+        const r = await c.query("INSERT INTO causeway_job_arms (job_id, key, outcome, error, worker) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING", [
+          id,
+          key,
+          outcome === null ? null : JSON.stringify(outcome),
+          error,
+          worker,
+        ]);
+        if (r.rowCount === 1)
+          await c.query("UPDATE causeway_jobs SET workers = array_append(workers, $2) WHERE id = $1 AND NOT ($2 = ANY(workers))", [id, worker]);
         await c.query("COMMIT");
       } catch (err) {
         await c.query("ROLLBACK").catch(() => undefined);
@@ -220,7 +241,10 @@ export class JobStore {
 
   /** A worker says it is alive and how many tasks it takes at once. */
   async heartbeat(name: string, concurrency: number): Promise<void> {
-    await this.pool.query("INSERT INTO causeway_workers (name, concurrency) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET concurrency = EXCLUDED.concurrency, seen_at = now()", [name, concurrency]);
+    await this.pool.query(
+      "INSERT INTO causeway_workers (name, concurrency) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET concurrency = EXCLUDED.concurrency, seen_at = now()",
+      [name, concurrency],
+    );
   }
 
   async leave(name: string): Promise<void> {
@@ -229,13 +253,18 @@ export class JobStore {
 
   /** Tasks the workers seen in the last `withinS` seconds take at once. */
   async capacity(withinS: number): Promise<number> {
-    const r = await this.pool.query("SELECT coalesce(sum(concurrency), 0) AS n FROM causeway_workers WHERE seen_at > now() - make_interval(secs => $1)", [withinS]);
+    const r = await this.pool.query("SELECT coalesce(sum(concurrency), 0) AS n FROM causeway_workers WHERE seen_at > now() - make_interval(secs => $1)", [
+      withinS,
+    ]);
     return Number(r.rows[0].n);
   }
 
   /** Queued or running jobs nothing moved for `s` seconds; each is touched, so it is woken once per `s`. */
   async stalled(s: number): Promise<string[]> {
-    const r = await this.pool.query("UPDATE causeway_jobs SET updated_at = now() WHERE status IN ('queued', 'running') AND updated_at < now() - make_interval(secs => $1) RETURNING id", [s]);
+    const r = await this.pool.query(
+      "UPDATE causeway_jobs SET updated_at = now() WHERE status IN ('queued', 'running') AND updated_at < now() - make_interval(secs => $1) RETURNING id",
+      [s],
+    );
     return r.rows.map((x) => String(x.id));
   }
 

@@ -70,14 +70,14 @@ async function materialize(store: PgStore, runId: string, root: string): Promise
   const tmp = fs.mkdtempSync(path.join(root, `.${runId}-`));
   fs.mkdirSync(path.join(tmp, "blobs"));
   const parts: Buffer[] = [];
-  for (let from = 0; ; ) {
+  for (let from = 0; ;) {
     const r = await store.readEvents(runId, from, 10_000);
     if (!r || !r.count) break;
     parts.push(r.bytes);
     from += r.count;
   }
   fs.writeFileSync(path.join(tmp, "events.jsonl"), Buffer.concat(parts));
-  for (let after = ""; ; ) {
+  for (let after = ""; ;) {
     const page = (await store.readBlobPage(runId, after, 1000)) ?? [];
     for (const b of page) if (/^sha256:[0-9a-f]{64}$/.test(b.ref)) fs.writeFileSync(path.join(tmp, "blobs", b.ref.slice(7) + ".json"), b.body);
     if (page.length < 1000) break;
@@ -217,14 +217,16 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
     // each finished test appended once, for the submitter, with the workers that ran it; a pass
     // that died between an append and its record finds its line by (job, job_test) and skips it
     const stored = ((await store.readTests(job.run_id)) ?? Buffer.alloc(0)).toString("utf8").split("\n").filter(Boolean);
-    const done = new Set(stored.flatMap((l) => {
-      try {
-        const x = JSON.parse(l) as { job?: string; job_test?: number };
-        return x.job === jobId ? [x.job_test] : [];
-      } catch {
-        return [];
-      }
-    }));
+    const done = new Set(
+      stored.flatMap((l) => {
+        try {
+          const x = JSON.parse(l) as { job?: string; job_test?: number };
+          return x.job === jobId ? [x.job_test] : [];
+        } catch {
+          return [];
+        }
+      }),
+    );
     // a job cancelled while this pass ran appends nothing
     if (await jobs.cancelRequested(jobId)) {
       if (!done.size) {
@@ -245,7 +247,11 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
 
   const workers: string[] = [];
   for (let i = 0; i < Math.max(1, o.concurrency ?? 1); i++) {
-    workers.push(await boss.work<PairTask>(PAIRS, { includeMetadata: true, batchSize: 1, pollingIntervalSeconds: timing.pollS }, async ([t]) => runPairs(t.data, t.retryCount >= t.retryLimit)));
+    workers.push(
+      await boss.work<PairTask>(PAIRS, { includeMetadata: true, batchSize: 1, pollingIntervalSeconds: timing.pollS }, async ([t]) =>
+        runPairs(t.data, t.retryCount >= t.retryLimit),
+      ),
+    );
     workers.push(await boss.work<{ job: string }>(DRIVE, { batchSize: 1, pollingIntervalSeconds: timing.pollS }, async ([t]) => drive(t.data.job)));
   }
   // a batch that failed after its retries (a worker that died every time, or an error): its job fails with the reason

@@ -62,13 +62,15 @@ export function parseCommand(line: string): string[] {
 }
 
 /** Flag names whose value is a credential: --api-key, --token, --openai-api-key, --password, -p is not. */
-const SECRET_FLAG = /^--?(?:[\w-]*[-_])?(?:api[-_]?key|apikey|key|token|access[-_]?token|auth[-_]?token|auth|authorization|secret|client[-_]?secret|password|passwd|credentials?|bearer|private[-_]?key|sig|signature)$/i;
+const SECRET_FLAG =
+  /^--?(?:[\w-]*[-_])?(?:api[-_]?key|apikey|key|token|access[-_]?token|auth[-_]?token|auth|authorization|secret|client[-_]?secret|password|passwd|credentials?|bearer|private[-_]?key|sig|signature)$/i;
 /** Environment-style assignments (`env OPENAI_API_KEY=… node …`) whose name is a credential's. */
 const SECRET_NAME = /(?:^|_)(?:API_?KEY|APIKEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH|SIG|SIGNATURE)(?:_|$)/i;
 /** Names that hold a path, not a secret (SSH_AUTH_SOCK, GOOGLE_APPLICATION_CREDENTIALS_FILE, …). */
 const PATH_NAME = /_(?:SOCK|PATH|DIR|FILE|HOME)$/i;
 /** Shapes of well-known API keys, wherever they appear in an argument. */
-const KEY_SHAPES = /\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,})/g;
+const KEY_SHAPES =
+  /\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,})/g;
 /** URL user info (`https://user:pass@host`). */
 const USERINFO = /(\b[a-z][a-z0-9+.-]*:\/\/)[^/@\s:]+:[^/@\s]+@/gi;
 
@@ -76,7 +78,8 @@ const USERINFO = /(\b[a-z][a-z0-9+.-]*:\/\/)[^/@\s:]+:[^/@\s]+@/gi;
 function envSecrets(env: NodeJS.ProcessEnv): string[] {
   const vals: string[] = [];
   // a value that is a path (the working directory, a socket, a key file's name) is not the secret itself
-  for (const [k, v] of Object.entries(env)) if (v && v.length >= 8 && SECRET_NAME.test(k) && !PATH_NAME.test(k) && !/^(?:\/|~\/|\.\.?\/|[A-Za-z]:\\)/.test(v)) vals.push(v);
+  for (const [k, v] of Object.entries(env))
+    if (v && v.length >= 8 && SECRET_NAME.test(k) && !PATH_NAME.test(k) && !/^(?:\/|~\/|\.\.?\/|[A-Za-z]:\\)/.test(v)) vals.push(v);
   return vals.sort((a, b) => b.length - a.length);
 }
 
@@ -103,7 +106,8 @@ export function redactArgv(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     else if (a.startsWith("-") && SECRET_FLAG.test(a) && i + 1 < argv.length) {
       out.push(a, REDACTED);
       i++;
-    } else if (!a.startsWith("-") && eq > 0 && /^[A-Za-z_][A-Za-z0-9_]*$/.test(a.slice(0, eq)) && SECRET_NAME.test(a.slice(0, eq))) out.push(`${a.slice(0, eq)}=${REDACTED}`);
+    } else if (!a.startsWith("-") && eq > 0 && /^[A-Za-z_][A-Za-z0-9_]*$/.test(a.slice(0, eq)) && SECRET_NAME.test(a.slice(0, eq)))
+      out.push(`${a.slice(0, eq)}=${REDACTED}`);
     else out.push(scrub(a, secrets));
   }
   return out;

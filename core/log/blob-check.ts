@@ -20,7 +20,13 @@ export function checkBlobs(dir: string, events: LoadedEvent[], blobs: BlobStore,
     for (const r of refsOf(e)) {
       if (firstUse.has(r as string)) continue; // valid, and named before
       if (!isRef(r)) {
-        out.push(problem("bad-ref", `line ${e.line} (seq ${e.seq}): refused ref ${JSON.stringify(String(r)).slice(0, 60)}: a ref is sha256: plus 64 hex digits`, { line: e.line, seq: e.seq, file: "events.jsonl" }));
+        out.push(
+          problem("bad-ref", `line ${e.line} (seq ${e.seq}): refused ref ${JSON.stringify(String(r)).slice(0, 60)}: a ref is sha256: plus 64 hex digits`, {
+            line: e.line,
+            seq: e.seq,
+            file: "events.jsonl",
+          }),
+        );
         continue;
       }
       if (!firstUse.has(r)) firstUse.set(r, e);
@@ -35,7 +41,8 @@ export function checkBlobs(dir: string, events: LoadedEvent[], blobs: BlobStore,
     if (r.ok) continue;
     if (r.code === "blob-too-large" || r.code === "blob-too-deep") {
       // too large or deep to hold: still check its hash, in chunks
-      if (!blobFileMatchesSafe(blobs.pathOf(ref), ref.slice(7), dir)) out.push(problem("blob-hash", `blob ${ref.slice(7, 19)}… does not hash to its name (forged or damaged)`, at));
+      if (!blobFileMatchesSafe(blobs.pathOf(ref), ref.slice(7), dir))
+        out.push(problem("blob-hash", `blob ${ref.slice(7, 19)}… does not hash to its name (forged or damaged)`, at));
       else if (r.code === "blob-too-deep") out.push(problem("blob-too-deep", `${r.message} (its hash matches; named by line ${e.line}, seq ${e.seq})`, at));
       continue;
     }
@@ -70,7 +77,8 @@ function checkOne(ref: string, e: LoadedEvent, blobs: BlobStore, out: Problem[])
   const r = blobs.get(ref);
   if (r.ok) return;
   if (r.code === "blob-too-large" || r.code === "blob-too-deep") {
-    if (!blobFileMatchesSafe(blobs.pathOf(ref), ref.slice(7), blobs.runDir)) out.push(problem("blob-hash", `blob ${ref.slice(7, 19)}… does not hash to its name (forged or damaged)`, at));
+    if (!blobFileMatchesSafe(blobs.pathOf(ref), ref.slice(7), blobs.runDir))
+      out.push(problem("blob-hash", `blob ${ref.slice(7, 19)}… does not hash to its name (forged or damaged)`, at));
     else if (r.code === "blob-too-deep") out.push(problem("blob-too-deep", `${r.message} (its hash matches; named by line ${e.line}, seq ${e.seq})`, at));
   } else if (r.code === "missing-blob") {
     out.push(problem("missing-blob", `blob ${ref.slice(7, 19)}… named by line ${e.line} (seq ${e.seq}) is missing`, at));
@@ -103,7 +111,15 @@ function checkBlobsParallel(dir: string, firstUse: Map<string, LoadedEvent>, blo
     else if (st === BlobStatus.Verified) blobs.proved(ref, () => par.bytes(i));
   }
   for (const [ref, e] of firstUse) {
-    if (!present.has(ref)) out.push(problem("missing-blob", `blob ${ref.slice(7, 19)}… named by line ${e.line} (seq ${e.seq}) is missing`, { line: e.line, seq: e.seq, ref, file: "blobs" }));
+    if (!present.has(ref))
+      out.push(
+        problem("missing-blob", `blob ${ref.slice(7, 19)}… named by line ${e.line} (seq ${e.seq}) is missing`, {
+          line: e.line,
+          seq: e.seq,
+          ref,
+          file: "blobs",
+        }),
+      );
   }
   return out;
 }

@@ -14,7 +14,13 @@ import { MAX_JSON_DEPTH, jsonTooDeep, openRunFile } from "./safefs";
 export const DEFAULT_MAX_BLOB_BYTES = 64 * 1024 * 1024;
 
 export type BlobResult =
-  | { ok: true; value: unknown; readonly canonical: string; bytes: number; /** JSON.stringify(value) is its canonical form: the plain value loses nothing */ exact?: boolean }
+  | {
+      ok: true;
+      value: unknown;
+      readonly canonical: string;
+      bytes: number;
+      /** JSON.stringify(value) is its canonical form: the plain value loses nothing */ exact?: boolean;
+    }
   | { ok: false; code: "bad-ref" | "missing-blob" | "blob-not-json" | "blob-too-large" | "blob-too-deep" | "blob-hash" | "io"; message: string };
 
 /** Reads blobs of one run, caching what it has read. */
@@ -74,7 +80,8 @@ export class BlobStore {
   }
 
   private load(ref: string): BlobResult {
-    if (!isRef(ref)) return { ok: false, code: "bad-ref", message: `refused ref ${JSON.stringify(String(ref)).slice(0, 80)}: a ref is sha256: plus 64 hex digits` };
+    if (!isRef(ref))
+      return { ok: false, code: "bad-ref", message: `refused ref ${JSON.stringify(String(ref)).slice(0, 80)}: a ref is sha256: plus 64 hex digits` };
     const kept = this.proven.get(ref)?.();
     if (kept) return decodeBlob(ref, kept, true);
     // open, read, close: most blobs fit the shared buffer, so their size needs no fstat; a blob
@@ -143,10 +150,10 @@ export function decodeBlob(ref: string, buf: Buffer, proven = false): BlobResult
       return { ok: false, code: "blob-not-json", message: `blob ${ref.slice(0, 19)}… is not JSON` };
     }
   }
-  if (!outer || typeof outer !== "object" || Array.isArray(outer) || !("v" in (outer))) {
+  if (!outer || typeof outer !== "object" || Array.isArray(outer) || !("v" in outer)) {
     return { ok: false, code: "blob-not-json", message: `blob ${ref.slice(0, 19)}… is not of the form {"v": …}` };
   }
-  const value = (outer).v;
+  const value = outer.v;
   if (proven) return lazyResult(value, buf.length); // its hash was checked on this very fast path
   // Fast path: JSON.stringify writes what Python's canonical form writes for most values (it
   // differs on float forms such as 89.0 or 1e-05, which then take the exact paths below).

@@ -119,14 +119,7 @@ export interface RunEndEvent extends BaseEvent {
   outcome: unknown;
 }
 
-export type KnownEvent =
-  | RunStartEvent
-  | InputEvent
-  | AgentStartEvent
-  | DecisionEvent
-  | ActionEvent
-  | MessageEvent
-  | RunEndEvent;
+export type KnownEvent = RunStartEvent | InputEvent | AgentStartEvent | DecisionEvent | ActionEvent | MessageEvent | RunEndEvent;
 
 /**
  * An event as read from a file: any type, its fields as they were (a file may hold anything, so

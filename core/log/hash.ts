@@ -69,13 +69,7 @@ WS[0x20] = WS[0x0a] = WS[0x0d] = WS[0x09] = 1;
  * Feeds `emit` the canonical bytes of the JSON text in buf[start, end): whitespace outside strings
  * is dropped, and so is the top-level member whose key is `dropKey` (with one adjacent comma).
  */
-export function compactSegments(
-  buf: Uint8Array,
-  start: number,
-  end: number,
-  emit: (a: number, b: number) => void,
-  dropKey?: Uint8Array,
-): void {
+export function compactSegments(buf: Uint8Array, start: number, end: number, emit: (a: number, b: number) => void, dropKey?: Uint8Array): void {
   let first = start;
   while (first < end && WS[buf[first]]) first++;
   // Dropping a member only makes sense in a top-level object; (-1, -1) asks emit for a comma.
@@ -131,7 +125,8 @@ export function compactSegments(
       }
       depth--;
     } else if (objectMode && c === 0x2c && depth === 1) {
-      if (dropping) dropping = false; // the dropped member ends here; its comma goes with it
+      if (dropping)
+        dropping = false; // the dropped member ends here; its comma goes with it
       else {
         flush(i);
         pendingComma = true;

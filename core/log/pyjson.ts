@@ -32,15 +32,7 @@ export function pyFloat(x: number): PyFloat {
   return new PyFloat(x);
 }
 
-export type JsonValue =
-  | null
-  | boolean
-  | number
-  | string
-  | bigint
-  | PyFloat
-  | JsonValue[]
-  | { [key: string]: JsonValue };
+export type JsonValue = null | boolean | number | string | bigint | PyFloat | JsonValue[] | { [key: string]: JsonValue };
 
 /** Python's `repr(float)`: shortest round-trip digits, exponent form below 1e-4 and from 1e16. */
 export function floatRepr(x: number): string {
@@ -200,7 +192,10 @@ function stringifySafe(v: unknown, depth: number): boolean {
 
 /** Thrown by {@link parseLossless} with the offset where the text stops being JSON. */
 export class JsonSyntaxError extends SyntaxError {
-  constructor(message: string, readonly offset: number) {
+  constructor(
+    message: string,
+    readonly offset: number,
+  ) {
     super(`${message} at offset ${offset}`);
   }
 }
@@ -252,12 +247,12 @@ class LosslessParser {
     if (c === "{") return this.object(depth);
     if (c === "[") return this.array(depth);
     if (c === '"') return this.string();
-    if (text.startsWith("true", this.i)) return (this.i += 4), true;
-    if (text.startsWith("false", this.i)) return (this.i += 5), false;
-    if (text.startsWith("null", this.i)) return (this.i += 4), null;
-    if (text.startsWith("NaN", this.i)) return (this.i += 3), NaN;
-    if (text.startsWith("Infinity", this.i)) return (this.i += 8), Infinity;
-    if (text.startsWith("-Infinity", this.i)) return (this.i += 9), -Infinity;
+    if (text.startsWith("true", this.i)) return ((this.i += 4), true);
+    if (text.startsWith("false", this.i)) return ((this.i += 5), false);
+    if (text.startsWith("null", this.i)) return ((this.i += 4), null);
+    if (text.startsWith("NaN", this.i)) return ((this.i += 3), NaN);
+    if (text.startsWith("Infinity", this.i)) return ((this.i += 8), Infinity);
+    if (text.startsWith("-Infinity", this.i)) return ((this.i += 9), -Infinity);
     return this.number();
   }
 
@@ -362,14 +357,22 @@ class LosslessParser {
     const e = this.text[this.i + 1];
     this.i += 2;
     switch (e) {
-      case '"': return '"';
-      case "\\": return "\\";
-      case "/": return "/";
-      case "b": return "\b";
-      case "f": return "\f";
-      case "n": return "\n";
-      case "r": return "\r";
-      case "t": return "\t";
+      case '"':
+        return '"';
+      case "\\":
+        return "\\";
+      case "/":
+        return "/";
+      case "b":
+        return "\b";
+      case "f":
+        return "\f";
+      case "n":
+        return "\n";
+      case "r":
+        return "\r";
+      case "t":
+        return "\t";
       case "u": {
         const h = this.text.slice(this.i, this.i + 4);
         if (!/^[0-9a-fA-F]{4}$/.test(h)) this.fail("bad \\u escape");

@@ -77,7 +77,12 @@ export class EventLogParser {
       if (!this.skipping) {
         this.pendingBytes += rest.length;
         if (this.pendingBytes > (this.opts.maxLineBytes ?? MAX_LINE_BYTES)) {
-          this.add(problem("line-too-long", `line ${this.lineNo + 1} is longer than ${(this.opts.maxLineBytes ?? MAX_LINE_BYTES) >> 20} MB; skipped`, { line: this.lineNo + 1, file: "events.jsonl" }));
+          this.add(
+            problem("line-too-long", `line ${this.lineNo + 1} is longer than ${(this.opts.maxLineBytes ?? MAX_LINE_BYTES) >> 20} MB; skipped`, {
+              line: this.lineNo + 1,
+              file: "events.jsonl",
+            }),
+          );
           this.pending = [];
           this.pendingBytes = 0;
           this.skipping = true;
@@ -103,7 +108,12 @@ export class EventLogParser {
     this.pendingBytes = 0;
     this.lineNo++;
     if (parseJsonObject(line.toString("utf8")) === undefined) {
-      this.add(problem("cut-off", `line ${this.lineNo} is cut off (${line.length} bytes, no newline, not complete JSON): the run was interrupted while writing`, { line: this.lineNo, file: "events.jsonl" }));
+      this.add(
+        problem("cut-off", `line ${this.lineNo} is cut off (${line.length} bytes, no newline, not complete JSON): the run was interrupted while writing`, {
+          line: this.lineNo,
+          file: "events.jsonl",
+        }),
+      );
       return;
     }
     this.offset += line.length;
@@ -151,10 +161,18 @@ export class EventLogParser {
       this.add(problem("schema", `line ${lineNo}: unknown schema ${JSON.stringify(e.schema)?.slice(0, 80)}`, at));
     }
     if (seq !== lineNo - 1) {
-      this.add(problem("seq", `line ${lineNo}: seq is ${JSON.stringify(e.seq)?.slice(0, 40)}, expected ${lineNo - 1} (an event was removed, inserted or moved)`, at));
+      this.add(
+        problem("seq", `line ${lineNo}: seq is ${JSON.stringify(e.seq)?.slice(0, 40)}, expected ${lineNo - 1} (an event was removed, inserted or moved)`, at),
+      );
     }
     if (this.prevHash !== null && e.prev_hash !== this.prevHash) {
-      this.add(problem("chain", `line ${lineNo}${seq !== undefined ? ` (seq ${seq})` : ""}: prev_hash does not match the previous event's hash (the chain is broken here)`, at));
+      this.add(
+        problem(
+          "chain",
+          `line ${lineNo}${seq !== undefined ? ` (seq ${seq})` : ""}: prev_hash does not match the previous event's hash (the chain is broken here)`,
+          at,
+        ),
+      );
     }
     const recorded = e.hash;
     if (!isHex64(recorded)) {
@@ -187,7 +205,10 @@ export class EventLogParser {
           ok = false;
         }
       }
-      if (!ok) this.add(problem("hash", `line ${lineNo}${seq !== undefined ? ` (seq ${seq})` : ""}: the event does not match its hash (edited after it was written)`, at));
+      if (!ok)
+        this.add(
+          problem("hash", `line ${lineNo}${seq !== undefined ? ` (seq ${seq})` : ""}: the event does not match its hash (edited after it was written)`, at),
+        );
     }
     const fp = fieldProblems(e);
     for (const msg of fp) this.add(problem("malformed", `line ${lineNo}: ${msg}`, at));
@@ -204,8 +225,15 @@ export class EventLogParser {
     const { event, changed } = sanitizeEvent(e, lineNo);
     const told = fp.join(" ");
     const unreported = changed.filter((k) => k !== "seq" && !told.includes(`"${k}"`) && !(k === "context" && told.includes("context[")));
-    if (unreported.length) this.add(problem("malformed", `line ${lineNo}: field${unreported.length === 1 ? "" : "s"} ${unreported.map((k) => `"${k}"`).join(", ")} of the wrong type (read as text or left out)`, at));
-    (event).line = lineNo;
+    if (unreported.length)
+      this.add(
+        problem(
+          "malformed",
+          `line ${lineNo}: field${unreported.length === 1 ? "" : "s"} ${unreported.map((k) => `"${k}"`).join(", ")} of the wrong type (read as text or left out)`,
+          at,
+        ),
+      );
+    event.line = lineNo;
     this.events.push(event as unknown as LoadedEvent);
   }
 
@@ -213,7 +241,6 @@ export class EventLogParser {
     return { seq: this.lastSeq, hash: this.prevHash };
   }
 }
-
 
 export interface RunData {
   dir: string;
@@ -278,7 +305,13 @@ export function readEventsFile(
   } finally {
     fs.closeSync(o.fd);
   }
-  if (truncated) return { parser, bytes: pos - from, truncated, error: `it is larger than the ${(max / 1048576).toFixed(0)} MB limit; only the first ${(max / 1048576).toFixed(0)} MB were read` };
+  if (truncated)
+    return {
+      parser,
+      bytes: pos - from,
+      truncated,
+      error: `it is larger than the ${(max / 1048576).toFixed(0)} MB limit; only the first ${(max / 1048576).toFixed(0)} MB were read`,
+    };
   return { parser, bytes: pos - from };
 }
 
@@ -303,7 +336,7 @@ export function readRun(dir: string, opts: ReadOptions = {}): RunData {
   const first = events.find((e) => typeof e.run_id === "string");
   return {
     dir,
-    runId: (first?.run_id) ?? path.basename(dir),
+    runId: first?.run_id ?? path.basename(dir),
     events,
     problems,
     tests: tests.records,
@@ -329,5 +362,15 @@ export function runDataFromParser(dir: string, parser: EventLogParser, blobs = n
   if (events.length && !complete) problems.push(runningRule(dir, events, tests.records.length, { orphans: !parser.hasPartialLine }));
   problems.push(...tests.problems);
   const first = events.find((e) => typeof e.run_id === "string");
-  return { dir, runId: (first?.run_id) ?? path.basename(dir), events, problems, tests: tests.records, writer: runWriter(readWriters(dir)), blobs, complete, bytes: parser.offset };
+  return {
+    dir,
+    runId: first?.run_id ?? path.basename(dir),
+    events,
+    problems,
+    tests: tests.records,
+    writer: runWriter(readWriters(dir)),
+    blobs,
+    complete,
+    bytes: parser.offset,
+  };
 }

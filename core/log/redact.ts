@@ -34,7 +34,8 @@ export function isCredentialParam(name: string): boolean {
 }
 
 /** Request header names whose values are credentials. */
-const CREDENTIAL_HEADER = /^(?:authorization|proxy-authorization|cookie|x-api-key|api-key|x-goog-api-key|x-auth-token|x-amz-security-token|x-ms-token-aad-access-token|ocp-apim-subscription-key)$|(?:^|-)(?:key|token|secret|auth|password|credential|signature|cookie)$/i;
+const CREDENTIAL_HEADER =
+  /^(?:authorization|proxy-authorization|cookie|x-api-key|api-key|x-goog-api-key|x-auth-token|x-amz-security-token|x-ms-token-aad-access-token|ocp-apim-subscription-key)$|(?:^|-)(?:key|token|secret|auth|password|credential|signature|cookie)$/i;
 
 export function isCredentialHeader(name: string): boolean {
   return CREDENTIAL_HEADER.test(name);
@@ -120,7 +121,10 @@ export function querySecrets(url: string): string[] {
   const out: string[] = [];
   const q = url.indexOf("?");
   if (q < 0) return out;
-  for (const part of url.slice(q + 1).split("#")[0].split(/[&;]/)) {
+  for (const part of url
+    .slice(q + 1)
+    .split("#")[0]
+    .split(/[&;]/)) {
     const eq = part.indexOf("=");
     if (eq <= 0) continue;
     let name = part.slice(0, eq);

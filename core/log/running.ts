@@ -28,10 +28,19 @@ function staleDefault(): number {
   return Number.isFinite(h) && h > 0 ? h * 3600 * 1000 : DEFAULT_STALE_MS;
 }
 
-export function runningRule(dir: string, events: readonly LoadedEvent[], tests: number, opts: { staleMs?: number; now?: number; orphans?: boolean } = {}): Problem {
+export function runningRule(
+  dir: string,
+  events: readonly LoadedEvent[],
+  tests: number,
+  opts: { staleMs?: number; now?: number; orphans?: boolean } = {},
+): Problem {
   const at = { file: "events.jsonl" as const };
   if (tests > 0) {
-    return problem("truncated", `the run has no run.end event, yet tests.jsonl holds ${tests} replay test${tests === 1 ? "" : "s"} of it (tests replay a finished run): its last lines were cut away`, at);
+    return problem(
+      "truncated",
+      `the run has no run.end event, yet tests.jsonl holds ${tests} replay test${tests === 1 ? "" : "s"} of it (tests replay a finished run): its last lines were cut away`,
+      at,
+    );
   }
   let mtime: number | undefined;
   try {
@@ -59,12 +68,20 @@ export function runningRule(dir: string, events: readonly LoadedEvent[], tests: 
       }
     }
     if (orphans) {
-      return problem("truncated", `the run has no run.end event and ${orphans} blob${orphans === 1 ? " is" : "s are"} named by no event though written before the log's last change: the events that named ${orphans === 1 ? "it" : "them"} were cut away`, at);
+      return problem(
+        "truncated",
+        `the run has no run.end event and ${orphans} blob${orphans === 1 ? " is" : "s are"} named by no event though written before the log's last change: the events that named ${orphans === 1 ? "it" : "them"} were cut away`,
+        at,
+      );
     }
     const stale = opts.staleMs ?? staleDefault();
     const idle = (opts.now ?? Date.now()) - mtime;
     if (idle > stale) {
-      return problem("truncated", `the run has no run.end event and events.jsonl has not changed for ${(idle / 3600000).toFixed(1)} h: the run was cut short`, at);
+      return problem(
+        "truncated",
+        `the run has no run.end event and events.jsonl has not changed for ${(idle / 3600000).toFixed(1)} h: the run was cut short`,
+        at,
+      );
     }
   }
   return problem("no-run-end", "the run has no run.end event: it is still running, or was cut short", at);

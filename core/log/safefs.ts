@@ -38,15 +38,23 @@ export function readLimits(over: Partial<ReadLimits> = {}): ReadLimits {
   };
 }
 
-export type OpenResult =
-  | { ok: true; fd: number; size: number; ino: number }
-  | { ok: false; missing: boolean; reason: string };
+export type OpenResult = { ok: true; fd: number; size: number; ino: number } | { ok: false; missing: boolean; reason: string };
 
 const O_NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;
 const O_NONBLOCK = fs.constants.O_NONBLOCK ?? 0;
 
 function kindOf(st: fs.Stats): string {
-  return st.isDirectory() ? "a directory" : st.isFIFO() ? "a FIFO" : st.isSocket() ? "a socket" : st.isCharacterDevice() || st.isBlockDevice() ? "a device" : st.isSymbolicLink() ? "a symlink" : "not a regular file";
+  return st.isDirectory()
+    ? "a directory"
+    : st.isFIFO()
+      ? "a FIFO"
+      : st.isSocket()
+        ? "a socket"
+        : st.isCharacterDevice() || st.isBlockDevice()
+          ? "a device"
+          : st.isSymbolicLink()
+            ? "a symlink"
+            : "not a regular file";
 }
 
 /** True when `p` is `root` or inside it (both already resolved). */
@@ -113,11 +121,22 @@ export function openRunFile(file: string, runDir: string): OpenResult {
  * Reads a whole run file when it is a regular file of at most `maxBytes` bytes. A file that grows
  * while it is read is read up to `maxBytes` + 1 bytes, so `tooLarge` still tells.
  */
-export function readRunFile(file: string, runDir: string, maxBytes: number): { ok: true; buf: Buffer } | { ok: false; missing: boolean; tooLarge?: boolean; size?: number; reason: string } {
+export function readRunFile(
+  file: string,
+  runDir: string,
+  maxBytes: number,
+): { ok: true; buf: Buffer } | { ok: false; missing: boolean; tooLarge?: boolean; size?: number; reason: string } {
   const o = openRunFile(file, runDir);
   if (!o.ok) return o;
   try {
-    if (o.size > maxBytes) return { ok: false, missing: false, tooLarge: true, size: o.size, reason: `it is ${(o.size / MB).toFixed(1)} MB, over the ${(maxBytes / MB).toFixed(0)} MB limit` };
+    if (o.size > maxBytes)
+      return {
+        ok: false,
+        missing: false,
+        tooLarge: true,
+        size: o.size,
+        reason: `it is ${(o.size / MB).toFixed(1)} MB, over the ${(maxBytes / MB).toFixed(0)} MB limit`,
+      };
     const buf = Buffer.allocUnsafe(Math.min(maxBytes + 1, Math.max(o.size, 0) + 1));
     let n = 0;
     for (;;) {

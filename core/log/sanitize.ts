@@ -91,7 +91,6 @@ const CONTEXT_FIELDS: [string, Shape][] = [
   ["from_event", "text|null"],
 ];
 
-
 function fits(v: unknown, s: Shape): boolean {
   switch (s) {
     case "text":
@@ -150,7 +149,15 @@ export function sanitizeEvent<T extends Record<string, unknown>>(e: T, lineNo: n
   const ctx = Array.isArray(e.context) ? (e.context as unknown[]) : undefined;
   const ctxBad = ctx ? ctx.some((c) => !isRecord(c) || misfits(c, CONTEXT_FIELDS).length > 0) : false;
   const siteBad = Object.hasOwn(e, "site") && !(isRecord(e.site) && typeof e.site.file === "string" && typeof e.site.line === "number");
-  const guardBad = Object.hasOwn(e, "guard") && e.guard !== null && !(isRecord(e.guard) && typeof (e.guard.verdict ?? "") === "string" && typeof (e.guard.reason ?? "") === "string" && (e.guard.alerts === undefined || Array.isArray(e.guard.alerts)));
+  const guardBad =
+    Object.hasOwn(e, "guard") &&
+    e.guard !== null &&
+    !(
+      isRecord(e.guard) &&
+      typeof (e.guard.verdict ?? "") === "string" &&
+      typeof (e.guard.reason ?? "") === "string" &&
+      (e.guard.alerts === undefined || Array.isArray(e.guard.alerts))
+    );
   const usageBad = Object.hasOwn(e, "usage") && !(isRecord(e.usage) && Object.values(e.usage).every((x) => typeof x === "number" || typeof x === "boolean"));
   if (!bad.length && !seqBad && !ctxBad && !siteBad && !guardBad && !usageBad) return { event: e, changed: [] };
   const x: Record<string, unknown> = { ...e };

@@ -30,7 +30,6 @@ export interface TestRecord {
 /** Fields a reader computes on a test record: never taken from a line, never written back. */
 export const COMPUTED_TEST_FIELDS = ["line", "chained", "by", "foreign"] as const;
 
-
 /**
  * Reads tests.jsonl: only a regular file inside the run folder, of at most `maxBytes` (default
  * {@link readLimits}); anything else is a problem, never a hang.
@@ -89,7 +88,10 @@ export function parseTestsLog(buf: Buffer, writers?: WritersRecord): { records: 
         }
         const linked = rec.prev_hash === head;
         if (!ok) problems.push(problem("tests-hash", `tests.jsonl line ${lineNo}: the test result does not match its hash (edited)`, at));
-        if (!linked) problems.push(problem("tests-chain", `tests.jsonl line ${lineNo}: prev_hash does not match the previous test (a test was removed, inserted or moved)`, at));
+        if (!linked)
+          problems.push(
+            problem("tests-chain", `tests.jsonl line ${lineNo}: prev_hash does not match the previous test (a test was removed, inserted or moved)`, at),
+          );
         records.push(readable(rec, lineNo, ok && linked, problems, writers));
         head = rec.hash;
       } else {
@@ -101,7 +103,13 @@ export function parseTestsLog(buf: Buffer, writers?: WritersRecord): { records: 
     start = end + 1;
   }
   if (unchained) {
-    problems.push(problem("tests-unchained", `${unchained} test result${unchained === 1 ? "" : "s"} in tests.jsonl carr${unchained === 1 ? "ies" : "y"} no hash chain (written by a tool that does not chain tests)`, { file: "tests.jsonl" }));
+    problems.push(
+      problem(
+        "tests-unchained",
+        `${unchained} test result${unchained === 1 ? "" : "s"} in tests.jsonl carr${unchained === 1 ? "ies" : "y"} no hash chain (written by a tool that does not chain tests)`,
+        { file: "tests.jsonl" },
+      ),
+    );
   }
   return { records, problems, head };
 }
@@ -109,7 +117,14 @@ export function parseTestsLog(buf: Buffer, writers?: WritersRecord): { records: 
 /** A record as the analyses read it: fields of the wrong type read as text (see sanitize.ts), reported. */
 function readable(rec: Record<string, unknown>, line: number, chained: boolean, problems: Problem[], writers: WritersRecord | undefined): TestRecord {
   const { record, changed } = sanitizeTest(rec);
-  if (changed.length) problems.push(problem("tests-not-json", `tests.jsonl line ${line}: field${changed.length === 1 ? "" : "s"} ${changed.map((k) => `"${k}"`).join(", ")} of the wrong type (read as text or left out)`, { line, file: "tests.jsonl" }));
+  if (changed.length)
+    problems.push(
+      problem(
+        "tests-not-json",
+        `tests.jsonl line ${line}: field${changed.length === 1 ? "" : "s"} ${changed.map((k) => `"${k}"`).join(", ")} of the wrong type (read as text or left out)`,
+        { line, file: "tests.jsonl" },
+      ),
+    );
   const by = testWriter(rec, line, writers);
   return { ...record, line, chained, by, foreign: isForeign(by, writers) };
 }

@@ -43,7 +43,12 @@ export function traceOf(events: readonly Record<string, unknown>[], value: (ref:
   const out: TraceEntry[] = [];
   for (const e of events) {
     if (e.type !== "decision" && e.type !== "action" && e.type !== "message") continue;
-    const sig = e.type === "decision" ? comparable(value(e.output)) : e.type === "action" ? `${String(e.tool)}(${value(e.args_ref)})` : `→${String(e.to)}: ${value(e.ref)}`;
+    const sig =
+      e.type === "decision"
+        ? comparable(value(e.output))
+        : e.type === "action"
+          ? `${String(e.tool)}(${value(e.args_ref)})`
+          : `→${String(e.to)}: ${value(e.ref)}`;
     out.push({ seq: Number(e.seq), agent: String(e.agent), type: e.type, sig });
   }
   return out;

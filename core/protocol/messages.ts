@@ -97,7 +97,7 @@ export function parseWebviewMessage(m: unknown): WebviewToHost | null {
       if (!str(x.requestId) || !ID_RE.test(x.requestId) || !str(x.run) || !str(x.harm, 1000)) return null;
       if (!(Array.isArray(x.fix) && x.fix.length >= 1 && x.fix.length <= 8 && x.fix.every((s) => str(s, 4000)))) return null;
       // a fix from the webview may not read files (replace:…=@FILE): the webview shows untrusted content
-      if ((x.fix).some((s) => /^replace:[^=]*=@/.test(s.trim()))) return null;
+      if (x.fix.some((s) => /^replace:[^=]*=@/.test(s.trim()))) return null;
       if (x.keep !== undefined && !(Array.isArray(x.keep) && x.keep.length <= 32 && x.keep.every((s) => str(s, 1000)))) return null;
       return { type: "checkFix", requestId: x.requestId, run: x.run, fix: x.fix, harm: x.harm, keep: x.keep };
     case "exportCase":

@@ -201,7 +201,15 @@ export class AiSdkHooks {
         self.awaiting.delete(id!);
       }
       const args = isRecord(input) ? input : { input };
-      return self.host.tool(name, args, `tool:${name} ${canonical(args)}`, !self.host.trusted.includes(name), async () => lastOf(await execute.call(this, input, options)), true, id);
+      return self.host.tool(
+        name,
+        args,
+        `tool:${name} ${canonical(args)}`,
+        !self.host.trusted.includes(name),
+        async () => lastOf(await execute.call(this, input, options)),
+        true,
+        id,
+      );
     };
     return w;
   }

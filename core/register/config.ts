@@ -27,10 +27,17 @@ export { PRELOAD_TAG, type PreloadConfig, type ReplayOrder, type ReplaySummary }
 /** `FILE:EXPORT[,EXPORT…]` (or several joined by `;`) → {file: [exports]}. */
 export function parseToolSpecs(specs: readonly string[]): Record<string, string[]> {
   const out: Record<string, string[]> = {};
-  for (const spec of specs.flatMap((s) => s.split(";")).map((s) => s.trim()).filter(Boolean)) {
+  for (const spec of specs
+    .flatMap((s) => s.split(";"))
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const at = spec.lastIndexOf(":");
     if (at <= 0) throw new Error(`"${spec}" is not FILE:EXPORT[,EXPORT…]`);
-    const names = spec.slice(at + 1).split(",").map((n) => n.trim()).filter(Boolean);
+    const names = spec
+      .slice(at + 1)
+      .split(",")
+      .map((n) => n.trim())
+      .filter(Boolean);
     if (!names.length) throw new Error(`"${spec}" names no export`);
     for (const n of names) {
       if (!/^[A-Za-z_$][\w$]*$/.test(n)) throw new Error(`"${spec}": ${JSON.stringify(n)} is not an export name`);
@@ -69,7 +76,13 @@ export function versionOk(kind: string, version: string): boolean {
   return !s || (!!m && s.ok(Number(m[1]), Number(m[2])));
 }
 
-const list = (s: string | undefined): string[] | undefined => (s === undefined ? undefined : s.split(",").map((x) => x.trim()).filter(Boolean));
+const list = (s: string | undefined): string[] | undefined =>
+  s === undefined
+    ? undefined
+    : s
+        .split(",")
+        .map((x) => x.trim())
+        .filter(Boolean);
 const strings = (x: unknown): string[] | undefined => (Array.isArray(x) ? x.filter((s): s is string => typeof s === "string") : undefined);
 
 /** The `causeway` key of the nearest package.json above `dir`, and that folder. */
@@ -110,7 +123,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string, argv: string[]):
   // secrets passed as flags never reach the run (--api-key=[redacted])
   const command = redactArgv(["node", script, ...argv.slice(2).map((a) => relativeArg(a, root))].filter(Boolean), env);
   const seed = env.CAUSEWAY_SEED ?? (typeof conf.seed === "number" ? String(conf.seed) : undefined);
-  const base = env.CAUSEWAY_RUN_ID ?? `${path.basename(script).replace(/\.[cm]?[jt]sx?$/, "") || "agent"}-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-")}`;
+  const base =
+    env.CAUSEWAY_RUN_ID ??
+    `${path.basename(script).replace(/\.[cm]?[jt]sx?$/, "") || "agent"}-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-")}`;
   const outDir = path.resolve(cwd, out);
   let runId = base;
   for (let i = 2; fs.existsSync(path.join(outDir, runId, "events.jsonl")); i++) runId = `${base}-${i}`;

@@ -124,7 +124,8 @@ export class ModelCalls {
     if (baseSeed !== undefined && SEEDED.has(codec.api)) sent = { ...sent, seed: deriveSeed(baseSeed, name, k) };
     // tool results the program produced without an intercepted execution
     const asked = new Map(codec.callsInRequest(body).map((c) => [c.id, c.name]));
-    for (const b of codec.blocks(body)) if (b.role === "tool" && b.toolCallId && !this.host.links.answered(b.toolCallId)) this.host.uncaptured.add(asked.get(b.toolCallId) ?? "?");
+    for (const b of codec.blocks(body))
+      if (b.role === "tool" && b.toolCallId && !this.host.links.answered(b.toolCallId)) this.host.uncaptured.add(asked.get(b.toolCallId) ?? "?");
     if (replay && this.host.interventions.length) {
       const { body: without, removed } = this.without(rec, codec, sent);
       sent = without as Obj;
@@ -180,7 +181,13 @@ export class ModelCalls {
     return again();
   }
 
-  private exchange(rec: ConversationRecorder, codec: Codec, body: unknown, out: Parameters<ConversationRecorder["exchange"]>[2], scope?: Scope): Item | undefined {
+  private exchange(
+    rec: ConversationRecorder,
+    codec: Codec,
+    body: unknown,
+    out: Parameters<ConversationRecorder["exchange"]>[2],
+    scope?: Scope,
+  ): Item | undefined {
     this.site = scope?.site;
     try {
       return rec.exchange(codec, body, out);

@@ -43,14 +43,17 @@ export class Modules {
     const g = globalThis as Obj;
     const file = (url: string | undefined) => (url?.startsWith("file:") ? fileURLToPath(url.split("?")[0]) : undefined);
     g.__causewayPatch = (kind: string, ns: Obj, url: string) => this.patch(kind, ns, file(url) ?? url);
-    g.__causewayTool = (name: string, value: unknown, ns?: Obj, url?: string) => this.host.tools.declaredTool(name, value, ns ? Object.keys(ns) : undefined, file(url));
+    g.__causewayTool = (name: string, value: unknown, ns?: Obj, url?: string) =>
+      this.host.tools.declaredTool(name, value, ns ? Object.keys(ns) : undefined, file(url));
     g.__causewayAi = (name: string, fn: unknown, url?: string) =>
       typeof fn === "function" && this.aiSdkSupported(file(url)) ? this.host.aiSdk.entry(name, fn as (...a: unknown[]) => unknown) : fn;
     this.hookRequire();
     try {
       const tools: Record<string, string[]> = {};
       for (const [f, names] of this.host.tools.toolFiles) tools[pathToFileURL(f).href] = names;
-      (Module as unknown as { register?: (u: string, o?: unknown) => void }).register?.("data:text/javascript," + encodeURIComponent(HOOKS_SOURCE), { data: { tools } });
+      (Module as unknown as { register?: (u: string, o?: unknown) => void }).register?.("data:text/javascript," + encodeURIComponent(HOOKS_SOURCE), {
+        data: { tools },
+      });
     } catch (err) {
       this.host.problems.push(`ES module hooks could not be registered: ${(err as Error).message}`);
     }
@@ -77,7 +80,8 @@ export class Modules {
       if (typeof request === "string" && /(^|[/@-])ai($|[/@-])/.test(request)) {
         try {
           const file = M._resolveFilename(request, parent, isMain);
-          if (aiSdkEntry(file, (p) => fs.readFileSync(p, "utf8")) && self.aiSdkSupported(file)) return self.host.tools.wrapExports(file, exp as Obj, [...AI_SDK_ENTRIES, ...AI_SDK_AGENTS], (name, fn) => self.host.aiSdk.entry(name, fn));
+          if (aiSdkEntry(file, (p) => fs.readFileSync(p, "utf8")) && self.aiSdkSupported(file))
+            return self.host.tools.wrapExports(file, exp as Obj, [...AI_SDK_ENTRIES, ...AI_SDK_AGENTS], (name, fn) => self.host.aiSdk.entry(name, fn));
         } catch {
           /* not the AI SDK */
         }
@@ -135,7 +139,10 @@ export class Modules {
     if (ok === undefined) {
       const version = packageVersion(file);
       ok = !version || versionOk("ai", version);
-      if (!ok) this.host.problems.push(`unsupported ${SUPPORTED.ai.name} version ${version} (supported: ${SUPPORTED.ai.range}); its model calls are recorded on the wire only`);
+      if (!ok)
+        this.host.problems.push(
+          `unsupported ${SUPPORTED.ai.name} version ${version} (supported: ${SUPPORTED.ai.range}); its model calls are recorded on the wire only`,
+        );
       this.aiSdkFiles.set(file, ok);
     }
     return ok;

@@ -228,7 +228,10 @@ function watchGuardrails(p: Preload, agent: unknown): void {
         if (isObjectLike(out) && out.tripwireTriggered === true) {
           const who = nameOf(isObjectLike(args) ? args.agent : undefined) ?? name;
           const rec = p.recorderFor(who);
-          rec.blocked({ id: `causeway-guardrail-${++guardrailSeq}`, name: `guardrail:${guardrail}`, args: { guardrail, kind } }, `the ${kind} guardrail ${guardrail} tripped`);
+          rec.blocked(
+            { id: `causeway-guardrail-${++guardrailSeq}`, name: `guardrail:${guardrail}`, args: { guardrail, kind } },
+            `the ${kind} guardrail ${guardrail} tripped`,
+          );
         }
         return out;
       };

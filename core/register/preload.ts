@@ -138,7 +138,12 @@ export class Preload implements AiSdkHost, ModelCallHost, ToolCallHost, ModuleHo
   /** A call of the program into the AI SDK: its site, and its own agent (a nested call is not its caller's agent). */
   enter<T>(agent: string | undefined, headers: unknown, fn: () => T): T {
     const cur = this.als.getStore();
-    const scope: Scope = { ...cur, site: this.cfg.replay ? undefined : (userSite(this.cfg.root) ?? cur?.site), agent: headerOf(headers, "x-causeway-agent") ?? agent, belowModel: undefined };
+    const scope: Scope = {
+      ...cur,
+      site: this.cfg.replay ? undefined : (userSite(this.cfg.root) ?? cur?.site),
+      agent: headerOf(headers, "x-causeway-agent") ?? agent,
+      belowModel: undefined,
+    };
     return this.als.run(scope, fn);
   }
 

@@ -58,7 +58,9 @@ export class ToolCalls {
   /** The declared tool modules the program never loaded, as problems. */
   unloaded(): string[] {
     if (this.host.cfg.replay || this.failure) return [];
-    return [...this.toolSpecs].filter(([file]) => !this.toolsLoaded.has(file)).map(([, spec]) => `the tool module ${spec} (--tool) was never loaded by the program: its tools were not recorded`);
+    return [...this.toolSpecs]
+      .filter(([file]) => !this.toolsLoaded.has(file))
+      .map(([, spec]) => `the tool module ${spec} (--tool) was never loaded by the program: its tools were not recorded`);
   }
 
   /** A CommonJS module (a tool module, the AI SDK): its named exports wrapped, once. */
@@ -205,7 +207,7 @@ function serverName(client: unknown): string {
 /** The text parts of a tool result (an MCP result's content, or a string). */
 function resultTexts(r: unknown): string[] {
   if (typeof r === "string") return r ? [r] : [];
-  const content = r && typeof r === "object" ? (r as { content?: unknown; contents?: unknown }).content ?? (r as { contents?: unknown }).contents : undefined;
+  const content = r && typeof r === "object" ? ((r as { content?: unknown; contents?: unknown }).content ?? (r as { contents?: unknown }).contents) : undefined;
   if (!Array.isArray(content)) return [];
   return content.map((c) => (c && typeof c === "object" && typeof (c as Obj).text === "string" ? ((c as Obj).text as string) : "")).filter(Boolean);
 }

@@ -54,7 +54,19 @@ export function sha256File(file: string): string {
 }
 
 /** Node options that take the next argument as their value. */
-const NODE_VALUE_OPTS = new Set(["-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions", "--env-file", "--input-type", "--title", "--stack-size"]);
+const NODE_VALUE_OPTS = new Set([
+  "-r",
+  "--require",
+  "--import",
+  "--loader",
+  "--experimental-loader",
+  "-C",
+  "--conditions",
+  "--env-file",
+  "--input-type",
+  "--title",
+  "--stack-size",
+]);
 const SCRIPT = /\.[cm]?[jt]sx?$/;
 
 function onPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
@@ -105,9 +117,12 @@ export function planReplay(run: RunProgram, root: string, env: NodeJS.ProcessEnv
   if (run.command) {
     const recorded = formatCommand(run.command);
     if (recorded !== program) {
-      throw new ApprovalError(`the run names the program ${JSON.stringify(program)} but records the command ${JSON.stringify(recorded)}; a replay runs exactly what was approved, so this run is refused`);
+      throw new ApprovalError(
+        `the run names the program ${JSON.stringify(program)} but records the command ${JSON.stringify(recorded)}; a replay runs exactly what was approved, so this run is refused`,
+      );
     }
-    if (splitSpec(program) && !/\s/.test(program)) throw new ApprovalError(`the run names the module ${JSON.stringify(program)} but records a command; it is refused`);
+    if (splitSpec(program) && !/\s/.test(program))
+      throw new ApprovalError(`the run names the module ${JSON.stringify(program)} but records a command; it is refused`);
     const argv = parseCommand(program);
     if (formatCommand(argv) !== recorded) throw new ApprovalError(`the command ${JSON.stringify(program)} does not read back as itself`);
     const file = commandFile(argv, root, env);
@@ -115,7 +130,8 @@ export function planReplay(run: RunProgram, root: string, env: NodeJS.ProcessEnv
     return { kind: "command", program, argv, file, root: path.resolve(root) };
   }
   const parts = splitSpec(program);
-  if (!parts) throw new ApprovalError(`the run names the program ${JSON.stringify(program)}, which is neither MODULE:EXPORT nor a command it recorded`, "unknown");
+  if (!parts)
+    throw new ApprovalError(`the run names the program ${JSON.stringify(program)}, which is neither MODULE:EXPORT nor a command it recorded`, "unknown");
   return { kind: "module", program, file: path.resolve(root, parts.mod), exportName: parts.exportName, root: path.resolve(root) };
 }
 
@@ -138,7 +154,8 @@ export function checkFile(file: string, expected?: string): string {
   } catch {
     throw new ApprovalError(`the program file ${file} does not exist`, "file");
   }
-  if (expected !== undefined && sha !== expected) throw new ApprovalError(`the program file ${file} changed since it was approved (approved sha256 ${expected}, now ${sha})`, "file");
+  if (expected !== undefined && sha !== expected)
+    throw new ApprovalError(`the program file ${file} changed since it was approved (approved sha256 ${expected}, now ${sha})`, "file");
   return sha;
 }
 
@@ -149,7 +166,10 @@ export function checkFile(file: string, expected?: string): string {
 export function checkApproval(plan: ReplayPlan, approval: Approval | undefined): void {
   if (plan.kind === "builtin") return;
   if (!approval || approval.program !== plan.program) {
-    throw new ApprovalError(`program ${JSON.stringify(plan.program)} is not approved; replaying runs ${describePlan(plan)}, so approve it first`, "not-approved");
+    throw new ApprovalError(
+      `program ${JSON.stringify(plan.program)} is not approved; replaying runs ${describePlan(plan)}, so approve it first`,
+      "not-approved",
+    );
   }
   if (path.resolve(approval.file) !== plan.file) {
     throw new ApprovalError(`the approval of ${JSON.stringify(plan.program)} is for ${approval.file}, but here it runs ${plan.file}`);

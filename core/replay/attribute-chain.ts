@@ -32,7 +32,7 @@ type Node = [spec: string, test: TestResult];
 /** Upward from a causal carrier: the chain of carriers back to the suspect the words came from. */
 async function upward(st: AttributionState, map: HandoffMap, start: Node, alpha: number): Promise<Node[]> {
   const nodes: Node[] = [start];
-  for (let slot = alpha; ; ) {
+  for (let slot = alpha; ;) {
     const ups = map.upstream(nodes[0][0])?.filter((u) => !nodes.some(([n]) => n === u));
     if (!ups?.length) return nodes;
     // each upstream suspect has an equal slot of the carrier's alpha, fixed before any of them runs

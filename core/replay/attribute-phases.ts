@@ -33,7 +33,20 @@ export interface AttributionState {
 
 export function newState(ctx: ReplayContext, opts: AttributeOptions, plan: AttributionPlan): AttributionState {
   const first = plan.phases[0];
-  return { ctx, opts, plan, before: { ...ctx.counts }, tests: [], causes: [], joint: [], groups: [], causeTests: new Map(), chainAlpha: new Map(), stopped: "done", current: first };
+  return {
+    ctx,
+    opts,
+    plan,
+    before: { ...ctx.counts },
+    tests: [],
+    causes: [],
+    joint: [],
+    groups: [],
+    causeTests: new Map(),
+    chainAlpha: new Map(),
+    stopped: "done",
+    current: first,
+  };
 }
 
 /** A cause, with the test that made it one kept for its chain. */
@@ -51,7 +64,13 @@ export function causeOf(spec: string, r: TestResult): Cause {
  * family's correction). "lead": the lead suspect's test, which may run longer; "rest": the others
  * below a causal lead, where only a causal verdict matters.
  */
-export async function runOne(st: AttributionState, specs: string[], baseline?: string[], alphaHere = st.current.alpha, kind?: "lead" | "rest"): Promise<TestResult> {
+export async function runOne(
+  st: AttributionState,
+  specs: string[],
+  baseline?: string[],
+  alphaHere = st.current.alpha,
+  kind?: "lead" | "rest",
+): Promise<TestResult> {
   const { ctx, opts, plan } = st;
   const lead = kind === "lead";
   const nMax = opts.nMax ?? 80;
@@ -78,7 +97,12 @@ export async function runOne(st: AttributionState, specs: string[], baseline?: s
     sizeRole: opts.roles !== false && specs.length === 1 && !baseline,
     signal: opts.signal,
     onProgress: opts.onProgress
-      ? (p) => opts.onProgress!({ ...p, phase: `test ${st.tests.length + 1}`, message: `${p.message ?? ""}; attribution so far ${ctx.counts.made - st.before.made} model calls` })
+      ? (p) =>
+          opts.onProgress!({
+            ...p,
+            phase: `test ${st.tests.length + 1}`,
+            message: `${p.message ?? ""}; attribution so far ${ctx.counts.made - st.before.made} model calls`,
+          })
       : undefined,
     save: false,
   });

@@ -110,7 +110,9 @@ export function planAttribution(ctx: ReplayContext, opts: AttributeOptions): Att
   if (!phases.some((p) => p.suspects.length)) throw new ReplayError("no suspects: no input reached the action; pass --suspect to choose some");
   const notTested = dropUntestable(ctx, phases);
   if (!phases.some((p) => p.suspects.length)) {
-    throw new Refusal(`no suspect can be tested by this replay (rung ${ctx.rung}): ${notTested.map((n) => `${n.spec} is ${n.reason}`).join("; ")}; nothing was sent`);
+    throw new Refusal(
+      `no suspect can be tested by this replay (rung ${ctx.rung}): ${notTested.map((n) => `${n.spec} is ${n.reason}`).join("; ")}; nothing was sent`,
+    );
   }
   // a chain's hops lie in other calls: only a replay of more than one call can test them
   const handoffs = method === "betting" && ctx.rung !== 1 ? new HandoffMap(ctx, opts.target) : undefined;

@@ -44,9 +44,11 @@ export function summarize(st: AttributionState, chain: readonly ChainHop[] | und
     summary = causes.map((c) => `${c.role} cause ${c.spec} (${signed(c.effect)})`).join("; ") || "the suspects matter only together";
     if (joint.length) summary += "; joint (each enough alone): " + joint.map((j) => j.join(" + ")).join(", ");
     const last = groups[groups.length - 1];
-    if (last.p_without >= 0.2) summary += `; the action still happens in ${pct(last.p_without)} of replays without ${last.group ? "any of them" : last.intervention}`;
+    if (last.p_without >= 0.2)
+      summary += `; the action still happens in ${pct(last.p_without)} of replays without ${last.group ? "any of them" : last.intervention}`;
     const later = phases.filter((p) => p.ran && p !== firstPhase);
-    if (later.length) summary += ` (found among the ${later.map((p) => `${p.name} ${p.name === "channels" ? "" : "inputs"}`.trim()).join(" and ")}: the ${firstPhase.name} ${firstPhase.name === "given" ? "suspects" : "inputs"} did not explain it)`;
+    if (later.length)
+      summary += ` (found among the ${later.map((p) => `${p.name} ${p.name === "channels" ? "" : "inputs"}`.trim()).join(" and ")}: the ${firstPhase.name} ${firstPhase.name === "given" ? "suspects" : "inputs"} did not explain it)`;
     if (chain?.length) summary += `; through the handoffs ${chainLine(chain)}`;
   } else if (groups.some((g) => g.verdict === "causal")) {
     const g = groups.find((x) => x.verdict === "causal")!;

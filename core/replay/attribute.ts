@@ -61,7 +61,8 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
   if (opts.maxCalls !== undefined) ctx.budget = new Budget(opts.maxCalls);
   const st = newState(ctx, opts, plan);
   try {
-    if (opts.rankBlocks && plan.method === "betting") await predictLeads(ctx, plan.phases, { target: opts.target, k: opts.rankBlocks, seedBase: opts.seedBase, signal: opts.signal });
+    if (opts.rankBlocks && plan.method === "betting")
+      await predictLeads(ctx, plan.phases, { target: opts.target, k: opts.rankBlocks, seedBase: opts.seedBase, signal: opts.signal });
     await runPhases(st);
   } catch (err) {
     if (!(err instanceof BudgetExceeded)) throw err;

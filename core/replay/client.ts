@@ -51,7 +51,10 @@ export function runInWorker(req: WorkerRequest, opts: WorkerOptions): Promise<un
       if (err) reject(err);
       else resolve(value);
     };
-    const timer = setTimeout(() => finish(new WorkerFailure(`the replay did not finish within ${Math.round((opts.timeoutMs ?? 0) / 1000)} s and was stopped`, "timeout", stderr)), opts.timeoutMs ?? 2 ** 31 - 1);
+    const timer = setTimeout(
+      () => finish(new WorkerFailure(`the replay did not finish within ${Math.round((opts.timeoutMs ?? 0) / 1000)} s and was stopped`, "timeout", stderr)),
+      opts.timeoutMs ?? 2 ** 31 - 1,
+    );
     const onAbort = () => finish(new WorkerFailure("cancelled", "cancelled", stderr));
     if (opts.signal?.aborted) return onAbort();
     opts.signal?.addEventListener("abort", onAbort);
@@ -81,7 +84,13 @@ export function runInWorker(req: WorkerRequest, opts: WorkerOptions): Promise<un
     child.on("close", (code, sig) => {
       if (result?.type === "result") return finish(null, result.result);
       if (result?.type === "error") return finish(new WorkerFailure(result.message, result.kind, stderr));
-      finish(new WorkerFailure(`the replay worker exited (${sig ?? `code ${code}`}) without a result${stderr ? `: ${stderr.trim().split("\n").slice(-3).join(" | ")}` : ""}`, "crashed", stderr));
+      finish(
+        new WorkerFailure(
+          `the replay worker exited (${sig ?? `code ${code}`}) without a result${stderr ? `: ${stderr.trim().split("\n").slice(-3).join(" | ")}` : ""}`,
+          "crashed",
+          stderr,
+        ),
+      );
     });
     child.stdin.end(JSON.stringify(req) + "\n");
   });

@@ -30,11 +30,16 @@ export class CommandReplayError extends Error {
   }
 }
 
-
 /** Was this run recorded by the preload (an unmodified program)? */
 export function isCommandRun(m: RunModel): boolean {
   const meta = m.start.meta;
-  return isRecord(meta) && meta.recorded_by === PRELOAD_TAG && Array.isArray(meta.command) && meta.command.every((c) => typeof c === "string") && meta.command.length > 0;
+  return (
+    isRecord(meta) &&
+    meta.recorded_by === PRELOAD_TAG &&
+    Array.isArray(meta.command) &&
+    meta.command.every((c) => typeof c === "string") &&
+    meta.command.length > 0
+  );
 }
 
 /** The command a preload recording carries in `meta.command`, or undefined for any other run. */
@@ -51,13 +56,18 @@ export function commandRunRefusal(m: RunModel): string | null {
   if (tools.length) {
     return `the recording ran tools the preload did not intercept (${tools.join(", ")}): a replay would run them for real. Serve them through MCP or declare them when recording (--tool FILE:EXPORT: a function or a framework's tool object, e.g. LangChain tool()), or pass --live-tools to allow it`;
   }
-  if (kids.length) return `the recording started child processes (${kids.slice(0, 3).join("; ")}) the preload does not follow; pass --live-tools to replay anyway`;
+  if (kids.length)
+    return `the recording started child processes (${kids.slice(0, 3).join("; ")}) the preload does not follow; pass --live-tools to replay anyway`;
   return null;
 }
 
 /** Where the preload bundle is: next to this bundle (dist/), else under the package's dist/. */
 export function registerPath(): string {
-  const candidates = [path.join(__dirname, "register.js"), path.resolve(__dirname, "..", "..", "dist", "register.js"), path.resolve(__dirname, "..", "dist", "register.js")];
+  const candidates = [
+    path.join(__dirname, "register.js"),
+    path.resolve(__dirname, "..", "..", "dist", "register.js"),
+    path.resolve(__dirname, "..", "dist", "register.js"),
+  ];
   const hit = candidates.find((c) => fs.existsSync(c));
   if (!hit) throw new CommandReplayError(`the preload bundle (dist/register.js) is missing; build it with node esbuild.mjs`);
   return hit;
@@ -137,9 +147,22 @@ export class CommandSystem {
       command: this.command,
       root: this.opts.root,
       tools: this.tools,
-      replay: { run: this.runDir, interventions: (o.interventions ?? []).map((i) => i.spec), seed: o.seed ?? 0, liveTools: !!o.liveTools, out, ...(o.trace ? { trace: true } : {}) },
+      replay: {
+        run: this.runDir,
+        interventions: (o.interventions ?? []).map((i) => i.spec),
+        seed: o.seed ?? 0,
+        liveTools: !!o.liveTools,
+        out,
+        ...(o.trace ? { trace: true } : {}),
+      },
     };
-    const base: RunResult = { runId: cfg.runId, seed: o.seed ?? 0, actions: [], outcome: null, stats: { modelCalls: 0, modelCallsCached: 0, offTape: 0, ablated: 0, events: 0 } };
+    const base: RunResult = {
+      runId: cfg.runId,
+      seed: o.seed ?? 0,
+      actions: [],
+      outcome: null,
+      stats: { modelCalls: 0, modelCallsCached: 0, offTape: 0, ablated: 0, events: 0 },
+    };
     try {
       const pin = this.opts.pin;
       if (pin) {
@@ -149,7 +172,8 @@ export class CommandSystem {
         } catch {
           /* gone: refused below */
         }
-        if (now !== pin.sha256) return { ...base, error: `the program file ${pin.file} changed since it was approved (sha256 ${pin.sha256}, now ${now || "missing"}); not run` };
+        if (now !== pin.sha256)
+          return { ...base, error: `the program file ${pin.file} changed since it was approved (sha256 ${pin.sha256}, now ${now || "missing"}); not run` };
       }
       const { code, stderr, timedOut } = await this.spawn(cfg);
       const summary = readSummary(out);

@@ -141,7 +141,13 @@ export class ReplayContext {
    * and j and then shared by every test of the run (scored against each test's own target), and the
    * arm with the interventions. Both use the seed deriveSeed(seedBase, runId, j).
    */
-  async pair(seedBase: string, j: number, baseline: Intervention[], interventions: Intervention[], target: Target): Promise<{ base: ArmOutcome; treat: ArmOutcome; baseRan: boolean }> {
+  async pair(
+    seedBase: string,
+    j: number,
+    baseline: Intervention[],
+    interventions: Intervention[],
+    target: Target,
+  ): Promise<{ base: ArmOutcome; treat: ArmOutcome; baseRan: boolean }> {
     const seed = deriveSeed(seedBase, this.runId, j);
     const key = `${seedBase}|${baseline.map((b) => b.spec).join(" | ")}|${j}`;
     let base = this.baseArms.get(key);
@@ -172,13 +178,23 @@ export class ReplayContext {
       modelCache: this.modelCache,
       task: this.task,
     });
-    if (r.error !== undefined) throw new ReplayError(`${this.rung === 2 ? "the replay without the program failed" : "the program failed in replay"} (${label}): ${r.error}`);
+    if (r.error !== undefined)
+      throw new ReplayError(`${this.rung === 2 ? "the replay without the program failed" : "the program failed in replay"} (${label}): ${r.error}`);
     const extra = r as { assumptions?: unknown; unreached?: unknown };
     const unreached = Array.isArray(extra.unreached) ? extra.unreached.map(String) : [];
     // an agent the replay could not reach (a link it could not follow) did not act: that is not evidence
-    if (unreached.length && this.model.actions.some((a) => unreached.includes(String(a.agent)) && matchesTarget(target, { tool: a.tool, agent: String(a.agent), args: this.model.canonical(a.args_ref), result: this.model.canonical(a.result_ref) }))) {
+    if (
+      unreached.length &&
+      this.model.actions.some(
+        (a) =>
+          unreached.includes(String(a.agent)) &&
+          matchesTarget(target, { tool: a.tool, agent: String(a.agent), args: this.model.canonical(a.args_ref), result: this.model.canonical(a.result_ref) }),
+      )
+    ) {
       const why = Array.isArray(extra.assumptions) ? extra.assumptions.filter((x) => String(x).startsWith("not re-simulated")).join("; ") : "";
-      throw new ReplayError(`the target's agent is not reached by this replay without the program: ${why}. Test a suspect inside that agent's own prompt, or replay with the program (--allow-program)`);
+      throw new ReplayError(
+        `the target's agent is not reached by this replay without the program: ${why}. Test a suspect inside that agent's own prompt, or replay with the program (--allow-program)`,
+      );
     }
     const calls = r.stats.modelCalls;
     this.counts.made += calls;
@@ -194,7 +210,6 @@ export class ReplayContext {
     };
   }
 }
-
 
 /** The rung and assumptions of a test (TestResult.rung, .assumptions): what its replays reported, else what a program replay assumes. */
 export function scopeOf(ctx: ReplayContext, assumptions: ReadonlySet<string>): { rung: Rung; assumptions: string[] } {

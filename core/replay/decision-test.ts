@@ -57,7 +57,13 @@ export async function decisionTest(ctx: ReplayContext, opts: DecisionTestOptions
     const ref = refOf(r.value);
     return [{ ...c, value: r.value, ref, record: () => ({ ...c.record(), ref }) }];
   });
-  const changes = iv.edit ? recordChanges(opts.save !== false ? ctx.run.dir : undefined, [iv], items.map((c) => ({ ...c, fromEvent: c.from_event }))) : [];
+  const changes = iv.edit
+    ? recordChanges(
+        opts.save !== false ? ctx.run.dir : undefined,
+        [iv],
+        items.map((c) => ({ ...c, fromEvent: c.from_event })),
+      )
+    : [];
   const applied = kept.length < items.length || changes.length > 0;
   const callsBefore = ctx.counts.made;
   const call = async (list: typeof items, seed: number) => {
@@ -98,7 +104,10 @@ export async function decisionTest(ctx: ReplayContext, opts: DecisionTestOptions
     return changed - noise;
   };
   const minEffect = opts.minEffect ?? MIN_EFFECT;
-  const how = (opts.method ?? "betting") === "betting" ? await bettingDecision(opts, applied, minEffect, pair, score) : await newcombeDecision(opts, applied, minEffect, pair, score, k);
+  const how =
+    (opts.method ?? "betting") === "betting"
+      ? await bettingDecision(opts, applied, minEffect, pair, score)
+      : await newcombeDecision(opts, applied, minEffect, pair, score, k);
   const q = how.divisor;
   const { k0, k1 } = k;
   // a decision's causal role reads its rates rounded
@@ -106,7 +115,19 @@ export async function decisionTest(ctx: ReplayContext, opts: DecisionTestOptions
     contains !== undefined
       ? { target: `decision#${ev.seq} output~${contains}`, p_with: r4(k0 / q), p_without: r4(k1 / q), effect: (k0 - k1) / q, noise: null }
       : { target: `decision#${ev.seq} output changed`, p_with: null, p_without: null, effect: (k1 - k0) / q, noise: k0 / q };
-  const result = testRecord({ scope: "decision", intervention: opts.intervention, decision: ev, ending: how.ending, looks: how.looks, nMax: how.nMax, minEffect, method: how.method, ...rates, model_calls: ctx.counts.made - callsBefore, changes: changes.length ? changes : undefined });
+  const result = testRecord({
+    scope: "decision",
+    intervention: opts.intervention,
+    decision: ev,
+    ending: how.ending,
+    looks: how.looks,
+    nMax: how.nMax,
+    minEffect,
+    method: how.method,
+    ...rates,
+    model_calls: ctx.counts.made - callsBefore,
+    changes: changes.length ? changes : undefined,
+  });
   if (opts.save !== false) appendTest(ctx.run.dir, result);
   return result;
 }
@@ -128,10 +149,28 @@ interface DecisionRun {
 }
 
 /** The decision test with the betting confidence sequence (the default): sequential up to nMax, or n. */
-async function bettingDecision(opts: DecisionTestOptions, applied: boolean, minEffect: number, pair: (j: number) => Promise<Outputs>, score: (o: Outputs) => number): Promise<DecisionRun> {
+async function bettingDecision(
+  opts: DecisionTestOptions,
+  applied: boolean,
+  minEffect: number,
+  pair: (j: number) => Promise<Outputs>,
+  score: (o: Outputs) => number,
+): Promise<DecisionRun> {
   const alpha = opts.alpha ?? 0.05 / (opts.family ?? 1);
   const nMax = bettingNMax(opts.n, opts.nMax);
-  const o = await sequentialBetting({ alpha, minEffect, nMax, minPairs: opts.minPairs, signal: opts.signal, applied, onLook: (i) => opts.onProgress?.({ phase: "decision", done: i, total: nMax }) }, pair, score);
+  const o = await sequentialBetting(
+    {
+      alpha,
+      minEffect,
+      nMax,
+      minPairs: opts.minPairs,
+      signal: opts.signal,
+      applied,
+      onLook: (i) => opts.onProgress?.({ phase: "decision", done: i, total: nMax }),
+    },
+    pair,
+    score,
+  );
   return {
     ending: { ...o, ci: o.n === 0 ? [-1, 1] : o.ci },
     looks: o.n,
@@ -142,7 +181,14 @@ async function bettingDecision(opts: DecisionTestOptions, applied: boolean, minE
 }
 
 /** The decision test with the reference's Newcombe interval at looks n, 2n, …, nMax. */
-async function newcombeDecision(opts: DecisionTestOptions, applied: boolean, minEffect: number, pair: (j: number) => Promise<Outputs>, score: (o: Outputs) => number, k: { k0: number; k1: number }): Promise<DecisionRun> {
+async function newcombeDecision(
+  opts: DecisionTestOptions,
+  applied: boolean,
+  minEffect: number,
+  pair: (j: number) => Promise<Outputs>,
+  score: (o: Outputs) => number,
+  k: { k0: number; k1: number },
+): Promise<DecisionRun> {
   const n = opts.n ?? 30;
   const plan = sequentialLooks(n, opts.nMax && opts.nMax > n ? opts.nMax : n);
   const z = zFor(plan.length * (opts.family ?? 1));
@@ -174,5 +220,11 @@ async function newcombeDecision(opts: DecisionTestOptions, applied: boolean, min
     if (!DECISIVE.has(verdict) && verdict !== "not-applied") verdict = "inconclusive";
     stopped = "budget";
   }
-  return { ending: { n: i, verdict, ci, stopped, n_needed: newcombeNeeded(i, ci, verdict, minEffect) }, looks: plan.length, nMax: plan[plan.length - 1], method: "re-call one recorded model call with and without the item, paired seeds", divisor: i };
+  return {
+    ending: { n: i, verdict, ci, stopped, n_needed: newcombeNeeded(i, ci, verdict, minEffect) },
+    looks: plan.length,
+    nMax: plan[plan.length - 1],
+    method: "re-call one recorded model call with and without the item, paired seeds",
+    divisor: i,
+  };
 }

@@ -16,7 +16,14 @@ export function recordedItems(m: RunModel): { kind: string; source: string; trus
       const k = `${c.kind}\u0000${c.source}\u0000${c.ref}`;
       if (out.has(k)) continue;
       const canon = m.canonical(c.ref);
-      out.set(k, { kind: String(c.kind), source: String(c.source), trust: String(c.trust), ref: String(c.ref), value: canon ? parseLossless(canon) : undefined, fromEvent: c.from_event ?? null });
+      out.set(k, {
+        kind: String(c.kind),
+        source: String(c.source),
+        trust: String(c.trust),
+        ref: String(c.ref),
+        value: canon ? parseLossless(canon) : undefined,
+        fromEvent: c.from_event ?? null,
+      });
     }
   }
   return [...out.values()];

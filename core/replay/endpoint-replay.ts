@@ -40,7 +40,6 @@ export interface RebuiltRequest {
   decision: DecisionEvent & { line: number };
 }
 
-
 function validBlock(b: unknown, contexts: number): b is RecordedBlock {
   if (!isRecord(b) || !Array.isArray(b.path) || b.path.length === 0 || b.path.length > 32) return false;
   if (!b.path.every((k) => typeof k === "string" || (typeof k === "number" && Number.isInteger(k) && k >= 0))) return false;
@@ -51,7 +50,10 @@ function validBlock(b: unknown, contexts: number): b is RecordedBlock {
 /** Rebuilds the request a decision sent. Throws EndpointError when it was not recorded or can't be rebuilt. */
 export function rebuildRequest(m: RunModel, decision: number | string): RebuiltRequest {
   const ev = m.decisions.find((d) => d.seq === Number(decision) || d.id === decision);
-  if (!ev) throw new EndpointError(`no decision ${JSON.stringify(decision)} in the run (its decisions are at seq ${m.decisions.map((d) => d.seq).join(", ") || "none"})`);
+  if (!ev)
+    throw new EndpointError(
+      `no decision ${JSON.stringify(decision)} in the run (its decisions are at seq ${m.decisions.map((d) => d.seq).join(", ") || "none"})`,
+    );
   const ref = (ev as unknown as { request?: unknown }).request;
   if (typeof ref !== "string") throw new EndpointError(`decision #${ev.seq} has no recorded request (it was not recorded by an SDK adapter or the gateway)`);
   const record = m.value(ref);
@@ -64,8 +66,10 @@ export function rebuildRequest(m: RunModel, decision: number | string): RebuiltR
     if (!validBlock(b, ctx.length)) throw new EndpointError(`decision #${ev.seq}: its recorded request has a malformed block`);
     if (!b.fill) continue;
     const value = m.value(ctx[b.context].ref);
-    if (value === undefined) throw new EndpointError(`decision #${ev.seq}: the content of context item ${b.context} is missing (${m.blobProblem(ctx[b.context].ref)})`);
-    if (!setAt(body, b.path, b.fill === "json" ? resultText(value) : value)) throw new EndpointError(`decision #${ev.seq}: block ${JSON.stringify(b.path)} does not fit the recorded request`);
+    if (value === undefined)
+      throw new EndpointError(`decision #${ev.seq}: the content of context item ${b.context} is missing (${m.blobProblem(ctx[b.context].ref)})`);
+    if (!setAt(body, b.path, b.fill === "json" ? resultText(value) : value))
+      throw new EndpointError(`decision #${ev.seq}: block ${JSON.stringify(b.path)} does not fit the recorded request`);
   }
   return { codec: CODECS[record.api as ApiName], record: record as unknown as RecordedRequest, body, decision: ev };
 }
@@ -128,7 +132,11 @@ export function checkDefaultEndpoint(codec: Codec, recordedUrl: unknown, baseUrl
 /** Where the API's SDK sends a call: the base URL (env or official default) plus the path. */
 export function endpointFor(codec: Codec, baseUrl?: string): string {
   const anthropic = codec.api === "anthropic.messages";
-  const base = (baseUrl ?? (anthropic ? process.env.ANTHROPIC_BASE_URL : process.env.OPENAI_BASE_URL) ?? (anthropic ? OFFICIAL.anthropic : OFFICIAL.openai)).replace(/\/+$/, "");
+  const base = (
+    baseUrl ??
+    (anthropic ? process.env.ANTHROPIC_BASE_URL : process.env.OPENAI_BASE_URL) ??
+    (anthropic ? OFFICIAL.anthropic : OFFICIAL.openai)
+  ).replace(/\/+$/, "");
   if (!/^https?:\/\//i.test(base)) throw new EndpointError(`base URL ${JSON.stringify(base)} is not http(s)`);
   // either form of a base URL is accepted, with or without /v1: OpenAI's SDK takes …/v1,
   // Anthropic's takes the host (its path starts with /v1)
@@ -146,20 +154,26 @@ export async function postJson(url: string, headers: Record<string, string>, bod
   for (let attempt = 0; ; attempt++) {
     const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {
       const u = new URL(url);
-      const req = (u.protocol === "https:" ? https : http).request(u, { method: "POST", headers: { ...headers, "content-length": String(data.length) }, timeout: timeoutMs }, (resp) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        resp.on("data", (c: Buffer) => {
-          size += c.length;
-          if (size > MAX_RESPONSE_BYTES) req.destroy(new EndpointError(`response over ${MAX_RESPONSE_BYTES >> 20} MB`));
-          else chunks.push(c);
-        });
-        resp.on("end", () => resolve({ status: resp.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
-        resp.on("error", reject);
-      });
+      const req = (u.protocol === "https:" ? https : http).request(
+        u,
+        { method: "POST", headers: { ...headers, "content-length": String(data.length) }, timeout: timeoutMs },
+        (resp) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          resp.on("data", (c: Buffer) => {
+            size += c.length;
+            if (size > MAX_RESPONSE_BYTES) req.destroy(new EndpointError(`response over ${MAX_RESPONSE_BYTES >> 20} MB`));
+            else chunks.push(c);
+          });
+          resp.on("end", () => resolve({ status: resp.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+          resp.on("error", reject);
+        },
+      );
       req.on("timeout", () => req.destroy(new EndpointError(`no answer from ${u.host} within ${Math.round(timeoutMs / 1000)} s`)));
       // a network failure is one line naming the host (no stack): an unreachable or unnamed endpoint
-      req.on("error", (err: Error & { code?: string }) => reject(err instanceof EndpointError ? err : new EndpointError(`can't reach ${u.host}: ${err.code ?? err.message}`)));
+      req.on("error", (err: Error & { code?: string }) =>
+        reject(err instanceof EndpointError ? err : new EndpointError(`can't reach ${u.host}: ${err.code ?? err.message}`)),
+      );
       req.end(data);
     });
     if ((res.status === 429 || res.status >= 500) && attempt < 2) {

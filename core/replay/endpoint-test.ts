@@ -51,7 +51,6 @@ export interface EndpointTestOptions {
   alpha?: number;
 }
 
-
 function authHeaders(codec: Codec, key: string | undefined): Record<string, string> {
   if (codec.api === "anthropic.messages") return { "anthropic-version": "2023-06-01", ...(key ? { "x-api-key": key } : {}) };
   return key ? { authorization: `Bearer ${key}` } : {};
@@ -71,7 +70,11 @@ function sendable(codec: Codec, body: unknown): unknown {
  * run's), and a redactor that keeps the key (and any credential of the URL or the headers) out of
  * everything printed or written, even when the endpoint echoes it.
  */
-function endpointSender(codec: Codec, recordedUrl: unknown, opts: EndpointTestOptions): { url: string; headers: Record<string, string>; redactor: Redactor; send: SendFn } {
+function endpointSender(
+  codec: Codec,
+  recordedUrl: unknown,
+  opts: EndpointTestOptions,
+): { url: string; headers: Record<string, string>; redactor: Redactor; send: SendFn } {
   checkDefaultEndpoint(codec, recordedUrl, opts.baseUrl);
   const url = endpointFor(codec, opts.baseUrl);
   const key = opts.apiKey ?? (codec.api === "anthropic.messages" ? process.env.ANTHROPIC_API_KEY : process.env.OPENAI_API_KEY);
@@ -95,7 +98,8 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
   const { codec, decision: ev } = r;
   const why = codec.notReplayable(r.body, m.value(ev.output));
   if (why) throw new EndpointError(`decision #${ev.seq} can't be re-sent: ${why}`);
-  if (opts.contains === undefined && opts.target === undefined) throw new EndpointError("say what to measure: --contains TEXT or --target tool=NAME[,arg~TEXT]");
+  if (opts.contains === undefined && opts.target === undefined)
+    throw new EndpointError("say what to measure: --contains TEXT or --target tool=NAME[,arg~TEXT]");
   const target = opts.target !== undefined ? parseTarget(opts.target) : undefined;
   const { body: without, removed: dropped, kept, edited } = withoutBlocks(r, opts.intervention);
   const removed = dropped + edited;
@@ -107,7 +111,8 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
     if (opts.signal?.aborted) throw Object.assign(new Error("cancelled"), { name: "AbortError" });
     calls++;
     const res = await send(url, headers, body);
-    if (target) return codec.toolCalls(res).some((c) => matchesTarget(target, { tool: c.name, agent: String(ev.agent), args: canonical(c.args ?? {}), result: "" }));
+    if (target)
+      return codec.toolCalls(res).some((c) => matchesTarget(target, { tool: c.name, agent: String(ev.agent), args: canonical(c.args ?? {}), result: "" }));
     return canonical(codec.output(res) ?? null).includes(opts.contains!);
   };
   const minEffect = opts.minEffect ?? MIN_EFFECT;
@@ -137,9 +142,22 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
       model_calls: calls,
       method,
       rung: 1,
-      assumptions: ["one recorded call re-sent with and without the item; what the agent would have done next (tools, later calls, other agents) is not replayed"],
-      changes: edited ? recordChanges(opts.save !== false ? run.dir : undefined, [opts.intervention], (ev.context ?? []).map((c) => ({ ...c, value: m.value(c.ref), fromEvent: c.from_event }))) : undefined,
-      extra: { removed_blocks: dropped, kept_blocks: kept, ...(edited ? { edited_blocks: edited } : {}), endpoint: { api: codec.api, url: redactor.text(url) } },
+      assumptions: [
+        "one recorded call re-sent with and without the item; what the agent would have done next (tools, later calls, other agents) is not replayed",
+      ],
+      changes: edited
+        ? recordChanges(
+            opts.save !== false ? run.dir : undefined,
+            [opts.intervention],
+            (ev.context ?? []).map((c) => ({ ...c, value: m.value(c.ref), fromEvent: c.from_event })),
+          )
+        : undefined,
+      extra: {
+        removed_blocks: dropped,
+        kept_blocks: kept,
+        ...(edited ? { edited_blocks: edited } : {}),
+        endpoint: { api: codec.api, url: redactor.text(url) },
+      },
     });
   };
   if ((opts.method ?? "betting") === "betting") {
@@ -156,7 +174,12 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
     );
     i = o.n;
     const ending = { ...o, ci: o.verdict === "not-applied" || i === 0 ? ([-1, 1] as [number, number]) : o.ci };
-    const result = record(ending, i, nMax, `re-send the recorded request with the item's blocks replaced by a placeholder, against the unchanged request (control call); betting confidence sequence on the paired differences (anytime-valid, alpha ${Number(alpha.toPrecision(3))})`);
+    const result = record(
+      ending,
+      i,
+      nMax,
+      `re-send the recorded request with the item's blocks replaced by a placeholder, against the unchanged request (control call); betting confidence sequence on the paired differences (anytime-valid, alpha ${Number(alpha.toPrecision(3))})`,
+    );
     if (opts.save !== false) appendTest(run.dir, redactor.value(result));
     return result;
   }
@@ -175,8 +198,12 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
     verdict = verdictFor(ci, removed > 0, minEffect);
     if (verdict !== "inconclusive" || (plan.length > 1 && i >= 2 * n && Math.abs((kWith - kWithout) / i) <= 0.05)) break;
   }
-  const result = record({ n: i, verdict, ci, n_needed: newcombeNeeded(i, ci, verdict, minEffect) }, plan.length, plan[plan.length - 1], "re-send the recorded request with the item's blocks replaced by a placeholder, against the unchanged request (control call); Newcombe 95% CI");
+  const result = record(
+    { n: i, verdict, ci, n_needed: newcombeNeeded(i, ci, verdict, minEffect) },
+    plan.length,
+    plan[plan.length - 1],
+    "re-send the recorded request with the item's blocks replaced by a placeholder, against the unchanged request (control call); Newcombe 95% CI",
+  );
   if (opts.save !== false) appendTest(run.dir, redactor.value(result));
   return result;
 }
-

@@ -87,7 +87,9 @@ export function defaultKeeps(ctx: ReplayContext, harm: string): string[] {
   const t = parseTarget(harm);
   const inv = investigateLite(ctx.run);
   const flagged = new Set(inv.alerts.filter((a) => a.severity === "high" && a.seq !== null).map((a) => a.seq));
-  const harmActions = ctx.model.actions.filter((a) => matchesTarget(t, { tool: String(a.tool), agent: a.agent, args: ctx.model.canonical(a.args_ref) ?? "", result: ctx.model.canonical(a.result_ref) ?? "" }));
+  const harmActions = ctx.model.actions.filter((a) =>
+    matchesTarget(t, { tool: String(a.tool), agent: a.agent, args: ctx.model.canonical(a.args_ref) ?? "", result: ctx.model.canonical(a.result_ref) ?? "" }),
+  );
   const out: string[] = [];
   for (const a of ctx.model.actions) {
     if (a.sensitive !== true || flagged.has(a.seq) || harmActions.includes(a)) continue;
@@ -155,7 +157,10 @@ export async function fixCheck(ctx: ReplayContext, opts: FixCheckOptions): Promi
         if (hasK && hasH) together++;
       }
       if (alone === 0 && together > 0) {
-        excluded.push({ target: k, reason: `happens only together with the harm (in ${together} of ${harm.n} replays without the fix, never without it): part of the harm` });
+        excluded.push({
+          target: k,
+          reason: `happens only together with the harm (in ${together} of ${harm.n} replays without the fix, never without it): part of the harm`,
+        });
         continue;
       }
     }
@@ -165,7 +170,16 @@ export async function fixCheck(ctx: ReplayContext, opts: FixCheckOptions): Promi
   for (const k of keeps) {
     const r = await test(k, Math.max(opts.n ?? 40, harm.n));
     const status: KeepCheck["status"] = r.p_with === 0 ? "unclear" : r.verdict === "causal" ? "lost" : r.verdict === "ruled-out" ? "kept" : "unclear";
-    keep.push({ target: k, status, without_fix: rate(r.p_with, r.n), with_fix: rate(r.p_without, r.n), effect: r.effect, ci: r.ci, verdict: r.verdict, test: r });
+    keep.push({
+      target: k,
+      status,
+      without_fix: rate(r.p_with, r.n),
+      with_fix: rate(r.p_without, r.n),
+      effect: r.effect,
+      ci: r.ci,
+      verdict: r.verdict,
+      test: r,
+    });
   }
   const fixed = harm.verdict === "causal" && harm.p_without <= FIXED_RATE;
   const lost = keep.filter((k) => k.status === "lost");
@@ -184,7 +198,15 @@ export async function fixCheck(ctx: ReplayContext, opts: FixCheckOptions): Promi
   }
   return {
     fix,
-    harm: { target: opts.harm, without_fix: rate(harm.p_with, harm.n), with_fix: rate(harm.p_without, harm.n), effect: harm.effect, ci: harm.ci, verdict: harm.verdict, test: harm },
+    harm: {
+      target: opts.harm,
+      without_fix: rate(harm.p_with, harm.n),
+      with_fix: rate(harm.p_without, harm.n),
+      effect: harm.effect,
+      ci: harm.ci,
+      verdict: harm.verdict,
+      test: harm,
+    },
     keep,
     excluded,
     verdict,

@@ -37,7 +37,10 @@ export class HandoffMap {
 
   /** The graph nodes a suspect id names, upstream of the action, in recorded order. */
   private nodesOf(spec: string): GNode[] {
-    return [...this.upstreamOfAction].map((id) => this.g.nodes.get(id)!).filter((n) => specOf(this.ctx, n) === spec).sort((a, b) => a.seq - b.seq);
+    return [...this.upstreamOfAction]
+      .map((id) => this.g.nodes.get(id)!)
+      .filter((n) => specOf(this.ctx, n) === spec)
+      .sort((a, b) => a.seq - b.seq);
   }
 
   /** The earlier decision (of another agent) whose output an input's text carries, if any. */
@@ -75,7 +78,10 @@ export class HandoffMap {
     for (const n of this.nodesOf(spec)) {
       const senders =
         n.type === "message"
-          ? this.g.inEdges(n.id, ["observed"]).map((e) => this.g.nodes.get(e.src)!).filter((s) => s.type === "decision")
+          ? this.g
+              .inEdges(n.id, ["observed"])
+              .map((e) => this.g.nodes.get(e.src)!)
+              .filter((s) => s.type === "decision")
           : [this.carriedDecision(n)].filter((d): d is GNode => !!d);
       for (const d of senders) for (const s of this.suspectsFeeding(d)) if (s !== spec && !out.includes(s)) out.push(s);
     }

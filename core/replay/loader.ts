@@ -63,7 +63,10 @@ export function resolveProgram(spec: string, root: string): ParsedProgram {
   }
   const parts = splitSpec(spec);
   if (!parts) {
-    throw new ProgramError(`"${spec}" is not MODULE:EXPORT (e.g. agents/system.ts:SYSTEM) or a built-in program (${Object.keys(BUILTIN_PROGRAMS).join(", ")})`, "spec");
+    throw new ProgramError(
+      `"${spec}" is not MODULE:EXPORT (e.g. agents/system.ts:SYSTEM) or a built-in program (${Object.keys(BUILTIN_PROGRAMS).join(", ")})`,
+      "spec",
+    );
   }
   const { mod, exportName } = parts;
   const file = path.resolve(root, mod);
@@ -137,6 +140,7 @@ export async function loadProgram(p: ParsedProgram): Promise<System> {
     }
   }
   const sys = mod[p.exportName] ?? (mod.default as Record<string, unknown> | undefined)?.[p.exportName];
-  if (!isSystem(sys)) throw new ProgramError(`${p.spec}: the module has no System named "${p.exportName}" (exports: ${Object.keys(mod).join(", ") || "none"})`, "export");
+  if (!isSystem(sys))
+    throw new ProgramError(`${p.spec}: the module has no System named "${p.exportName}" (exports: ${Object.keys(mod).join(", ") || "none"})`, "export");
   return sys;
 }

@@ -28,7 +28,16 @@ export interface Narrowed {
 
 export async function narrowAttribution(ctx: ReplayContext, a: Attribution, opts: NarrowOptions = {}): Promise<Narrowed> {
   const out: Narrowed = { spans: [], shapes: [], skipped: [] };
-  const common = { target: a.target, n: opts.n, nMax: opts.nMax, workers: opts.workers, save: opts.save, attribution: a.attribution_id, signal: opts.signal, onProgress: opts.onProgress };
+  const common = {
+    target: a.target,
+    n: opts.n,
+    nMax: opts.nMax,
+    workers: opts.workers,
+    save: opts.save,
+    attribution: a.attribution_id,
+    signal: opts.signal,
+    onProgress: opts.onProgress,
+  };
   if (opts.spans !== false) {
     for (const c of a.causes) {
       const found = inputOfCause(ctx.model, c.spec);

@@ -28,7 +28,14 @@ export function runToolsAndAgents(m: RunModel): { tools: string[]; agents: strin
   const tools = [...new Set(m.actions.map((a) => a.tool))].sort();
   // run.start, run.end and the task are the run's own events (agent "run"), not an agent's
   const own = (e: { type: unknown; kind?: unknown }) => String(e.type).startsWith("run.") || (e.type === "input" && e.kind === "task");
-  const agents = [...new Set(m.events.filter((e) => !own(e as { type: unknown; kind?: unknown })).map((e) => (e as { agent?: unknown }).agent).filter((a): a is string => typeof a === "string" && a !== ""))].sort();
+  const agents = [
+    ...new Set(
+      m.events
+        .filter((e) => !own(e as { type: unknown; kind?: unknown }))
+        .map((e) => (e as { agent?: unknown }).agent)
+        .filter((a): a is string => typeof a === "string" && a !== ""),
+    ),
+  ].sort();
   return { tools, agents };
 }
 
@@ -53,7 +60,9 @@ export function checkTarget(m: RunModel, spec: string): void {
   const unknownAgent = t.clauses.find((c) => c.key === "agent" && !agents.includes(c.value));
   if (!unknownTool && !unknownAgent) return;
   const what = unknownTool ? `tool "${unknownTool.value}"` : `agent "${unknownAgent!.value}"`;
-  throw new Refusal(`the target ${JSON.stringify(spec)} never happened in this run and names ${what}, which the run never had (tools: ${list(tools)}; agents: ${list(agents)}); nothing was tested or saved`);
+  throw new Refusal(
+    `the target ${JSON.stringify(spec)} never happened in this run and names ${what}, which the run never had (tools: ${list(tools)}; agents: ${list(agents)}); nothing was tested or saved`,
+  );
 }
 
 /** Refuses a removal that matches nothing any model call of the run saw, nor any input or message. */
@@ -66,11 +75,14 @@ export function checkRemoval(m: RunModel, spec: string): void {
 /** Every item an intervention can name: decisions' context items, inputs and messages. */
 function runItems(m: RunModel): ItemLike[] {
   const items: ItemLike[] = [];
-  for (const d of m.decisions) for (const c of d.context ?? []) items.push({ kind: String(c.kind), source: String(c.source), trust: String(c.trust), ref: String(c.ref) });
+  for (const d of m.decisions)
+    for (const c of d.context ?? []) items.push({ kind: String(c.kind), source: String(c.source), trust: String(c.trust), ref: String(c.ref) });
   for (const e of m.events) {
     const ev = e as Record<string, unknown>;
-    if (ev.type === "input") items.push({ kind: ev.kind === "task" ? "task" : "input", source: String(ev.source), trust: String(ev.trust), ref: String(ev.ref) });
-    else if (ev.type === "message") items.push({ kind: "message", source: `${String(ev.agent)}->${String(ev.to)}`, trust: String(ev.trust ?? ""), ref: String(ev.ref) });
+    if (ev.type === "input")
+      items.push({ kind: ev.kind === "task" ? "task" : "input", source: String(ev.source), trust: String(ev.trust), ref: String(ev.ref) });
+    else if (ev.type === "message")
+      items.push({ kind: "message", source: `${String(ev.agent)}->${String(ev.to)}`, trust: String(ev.trust ?? ""), ref: String(ev.ref) });
   }
   return items;
 }
@@ -86,7 +98,8 @@ export function checkFix(m: RunModel, spec: string, what: "fix" | "edit" = "fix"
   if (!iv.edit) return checkRemoval(m, spec);
   const edit = iv.edit;
   const named = runItems(m).filter((it) => matchesPart(edit.item, it));
-  if (!named.length) throw new Refusal(`the ${what} ${JSON.stringify(spec)} names no item of this run (its sources: ${list(runSources(m))}); nothing was tested or saved`);
+  if (!named.length)
+    throw new Refusal(`the ${what} ${JSON.stringify(spec)} names no item of this run (its sources: ${list(runSources(m))}); nothing was tested or saved`);
   if (edit.kind !== "redact") return;
   const re = new RegExp(edit.re.source, edit.re.flags.replace(/[gy]/g, ""));
   const holds = named.some((it) => {
@@ -95,7 +108,9 @@ export function checkFix(m: RunModel, spec: string, what: "fix" | "edit" = "fix"
   });
   if (!holds) {
     const sources = [...new Set(named.map((it) => it.source))];
-    throw new Refusal(`the ${what} ${JSON.stringify(spec)} redacts nothing: ${JSON.stringify(edit.pattern)} appears in none of the items it names (${list(sources.slice(0, 5))}${sources.length > 5 ? ", …" : ""}); nothing was tested or saved`);
+    throw new Refusal(
+      `the ${what} ${JSON.stringify(spec)} redacts nothing: ${JSON.stringify(edit.pattern)} appears in none of the items it names (${list(sources.slice(0, 5))}${sources.length > 5 ? ", …" : ""}); nothing was tested or saved`,
+    );
   }
 }
 
@@ -163,7 +178,9 @@ export function estimateCost(m: RunModel, pairs: number, prices: PriceTable = {}
 /** The model-call budget a money budget allows, at the recording's mean price per call. */
 export function callsForUsd(est: CostEstimate, usd: number): number {
   if (est.usd_per_run === null) {
-    const missing = Object.entries(est.models).filter(([, r]) => r.usd_per_run === null).map(([k]) => k);
+    const missing = Object.entries(est.models)
+      .filter(([, r]) => r.usd_per_run === null)
+      .map(([k]) => k);
     throw new Refusal(`--budget-usd needs a price for ${missing.join(", ")} (--price MODEL=IN,OUT in US dollars per million tokens)`);
   }
   if (est.usd_per_run === 0 || est.calls_per_run === 0) return Number.MAX_SAFE_INTEGER;

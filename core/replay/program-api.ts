@@ -6,17 +6,60 @@
  * inside core/ imports core/index.ts.
  */
 export {
-  pyFloat, floatRepr, numberRepr, compareCodePoints, quote, dumps, parseLossless, toPlain, parseJsonObject, PyFloat,
-  JsonSyntaxError, type JsonValue, type Layout,
+  pyFloat,
+  floatRepr,
+  numberRepr,
+  compareCodePoints,
+  quote,
+  dumps,
+  parseLossless,
+  toPlain,
+  parseJsonObject,
+  PyFloat,
+  JsonSyntaxError,
+  type JsonValue,
+  type Layout,
 } from "../log/pyjson";
 export {
-  sha256Hex, canonical, isRef, isHex64, refOf, blobFileText, eventHash, deriveSeed, compactSegments, canonicalDigest,
-  compactText, slowCanonical, ZERO_HASH, REF_RE, HASH_KEY,
+  sha256Hex,
+  canonical,
+  isRef,
+  isHex64,
+  refOf,
+  blobFileText,
+  eventHash,
+  deriveSeed,
+  compactSegments,
+  canonicalDigest,
+  compactText,
+  slowCanonical,
+  ZERO_HASH,
+  REF_RE,
+  HASH_KEY,
 } from "../log/hash";
 export {
-  fieldProblems, refsOf, SCHEMA, SCHEMAS, REQUIRED, KNOWN_TYPES, type Trust, type Site, type BaseEvent, type RunStartEvent,
-  type InputEvent, type AgentStartEvent, type ContextRecord, type Usage, type DecisionEvent, type GuardRecord, type ActionEvent,
-  type MessageEvent, type RunEndEvent, type KnownEvent, type AnyEvent, type LoadedEvent,
+  fieldProblems,
+  refsOf,
+  SCHEMA,
+  SCHEMAS,
+  REQUIRED,
+  KNOWN_TYPES,
+  type Trust,
+  type Site,
+  type BaseEvent,
+  type RunStartEvent,
+  type InputEvent,
+  type AgentStartEvent,
+  type ContextRecord,
+  type Usage,
+  type DecisionEvent,
+  type GuardRecord,
+  type ActionEvent,
+  type MessageEvent,
+  type RunEndEvent,
+  type KnownEvent,
+  type AnyEvent,
+  type LoadedEvent,
 } from "../log/events";
 export { problem, type ProblemCode, type Problem } from "../log/problems";
 export { EventLogParser, readRun, readEventsFile, type RunData, type ReadOptions } from "../log/reader";
@@ -26,25 +69,63 @@ export { newId, timestamp, eventLine, Chain, FileSink, MemorySink, TeeSink, Null
 export { readTestsLog, parseTestsLog, chainTest, appendTest, COMPUTED_TEST_FIELDS, type TestRecord } from "../log/testslog";
 export { verifyRunData, verifyRun, type VerifyResult } from "../log/verify";
 export {
-  globToRegExp, setSpecFileReader, parseIntervention, concerns, matchesPart, removes, parseTarget, matchesTarget, SpecError,
-  type Matcher, type Edit, type Intervention, type ItemLike, type SpecFileReader, type TargetClause, type Target,
+  globToRegExp,
+  setSpecFileReader,
+  parseIntervention,
+  concerns,
+  matchesPart,
+  removes,
+  parseTarget,
+  matchesTarget,
+  SpecError,
+  type Matcher,
+  type Edit,
+  type Intervention,
+  type ItemLike,
+  type SpecFileReader,
+  type TargetClause,
+  type Target,
   type ActionLike,
 } from "../specs/grammar";
 export { readSpecFileFromDisk, allowSpecFiles } from "../specs/files";
 export {
-  normalCdf, normalQuantile, zFor, wilson, newcombe, mcnemarExact, benjaminiHochberg, verdictFor, roleFor, suggestedN,
-  sequentialLooks, pairedSummary, Z95, type Interval, type Verdict, type Role, type PairedSummary,
+  normalCdf,
+  normalQuantile,
+  zFor,
+  wilson,
+  newcombe,
+  mcnemarExact,
+  benjaminiHochberg,
+  verdictFor,
+  roleFor,
+  suggestedN,
+  sequentialLooks,
+  pairedSummary,
+  Z95,
+  type Interval,
+  type Verdict,
+  type Role,
+  type PairedSummary,
 } from "../stats/stats";
 export {
-  ModelOutput, Item, ModelError, Runtime, Agent, type ModelCall, type ModelFn, type ToolCall, type ToolFn, type Tape,
-  type ModelCache, type ActionSummary, type RuntimeOptions, type DecideOptions, type ActOptions,
+  ModelOutput,
+  Item,
+  ModelError,
+  Runtime,
+  Agent,
+  type ModelCall,
+  type ModelFn,
+  type ToolCall,
+  type ToolFn,
+  type Tape,
+  type ModelCache,
+  type ActionSummary,
+  type RuntimeOptions,
+  type DecideOptions,
+  type ActOptions,
 } from "../sdk/runtime";
-export {
-  slug, freeRunId, isSystem, System, type Program, type SystemConfig, type RunOptions, type RunResult,
-} from "../sdk/system";
-export {
-  Guard, type GuardMode, type GuardAlert, type CheckContext, type GuardRule, type GuardVerdict, type GuardOptions,
-} from "../sdk/guard";
+export { slug, freeRunId, isSystem, System, type Program, type SystemConfig, type RunOptions, type RunResult } from "../sdk/system";
+export { Guard, type GuardMode, type GuardAlert, type CheckContext, type GuardRule, type GuardVerdict, type GuardOptions } from "../sdk/guard";
 export { PyRandom } from "../sdk/pyrandom";
 export { RunTail, type TailUpdate } from "../log/tail";
 export { RunModel } from "../graph/model";
@@ -52,10 +133,29 @@ export { Graph, buildGraph, taint, lineage, criticalPath, nodesMatching, targetH
 export { investigate, investigateLite, alertsFor, alertRecord, sensitivity, testSummary } from "../analysis/investigate";
 export { influence, listRuns, workspace } from "../analysis/influence";
 export {
-  type Severity, type EvidenceRef, type Alert, type ProvenanceStatus, type ProvenanceRow, type CandidateStatus, type TestSummary,
-  type Candidate, type ActionView, type TimelineRow, type RunSummary, type ChannelRow, type AgentRow, type Matrix,
-  type EventView, type BlobPreview, type Investigation, type InfluenceSource, type InfluenceEdge, type Influence, type Workspace,
-  type ActionMarks, type RunGraph,
+  type Severity,
+  type EvidenceRef,
+  type Alert,
+  type ProvenanceStatus,
+  type ProvenanceRow,
+  type CandidateStatus,
+  type TestSummary,
+  type Candidate,
+  type ActionView,
+  type TimelineRow,
+  type RunSummary,
+  type ChannelRow,
+  type AgentRow,
+  type Matrix,
+  type EventView,
+  type BlobPreview,
+  type Investigation,
+  type InfluenceSource,
+  type InfluenceEdge,
+  type Influence,
+  type Workspace,
+  type ActionMarks,
+  type RunGraph,
 } from "../analysis/types";
 export { ReplayContext, RunTape, Budget, ReplayError } from "./context";
 export { runTest, type TestOptions } from "./run-test";
@@ -64,7 +164,18 @@ export { replayAndDiff } from "./replay-diff";
 export { MIN_EFFECT, type TestResult } from "./test-record";
 export { attribute, defaultSuspects, rankedSuspects, type Attribution, type AttributeOptions, type Cause, type SuspectEvidence, type Phase } from "./attribute";
 export { PairedSequence, pairedBetting, spendAlpha, type BettingOptions, type BettingState } from "../stats/betting";
-export { Refusal, checkTarget, checkRemoval, estimateCost, callsForUsd, parsePrice, runSources, runToolsAndAgents, type CostEstimate, type PriceTable } from "./preflight";
+export {
+  Refusal,
+  checkTarget,
+  checkRemoval,
+  estimateCost,
+  callsForUsd,
+  parsePrice,
+  runSources,
+  runToolsAndAgents,
+  type CostEstimate,
+  type PriceTable,
+} from "./preflight";
 export { causingSpans, segments, type CausingSpan, type SpanResult } from "./spans";
 export { failureShapes, confirmedCauses, type FailureShape } from "./shapes";
 export { fixCheck, type FixCheck, type FixCheckOptions } from "./fixcheck";

@@ -19,7 +19,10 @@ export interface ReplayDiff {
  * interventions) and aligns its decisions, tool calls and messages with the original by
  * (agent, type, ordinal).
  */
-export async function replayAndDiff(ctx: ReplayContext, opts: { seed?: number; remove?: string[] } = {}): Promise<{ diffs: ReplayDiff[]; actions: ActionSummary[]; offTape: number; modelCalls: number }> {
+export async function replayAndDiff(
+  ctx: ReplayContext,
+  opts: { seed?: number; remove?: string[] } = {},
+): Promise<{ diffs: ReplayDiff[]; actions: ActionSummary[]; offTape: number; modelCalls: number }> {
   const sink = new MemorySink();
   const seed = opts.seed ?? Number(ctx.model.start.seed ?? 0);
   const r = await ctx.system.run({

@@ -29,7 +29,14 @@ class PairTally {
   readonly flips = { removed: 0, added: 0 };
   readonly assumptions = new Set<string>();
 
-  async pair(ctx: ReplayContext, seedBase: string, j: number, baseline: Intervention[], interventions: Intervention[], target: Target): Promise<{ base: ArmOutcome; treat: ArmOutcome }> {
+  async pair(
+    ctx: ReplayContext,
+    seedBase: string,
+    j: number,
+    baseline: Intervention[],
+    interventions: Intervention[],
+    target: Target,
+  ): Promise<{ base: ArmOutcome; treat: ArmOutcome }> {
     const r = await ctx.pair(seedBase, j, baseline, interventions, target);
     this.baseRuns += +r.baseRan;
     return r;
@@ -119,8 +126,27 @@ export interface FollowUpOptions {
 }
 
 /** One follow-up test of a confirmed cause: n 10 and n_max 80 unless given, corrected for `family`, not saved (the caller saves). */
-export function followUpTest(ctx: ReplayContext, o: FollowUpOptions, family: number, intervention: string | string[], baseline?: string[], onProgress = o.onProgress): Promise<TestResult> {
-  return runTest(ctx, { intervention, baseline, target: o.target, n: o.n ?? 10, nMax: o.nMax ?? 80, family, workers: o.workers, seedBase: o.seedBase, signal: o.signal, onProgress, save: false });
+export function followUpTest(
+  ctx: ReplayContext,
+  o: FollowUpOptions,
+  family: number,
+  intervention: string | string[],
+  baseline?: string[],
+  onProgress = o.onProgress,
+): Promise<TestResult> {
+  return runTest(ctx, {
+    intervention,
+    baseline,
+    target: o.target,
+    n: o.n ?? 10,
+    nMax: o.nMax ?? 80,
+    family,
+    workers: o.workers,
+    seedBase: o.seedBase,
+    signal: o.signal,
+    onProgress,
+    save: false,
+  });
 }
 
 /** What both methods of a run test start from: the parsed specs, the pairs' tally and the call counts before. */
@@ -148,7 +174,13 @@ function setUp(ctx: ReplayContext, opts: TestOptions): RunSetup {
 }
 
 /** A run test's record from how it ended (saved to tests.jsonl unless told not to). */
-function finish(ctx: ReplayContext, opts: TestOptions, s: RunSetup, ending: TestEnding, how: { looks: number; nMax: number; method: string; budgetNote: string }): TestResult {
+function finish(
+  ctx: ReplayContext,
+  opts: TestOptions,
+  s: RunSetup,
+  ending: TestEnding,
+  how: { looks: number; nMax: number; method: string; budgetNote: string },
+): TestResult {
   const { t } = s;
   const pWith = t.kWith / ending.n;
   const pWithout = t.kWithout / ending.n;
@@ -172,7 +204,9 @@ function finish(ctx: ReplayContext, opts: TestOptions, s: RunSetup, ending: Test
     note: ending.stopped === "budget" ? how.budgetNote : undefined,
     baseline: s.baseline.length ? s.baseline.map((b) => b.spec).join(" | ") : undefined,
     group: s.specs.length > 1 ? s.specs : undefined,
-    changes: s.interventions.some((iv) => iv.edit) ? recordChanges(opts.save !== false ? ctx.run.dir : undefined, s.interventions, recordedItems(ctx.model)) : undefined,
+    changes: s.interventions.some((iv) => iv.edit)
+      ? recordChanges(opts.save !== false ? ctx.run.dir : undefined, s.interventions, recordedItems(ctx.model))
+      : undefined,
   });
   if (opts.save !== false) appendTest(ctx.run.dir, result);
   return result;
@@ -216,7 +250,13 @@ async function runNewcombeTest(ctx: ReplayContext, opts: TestOptions): Promise<T
       }
       // futility needs the target to have reproduced often enough (in min_effect of the pairs, in
       // either arm) for an effect of min_effect to show; one that barely reproduces says nothing yet
-      if (plan.length > 1 && i >= 2 * n && Math.abs((t.kWith - t.kWithout) / i) <= 0.05 && Math.max(t.kWith, t.kWithout) >= minEffect * i && size !== plan[plan.length - 1]) {
+      if (
+        plan.length > 1 &&
+        i >= 2 * n &&
+        Math.abs((t.kWith - t.kWithout) / i) <= 0.05 &&
+        Math.max(t.kWith, t.kWithout) >= minEffect * i &&
+        size !== plan[plan.length - 1]
+      ) {
         stopped = "futility"; // no effect seen: stopped to save replays, not proof of none
         break;
       }
@@ -229,12 +269,18 @@ async function runNewcombeTest(ctx: ReplayContext, opts: TestOptions): Promise<T
     stopped = "budget";
   }
   const p_value = Math.round(Math.min(1, plan.length * family * mcnemarExact(t.flips.removed, t.flips.added)) * 1e6) / 1e6;
-  return finish(ctx, opts, s, { n: i, verdict, ci, stopped, p_value, n_needed: newcombeNeeded(i, ci, verdict, minEffect) }, {
-    looks: plan.length,
-    nMax: plan[plan.length - 1],
-    method: `paired re-execution, tool results from tape, Newcombe 95% CI (--method newcombe)${plan.length > 1 ? `, sequential over ${plan.length} looks (Bonferroni)` : ""}${family > 1 ? `, family of ${family}` : ""}`,
-    budgetNote: `stopped by the model-call budget after ${i} pairs`,
-  });
+  return finish(
+    ctx,
+    opts,
+    s,
+    { n: i, verdict, ci, stopped, p_value, n_needed: newcombeNeeded(i, ci, verdict, minEffect) },
+    {
+      looks: plan.length,
+      nMax: plan[plan.length - 1],
+      method: `paired re-execution, tool results from tape, Newcombe 95% CI (--method newcombe)${plan.length > 1 ? `, sequential over ${plan.length} looks (Bonferroni)` : ""}${family > 1 ? `, family of ${family}` : ""}`,
+      budgetNote: `stopped by the model-call budget after ${i} pairs`,
+    },
+  );
 }
 
 /** Pairs after which a betting test may stop for futility because the pattern so far would not decide it by n_max. */
@@ -255,7 +301,13 @@ async function runBettingTest(ctx: ReplayContext, opts: TestOptions): Promise<Te
       minPairs: opts.minPairs,
       signal: opts.signal,
       notApplied: () => t.applied === 0,
-      onLook: (i) => opts.onProgress?.({ phase: "test", done: i, total: nMax, message: `${s.specs.join(" | ")}: ${i} pairs, ${ctx.counts.made - s.before.made} model calls` }),
+      onLook: (i) =>
+        opts.onProgress?.({
+          phase: "test",
+          done: i,
+          total: nMax,
+          message: `${s.specs.join(" | ")}: ${i} pairs, ${ctx.counts.made - s.before.made} model calls`,
+        }),
       more: (verdict, seq, i) => verdict === "causal" && !!opts.sizeRole && roleFor(seq.state().ci, t.kWith / i) === "confirmed",
       // the projection rule: after FUTILITY_AFTER pairs, little effect is seen (|effect| < min_effect/2)
       // and the pattern so far would not give a causal or suppressive verdict by n_max (Find the

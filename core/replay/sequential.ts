@@ -38,8 +38,14 @@ export function roundP(p: number, verdict: Verdict): number {
 export function stopReason(stopped: Stopped, verdict: Verdict, n: number, nMax: number, needed: number | null): string {
   if (verdict === "not-applied") return "decisive: the intervention removed nothing in the replays, so nothing was tested";
   if (stopped === "decisive") return `decisive after ${n} pair${n === 1 ? "" : "s"}`;
-  const more = needed !== null && needed > n ? `; about ${needed} pairs in all would likely decide it if the pattern so far holds (--n-max ${needed})` : needed === null ? "; at the rate seen so far no practical number of pairs would decide it" : "";
-  if (stopped === "futility") return `futility: at the pattern seen so far (or even if every remaining pair went the most favourable way) no verdict would be reached by n_max = ${nMax}${more}`;
+  const more =
+    needed !== null && needed > n
+      ? `; about ${needed} pairs in all would likely decide it if the pattern so far holds (--n-max ${needed})`
+      : needed === null
+        ? "; at the rate seen so far no practical number of pairs would decide it"
+        : "";
+  if (stopped === "futility")
+    return `futility: at the pattern seen so far (or even if every remaining pair went the most favourable way) no verdict would be reached by n_max = ${nMax}${more}`;
   if (stopped === "budget") return `budget: the model-call or money budget ran out after ${n} pairs${more}`;
   return `n_max: reached ${nMax} pairs without a decisive verdict${more}`;
 }

@@ -101,7 +101,11 @@ export async function failureShapes(ctx: ReplayContext, causes: string[], opts: 
   if (opts.save !== false) {
     for (const s of out) {
       for (const [arm, t] of Object.entries(s.tests)) {
-        appendTest(ctx.run.dir, { ...t, shape_test: { causes: s.causes, shape: s.shape, arm }, ...(opts.attribution ? { attribution: opts.attribution } : {}) });
+        appendTest(ctx.run.dir, {
+          ...t,
+          shape_test: { causes: s.causes, shape: s.shape, arm },
+          ...(opts.attribution ? { attribution: opts.attribution } : {}),
+        });
       }
     }
   }

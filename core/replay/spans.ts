@@ -131,7 +131,14 @@ export async function causingSpans(ctx: ReplayContext, opts: SpanOptions): Promi
       stopped = "budget";
       return null;
     }
-    const r = await followUpTest(ctx, opts, family, spanSpec(item, ranges), baseline?.length ? [spanSpec(item, baseline)] : undefined, opts.onProgress ? (p) => opts.onProgress!({ ...p, phase: `span test ${tests.length + 1}` }) : undefined);
+    const r = await followUpTest(
+      ctx,
+      opts,
+      family,
+      spanSpec(item, ranges),
+      baseline?.length ? [spanSpec(item, baseline)] : undefined,
+      opts.onProgress ? (p) => opts.onProgress!({ ...p, phase: `span test ${tests.length + 1}` }) : undefined,
+    );
     tests.push(r);
     return r;
   };
@@ -177,7 +184,10 @@ export async function causingSpans(ctx: ReplayContext, opts: SpanOptions): Promi
     // none alone: which parts are each enough on their own?
     const enough: [number, number][] = [];
     for (const k of kids) {
-      const r = await test(kids, kids.filter((x) => x !== k));
+      const r = await test(
+        kids,
+        kids.filter((x) => x !== k),
+      );
       if (r?.verdict === "causal") enough.push(k);
     }
     if (enough.length >= 2 && enough.length < kids.length) {
@@ -193,7 +203,12 @@ export async function causingSpans(ctx: ReplayContext, opts: SpanOptions): Promi
     const final = new Set(spans.map((sp) => sp.spec));
     for (const t of tests) {
       const sp = final.has(t.intervention) ? spans.find((x) => x.spec === t.intervention) : undefined;
-      appendTestWithContent(ctx, { ...t, span_of: opts.cause, ...(opts.attribution ? { attribution: opts.attribution } : {}), ...(sp ? { causing_span: { ranges: sp.ranges, level: sp.level, joint: !!sp.joint } } : {}) });
+      appendTestWithContent(ctx, {
+        ...t,
+        span_of: opts.cause,
+        ...(opts.attribution ? { attribution: opts.attribution } : {}),
+        ...(sp ? { causing_span: { ranges: sp.ranges, level: sp.level, joint: !!sp.joint } } : {}),
+      });
     }
   }
   const hash = String((ev as { hash?: unknown }).hash ?? "");

@@ -35,7 +35,10 @@ export interface SurrogateRanking {
 const LAMBDA_SHARE = 0.05;
 
 /** Ranks `suspects` by a surrogate fitted on `k` replays with random halves of them removed. */
-export async function rankBySurrogate(ctx: ReplayContext, o: { target: string; suspects: string[]; k: number; seedBase?: string; signal?: AbortSignal }): Promise<SurrogateRanking> {
+export async function rankBySurrogate(
+  ctx: ReplayContext,
+  o: { target: string; suspects: string[]; k: number; seedBase?: string; signal?: AbortSignal },
+): Promise<SurrogateRanking> {
   if (!Number.isInteger(o.k) || o.k < 2) throw new Error("rankBySurrogate: k must be an integer ≥ 2");
   const target = parseTarget(o.target);
   const base = `${o.seedBase ?? "cf"}-surrogate`;
@@ -46,7 +49,12 @@ export async function rankBySurrogate(ctx: ReplayContext, o: { target: string; s
   for (let i = 0; i < o.k; i++) {
     if (o.signal?.aborted) throw new Error("cancelled");
     const keep = o.suspects.map(() => (rng.random() < 0.5 ? 1 : 0));
-    const out = await ctx.arm(deriveSeed(base, ctx.runId, i), ivs.filter((_, j) => !keep[j]), target, `s${i}`);
+    const out = await ctx.arm(
+      deriveSeed(base, ctx.runId, i),
+      ivs.filter((_, j) => !keep[j]),
+      target,
+      `s${i}`,
+    );
     X.push(keep);
     y.push(out.hit ? 1 : 0);
   }
@@ -60,7 +68,11 @@ export async function rankBySurrogate(ctx: ReplayContext, o: { target: string; s
  * Gives each phase of more than four suspects that has no lead the surrogate's predicted suspect as
  * its lead (when its weight is positive), and keeps the prediction on the phase (`predicted`).
  */
-export async function predictLeads(ctx: ReplayContext, phases: Phase[], o: { target: string; k: number; seedBase?: string; signal?: AbortSignal }): Promise<void> {
+export async function predictLeads(
+  ctx: ReplayContext,
+  phases: Phase[],
+  o: { target: string; k: number; seedBase?: string; signal?: AbortSignal },
+): Promise<void> {
   for (const ph of phases) {
     if (ph.lead || ph.suspects.length <= 4) continue;
     const r = await rankBySurrogate(ctx, { target: o.target, suspects: ph.suspects, k: o.k, seedBase: `${o.seedBase ?? "cf"}-${ph.name}`, signal: o.signal });

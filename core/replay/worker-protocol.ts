@@ -24,10 +24,62 @@ export interface AgentlessEndpoint {
 }
 
 export type WorkerRequest =
-  | { op: "test"; run: string; program: string; root: string; approval?: Approval; agentless?: AgentlessEndpoint; intervention: string | string[]; target: string; n?: number; nMax?: number; liveTools?: boolean; workers?: number }
-  | { op: "attribute"; run: string; program: string; root: string; approval?: Approval; agentless?: AgentlessEndpoint; target: string; suspects?: string[]; n?: number; nMax?: number; maxCalls?: number; workers?: number; roles?: boolean; spans?: boolean }
-  | { op: "fixCheck"; run: string; program: string; root: string; approval?: Approval; agentless?: AgentlessEndpoint; fix: string[]; harm: string; keep?: string[]; n?: number; nMax?: number; workers?: number }
-  | { op: "decision"; run: string; program: string; root: string; approval?: Approval; agentless?: AgentlessEndpoint; decision: number | string; intervention: string; contains?: string; n?: number }
+  | {
+      op: "test";
+      run: string;
+      program: string;
+      root: string;
+      approval?: Approval;
+      agentless?: AgentlessEndpoint;
+      intervention: string | string[];
+      target: string;
+      n?: number;
+      nMax?: number;
+      liveTools?: boolean;
+      workers?: number;
+    }
+  | {
+      op: "attribute";
+      run: string;
+      program: string;
+      root: string;
+      approval?: Approval;
+      agentless?: AgentlessEndpoint;
+      target: string;
+      suspects?: string[];
+      n?: number;
+      nMax?: number;
+      maxCalls?: number;
+      workers?: number;
+      roles?: boolean;
+      spans?: boolean;
+    }
+  | {
+      op: "fixCheck";
+      run: string;
+      program: string;
+      root: string;
+      approval?: Approval;
+      agentless?: AgentlessEndpoint;
+      fix: string[];
+      harm: string;
+      keep?: string[];
+      n?: number;
+      nMax?: number;
+      workers?: number;
+    }
+  | {
+      op: "decision";
+      run: string;
+      program: string;
+      root: string;
+      approval?: Approval;
+      agentless?: AgentlessEndpoint;
+      decision: number | string;
+      intervention: string;
+      contains?: string;
+      n?: number;
+    }
   | { op: "replay"; run: string; program: string; root: string; approval?: Approval; agentless?: AgentlessEndpoint; remove?: string[]; seed?: number };
 
 export type WorkerMessage =

@@ -50,7 +50,10 @@ async function programSystem(req: WorkerRequest, run: RunData): Promise<System> 
 function agentlessSystem(req: WorkerRequest, run: RunData): System {
   if (req.op === "test" && req.liveTools) throw new ReplayError("live tools need the program: a replay without it serves every tool from the recording");
   const { baseUrl, apiKey } = req.agentless ?? {};
-  return new AgentlessSystem(run, { baseUrl: typeof baseUrl === "string" && baseUrl ? baseUrl : undefined, apiKey: typeof apiKey === "string" && apiKey ? apiKey : undefined });
+  return new AgentlessSystem(run, {
+    baseUrl: typeof baseUrl === "string" && baseUrl ? baseUrl : undefined,
+    apiKey: typeof apiKey === "string" && apiKey ? apiKey : undefined,
+  });
 }
 
 async function handle(req: WorkerRequest): Promise<unknown> {
@@ -64,16 +67,40 @@ async function handle(req: WorkerRequest): Promise<unknown> {
     }
     case "attribute": {
       const ctx = new ReplayContext(run, system);
-      const a = await attribute(ctx, { target: req.target, suspects: req.suspects, n: req.n, nMax: req.nMax, maxCalls: req.maxCalls, workers: req.workers, roles: req.roles, onProgress });
+      const a = await attribute(ctx, {
+        target: req.target,
+        suspects: req.suspects,
+        n: req.n,
+        nMax: req.nMax,
+        maxCalls: req.maxCalls,
+        workers: req.workers,
+        roles: req.roles,
+        onProgress,
+      });
       if (!req.spans) return a;
       // the causing span of each confirmed input, and how two or more causes combine
       const nr = await narrowAttribution(ctx, a, { n: req.n, nMax: req.nMax, workers: req.workers, onProgress });
-      return { ...a, narrowed: { spans: nr.spans.map(({ tests, ...s }) => ({ ...s, tests: tests.length })), shapes: nr.shapes.map(({ tests, ...s }) => ({ ...s, tests: Object.fromEntries(Object.entries(tests).map(([k, t]) => [k, { effect: t.effect, ci: t.ci, verdict: t.verdict, n: t.n }])) })), skipped: nr.skipped } };
+      return {
+        ...a,
+        narrowed: {
+          spans: nr.spans.map(({ tests, ...s }) => ({ ...s, tests: tests.length })),
+          shapes: nr.shapes.map(({ tests, ...s }) => ({
+            ...s,
+            tests: Object.fromEntries(Object.entries(tests).map(([k, t]) => [k, { effect: t.effect, ci: t.ci, verdict: t.verdict, n: t.n }])),
+          })),
+          skipped: nr.skipped,
+        },
+      };
     }
     case "fixCheck": {
       const ctx = new ReplayContext(run, system);
       const f = await fixCheck(ctx, { fix: req.fix, harm: req.harm, keep: req.keep, n: req.n, nMax: req.nMax, workers: req.workers, onProgress });
-      return { ...f, rung: f.harm.test.rung, harm: { ...f.harm, test: undefined, n: f.harm.test.n }, keep: f.keep.map((k) => ({ ...k, test: undefined, n: k.test.n })) };
+      return {
+        ...f,
+        rung: f.harm.test.rung,
+        harm: { ...f.harm, test: undefined, n: f.harm.test.n },
+        keep: f.keep.map((k) => ({ ...k, test: undefined, n: k.test.n })),
+      };
     }
     case "decision": {
       const ctx = new ReplayContext(run, system);

@@ -14,11 +14,7 @@ import { LOCAL_WRITER } from "../log/writers";
 
 export type Inline = string | { link: string; text: string; title?: string } | { code: string } | { strong: string };
 export type Block =
-  | { h: 1 | 2 | 3; text: string }
-  | { p: Inline[] }
-  | { ul: Inline[][] }
-  | { quote: Inline[] }
-  | { table: { head: string[]; rows: Inline[][][] } };
+  { h: 1 | 2 | 3; text: string } | { p: Inline[] } | { ul: Inline[][] } | { quote: Inline[] } | { table: { head: string[]; rows: Inline[][][] } };
 
 /** One link to evidence: what it points at, and the hash that must be found there. */
 export interface EvidenceLink {
@@ -75,7 +71,11 @@ export function caseContext(whole: RunData, run: RunData, m: RunModel, target: s
       evidence.push({ kind: "test", href, line: t.line, hash });
       // the writer is named when it is not this machine (a test pulled from a collector)
       const by = t.foreign || (t.by && t.by !== LOCAL_WRITER) ? `by ${writerLabel(t.by)}${t.foreign ? " (NOT the run's writer)" : ""}` : "";
-      return { link: href, text: `tests.jsonl line ${t.line}${hash ? ` · ${hash.slice(0, 12)}` : " (unchained)"}${by ? ` · ${by}` : ""}`, title: `${hash ? `test hash ${hash}` : "this line carries no hash"}${by ? `; written ${by}` : ""}` };
+      return {
+        link: href,
+        text: `tests.jsonl line ${t.line}${hash ? ` · ${hash.slice(0, 12)}` : " (unchained)"}${by ? ` · ${by}` : ""}`,
+        title: `${hash ? `test hash ${hash}` : "this line carries no hash"}${by ? `; written ${by}` : ""}`,
+      };
     },
     blobLink(ref, text) {
       const hex = ref.replace(/^sha256:/, "");
@@ -94,11 +94,19 @@ export function headerSection(c: CaseContext, hits: Hit[], v: Verified, foreign:
   const first = hits[0];
   const title = first ? `${first.tool} by ${first.agent} in ${m.runId}` : `${target} in ${m.runId}`;
   blocks.push({ h: 1, text: `Case: ${title}` });
-  blocks.push({ p: ["Target ", { code: target }, `. Log: ${v.ok ? `verified — ${v.events} events, the hash chain and every hash check out` : `FAILS verify — ${v.first?.message ?? "see below"}`}. Written by ${runWriterText(c.whole.writer)}.`] });
+  blocks.push({
+    p: [
+      "Target ",
+      { code: target },
+      `. Log: ${v.ok ? `verified — ${v.events} events, the hash chain and every hash check out` : `FAILS verify — ${v.first?.message ?? "see below"}`}. Written by ${runWriterText(c.whole.writer)}.`,
+    ],
+  });
   if (foreign.length) {
     blocks.push({
       p: [
-        { strong: `Warning: ${foreign.length} test${foreign.length === 1 ? " of this action was" : "s of this action were"} written by someone other than the run's writer` },
+        {
+          strong: `Warning: ${foreign.length} test${foreign.length === 1 ? " of this action was" : "s of this action were"} written by someone other than the run's writer`,
+        },
         ` (${[...new Set(foreign.map((t) => writerLabel(t.by)))].join(", ")}). ${foreign.length === 1 ? "It is" : "They are"} listed under "Tests written by others" and not counted: a test line is a claimed result, and only the run's writer's and this machine's claims are counted here. Re-run ${foreign.length === 1 ? "it" : "them"} to count ${foreign.length === 1 ? "it" : "them"}.`,
       ],
     });
@@ -125,7 +133,9 @@ export function whatHappened(c: CaseContext, hits: Hit[]): void {
       ],
     });
   }
-  blocks.push({ p: [`The run's tool calls, in order: ${m.actions.map((a) => `${a.tool}${a.status === "blocked" ? " (blocked)" : ""}`).join(", ") || "none"}.`] });
+  blocks.push({
+    p: [`The run's tool calls, in order: ${m.actions.map((a) => `${a.tool}${a.status === "blocked" ? " (blocked)" : ""}`).join(", ") || "none"}.`],
+  });
 }
 
 /** The tests recorded for the target, sorted by what they found. */
@@ -149,7 +159,9 @@ export function findings(run: RunData, m: RunModel, target: string): Findings {
   const tests = run.tests.filter((t) => t.target === target);
   const attrIds = [...new Set(tests.filter((t) => typeof t.attribution === "string" && !t.span_of && !t.shape_test).map((t) => String(t.attribution)))];
   const attr = attrIds.at(-1);
-  const attrTests = attr ? tests.filter((t) => t.attribution === attr && !t.span_of && !t.shape_test) : tests.filter((t) => !t.fix_check && !t.span_of && !t.shape_test && t.scope !== "decision");
+  const attrTests = attr
+    ? tests.filter((t) => t.attribution === attr && !t.span_of && !t.shape_test)
+    : tests.filter((t) => !t.fix_check && !t.span_of && !t.shape_test && t.scope !== "decision");
   const singles = new Map<string, TestRecord>();
   // a suspect that only carried a root cause's words to the action is a hop of its chain, not a cause
   const hops = attrTests.filter((t) => isHop(t.chain_hop)).sort((a, b) => (a.chain_hop as ChainMark).index - (b.chain_hop as ChainMark).index);
@@ -166,15 +178,26 @@ export function findings(run: RunData, m: RunModel, target: string): Findings {
     contributing: causes.filter((t) => t.role === "contributing"),
     ruledOut: [...singles.values()].filter((t) => t.verdict === "ruled-out"),
     other: [...singles.values()].filter((t) => t.verdict !== "causal" && t.verdict !== "ruled-out"),
-    inputEv: (spec) => (spec.startsWith("input:") ? m.inputs.find((e) => `input:${e.source}` === spec || spec === `input:${String(e.source).replace(/[*?[]/g, (ch) => `[${ch}]`)}`) : undefined),
+    inputEv: (spec) =>
+      spec.startsWith("input:")
+        ? m.inputs.find((e) => `input:${e.source}` === spec || spec === `input:${String(e.source).replace(/[*?[]/g, (ch) => `[${ch}]`)}`)
+        : undefined,
   };
 }
 
 export function probableCause(c: CaseContext, f: Findings, anyForeign: boolean): void {
   const { blocks, m, target } = c;
   blocks.push({ h: 2, text: "Probable cause" });
-  if (!f.attrTests.length) blocks.push({ p: [`No replay test of this action${anyForeign ? " by the run's writer or this machine" : ""} is recorded yet: run `, { code: `causeway attribute ${m.runId} --target "${target}" --spans` }, " first."] });
-  else if (!f.causes.length) blocks.push({ p: [`No input was confirmed as a cause by the ${f.attrTests.length} recorded test${f.attrTests.length === 1 ? "" : "s"}.`] });
+  if (!f.attrTests.length)
+    blocks.push({
+      p: [
+        `No replay test of this action${anyForeign ? " by the run's writer or this machine" : ""} is recorded yet: run `,
+        { code: `causeway attribute ${m.runId} --target "${target}" --spans` },
+        " first.",
+      ],
+    });
+  else if (!f.causes.length)
+    blocks.push({ p: [`No input was confirmed as a cause by the ${f.attrTests.length} recorded test${f.attrTests.length === 1 ? "" : "s"}.`] });
   if (f.attrTests.length) blocks.push({ p: [rungSentence(f.attrTests)] });
   for (const t of f.primary.length ? f.primary : f.contributing) {
     const spec = String(t.intervention);
@@ -221,8 +244,15 @@ function causingSpans(c: CaseContext, t: TestRecord, spec: string, ev: InputEven
 export function chainHops(c: CaseContext, hops: TestRecord[]): void {
   if (!hops.length) return;
   c.blocks.push({ h: 3, text: "How its words reached the action" });
-  c.blocks.push({ p: ["Each hop below was tested on its own: without it, the action goes from the figure shown. The words passed between agents; only the first is a cause."] });
-  c.blocks.push({ ul: hops.map((t) => { const h = t.chain_hop as ChainMark; return [{ code: h.from }, " → ", { code: h.to }, `: ${figure(t)} (`, c.testLink(t), ")"]; }) });
+  c.blocks.push({
+    p: ["Each hop below was tested on its own: without it, the action goes from the figure shown. The words passed between agents; only the first is a cause."],
+  });
+  c.blocks.push({
+    ul: hops.map((t) => {
+      const h = t.chain_hop as ChainMark;
+      return [{ code: h.from }, " → ", { code: h.to }, `: ${figure(t)} (`, c.testLink(t), ")"];
+    }),
+  });
 }
 
 export function otherInputs(c: CaseContext, f: Findings): void {
@@ -233,12 +263,29 @@ export function otherInputs(c: CaseContext, f: Findings): void {
     [f.ruledOut, "ruled out"],
     [f.other, "not decided"],
   ] as const) {
-    for (const t of list) rows.push([[{ code: String(t.intervention) }], [what], [`${pct(t.p_with)} → ${pct(t.p_without)}`], [`${sgn(t.effect)} ${ivl(t.ci)}`], [String(t.n)], [c.testLink(t)]]);
+    for (const t of list)
+      rows.push([
+        [{ code: String(t.intervention) }],
+        [what],
+        [`${pct(t.p_with)} → ${pct(t.p_without)}`],
+        [`${sgn(t.effect)} ${ivl(t.ci)}`],
+        [String(t.n)],
+        [c.testLink(t)],
+      ]);
   }
   const group = f.attrTests.find((t) => t.group || String(t.intervention).includes(" | "));
   // below a lead suspect (tested alone first) the group test removes the others, not every suspect
-  const together = group && [...f.singles.keys()].some((sp) => !String(group.intervention).split(" | ").includes(sp)) ? "the others together" : "all suspects together";
-  if (group) rows.push([[{ code: short(String(t0(group.intervention)), 80) }], [together], [`${pct(group.p_with)} → ${pct(group.p_without)}`], [`${sgn(group.effect)} ${ivl(group.ci)}`], [String(group.n)], [c.testLink(group)]]);
+  const together =
+    group && [...f.singles.keys()].some((sp) => !String(group.intervention).split(" | ").includes(sp)) ? "the others together" : "all suspects together";
+  if (group)
+    rows.push([
+      [{ code: short(String(t0(group.intervention)), 80) }],
+      [together],
+      [`${pct(group.p_with)} → ${pct(group.p_without)}`],
+      [`${sgn(group.effect)} ${ivl(group.ci)}`],
+      [String(group.n)],
+      [c.testLink(group)],
+    ]);
   if (rows.length) c.blocks.push({ table: { head: ["Input", "Finding", "With → without", "Effect [95% interval]", "n", "Evidence"], rows } });
   else c.blocks.push({ p: ["None tested besides the cause."] });
 }
@@ -248,7 +295,15 @@ export function foreignTests(c: CaseContext, foreign: TestRecord[]): void {
   c.blocks.push({
     table: {
       head: ["Input", "Claimed finding", "With → without", "Effect [95% interval]", "n", "Written by", "Evidence"],
-      rows: foreign.map((t) => [[{ code: String(t.intervention) }], [String(t.verdict ?? "?") + (t.role ? ` (${t.role})` : "")], [`${pct(t.p_with)} → ${pct(t.p_without)}`], [`${sgn(t.effect)} ${ivl(t.ci)}`], [String(t.n)], [{ strong: writerLabel(t.by) }], [c.testLink(t)]]),
+      rows: foreign.map((t) => [
+        [{ code: String(t.intervention) }],
+        [String(t.verdict ?? "?") + (t.role ? ` (${t.role})` : "")],
+        [`${pct(t.p_with)} → ${pct(t.p_without)}`],
+        [`${sgn(t.effect)} ${ivl(t.ci)}`],
+        [String(t.n)],
+        [{ strong: writerLabel(t.by) }],
+        [c.testLink(t)],
+      ]),
     },
   });
 }
@@ -258,7 +313,11 @@ export function failureShape(c: CaseContext, f: Findings): void {
   blocks.push({ h: 2, text: "Failure shape" });
   const shapeTests = run.tests.filter((t) => t.shape_test && t.target === target && (!f.attr || t.attribution === f.attr));
   if (!shapeTests.length) {
-    blocks.push({ p: [f.causes.length === 1 ? "Single: one confirmed cause." : f.causes.length > 1 ? "Several causes, their combination not tested." : "No confirmed cause."] });
+    blocks.push({
+      p: [
+        f.causes.length === 1 ? "Single: one confirmed cause." : f.causes.length > 1 ? "Several causes, their combination not tested." : "No confirmed cause.",
+      ],
+    });
     return;
   }
   const byPair = new Map<string, TestRecord[]>();
@@ -270,7 +329,14 @@ export function failureShape(c: CaseContext, f: Findings): void {
     const [A, B] = JSON.parse(k) as string[];
     const st = (arm: string) => ts.find((t) => (t.shape_test as { arm: string }).arm === arm);
     const shape = String((ts[0].shape_test as { shape: string }).shape);
-    const meaning = shape === "either" ? "either is enough on its own (redundant)" : shape === "both" ? "both are needed (conjunctive)" : shape === "single" ? "one of them is enough alone" : "unclear";
+    const meaning =
+      shape === "either"
+        ? "either is enough on its own (redundant)"
+        : shape === "both"
+          ? "both are needed (conjunctive)"
+          : shape === "single"
+            ? "one of them is enough alone"
+            : "unclear";
     blocks.push({ p: [{ strong: shape }, ` — ${A} and ${B}: ${meaning}.`] });
     const ab = st("ab");
     const a = st("a_alone");
@@ -308,7 +374,13 @@ export function fixChecks(c: CaseContext, harms: TestRecord[]): void {
         ".",
       ],
     });
-    const kr: Inline[][][] = keeps.map((k) => [[{ code: String(k.target) }], [String(k.keep_status)], [`${pct(k.p_with)} → ${pct(k.p_without)}`], [`${sgn(k.effect)} ${ivl(k.ci)}`], [c.testLink(k)]]);
+    const kr: Inline[][][] = keeps.map((k) => [
+      [{ code: String(k.target) }],
+      [String(k.keep_status)],
+      [`${pct(k.p_with)} → ${pct(k.p_without)}`],
+      [`${sgn(k.effect)} ${ivl(k.ci)}`],
+      [c.testLink(k)],
+    ]);
     if (kr.length) blocks.push({ table: { head: ["Intended action", "With the fix", "Without → with", "Effect [95% interval]", "Evidence"], rows: kr } });
     const ex = Array.isArray(h.fix_excluded) ? (h.fix_excluded as { target: string; reason: string }[]) : [];
     if (ex.length) blocks.push({ ul: ex.map((e) => [{ code: e.target }, ` not counted as intended: ${e.reason}`]) });
@@ -341,7 +413,9 @@ export function theLog(c: CaseContext, v: Verified): void {
   blocks.push({
     ul: [
       [v.ok ? `verify: PASS — ${v.events} events, hash chain intact, every blob matches its hash` : `verify: FAIL — ${v.first?.message}`],
-      [`tests.jsonl: ${whole.tests.length} tests, ${whole.tests.filter((t) => t.chained).length} chained${whole.tests.length > run.tests.length ? `, ${whole.tests.length - run.tests.length} written by others (not counted)` : ""}${testProblems.length ? `; ${testProblems.map((p) => p.message).join("; ")}` : ""}`],
+      [
+        `tests.jsonl: ${whole.tests.length} tests, ${whole.tests.filter((t) => t.chained).length} chained${whole.tests.length > run.tests.length ? `, ${whole.tests.length - run.tests.length} written by others (not counted)` : ""}${testProblems.length ? `; ${testProblems.map((p) => p.message).join("; ")}` : ""}`,
+      ],
       ["The chain is unsigned: it shows edits, not who may rewrite the whole log."],
     ],
   });
@@ -355,7 +429,12 @@ export function evidenceTable(c: CaseContext): void {
   for (const e of c.evidence) {
     if (seen.has(e.href)) continue;
     seen.add(e.href);
-    erows.push([[e.kind], [{ link: e.href, text: e.href, title: e.kind === "blob" ? e.hash : `${e.kind} hash ${e.hash}` }], [e.kind === "event" ? `seq ${e.seq}` : e.kind === "test" ? `line ${e.line}` : "—"], [{ code: e.hash || "(none)" }]]);
+    erows.push([
+      [e.kind],
+      [{ link: e.href, text: e.href, title: e.kind === "blob" ? e.hash : `${e.kind} hash ${e.hash}` }],
+      [e.kind === "event" ? `seq ${e.seq}` : e.kind === "test" ? `line ${e.line}` : "—"],
+      [{ code: e.hash || "(none)" }],
+    ]);
   }
   c.blocks.push({ table: { head: ["Kind", "Where", "At", "Hash"], rows: erows } });
 }

@@ -14,8 +14,24 @@ import { targetHits } from "../graph/graph";
 import { countedRun } from "../analysis/foreign";
 import { forTerminal, visibleBidi } from "../log/shown";
 import {
-  caseContext, chainHops, evidenceTable, failureShape, findings, fixChecks, foreignTests, headerSection, ivl, otherInputs, probableCause, recordedPath, sgn, theLog, whatHappened,
-  type Block, type EvidenceLink, type Inline,
+  caseContext,
+  chainHops,
+  evidenceTable,
+  failureShape,
+  findings,
+  fixChecks,
+  foreignTests,
+  headerSection,
+  ivl,
+  otherInputs,
+  probableCause,
+  recordedPath,
+  sgn,
+  theLog,
+  whatHappened,
+  type Block,
+  type EvidenceLink,
+  type Inline,
 } from "./case-sections";
 
 export type { Inline, Block, EvidenceLink } from "./case-sections";
@@ -64,7 +80,13 @@ export function buildCase(whole: RunData, opts: CaseOptions): CaseFile {
   const headline = found.primary.length
     ? `${found.primary.map((t) => `${t.intervention} (${sgn(t.effect)} ${ivl(t.ci)})`).join(", ")}${span ? "; causing span found" : ""}${harms.length ? `; fix: ${harms.at(-1)!.fix_verdict}` : ""}`
     : "no confirmed cause";
-  return { run: m.runId, target, blocks: c.blocks, evidence: c.evidence, headline: foreign.length ? `${headline}; ${foreign.length} test${foreign.length === 1 ? "" : "s"} by others not counted` : headline };
+  return {
+    run: m.runId,
+    target,
+    blocks: c.blocks,
+    evidence: c.evidence,
+    headline: foreign.length ? `${headline}; ${foreign.length} test${foreign.length === 1 ? "" : "s"} by others not counted` : headline,
+  };
 }
 
 // ----------------------------------------------------------------------------- rendering
@@ -108,12 +130,21 @@ export function caseMarkdown(c: CaseFile): string {
   for (const b of c.blocks) {
     if ("h" in b) out.push(`${"#".repeat(b.h)} ${mdEsc(b.text)}`, "");
     else if ("p" in b) out.push(mdInline(b.p), "");
-    else if ("quote" in b) out.push(...mdInline(b.quote).split("\n").map((l) => `> ${l}`), "");
+    else if ("quote" in b)
+      out.push(
+        ...mdInline(b.quote)
+          .split("\n")
+          .map((l) => `> ${l}`),
+        "",
+      );
     else if ("ul" in b) out.push(...b.ul.map((li) => `- ${mdInline(li)}`), "");
     else {
       out.push(`| ${b.table.head.map(mdEsc).join(" | ")} |`, `|${b.table.head.map(() => "---").join("|")}|`);
       // a | inside a cell (code spans included) would end the cell
-      for (const r of b.table.rows) out.push(`| ${r.map((cell) => mdInline(cell.map((x) => (typeof x === "object" && "code" in x ? { code: x.code.replace(/\|/g, "\\|") } : x))).replace(/\n/g, " ")).join(" | ")} |`);
+      for (const r of b.table.rows)
+        out.push(
+          `| ${r.map((cell) => mdInline(cell.map((x) => (typeof x === "object" && "code" in x ? { code: x.code.replace(/\|/g, "\\|") } : x))).replace(/\n/g, " ")).join(" | ")} |`,
+        );
       out.push("");
     }
   }
@@ -142,7 +173,10 @@ export function caseHtml(c: CaseFile): string {
     else if ("p" in b) out.push(`<p>${htmlInline(b.p)}</p>`);
     else if ("quote" in b) out.push(`<blockquote>${htmlInline(b.quote)}</blockquote>`);
     else if ("ul" in b) out.push(`<ul>${b.ul.map((li) => `<li>${htmlInline(li)}</li>`).join("")}</ul>`);
-    else out.push(`<table><thead><tr>${b.table.head.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>${b.table.rows.map((r) => `<tr>${r.map((cell) => `<td>${htmlInline(cell)}</td>`).join("")}</tr>`).join("")}</tbody></table>`);
+    else
+      out.push(
+        `<table><thead><tr>${b.table.head.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>${b.table.rows.map((r) => `<tr>${r.map((cell) => `<td>${htmlInline(cell)}</td>`).join("")}</tr>`).join("")}</tbody></table>`,
+      );
   }
   out.push("</section>");
   return out.join("\n");
@@ -154,4 +188,3 @@ export function attributedTargets(run: RunData): string[] {
   for (const t of run.tests) if (typeof t.attribution === "string" && typeof t.target === "string" && !out.includes(t.target)) out.push(t.target);
   return out;
 }
-

@@ -114,7 +114,10 @@ function asset(name: string): string {
   const file = path.join(packageRoot(), "dist", "webview", name);
   if (!fs.existsSync(file)) throw new Error(`${file} is missing: build the webview first (npm run build)`);
   // The bundles link external source maps; a report is one file, so the links go.
-  return fs.readFileSync(file, "utf8").replace(/\n?\/\/# sourceMappingURL=\S+\s*$/, "\n").replace(/\n?\/\*# sourceMappingURL=\S+ \*\/\s*$/, "\n");
+  return fs
+    .readFileSync(file, "utf8")
+    .replace(/\n?\/\/# sourceMappingURL=\S+\s*$/, "\n")
+    .replace(/\n?\/\*# sourceMappingURL=\S+ \*\/\s*$/, "\n");
 }
 
 /** Script text that cannot end its element early ("</script" inside a string in the code). */

@@ -24,7 +24,12 @@ export interface AgentRuntime {
   readonly lean: boolean;
   activeGuard(): Guard | undefined;
   site(): Site | undefined;
-  emit(agent: string, type: string, fields: Record<string, unknown> | (() => Record<string, unknown>), site?: Site): { id: string; seq: number } & Record<string, unknown>;
+  emit(
+    agent: string,
+    type: string,
+    fields: Record<string, unknown> | (() => Record<string, unknown>),
+    site?: Site,
+  ): { id: string; seq: number } & Record<string, unknown>;
   put(value: unknown): string;
   refFor(value: unknown): string | undefined;
   saw(eventId: string, seq: number, source: string, trust: Trust, kind: "task" | "input" | "result", value: unknown): void;
@@ -155,7 +160,7 @@ export class Agent<R extends AgentRuntime = AgentRuntime> {
     const rt = this.rt;
     const sensitive = rt.isSensitive(tool, opts.sensitive);
     const argsCanon = canonical(args);
-    const decision = opts.decision ? opts.decision.decision ?? opts.decision.fromEvent : null;
+    const decision = opts.decision ? (opts.decision.decision ?? opts.decision.fromEvent) : null;
     let verdict: GuardVerdict | undefined;
     const guard = rt.activeGuard();
     if (guard) {
@@ -196,7 +201,16 @@ export class Agent<R extends AgentRuntime = AgentRuntime> {
       this.name,
       "action",
       () => {
-        const fields: Record<string, unknown> = { tool, args_ref: rt.put(args), result_ref: resultRef, decision, sensitive, mode, status, duration_ms: duration };
+        const fields: Record<string, unknown> = {
+          tool,
+          args_ref: rt.put(args),
+          result_ref: resultRef,
+          decision,
+          sensitive,
+          mode,
+          status,
+          duration_ms: duration,
+        };
         if (verdict && verdict.verdict !== "allow") fields.guard = { verdict: verdict.verdict, reason: verdict.reason, alerts: verdict.alerts };
         return fields;
       },
@@ -294,7 +308,7 @@ export class Agent<R extends AgentRuntime = AgentRuntime> {
     if (rt.opts.tape) rt.stats.offTape++;
     const resultRef = rt.refFor(r.result);
     const status = r.status ?? (isErrorResult(r.result) ? "error" : "ok");
-    const decision = r.decision ? r.decision.decision ?? r.decision.fromEvent : null;
+    const decision = r.decision ? (r.decision.decision ?? r.decision.fromEvent) : null;
     const mode = r.mode ?? (status === "blocked" ? "blocked" : "live");
     const e = rt.emit(
       this.name,

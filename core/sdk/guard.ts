@@ -32,7 +32,7 @@ export interface CheckContext {
   values: readonly TracedValue[];
 }
 
-export type GuardRule = (ctx: CheckContext) => Partial<GuardAlert> & { title: string } | null | undefined | false;
+export type GuardRule = (ctx: CheckContext) => (Partial<GuardAlert> & { title: string }) | null | undefined | false;
 
 export interface GuardVerdict {
   verdict: "allow" | "alert" | "block";
@@ -111,7 +111,9 @@ export function guardOf(ivs: readonly Intervention[] | undefined): Guard | undef
   if (!g.target) return new Guard("block");
   const target = g.target;
   const rule = (c: { tool: string; agent: string; args: unknown }) =>
-    matchesTarget(target, { tool: c.tool, agent: c.agent, args: canonical(c.args ?? {}), result: "" }) ? { title: `${c.tool} matches the guard rule ${target.spec}`, rule: "fix-rule" } : null;
+    matchesTarget(target, { tool: c.tool, agent: c.agent, args: canonical(c.args ?? {}), result: "" })
+      ? { title: `${c.tool} matches the guard rule ${target.spec}`, rule: "fix-rule" }
+      : null;
   Object.defineProperty(rule, "name", { value: `block ${target.spec}` });
   return new Guard("block", { builtin: false, rules: [rule] });
 }

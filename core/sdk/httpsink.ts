@@ -73,7 +73,11 @@ export class HttpSink implements Sink {
    */
   runIdFor(base: string): string {
     const stamp = new Date().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-");
-    const safe = base.replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "").slice(0, 80) || "run";
+    const safe =
+      base
+        .replace(/[^A-Za-z0-9._-]/g, "-")
+        .replace(/^[^A-Za-z0-9]+/, "")
+        .slice(0, 80) || "run";
     return `${safe}-${stamp}-${randomBytes(6).toString("hex")}`;
   }
 
@@ -89,7 +93,14 @@ export class HttpSink implements Sink {
       if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error(`HttpSink needs an http(s) URL, got ${x}`);
       return new URL(u.pathname.replace(/\/+$/, "") + "/v1/ingest", u);
     });
-    this.opts = { batch: opts.batch ?? 50, intervalMs: opts.intervalMs ?? 1000, timeoutMs: opts.timeoutMs ?? 10_000, retries: opts.retries ?? 5, onError: opts.onError, onBatch: opts.onBatch };
+    this.opts = {
+      batch: opts.batch ?? 50,
+      intervalMs: opts.intervalMs ?? 1000,
+      timeoutMs: opts.timeoutMs ?? 10_000,
+      retries: opts.retries ?? 5,
+      onError: opts.onError,
+      onBatch: opts.onBatch,
+    };
   }
 
   blob(ref: string, value: unknown): void {
@@ -199,7 +210,8 @@ export class HttpSink implements Sink {
       }
       // try the next collector at once; back off once every collector has been tried
       this.current = (this.current + 1) % this.endpoints.length;
-      if (this.endpoints.length === 1 || this.current === 0 || attempt >= this.endpoints.length) await new Promise((r) => setTimeout(r, Math.min(5000, 200 * 2 ** attempt)));
+      if (this.endpoints.length === 1 || this.current === 0 || attempt >= this.endpoints.length)
+        await new Promise((r) => setTimeout(r, Math.min(5000, 200 * 2 ** attempt)));
     }
   }
 

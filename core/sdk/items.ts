@@ -84,12 +84,13 @@ export class ModelError extends Error {
   }
 }
 
-
 /** Items from another copy of the SDK (a program loaded from source) are accepted by shape. */
 export function isItemLike(x: unknown): boolean {
-  return !!x && typeof x === "object" && typeof (x as Item).ref === "string" && typeof (x as Item).kind === "string" && typeof (x as Item).record === "function";
+  return (
+    !!x && typeof x === "object" && typeof (x as Item).ref === "string" && typeof (x as Item).kind === "string" && typeof (x as Item).record === "function"
+  );
 }
 /** A ModelOutput from another copy of the SDK, by shape. */
 export function isModelOutputLike(x: unknown): boolean {
-  return !!x && typeof x === "object" && (x as ModelOutput).isModelOutput === true && "value" in (x);
+  return !!x && typeof x === "object" && (x as ModelOutput).isModelOutput === true && "value" in x;
 }

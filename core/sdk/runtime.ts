@@ -96,7 +96,12 @@ export class Runtime implements AgentRuntime {
    * Seals and stores one event; returns it. `fields` may be a function, called only when the event
    * is really built (not in a lean replay arm, whose events nobody keeps).
    */
-  emit(agent: string, type: string, fields: Record<string, unknown> | (() => Record<string, unknown>), site?: Site): { id: string; seq: number } & Record<string, unknown> {
+  emit(
+    agent: string,
+    type: string,
+    fields: Record<string, unknown> | (() => Record<string, unknown>),
+    site?: Site,
+  ): { id: string; seq: number } & Record<string, unknown> {
     this.stats.events++;
     if (this.lean) return { id: `replay-${this.leanSeq}`, seq: this.leanSeq++ };
     const own = this.redactor.value(typeof fields === "function" ? fields() : fields);

@@ -82,7 +82,12 @@ export function slug(name: string): string {
   if (colon > 0 && /[\\/.]/.test(s.slice(0, colon))) s = s.slice(0, colon); // MODULE:EXPORT → MODULE
   s = s.split(/[\\/]/).filter(Boolean).pop() ?? "";
   s = s.replace(/\.(?:[cm]?[jt]sx?|py|rb|sh)$/, "");
-  return s.replace(/[^A-Za-z0-9_.-]+/g, "-").replace(/^-+|-+$/g, "").toLowerCase() || "run";
+  return (
+    s
+      .replace(/[^A-Za-z0-9_.-]+/g, "-")
+      .replace(/^-+|-+$/g, "")
+      .toLowerCase() || "run"
+  );
 }
 
 export class System {

@@ -178,5 +178,8 @@ export function storeBlob(runDir: string, value: unknown): string {
 
 /** The spec that removes characters [start, end) of the items `item` names (several ranges: one spec). */
 export function spanSpec(item: string, ranges: readonly [number, number][]): string {
-  return `span:${item}@${[...ranges].sort((a, b) => a[0] - b[0]).map(([a, b]) => `${a}-${b}`).join(",")}`;
+  return `span:${item}@${[...ranges]
+    .sort((a, b) => a[0] - b[0])
+    .map(([a, b]) => `${a}-${b}`)
+    .join(",")}`;
 }

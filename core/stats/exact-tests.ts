@@ -26,7 +26,7 @@ export interface PairedSummary {
 }
 
 // ln 2 split as in fdlibm: LN2_HI has 32 trailing zero bits, so n·LN2_HI is exact for n < 2^32.
-const LN2_HI = 6.93147180369123816490e-1;
+const LN2_HI = 6.9314718036912381649e-1;
 const LN2_LO = 1.90821492927058770002e-10;
 
 /**

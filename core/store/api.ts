@@ -161,7 +161,12 @@ export async function handleApi(ctx: ApiContext, req: http.IncomingMessage, res:
     if (parts.length === 5) {
       const buf = await store.readBlob(runId, segment(parts[4]));
       if (!buf) throw new HttpError(404, "no such blob in this run");
-      res.writeHead(200, { "content-type": "application/json; charset=utf-8", "content-length": String(buf.length), "cache-control": "no-store", "x-content-type-options": "nosniff" });
+      res.writeHead(200, {
+        "content-type": "application/json; charset=utf-8",
+        "content-length": String(buf.length),
+        "cache-control": "no-store",
+        "x-content-type-options": "nosniff",
+      });
       res.end(buf);
       return true;
     }
@@ -171,7 +176,12 @@ export async function handleApi(ctx: ApiContext, req: http.IncomingMessage, res:
       need(ctx, req, "read");
       const buf = await store.readTests(runId);
       if (!buf) throw new HttpError(404, `no run ${runId}`);
-      res.writeHead(200, { "content-type": "application/x-ndjson; charset=utf-8", "content-length": String(buf.length), "cache-control": "no-store", "x-content-type-options": "nosniff" });
+      res.writeHead(200, {
+        "content-type": "application/x-ndjson; charset=utf-8",
+        "content-length": String(buf.length),
+        "cache-control": "no-store",
+        "x-content-type-options": "nosniff",
+      });
       res.end(buf);
       return true;
     }
@@ -202,7 +212,12 @@ export async function handleApi(ctx: ApiContext, req: http.IncomingMessage, res:
 async function tail(ctx: ApiContext, runId: string, from: number, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   const first = await ctx.store.readEvents(runId, from, 10_000);
   if (!first) throw new HttpError(404, `no run ${runId}`);
-  res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", connection: "keep-alive", "x-content-type-options": "nosniff" });
+  res.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-store",
+    connection: "keep-alive",
+    "x-content-type-options": "nosniff",
+  });
   let closed = false;
   req.on("close", () => (closed = true));
   res.on("close", () => (closed = true));

@@ -17,7 +17,18 @@ import { validateBatch, type IngestLimits, type IngestVerdict, type StoredRun } 
 import { WRITERS_FILE, readWriters, writersText, type WritersRecord } from "../log/writers";
 import { NOT_YOURS, mayWrite, writerId, type Writer } from "./owners";
 import { batchFacts, checkTest } from "./summary";
-import { StoreError, decodeCursor, encodeCursor, type CollectorStore, type EventRange, type NotYours, type RunFilter, type RunPage, type RunRow, type TestVerdict } from "./types";
+import {
+  StoreError,
+  decodeCursor,
+  encodeCursor,
+  type CollectorStore,
+  type EventRange,
+  type NotYours,
+  type RunFilter,
+  type RunPage,
+  type RunRow,
+  type TestVerdict,
+} from "./types";
 
 /** Marks a run folder as created by ingest (only those are appended to). */
 export const INGEST_MARKER = ".causeway-ingest";
@@ -56,10 +67,12 @@ export class FolderStore implements CollectorStore {
     const file = path.join(dir, "events.jsonl");
     const st: RunState = { dir, hashes: [], ids: new Set(), ended: false, owner: undefined };
     if (fs.existsSync(dir)) {
-      if (!fs.existsSync(path.join(dir, INGEST_MARKER))) throw new StoreError(409, `a run named ${runId} exists and was not created by ingest; it is never appended to`);
+      if (!fs.existsSync(path.join(dir, INGEST_MARKER)))
+        throw new StoreError(409, `a run named ${runId} exists and was not created by ingest; it is never appended to`);
       st.owner = readWriters(dir)?.owner ?? null;
       const fileStat = fs.lstatSync(file, { throwIfNoEntry: false });
-      if (fileStat && !fileStat.isFile()) throw new StoreError(409, `the stored run ${runId} has an events.jsonl that is not a regular file; not appending to it`);
+      if (fileStat && !fileStat.isFile())
+        throw new StoreError(409, `the stored run ${runId} has an events.jsonl that is not a regular file; not appending to it`);
       if (fileStat) {
         let parser: EventLogParser;
         try {
@@ -68,7 +81,8 @@ export class FolderStore implements CollectorStore {
           throw new StoreError(409, `the stored run ${runId} cannot be read (${(err as Error)?.message ?? err}); not appending to it`);
         }
         const bad = parser.problems.find((p) => p.severity === "error");
-        if (bad || parser.hasPartialLine) throw new StoreError(409, `the stored run ${runId} fails its check (${bad?.message ?? "a partial last line"}); not appending to it`);
+        if (bad || parser.hasPartialLine)
+          throw new StoreError(409, `the stored run ${runId} fails its check (${bad?.message ?? "a partial last line"}); not appending to it`);
         for (const e of parser.events) {
           st.hashes.push(String(e.hash));
           st.ids.add(String(e.id));

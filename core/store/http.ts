@@ -187,7 +187,8 @@ export function scanJson(buf: Uint8Array, budget: JsonBudget): { status: 413 | 4
         if (++depth > budget.maxDepth) return { status: 422, message: `the body nests deeper than ${budget.maxDepth} levels` };
       } else if (c === 0x7d || c === 0x5d) depth--;
     }
-    if (values > budget.maxValues) return { status: 413, message: `the body holds more than ${budget.maxValues} JSON values (the parse budget of one request)` };
+    if (values > budget.maxValues)
+      return { status: 413, message: `the body holds more than ${budget.maxValues} JSON values (the parse budget of one request)` };
   }
   return undefined;
 }

@@ -115,7 +115,13 @@ function checkBatch(body: JsonValue, stored: StoredRun, limits: IngestLimits): I
   const refuse = (status: 400 | 409 | 422, error: string): IngestVerdict => ({ ok: false, status, error, head: stored.head });
   const notPlain = notPlainJson(body, limits.maxDepth ?? MAX_BATCH_DEPTH);
   if (notPlain) return refuse(422, notPlain);
-  if (!isJsonObject(body) || !own(body, "events") || !Array.isArray(body.events) || !body.events.length || (own(body, "blobs") && body.blobs !== null && !isJsonObject(body.blobs))) {
+  if (
+    !isJsonObject(body) ||
+    !own(body, "events") ||
+    !Array.isArray(body.events) ||
+    !body.events.length ||
+    (own(body, "blobs") && body.blobs !== null && !isJsonObject(body.blobs))
+  ) {
     return refuse(422, 'expected {"events": [at least one event], "blobs": {ref: value}}');
   }
   const events = body.events;
@@ -151,7 +157,8 @@ function checkBatch(body: JsonValue, stored: StoredRun, limits: IngestLimits): I
     if (problems.length) return refuse(422, `${at}: ${problems[0]}`);
     // what the reader would read differently (and report) is refused here, so a stored run reads clean
     const misread = sanitizeEvent(e as Record<string, unknown>, i + 1).changed;
-    if (misread.length) return refuse(422, `${at}: field${misread.length === 1 ? "" : "s"} ${misread.map((k) => `"${short(k, 40)}"`).join(", ")} of the wrong type`);
+    if (misread.length)
+      return refuse(422, `${at}: field${misread.length === 1 ? "" : "s"} ${misread.map((k) => `"${short(k, 40)}"`).join(", ")} of the wrong type`);
     if (!Number.isSafeInteger(e.seq) || (e.seq as number) < 0) return refuse(422, `${at}: seq must be an integer ≥ 0`);
     if (!ID_RE.test(e.id as string)) return refuse(422, `${at}: id must be 1–128 letters, digits, _ or -`);
     if (!(e.agent as string).length || (e.agent as string).length > 200) return refuse(422, `${at}: agent must be 1–200 characters`);
@@ -163,7 +170,8 @@ function checkBatch(body: JsonValue, stored: StoredRun, limits: IngestLimits): I
     if (e.type === "decision" && usage !== undefined && usage !== null) {
       if (!isJsonObject(usage)) return refuse(422, `${at}: usage must be an object`);
       for (const k of ["input_tokens", "output_tokens"]) {
-        if (usage[k] !== undefined && !(Number.isSafeInteger(usage[k]) && (usage[k] as number) >= 0)) return refuse(422, `${at}: usage.${k} must be an integer ≥ 0`);
+        if (usage[k] !== undefined && !(Number.isSafeInteger(usage[k]) && (usage[k] as number) >= 0))
+          return refuse(422, `${at}: usage.${k} must be an integer ≥ 0`);
       }
     }
     if (own(e, "request") && !isRef(e.request)) return refuse(422, `${at}: request must be a sha256: ref`);
@@ -177,12 +185,16 @@ function checkBatch(body: JsonValue, stored: StoredRun, limits: IngestLimits): I
   const first = evs[0];
   if ((first.seq as number) < expect) {
     const have = stored.hashAt(first.seq as number);
-    if (have !== undefined && have === first.hash) return refuse(409, `seq ${first.seq} is already stored (a replayed batch); the run's head is seq ${expect - 1}`);
+    if (have !== undefined && have === first.hash)
+      return refuse(409, `seq ${first.seq} is already stored (a replayed batch); the run's head is seq ${expect - 1}`);
     return refuse(409, `seq ${first.seq} conflicts with the stored event at that position (a fork); the run's head is seq ${expect - 1}`);
   }
   for (const e of evs) {
     if (e.seq !== expect) {
-      return refuse(409, (e.seq as number) > expect ? `expected seq ${expect}, got ${e.seq} (a gap: events are missing)` : `seq ${e.seq} appears twice in the batch`);
+      return refuse(
+        409,
+        (e.seq as number) > expect ? `expected seq ${expect}, got ${e.seq} (a gap: events are missing)` : `seq ${e.seq} appears twice in the batch`,
+      );
     }
     if (e.prev_hash !== prev) return refuse(409, `seq ${e.seq}: prev_hash does not link to the stored chain (a fork)`);
     if (eventHash(e) !== e.hash) return refuse(422, `seq ${e.seq}: the event does not match its hash (edited)`);

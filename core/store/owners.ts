@@ -40,7 +40,11 @@ export function mayWrite(owner: string | null | undefined, w: Writer): boolean {
 }
 
 /** The refusal of a write to someone else's run: the same words whatever the run holds. */
-export const NOT_YOURS = { ok: false as const, status: 403 as const, error: "this run belongs to another writer: only its writer or an admin token may append to it" };
+export const NOT_YOURS = {
+  ok: false as const,
+  status: 403 as const,
+  error: "this run belongs to another writer: only its writer or an admin token may append to it",
+};
 
 /**
  * The collector's job system appends a test result for the principal that submitted the job (the
@@ -48,6 +52,7 @@ export const NOT_YOURS = { ok: false as const, status: 403 as const, error: "thi
  */
 export function appendTestFor(store: CollectorStore, runId: string, body: JsonValue, actingFor: string): Promise<TestVerdict> {
   // `local` is this machine's name for itself, never a submitter's
-  if (!isPrincipalId(actingFor) || actingFor === LOCAL_WRITER) throw new Error(`a job appends for a principal, not ${JSON.stringify(String(actingFor).slice(0, 80))}`);
+  if (!isPrincipalId(actingFor) || actingFor === LOCAL_WRITER)
+    throw new Error(`a job appends for a principal, not ${JSON.stringify(String(actingFor).slice(0, 80))}`);
   return store.appendTest(runId, body, { via: "job", actingFor });
 }

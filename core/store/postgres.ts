@@ -21,7 +21,18 @@ import { validateBatch, type IngestLimits, type IngestVerdict } from "./ingest";
 import type { WritersRecord } from "../log/writers";
 import { NOT_YOURS, mayWrite, writerId, type Writer } from "./owners";
 import { alertCounts, batchFacts, checkTest } from "./summary";
-import { StoreError, decodeCursor, encodeCursor, type CollectorStore, type EventRange, type NotYours, type RunFilter, type RunPage, type RunRow, type TestVerdict } from "./types";
+import {
+  StoreError,
+  decodeCursor,
+  encodeCursor,
+  type CollectorStore,
+  type EventRange,
+  type NotYours,
+  type RunFilter,
+  type RunPage,
+  type RunRow,
+  type TestVerdict,
+} from "./types";
 import { isJsonObject } from "../log/pyjson";
 
 /**
@@ -98,12 +109,12 @@ const ALERT_MIN_GAP_MS = 100;
 
 const MIGRATION_LOCK = 0x6361_7573; // "caus"
 
-
 /** Errors that mean the database is (for now) unreachable: the client should retry (503). */
 function unavailable(err: unknown): boolean {
   const e = err as { code?: string; message?: string };
   if (!e) return false;
-  if (typeof e.code === "string" && (/^(08|57P)/.test(e.code) || ["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "ENOTFOUND"].includes(e.code))) return true;
+  if (typeof e.code === "string" && (/^(08|57P)/.test(e.code) || ["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "ENOTFOUND"].includes(e.code)))
+    return true;
   return /Connection terminated|connection timeout|Client has encountered a connection error/i.test(e.message ?? "");
 }
 
@@ -180,12 +191,15 @@ export class PgStore implements CollectorStore {
         await c.query("CREATE TABLE IF NOT EXISTS causeway_meta (key text PRIMARY KEY, value text NOT NULL)");
         const r = await c.query("SELECT value FROM causeway_meta WHERE key = 'schema_version'");
         const have = r.rows.length ? Number(r.rows[0].value) : 0;
-        if (have > MIGRATIONS.length) throw new Error(`the database's causeway schema is version ${have}, newer than this collector's (${MIGRATIONS.length}); upgrade causeway`);
+        if (have > MIGRATIONS.length)
+          throw new Error(`the database's causeway schema is version ${have}, newer than this collector's (${MIGRATIONS.length}); upgrade causeway`);
         for (let v = have; v < MIGRATIONS.length; v++) {
           await c.query("BEGIN");
           try {
             await c.query(MIGRATIONS[v]);
-            await c.query("INSERT INTO causeway_meta (key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", [String(v + 1)]);
+            await c.query("INSERT INTO causeway_meta (key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", [
+              String(v + 1),
+            ]);
             await c.query("COMMIT");
           } catch (err) {
             await c.query("ROLLBACK").catch(() => undefined);
@@ -212,9 +226,16 @@ export class PgStore implements CollectorStore {
       const row = (await c.query("SELECT head_seq, head_hash, status, owner FROM causeway_runs WHERE run_id = $1 FOR UPDATE", [runId])).rows[0];
       if (!made.rowCount && !mayWrite(row.owner as string | null, writer)) return NOT_YOURS;
       const headSeq = row.head_seq as number;
-      const atFirst = firstSeq !== undefined && firstSeq <= headSeq ? (await c.query("SELECT hash FROM causeway_events WHERE run_id = $1 AND seq = $2", [runId, firstSeq])).rows[0]?.hash : undefined;
-      const haveIds = new Set<string>(ids.length ? (await c.query("SELECT id FROM causeway_events WHERE run_id = $1 AND id = ANY($2)", [runId, ids.map(pgText)])).rows.map((r) => r.id) : []);
-      const haveRefs = new Set<string>(refs.length ? (await c.query("SELECT ref FROM causeway_run_blobs WHERE run_id = $1 AND ref = ANY($2)", [runId, refs])).rows.map((r) => r.ref) : []);
+      const atFirst =
+        firstSeq !== undefined && firstSeq <= headSeq
+          ? (await c.query("SELECT hash FROM causeway_events WHERE run_id = $1 AND seq = $2", [runId, firstSeq])).rows[0]?.hash
+          : undefined;
+      const haveIds = new Set<string>(
+        ids.length ? (await c.query("SELECT id FROM causeway_events WHERE run_id = $1 AND id = ANY($2)", [runId, ids.map(pgText)])).rows.map((r) => r.id) : [],
+      );
+      const haveRefs = new Set<string>(
+        refs.length ? (await c.query("SELECT ref FROM causeway_run_blobs WHERE run_id = $1 AND ref = ANY($2)", [runId, refs])).rows.map((r) => r.ref) : [],
+      );
       const v = validateBatch(
         body,
         {
@@ -229,7 +250,10 @@ export class PgStore implements CollectorStore {
       if (!v.ok) return v;
       const sent = [...v.blobs.keys()].sort(); // one order everywhere: no deadlocks between runs sharing blobs
       if (sent.length) {
-        await c.query("INSERT INTO causeway_blobs (ref, body) SELECT * FROM unnest($1::text[], $2::bytea[]) ON CONFLICT (ref) DO NOTHING", [sent, sent.map((r) => Buffer.from(blobFileText(v.blobs.get(r)), "utf8"))]);
+        await c.query("INSERT INTO causeway_blobs (ref, body) SELECT * FROM unnest($1::text[], $2::bytea[]) ON CONFLICT (ref) DO NOTHING", [
+          sent,
+          sent.map((r) => Buffer.from(blobFileText(v.blobs.get(r)), "utf8")),
+        ]);
         await c.query("INSERT INTO causeway_run_blobs (run_id, ref) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING", [runId, sent]);
       }
       await c.query("INSERT INTO causeway_events (run_id, seq, id, hash, line) SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::bytea[])", [
@@ -249,7 +273,18 @@ export class PgStore implements CollectorStore {
            tools = ARRAY(SELECT DISTINCT unnest(tools || $9::text[])), sources = ARRAY(SELECT DISTINCT unnest(sources || $10::text[])),
            updated_at = now()
          WHERE run_id = $1`,
-        [runId, v.head.seq, v.head.hash, v.events.length, f.program === undefined ? null : pgText(f.program), f.started === undefined ? null : pgText(f.started), sortAt, f.ended === undefined ? null : pgText(f.ended), f.tools.map(pgText), f.sources.map(pgText)],
+        [
+          runId,
+          v.head.seq,
+          v.head.hash,
+          v.events.length,
+          f.program === undefined ? null : pgText(f.program),
+          f.started === undefined ? null : pgText(f.started),
+          sortAt,
+          f.ended === undefined ? null : pgText(f.ended),
+          f.tools.map(pgText),
+          f.sources.map(pgText),
+        ],
       );
       return v;
     });
@@ -289,13 +324,22 @@ export class PgStore implements CollectorStore {
   async refreshAlerts(runId: string): Promise<void> {
     const events = await this.readEvents(runId, 0, 2 ** 31 - 1);
     if (!events?.head) return;
-    const blobs = await this.withClient(async (c) => (await c.query("SELECT b.ref, b.body FROM causeway_run_blobs rb JOIN causeway_blobs b ON b.ref = rb.ref WHERE rb.run_id = $1", [runId])).rows);
+    const blobs = await this.withClient(
+      async (c) =>
+        (await c.query("SELECT b.ref, b.body FROM causeway_run_blobs rb JOIN causeway_blobs b ON b.ref = rb.ref WHERE rb.run_id = $1", [runId])).rows,
+    );
     const map = new Map<string, Buffer>(blobs.map((r) => [r.ref as string, r.body as Buffer]));
     const tests = (await this.readTests(runId)) ?? Buffer.alloc(0);
     const writers = (await this.readWriters(runId)) ?? undefined;
     const a = alertCounts(runId, events.bytes, (ref) => map.get(ref), tests, writers);
     await this.withClient((c) =>
-      c.query("UPDATE causeway_runs SET alerts_high = $2, alerts_review = $3, alerts_info = $4, alerts_seq = $5 WHERE run_id = $1 AND alerts_seq <= $5", [runId, a.high, a.review, a.info, events.head!.seq]),
+      c.query("UPDATE causeway_runs SET alerts_high = $2, alerts_review = $3, alerts_info = $4, alerts_seq = $5 WHERE run_id = $1 AND alerts_seq <= $5", [
+        runId,
+        a.high,
+        a.review,
+        a.info,
+        events.head!.seq,
+      ]),
     );
   }
 
@@ -308,7 +352,12 @@ export class PgStore implements CollectorStore {
       const stored = Buffer.concat((await c.query("SELECT line FROM causeway_tests WHERE run_id = $1 ORDER BY n", [runId])).rows.map((r) => r.line as Buffer));
       const v = checkTest(stored, body, writerId(writer));
       if (!v.ok) return v;
-      await c.query("INSERT INTO causeway_tests (run_id, n, line, writer) VALUES ($1, $2, $3, $4)", [runId, (row.tests as number) + 1, Buffer.from(v.text!, "utf8"), writerId(writer)]);
+      await c.query("INSERT INTO causeway_tests (run_id, n, line, writer) VALUES ($1, $2, $3, $4)", [
+        runId,
+        (row.tests as number) + 1,
+        Buffer.from(v.text!, "utf8"),
+        writerId(writer),
+      ]);
       await c.query("UPDATE causeway_runs SET tests = tests + 1, updated_at = now() WHERE run_id = $1", [runId]);
       const { text: _t, fileLine: _n, ...rest } = v;
       return rest;
@@ -319,7 +368,9 @@ export class PgStore implements CollectorStore {
     return this.withClient(async (c) => {
       const row = (await c.query("SELECT owner FROM causeway_runs WHERE run_id = $1 AND head_seq >= 0", [runId])).rows[0];
       if (!row) return null;
-      const tests = (await c.query("SELECT writer FROM causeway_tests WHERE run_id = $1 ORDER BY n", [runId])).rows.map((r) => (r.writer as string | null) ?? null);
+      const tests = (await c.query("SELECT writer FROM causeway_tests WHERE run_id = $1 ORDER BY n", [runId])).rows.map(
+        (r) => (r.writer as string | null) ?? null,
+      );
       return { owner: (row.owner as string | null) ?? null, tests };
     });
   }
@@ -382,7 +433,14 @@ export class PgStore implements CollectorStore {
     return this.withClient(async (c) => {
       const row = (await c.query("SELECT head_seq, head_hash, status FROM causeway_runs WHERE run_id = $1 AND head_seq >= 0", [runId])).rows[0];
       if (!row) return null;
-      const lines = (await c.query("SELECT line FROM causeway_events WHERE run_id = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq LIMIT $4", [runId, from, row.head_seq, limit])).rows.map((r) => r.line as Buffer);
+      const lines = (
+        await c.query("SELECT line FROM causeway_events WHERE run_id = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq LIMIT $4", [
+          runId,
+          from,
+          row.head_seq,
+          limit,
+        ])
+      ).rows.map((r) => r.line as Buffer);
       return { bytes: Buffer.concat(lines), from, count: lines.length, head: { seq: row.head_seq, hash: row.head_hash }, ended: row.status === "ended" };
     });
   }
@@ -397,14 +455,23 @@ export class PgStore implements CollectorStore {
   async readBlobPage(runId: string, after: string, limit: number): Promise<{ ref: string; body: Buffer }[] | null> {
     return this.withClient(async (c) => {
       if (!(await c.query("SELECT 1 FROM causeway_runs WHERE run_id = $1 AND head_seq >= 0", [runId])).rows.length) return null;
-      const rows = (await c.query("SELECT b.ref, b.body FROM causeway_run_blobs rb JOIN causeway_blobs b ON b.ref = rb.ref WHERE rb.run_id = $1 AND rb.ref > $2 ORDER BY rb.ref LIMIT $3", [runId, after, limit])).rows;
+      const rows = (
+        await c.query(
+          "SELECT b.ref, b.body FROM causeway_run_blobs rb JOIN causeway_blobs b ON b.ref = rb.ref WHERE rb.run_id = $1 AND rb.ref > $2 ORDER BY rb.ref LIMIT $3",
+          [runId, after, limit],
+        )
+      ).rows;
       return rows.map((r) => ({ ref: r.ref as string, body: r.body as Buffer }));
     });
   }
 
   async readBlob(runId: string, ref: string): Promise<Buffer | null> {
     if (!isRef(ref)) return null;
-    return this.withClient(async (c) => (await c.query("SELECT b.body FROM causeway_run_blobs rb JOIN causeway_blobs b ON b.ref = rb.ref WHERE rb.run_id = $1 AND rb.ref = $2", [runId, ref])).rows[0]?.body ?? null);
+    return this.withClient(
+      async (c) =>
+        (await c.query("SELECT b.body FROM causeway_run_blobs rb JOIN causeway_blobs b ON b.ref = rb.ref WHERE rb.run_id = $1 AND rb.ref = $2", [runId, ref]))
+          .rows[0]?.body ?? null,
+    );
   }
 
   async readTests(runId: string): Promise<Buffer | null> {

@@ -59,7 +59,13 @@ class LookupBlobStore extends BlobStore {
 }
 
 /** The alert counts of a run given as events.jsonl bytes, its blobs and tests.jsonl bytes (tests by others than its writer not counted). */
-export function alertCounts(runId: string, eventsBytes: Buffer, blob: (ref: string) => Buffer | undefined, testsBytes: Buffer, writers?: WritersRecord): { high: number; review: number; info: number } {
+export function alertCounts(
+  runId: string,
+  eventsBytes: Buffer,
+  blob: (ref: string) => Buffer | undefined,
+  testsBytes: Buffer,
+  writers?: WritersRecord,
+): { high: number; review: number; info: number } {
   const parser = new EventLogParser();
   parser.push(eventsBytes);
   parser.end();
@@ -83,7 +89,6 @@ export function alertCounts(runId: string, eventsBytes: Buffer, blob: (ref: stri
 }
 
 const describeWriter = (x: unknown): string => (typeof x === "string" ? JSON.stringify(x.slice(0, 80)) : "a value that is not text");
-
 
 /**
  * Checks a test result against the stored tests.jsonl and returns the line to append. The body is
@@ -116,15 +121,23 @@ export function checkTest(stored: Buffer, body: JsonValue, writer: string): Test
   const head = log.head || ZERO_HASH;
   const { line: _l, chained: _c, by: _b, foreign: _f, ...clean } = rec0 as Record<string, JsonValue>;
   const claimed = clean.writer;
-  if (claimed !== undefined && claimed !== LOCAL_WRITER && claimed !== writer) return { ok: false, status: 422, error: `the test result names its writer as ${describeWriter(claimed)}, but it is sent by ${writer}` };
+  if (claimed !== undefined && claimed !== LOCAL_WRITER && claimed !== writer)
+    return { ok: false, status: 422, error: `the test result names its writer as ${describeWriter(claimed)}, but it is sent by ${writer}` };
   let rec: Record<string, unknown>;
   if (clean.hash !== undefined) {
     if (!isHex64(clean.hash)) return { ok: false, status: 422, error: "hash must be 64 hex digits" };
     if (eventHash(clean) !== clean.hash) return { ok: false, status: 422, error: "the test result does not match its hash (edited)" };
-    if (clean.prev_hash !== head) return { ok: false, status: 409, error: "prev_hash does not link to the stored tests chain (a test was removed, inserted or another was appended first)", head };
+    if (clean.prev_hash !== head)
+      return {
+        ok: false,
+        status: 409,
+        error: "prev_hash does not link to the stored tests chain (a test was removed, inserted or another was appended first)",
+        head,
+      };
     rec = clean;
   } else if (raw !== undefined) {
-    if (log.records.some((r) => typeof r.hash === "string")) return { ok: false, status: 409, error: "a line without a chain link cannot follow chained lines", head };
+    if (log.records.some((r) => typeof r.hash === "string"))
+      return { ok: false, status: 409, error: "a line without a chain link cannot follow chained lines", head };
     rec = clean;
   } else {
     const { prev_hash: _p, ...rest } = clean;

@@ -29,7 +29,8 @@ const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 /** The principal id of a token: its given name, else `token:` + a digest of the token. */
 export function principalId(token: string, name?: string): string {
   if (name !== undefined) {
-    if (!NAME_RE.test(name) || name === LOCAL_WRITER) throw new Error(`a principal's name is 1–64 letters, digits, . _ @ or -, and not "${LOCAL_WRITER}" (got ${JSON.stringify(name.slice(0, 80))})`);
+    if (!NAME_RE.test(name) || name === LOCAL_WRITER)
+      throw new Error(`a principal's name is 1–64 letters, digits, . _ @ or -, and not "${LOCAL_WRITER}" (got ${JSON.stringify(name.slice(0, 80))})`);
     return name;
   }
   return "token:" + createHash("sha256").update("causeway.principal.v1\0").update(token).digest("hex").slice(0, 24);
@@ -39,7 +40,11 @@ export class TokenSet {
   private readonly digests: { digest: Buffer; scopes: Set<Scope>; principal: string }[];
   constructor(tokens: readonly ScopedToken[]) {
     if (!tokens.length || tokens.some((t) => !t.token)) throw new Error("the collector needs a token");
-    this.digests = tokens.map((t) => ({ digest: createHash("sha256").update(t.token).digest(), scopes: new Set(t.scopes), principal: principalId(t.token, t.principal) }));
+    this.digests = tokens.map((t) => ({
+      digest: createHash("sha256").update(t.token).digest(),
+      scopes: new Set(t.scopes),
+      principal: principalId(t.token, t.principal),
+    }));
   }
 
   /** The principal and scopes of the request's bearer token (undefined for a missing or unknown token). */
@@ -66,7 +71,10 @@ export class TokenSet {
 /** Parses "read,ingest" into scopes. */
 export function parseScopes(text: string): Scope[] {
   const out: Scope[] = [];
-  for (const s of text.split(/[,+]/).map((x) => x.trim()).filter(Boolean)) {
+  for (const s of text
+    .split(/[,+]/)
+    .map((x) => x.trim())
+    .filter(Boolean)) {
     if (!(SCOPES as readonly string[]).includes(s)) throw new Error(`unknown token scope ${JSON.stringify(s)} (scopes: ${SCOPES.join(", ")})`);
     out.push(s as Scope);
   }

@@ -58,7 +58,10 @@ export class CollectorClient {
       if (res.status >= 300 && res.status < 400) {
         void res.body?.cancel().catch(() => {});
         const to = res.headers.get("location");
-        throw new TransferError(`the collector at ${this.base} answered HTTP ${res.status}${to ? `, a redirect to ${JSON.stringify(to.slice(0, 200))}` : ""}; redirects are not followed (the token would go along): give the collector's own URL`, res.status);
+        throw new TransferError(
+          `the collector at ${this.base} answered HTTP ${res.status}${to ? `, a redirect to ${JSON.stringify(to.slice(0, 200))}` : ""}; redirects are not followed (the token would go along): give the collector's own URL`,
+          res.status,
+        );
       }
       return res;
     }
@@ -77,7 +80,16 @@ export class CollectorClient {
 
   async listRuns(f: RunFilter = {}): Promise<RunPage> {
     const q = new URLSearchParams();
-    for (const [k, v] of Object.entries({ program: f.program, since: f.since, until: f.until, status: f.status, source: f.source, tool: f.tool, cursor: f.cursor, limit: f.limit })) {
+    for (const [k, v] of Object.entries({
+      program: f.program,
+      since: f.since,
+      until: f.until,
+      status: f.status,
+      source: f.source,
+      tool: f.tool,
+      cursor: f.cursor,
+      limit: f.limit,
+    })) {
       if (v !== undefined && v !== "") q.set(k, String(v));
     }
     if (f.highAlert) q.set("high", "1");
@@ -96,7 +108,12 @@ export class CollectorClient {
   async events(runId: string, from: number, limit = 10_000): Promise<{ bytes: Buffer; count: number; headSeq: number; ended: boolean }> {
     const res = await this.request("GET", `/v1/runs/${encodeURIComponent(runId)}/events?from=${from}&limit=${limit}`);
     if (!res.ok) await this.fail(res, `events of ${runId}`);
-    return { bytes: Buffer.from(await res.arrayBuffer()), count: Number(res.headers.get("x-causeway-count")), headSeq: Number(res.headers.get("x-causeway-head-seq")), ended: res.headers.get("x-causeway-ended") === "1" };
+    return {
+      bytes: Buffer.from(await res.arrayBuffer()),
+      count: Number(res.headers.get("x-causeway-count")),
+      headSeq: Number(res.headers.get("x-causeway-head-seq")),
+      ended: res.headers.get("x-causeway-ended") === "1",
+    };
   }
 
   async blobRefs(runId: string): Promise<string[]> {
@@ -193,7 +210,8 @@ export async function followRun(client: CollectorClient, runId: string, from: nu
           if (event === "end") return { next, ended: true };
           if (event !== "events") continue;
           const r = JSON.parse(data.join("\n")) as { from?: unknown; count?: unknown; text?: unknown };
-          if (typeof r.from !== "number" || typeof r.count !== "number" || typeof r.text !== "string") throw new TransferError(`following ${runId}: a malformed range`);
+          if (typeof r.from !== "number" || typeof r.count !== "number" || typeof r.text !== "string")
+            throw new TransferError(`following ${runId}: a malformed range`);
           if (r.from !== next) throw new TransferError(`following ${runId}: a range from seq ${r.from}, expected ${next}`);
           await opts.onEvents({ from: r.from, count: r.count, bytes: Buffer.from(r.text, "utf8") });
           next += r.count;
@@ -222,7 +240,12 @@ export async function followRun(client: CollectorClient, runId: string, from: nu
  * the result is re-chained onto their head (prev_hash and hash anew) and sent again: a result is
  * never dropped. Returns the line as the collector holds it.
  */
-export async function appendTestLine(client: CollectorClient, runId: string, lineText: string, maxTries = 8): Promise<{ line: number; head: string; text: string; rechained: boolean }> {
+export async function appendTestLine(
+  client: CollectorClient,
+  runId: string,
+  lineText: string,
+  maxTries = 8,
+): Promise<{ line: number; head: string; text: string; rechained: boolean }> {
   let text = lineText;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -302,7 +325,8 @@ export async function pushRun(dir: string, client: CollectorClient, opts: { maxB
   const have = await client.getRun(runId);
   if (have?.head) {
     const at = parseJsonObject(lines[have.head.seq] ?? "");
-    if (!at || at.hash !== have.head.hash) throw new TransferError(`the collector already holds a different run ${runId} (its event ${have.head.seq} differs from this folder's)`, 409);
+    if (!at || at.hash !== have.head.hash)
+      throw new TransferError(`the collector already holds a different run ${runId} (its event ${have.head.seq} differs from this folder's)`, 409);
     from = have.head.seq + 1;
   }
   const maxEvents = opts.maxBatchEvents ?? 1000;
@@ -367,7 +391,11 @@ export async function pushRun(dir: string, client: CollectorClient, opts: { maxB
  * Writes a collector's run into OUT/<run_id> (replacing an older copy) and verifies it, with the
  * collector's record of who wrote the run and each test line (core/log/writers.ts).
  */
-export async function pullRun(client: CollectorClient, runId: string, outRoot: string): Promise<{ dir: string; events: number; blobs: number; tests: number; foreignTests: number; ok: boolean; problems: string[] }> {
+export async function pullRun(
+  client: CollectorClient,
+  runId: string,
+  outRoot: string,
+): Promise<{ dir: string; events: number; blobs: number; tests: number; foreignTests: number; ok: boolean; problems: string[] }> {
   if (!RUN_ID_RE.test(runId)) throw new TransferError(`not a run id: ${JSON.stringify(runId)}`);
   const row = await client.getRun(runId);
   if (!row) throw new TransferError(`the collector holds no run ${runId}`, 404);
@@ -389,7 +417,7 @@ export async function pullRun(client: CollectorClient, runId: string, outRoot: s
       fs.closeSync(fd);
     }
     let blobs = 0;
-    for (let after = ""; ; ) {
+    for (let after = ""; ;) {
       const page = await client.blobPage(runId, after);
       for (const [ref, text] of page.blobs) {
         if (!isRef(ref)) throw new TransferError(`the collector sent a blob named ${JSON.stringify(String(ref).slice(0, 80))}`);

@@ -71,7 +71,8 @@ export interface EventRange {
 }
 
 /** A test result appended (or refused), like ingest: 409 carries the tests head. */
-export type TestVerdict = { ok: true; record: Record<string, unknown>; head: string; line: number } | { ok: false; status: 400 | 403 | 404 | 409 | 422; error: string; head?: string };
+export type TestVerdict =
+  { ok: true; record: Record<string, unknown>; head: string; line: number } | { ok: false; status: 400 | 403 | 404 | 409 | 422; error: string; head?: string };
 
 /** A write to someone else's run, refused: nothing about the run is said (no head). */
 export type NotYours = { ok: false; status: 403; error: string };
@@ -124,7 +125,8 @@ export function decodeCursor(c: string | undefined): unknown[] | undefined {
     const v: unknown = JSON.parse(Buffer.from(c, "base64url").toString("utf8"));
     // what listRuns writes: [sort key, run id], a time (or "" for a run that names none) and a text without control characters
     // eslint-disable-next-line no-control-regex
-    if (Array.isArray(v) && v.length === 2 && v.every((x) => typeof x === "string" && !/[\u0000-\u001f]/.test(x)) && (v[0] === "" || CURSOR_TIME.test(v[0]))) return v;
+    if (Array.isArray(v) && v.length === 2 && v.every((x) => typeof x === "string" && !/[\u0000-\u001f]/.test(x)) && (v[0] === "" || CURSOR_TIME.test(v[0])))
+      return v;
   } catch {
     /* refused below */
   }

@@ -31,11 +31,19 @@ export const TOOLS: Record<string, (args: any) => unknown> = {
 };
 
 const TOOL_DEFS = [
-  { name: "fetch_page", description: "Fetch a web page as text", input_schema: { type: "object" as const, properties: { url: { type: "string" } }, required: ["url"] } },
+  {
+    name: "fetch_page",
+    description: "Fetch a web page as text",
+    input_schema: { type: "object" as const, properties: { url: { type: "string" } }, required: ["url"] },
+  },
   {
     name: "send_email",
     description: "Send an e-mail",
-    input_schema: { type: "object" as const, properties: { to: { type: "string" }, subject: { type: "string" }, body: { type: "string" } }, required: ["to", "subject", "body"] },
+    input_schema: {
+      type: "object" as const,
+      properties: { to: { type: "string" }, subject: { type: "string" }, body: { type: "string" } },
+      required: ["to", "subject", "body"],
+    },
   },
 ];
 
@@ -48,7 +56,11 @@ const plainRunTool: RunTool = async (block, fn) => {
 };
 
 /** The agent loop: call the model, run the tools it asks for, until it answers. */
-export async function supportLoop(client: AnthropicLike, runTool: RunTool, opts: { model: string; maxTurns?: number; stream?: boolean }): Promise<{ answer: string; blocked: number }> {
+export async function supportLoop(
+  client: AnthropicLike,
+  runTool: RunTool,
+  opts: { model: string; maxTurns?: number; stream?: boolean },
+): Promise<{ answer: string; blocked: number }> {
   const messages: any[] = [{ role: "user", content: TASK }];
   let blocked = 0;
   for (let turn = 0; turn < (opts.maxTurns ?? 8); turn++) {
@@ -56,7 +68,14 @@ export async function supportLoop(client: AnthropicLike, runTool: RunTool, opts:
     const res: any = opts.stream ? await collect(await client.messages.create({ ...body, stream: true })) : await client.messages.create(body);
     messages.push({ role: "assistant", content: res.content });
     const uses = res.content.filter((b: any) => b.type === "tool_use");
-    if (!uses.length) return { answer: res.content.filter((b: any) => b.type === "text").map((b: any) => b.text).join("\n"), blocked };
+    if (!uses.length)
+      return {
+        answer: res.content
+          .filter((b: any) => b.type === "text")
+          .map((b: any) => b.text)
+          .join("\n"),
+        blocked,
+      };
     const results = [];
     for (const block of uses) {
       const r = await runTool(block, TOOLS[block.name] ?? (() => ({ error: `no tool ${block.name}` })));
@@ -93,7 +112,13 @@ export interface AgentOptions {
 
 /** Runs the agent once, recorded (and guarded when asked); returns the run folder and the answer. */
 export async function runAnthropicAgent(o: AgentOptions): Promise<{ dir: string; answer: string; blocked: number }> {
-  const rt = openRun({ out: o.out, runId: o.runId, sensitiveTools: ["send_email"], untrustedTools: ["fetch_page"], guard: o.guard ? new Guard(o.guard) : undefined });
+  const rt = openRun({
+    out: o.out,
+    runId: o.runId,
+    sensitiveTools: ["send_email"],
+    untrustedTools: ["fetch_page"],
+    guard: o.guard ? new Guard(o.guard) : undefined,
+  });
   const claude = traceAnthropic(o.client, rt.agent("support", { role: "answers customers" }));
   let r = { answer: "", blocked: 0 };
   try {

@@ -32,13 +32,24 @@ export const TOOLS: Record<string, (args: any) => unknown> = {
 };
 
 const TOOL_DEFS = [
-  { type: "function" as const, function: { name: "fetch_page", description: "Fetch a web page as text", parameters: { type: "object", properties: { url: { type: "string" } }, required: ["url"] } } },
+  {
+    type: "function" as const,
+    function: {
+      name: "fetch_page",
+      description: "Fetch a web page as text",
+      parameters: { type: "object", properties: { url: { type: "string" } }, required: ["url"] },
+    },
+  },
   {
     type: "function" as const,
     function: {
       name: "send_email",
       description: "Send an e-mail",
-      parameters: { type: "object", properties: { to: { type: "string" }, subject: { type: "string" }, body: { type: "string" } }, required: ["to", "subject", "body"] },
+      parameters: {
+        type: "object",
+        properties: { to: { type: "string" }, subject: { type: "string" }, body: { type: "string" } },
+        required: ["to", "subject", "body"],
+      },
     },
   },
 ];
@@ -64,7 +75,12 @@ export async function supportLoop(
   ];
   for (let turn = 0; turn < (opts.maxTurns ?? 8); turn++) {
     await opts.beforeCall?.(turn);
-    const body = { model: opts.model, messages: [...messages], tools: TOOL_DEFS, ...(opts.stream ? { stream: true, stream_options: { include_usage: true } } : {}) };
+    const body = {
+      model: opts.model,
+      messages: [...messages],
+      tools: TOOL_DEFS,
+      ...(opts.stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+    };
     const res: any = await client.chat.completions.create(body);
     const message = opts.stream ? await collect(res) : res.choices[0].message;
     messages.push(message);
@@ -107,7 +123,13 @@ export interface AgentOptions {
 
 /** Runs the agent once, recorded by the adapter; returns the run folder and the final answer. */
 export async function runOpenAIAgent(o: AgentOptions): Promise<{ dir: string; answer: string }> {
-  const rt = openRun({ out: o.out, runId: o.runId, sensitiveTools: ["send_email"], untrustedTools: ["fetch_page"], guard: o.guard ? new Guard(o.guard) : undefined });
+  const rt = openRun({
+    out: o.out,
+    runId: o.runId,
+    sensitiveTools: ["send_email"],
+    untrustedTools: ["fetch_page"],
+    guard: o.guard ? new Guard(o.guard) : undefined,
+  });
   const ai = traceOpenAI(o.client, rt.agent("support", { role: "answers customers" }));
   let answer = "";
   try {

@@ -25,7 +25,8 @@ async function main() {
     }),
   );
   const { tools } = await mcp.listTools();
-  const toolDefs = (names) => tools.filter((t) => names.includes(t.name)).map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
+  const toolDefs = (names) =>
+    tools.filter((t) => names.includes(t.name)).map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
 
   /** One agent: call the model, run the tools it asks for on the MCP server, until it answers. */
   async function agent(system, content, toolNames, stream = false) {
@@ -36,11 +37,20 @@ async function main() {
       const res = stream ? await claude.messages.stream(body).finalMessage() : await claude.messages.create(body);
       messages.push({ role: "assistant", content: res.content });
       const uses = res.content.filter((b) => b.type === "tool_use");
-      if (!uses.length) return res.content.filter((b) => b.type === "text").map((b) => b.text).join("\n");
+      if (!uses.length)
+        return res.content
+          .filter((b) => b.type === "text")
+          .map((b) => b.text)
+          .join("\n");
       const results = [];
       for (const use of uses) {
         const out = await mcp.callTool({ name: use.name, arguments: use.input });
-        results.push({ type: "tool_result", tool_use_id: use.id, content: out.content.map((c) => c.text || "").join("\n"), ...(out.isError ? { is_error: true } : {}) });
+        results.push({
+          type: "tool_result",
+          tool_use_id: use.id,
+          content: out.content.map((c) => c.text || "").join("\n"),
+          ...(out.isError ? { is_error: true } : {}),
+        });
       }
       messages.push({ role: "user", content: results });
     }

@@ -18,13 +18,25 @@ export const DOCS = {
 };
 
 const TOOLS = [
-  { name: "fetch_doc", description: "Read a support document by name", inputSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } },
+  {
+    name: "fetch_doc",
+    description: "Read a support document by name",
+    inputSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+  },
   {
     name: "send_email",
     description: "Send an e-mail",
-    inputSchema: { type: "object", properties: { to: { type: "string" }, subject: { type: "string" }, body: { type: "string" } }, required: ["to", "subject", "body"] },
+    inputSchema: {
+      type: "object",
+      properties: { to: { type: "string" }, subject: { type: "string" }, body: { type: "string" } },
+      required: ["to", "subject", "body"],
+    },
   },
-  { name: "issue_refund", description: "Refund an order", inputSchema: { type: "object", properties: { order_id: { type: "number" } }, required: ["order_id"] } },
+  {
+    name: "issue_refund",
+    description: "Refund an order",
+    inputSchema: { type: "object", properties: { order_id: { type: "number" } }, required: ["order_id"] },
+  },
 ];
 
 const text = (t, isError = false) => ({ content: [{ type: "text", text: t }], ...(isError ? { isError: true } : {}) });

@@ -26,7 +26,9 @@ await mcp.connect(
 );
 const { tools } = await mcp.listTools();
 const toolDefs = (names) =>
-  tools.filter((t) => names.includes(t.name)).map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.inputSchema } }));
+  tools
+    .filter((t) => names.includes(t.name))
+    .map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.inputSchema } }));
 
 /** One agent: call the model, run the tools it asks for on the MCP server, until it answers. */
 async function agent(system, prompt, toolNames) {

@@ -25,7 +25,8 @@ import { decidePermit, type PermitDecision, type StoredApproval } from "./approv
 import { t } from "./l10n";
 
 /** The replay's rung: the program (with its approval), without it, or the approval question / refusal. */
-export type RungDecision = { kind: "program"; approval?: Approval } | { kind: "agentless"; apis: AgentlessApi[] } | Extract<PermitDecision, { kind: "ask" | "refuse" }>;
+export type RungDecision =
+  { kind: "program"; approval?: Approval } | { kind: "agentless"; apis: AgentlessApi[] } | Extract<PermitDecision, { kind: "ask" | "refuse" }>;
 
 /** One API an agentless replay calls, and the address the run says it was recorded against (shown, never used). */
 export interface AgentlessApi {
@@ -57,7 +58,13 @@ function recordedBehindGateway(run: RunData | undefined): boolean {
 }
 
 /** The rung of a replay of `run` (recorded by `program`, resolved against `root`). */
-export function decideRung(program: string, root: string, run: RunData | undefined, stored: readonly StoredApproval[], listedInSettings: boolean): RungDecision {
+export function decideRung(
+  program: string,
+  root: string,
+  run: RunData | undefined,
+  stored: readonly StoredApproval[],
+  listedInSettings: boolean,
+): RungDecision {
   const permit = program ? decidePermit(program, root, run, stored, listedInSettings) : undefined;
   if (permit?.kind === "run") return { kind: "program", approval: permit.approval };
   // a program that could re-run is offered for approval first, as before; a run recorded behind the
@@ -66,7 +73,10 @@ export function decideRung(program: string, root: string, run: RunData | undefin
   if (permit?.kind === "ask" && !recordedBehindGateway(run)) return permit;
   const apis = agentlessApis(run);
   if (typeof apis !== "string") return { kind: "agentless", apis };
-  if (permit) return permit.kind === "refuse" ? { kind: "refuse", reason: t("{0}; replaying without the program is not possible either: {1}", permit.reason, apis) } : permit;
+  if (permit)
+    return permit.kind === "refuse"
+      ? { kind: "refuse", reason: t("{0}; replaying without the program is not possible either: {1}", permit.reason, apis) }
+      : permit;
   return { kind: "refuse", reason: t("this run recorded no program, and replaying without it is not possible: {0}", apis) };
 }
 
@@ -96,9 +106,14 @@ function origin(url: string | undefined): string | undefined {
  * The endpoint a rung-2 replay sends to, or a message saying what to set: each API needs a base
  * URL (setting or environment), or, for a run recorded against the official endpoint, a key.
  */
-export function resolveEndpoint(apis: readonly AgentlessApi[], cfg: EndpointConfig, env: NodeJS.ProcessEnv): { endpoint: AgentlessEndpoint } | { error: string } {
+export function resolveEndpoint(
+  apis: readonly AgentlessApi[],
+  cfg: EndpointConfig,
+  env: NodeJS.ProcessEnv,
+): { endpoint: AgentlessEndpoint } | { error: string } {
   const baseUrl = cfg.baseUrl?.trim() || undefined;
-  if (baseUrl && !/^https?:\/\/[^/\s]+/i.test(baseUrl)) return { error: t("causeway.replay.baseUrl is not an http(s) URL: {0}", JSON.stringify(baseUrl.slice(0, 200))) };
+  if (baseUrl && !/^https?:\/\/[^/\s]+/i.test(baseUrl))
+    return { error: t("causeway.replay.baseUrl is not an http(s) URL: {0}", JSON.stringify(baseUrl.slice(0, 200))) };
   for (const a of apis) {
     const anthropic = a.api === "anthropic.messages";
     const base = baseUrl ?? (anthropic ? env.ANTHROPIC_BASE_URL : env.OPENAI_BASE_URL);

@@ -88,5 +88,13 @@ export function analyseRun(run: RunData): RunAnalysis {
       label: siteLabel(e),
     });
   }
-  return { summary, alerts, problems: run.problems, sites, program: summary.program, agentless: summary.decisions > 0 && replayableWithoutProgram(run), ms: performance.now() - t0 };
+  return {
+    summary,
+    alerts,
+    problems: run.problems,
+    sites,
+    program: summary.program,
+    agentless: summary.decisions > 0 && replayableWithoutProgram(run),
+    ms: performance.now() - t0,
+  };
 }

@@ -22,17 +22,20 @@ export interface StoredApproval extends Approval {
 }
 
 export type ApprovalState =
-  | { status: "builtin" }
-  | { status: "approved"; approval: StoredApproval }
-  | { status: "changed"; previous: StoredApproval }
-  | { status: "ask" };
+  { status: "builtin" } | { status: "approved"; approval: StoredApproval } | { status: "changed"; previous: StoredApproval } | { status: "ask" };
 
 /** Well-formed stored approvals (the state is ours, but read it as data). */
 export function parseApprovals(v: unknown): StoredApproval[] {
   if (!Array.isArray(v)) return [];
   return v.filter(
     (a): a is StoredApproval =>
-      !!a && typeof a === "object" && typeof a.program === "string" && typeof a.file === "string" && typeof a.root === "string" && typeof a.sha256 === "string" && /^[0-9a-f]{64}$/.test(a.sha256),
+      !!a &&
+      typeof a === "object" &&
+      typeof a.program === "string" &&
+      typeof a.file === "string" &&
+      typeof a.root === "string" &&
+      typeof a.sha256 === "string" &&
+      /^[0-9a-f]{64}$/.test(a.sha256),
   );
 }
 
@@ -51,29 +54,44 @@ export function withApproval(stored: readonly StoredApproval[], a: StoredApprova
 }
 
 /** The modal's question and detail: the full command or module, the absolute file, its hash. */
-export function approvalPrompt(plan: Exclude<ReplayPlan, { kind: "builtin" }>, sha256: string, o: { previous?: StoredApproval; listedInSettings?: boolean }): { message: string; detail: string } {
-  const message = o.previous ? t("{0} changed since you allowed it. Allow Causeway to run it for replays?", plan.file) : t("Allow Causeway to run {0} for replays?", plan.program);
-  const what = plan.kind === "command" ? t("Command: {0}\nRuns in: {1}\nProgram file: {2}", plan.program, plan.root, plan.file) : t("Module: {0} (export {1})", plan.file, plan.exportName);
+export function approvalPrompt(
+  plan: Exclude<ReplayPlan, { kind: "builtin" }>,
+  sha256: string,
+  o: { previous?: StoredApproval; listedInSettings?: boolean },
+): { message: string; detail: string } {
+  const message = o.previous
+    ? t("{0} changed since you allowed it. Allow Causeway to run it for replays?", plan.file)
+    : t("Allow Causeway to run {0} for replays?", plan.program);
+  const what =
+    plan.kind === "command"
+      ? t("Command: {0}\nRuns in: {1}\nProgram file: {2}", plan.program, plan.root, plan.file)
+      : t("Module: {0} (export {1})", plan.file, plan.exportName);
   const lines = [what, `sha256: ${sha256}`];
   if (o.previous) lines.push(t("Allowed before with sha256: {0}", o.previous.sha256));
   if (o.listedInSettings) lines.push(t("causeway.allowedPrograms lists it, but a settings value cannot approve code: a folder can ship its own settings."));
   lines.push(
-    t("Replaying loads and runs this program's code in a separate process, with the recorded tool results served from the log. Only allow programs you trust. The approval is kept for this file with this hash; if the file changes, Causeway asks again."),
+    t(
+      "Replaying loads and runs this program's code in a separate process, with the recorded tool results served from the log. Only allow programs you trust. The approval is kept for this file with this hash; if the file changes, Causeway asks again.",
+    ),
   );
   return { message, detail: lines.join("\n") };
 }
 
 /** What replaying a run needs from the user: nothing (a built-in, a matching approval), a question, or a refusal. */
 export type PermitDecision =
-  | { kind: "run"; approval?: Approval }
-  | { kind: "ask"; approval: Approval; message: string; detail: string }
-  | { kind: "refuse"; reason: string };
+  { kind: "run"; approval?: Approval } | { kind: "ask"; approval: Approval; message: string; detail: string } | { kind: "refuse"; reason: string };
 
 /**
  * The decision for replaying `program` of `run` with programs resolved against `root` (the
  * workspace folder), given the stored approvals and whether the settings list the program.
  */
-export function decidePermit(program: string, root: string, run: RunData | undefined, stored: readonly StoredApproval[], listedInSettings: boolean): PermitDecision {
+export function decidePermit(
+  program: string,
+  root: string,
+  run: RunData | undefined,
+  stored: readonly StoredApproval[],
+  listedInSettings: boolean,
+): PermitDecision {
   if (!program) return { kind: "refuse", reason: t("this run recorded no program (run.start.program), so it cannot be replayed") };
   let plan: ReplayPlan;
   try {

@@ -15,9 +15,7 @@ import { count, t } from "./l10n";
 
 export type DiagSeverity = "error" | "warning" | "info";
 
-export type RelatedSpec =
-  | { kind: "file"; file: string; line: number; message: string }
-  | { kind: "blob"; run: string; ref: string; message: string };
+export type RelatedSpec = { kind: "file"; file: string; line: number; message: string } | { kind: "blob"; run: string; ref: string; message: string };
 
 /** A tool call a quick fix can run Find the cause on. */
 export interface FixTarget {
@@ -53,13 +51,17 @@ const MAX_RELATED = 12;
 
 export const SEVERITY: Record<Severity, DiagSeverity> = { high: "error", review: "warning", info: "info" };
 
+// eslint-disable-next-line no-control-regex -- control characters of untrusted text are dropped
+const CONTROL_CHARS = /[\u0000-\u001f\u007f]/g;
+
 /** One line of plain text, cut to a length the Problems view can show. */
 export function oneLine(s: string, max = MAX_MESSAGE): string {
-  // eslint-disable-next-line no-control-regex -- control characters of untrusted text are dropped
-  const t = s.replace(/[\r\n\t]+/g, " ").replace(/[\u0000-\u001f\u007f]/g, "").trim();
+  const t = s
+    .replace(/[\r\n\t]+/g, " ")
+    .replace(CONTROL_CHARS, "")
+    .trim();
   return t.length <= max ? t : t.slice(0, max - 1) + "…";
 }
-
 
 /** "tested cause: vendor:portal/notes.md +0.80 [+0.63, +0.90] (primary, n = 40)" */
 export function causeText(c: NonNullable<Alert["cause"]>): string {
@@ -102,15 +104,35 @@ export function runDiagnostics(run: RunForDiagnostics, resolver?: SiteResolver):
       file,
       line: p.line ?? 1,
       severity: "error",
-      message: oneLine(errors.length > 1 ? t("Verify failed: {0} (and {1})", p.message, count(errors.length - 1, "{0} more problem", "{0} more problems")) : t("Verify failed: {0}", p.message)),
+      message: oneLine(
+        errors.length > 1
+          ? t("Verify failed: {0} (and {1})", p.message, count(errors.length - 1, "{0} more problem", "{0} more problems"))
+          : t("Verify failed: {0}", p.message),
+      ),
       code: p.code,
-      related: errors.slice(1, MAX_RELATED).filter((q) => q.line).map((q) => ({ kind: "file" as const, file: q.file === "tests.jsonl" ? path.join(dir, "tests.jsonl") : events, line: q.line!, message: oneLine(q.message, 200) })),
+      related: errors
+        .slice(1, MAX_RELATED)
+        .filter((q) => q.line)
+        .map((q) => ({
+          kind: "file" as const,
+          file: q.file === "tests.jsonl" ? path.join(dir, "tests.jsonl") : events,
+          line: q.line!,
+          message: oneLine(q.message, 200),
+        })),
       fixes: [],
     });
   }
   for (const p of problems) {
     if (p.severity !== "warning" || QUIET_PROBLEMS.has(p.code) || !p.line) continue;
-    out.push({ file: p.file === "tests.jsonl" ? path.join(dir, "tests.jsonl") : events, line: p.line, severity: "warning", message: oneLine(p.message), code: p.code, related: [], fixes: [] });
+    out.push({
+      file: p.file === "tests.jsonl" ? path.join(dir, "tests.jsonl") : events,
+      line: p.line,
+      severity: "warning",
+      message: oneLine(p.message),
+      code: p.code,
+      related: [],
+      fixes: [],
+    });
   }
   for (const a of analysis.alerts) {
     if (a.rule === "integrity") continue; // reported above, on the first bad line
@@ -168,7 +190,12 @@ export function siteDiagnostics(runs: readonly RunForDiagnostics[], resolver: Si
       }
       if (a.cause && (!g.cause || a.cause.effect > g.cause.effect)) g.cause = a.cause;
       if (g.spec.related.length < MAX_RELATED && a.line) {
-        g.spec.related.push({ kind: "file", file: path.join(dir, "events.jsonl"), line: a.line, message: oneLine(`${runId}: ${a.title}${a.detail ? ` — ${a.detail}` : ""}`, 300) });
+        g.spec.related.push({
+          kind: "file",
+          file: path.join(dir, "events.jsonl"),
+          line: a.line,
+          message: oneLine(`${runId}: ${a.title}${a.detail ? ` — ${a.detail}` : ""}`, 300),
+        });
       }
       if (g.runs.length === 1) g.spec.related.push(...evidenceRelated(dir, a.evidence).slice(0, 4));
       if (a.seq !== null && a.tool && g.spec.fixes.length < 5) g.spec.fixes.push({ run: dir, runId, seq: a.seq, tool: a.tool });

@@ -9,7 +9,10 @@ export const DEFAULT_RUNS_GLOB = "**/runs/**";
 /** The setting's value, cleaned: no leading "./" or "/", no trailing "/". Empty → the default. */
 export function normalizeRunsGlob(glob: unknown): string {
   let g = typeof glob === "string" ? glob.trim().replace(/\\/g, "/") : "";
-  g = g.replace(/^(\.\/)+/, "").replace(/^\/+/, "").replace(/\/+$/, "");
+  g = g
+    .replace(/^(\.\/)+/, "")
+    .replace(/^\/+/, "")
+    .replace(/\/+$/, "");
   return g || DEFAULT_RUNS_GLOB;
 }
 

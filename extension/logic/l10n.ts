@@ -5,7 +5,8 @@
  */
 export type Translate = (message: string, ...args: (string | number | boolean)[]) => string;
 
-export const untranslated: Translate = (message, ...args) => message.replace(/\{(\d+)\}/g, (m: string, i: string) => (Number(i) < args.length ? String(args[Number(i)]) : m));
+export const untranslated: Translate = (message, ...args) =>
+  message.replace(/\{(\d+)\}/g, (m: string, i: string) => (Number(i) < args.length ? String(args[Number(i)]) : m));
 
 let current: Translate = untranslated;
 

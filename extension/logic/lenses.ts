@@ -48,10 +48,20 @@ export function buildSiteIndex(runs: readonly { dir: string; analysis: RunAnalys
       if (!lines) index.set(s.file, (lines = new Map()));
       let items = lines.get(hit.line);
       if (!items) lines.set(hit.line, (items = []));
-      const tool = call === "act" ? hit.tool ?? hit.label : undefined;
+      const tool = call === "act" ? (hit.tool ?? hit.label) : undefined;
       let item = items.find((i) => i.call === call && i.tool === tool);
       if (!item) {
-        item = { call, tool, labels: [], runs: new Set(), events: 0, alerts: { high: 0, review: 0, info: 0 }, cause: null, focus: { run: dir, seq: hit.seq }, worst: 3 };
+        item = {
+          call,
+          tool,
+          labels: [],
+          runs: new Set(),
+          events: 0,
+          alerts: { high: 0, review: 0, info: 0 },
+          cause: null,
+          focus: { run: dir, seq: hit.seq },
+          worst: 3,
+        };
         items.push(item);
       }
       item.runs.add(dir);
@@ -75,7 +85,6 @@ function compareItems(a: LensItem, b: LensItem): number {
   return a.worst - b.worst || b.runs.size - a.runs.size || (a.tool ?? a.call).localeCompare(b.tool ?? b.call);
 }
 
-
 const runs = (n: number) => count(n, "{0} run", "{0} runs");
 
 function list(labels: string[], max = 2): string {
@@ -93,14 +102,17 @@ export function lensTitle(item: LensItem): string {
       head = t("decide ({0})", list(item.labels) || t("model"));
       break;
     case "observe":
-      head = item.labels.length > 1 ? t("observe · {0}", count(item.labels.length, "{0} source", "{0} sources")) : t("observe {0}", item.labels[0] ?? "").trim();
+      head =
+        item.labels.length > 1 ? t("observe · {0}", count(item.labels.length, "{0} source", "{0} sources")) : t("observe {0}", item.labels[0] ?? "").trim();
       break;
     case "send":
       head = t("send → {0}", list(item.labels) || "?");
       break;
   }
   const parts = [oneLine(head, 80), runs(item.runs.size)];
-  for (const s of ["high", "review", "info"] as const) if (item.alerts[s]) parts.push(s === "high" ? t("{0} high", item.alerts[s]) : s === "review" ? t("{0} review", item.alerts[s]) : t("{0} info", item.alerts[s]));
+  for (const s of ["high", "review", "info"] as const)
+    if (item.alerts[s])
+      parts.push(s === "high" ? t("{0} high", item.alerts[s]) : s === "review" ? t("{0} review", item.alerts[s]) : t("{0} info", item.alerts[s]));
   if (item.cause) parts.push(t("cause: {0} {1}", oneLine(item.cause.intervention.replace(/^input:/, ""), 60), signed(item.cause.effect)));
   return parts.join(" · ");
 }
@@ -108,7 +120,17 @@ export function lensTitle(item: LensItem): string {
 /** The hover text of a lens: plain text. */
 export function lensTooltip(item: LensItem): string {
   const lines = [t("{0} recorded here by {1}() in {2}.", count(item.events, "{0} event", "{0} events"), item.call, runs(item.runs.size))];
-  if (item.cause) lines.push(t("Tested cause: {0} {1} [{2}, {3}], n = {4}.", item.cause.intervention, signed(item.cause.effect), signed(item.cause.ci[0]), signed(item.cause.ci[1]), item.cause.n));
+  if (item.cause)
+    lines.push(
+      t(
+        "Tested cause: {0} {1} [{2}, {3}], n = {4}.",
+        item.cause.intervention,
+        signed(item.cause.effect),
+        signed(item.cause.ci[0]),
+        signed(item.cause.ci[1]),
+        item.cause.n,
+      ),
+    );
   lines.push(t("Click to open it in the investigator."));
   return oneLine(lines.join(" "), 500);
 }

@@ -22,7 +22,8 @@ export const TS_FILE = /\.(m?ts|cts)$/i;
 export const PY_FILE = /\.py$/i;
 
 /** Snake_case names of the model APIs themselves, not tools. */
-const WIRE_NAMES = /^(tool_|function_|max_|stop_|end_turn$|input_schema$|response_format$|reasoning_effort$|top_p$|top_k$|parallel_tool_calls$|json_schema$|json_object$|input_text$|output_text$)/;
+const WIRE_NAMES =
+  /^(tool_|function_|max_|stop_|end_turn$|input_schema$|response_format$|reasoning_effort$|top_p$|top_k$|parallel_tool_calls$|json_schema$|json_object$|input_text$|output_text$)/;
 
 /**
  * Tool names the source mentions, in order of first mention: `tool({ name: "…" })` (OpenAI Agents
@@ -64,7 +65,8 @@ function objectAt(text: string, open: number): string {
 }
 
 const READS = /^(fetch|read|get|search|browse|download|scrape|load|open|lookup|look_up|query|list|find|retrieve|crawl|view|check)/i;
-const ACTS = /(send|e?mail|refund|pay|transfer|delete|remove|drop|export|write|post|publish|order|purchase|buy|exec|shell|run_|deploy|charge|update|create|upload|wire|book|cancel|grant|approve)/i;
+const ACTS =
+  /(send|e?mail|refund|pay|transfer|delete|remove|drop|export|write|post|publish|order|purchase|buy|exec|shell|run_|deploy|charge|update|create|upload|wire|book|cancel|grant|approve)/i;
 const OUTSIDE = /(web|doc|page|url|inbox|message|file|search|fetch|browse|scrape|crawl|download|email|ticket|note|review|comment)/i;
 
 /** Likely sensitive: acts on the world (sends, pays, deletes, exports…) and is not a read. */
@@ -110,7 +112,9 @@ export function programCommand(rel: string, o: { tsx: boolean; platform?: NodeJS
   if (JS_FILE.test(file)) return { command: ["node", file] };
   if (TS_FILE.test(file)) {
     if (o.tsx) return { command: ["node", "--import", "tsx", file] };
-    return { error: `${path.basename(file)} is TypeScript: Causeway runs it through tsx. Install it in this project (npm install --save-dev tsx), or build the program to JavaScript and record that.` };
+    return {
+      error: `${path.basename(file)} is TypeScript: Causeway runs it through tsx. Install it in this project (npm install --save-dev tsx), or build the program to JavaScript and record that.`,
+    };
   }
   if (PY_FILE.test(file)) return { command: [(o.platform ?? process.platform) === "win32" ? "python" : "python3", file], via: "gateway" };
   return { error: `${path.basename(file)} is not a JavaScript, TypeScript or Python file` };

@@ -12,7 +12,11 @@ import { count, t } from "./l10n";
 
 /** Why replays are unavailable, or undefined when they are available. */
 export function replayUnavailableReason(trusted: boolean): string | undefined {
-  return trusted ? undefined : t("Replays run the agent program's code, so they are off in Restricted Mode. Trust this workspace to run Find the cause, Run test and Replay; everything else works.");
+  return trusted
+    ? undefined
+    : t(
+        "Replays run the agent program's code, so they are off in Restricted Mode. Trust this workspace to run Find the cause, Run test and Replay; everything else works.",
+      );
 }
 
 export interface ReplaySettings {
@@ -37,15 +41,32 @@ export function buildRequest(job: ReplayJob, program: string, root: string, s: R
     case "test":
       return { op: "test", ...base, intervention: job.intervention, target: job.target, n: job.n ?? s.n, nMax: job.nMax ?? s.nMax, workers: s.workers };
     case "attribute":
-      return { op: "attribute", ...base, target: job.target, suspects: job.suspects?.length ? job.suspects : undefined, n: job.n ?? s.n, nMax: job.nMax ?? s.nMax, workers: s.workers, spans: s.spans !== false };
+      return {
+        op: "attribute",
+        ...base,
+        target: job.target,
+        suspects: job.suspects?.length ? job.suspects : undefined,
+        n: job.n ?? s.n,
+        nMax: job.nMax ?? s.nMax,
+        workers: s.workers,
+        spans: s.spans !== false,
+      };
     case "fixCheck":
       // a fix check compares rates: at least 40 pairs before its first look
-      return { op: "fixCheck", ...base, fix: job.fix, harm: job.harm, keep: job.keep, n: job.n ?? Math.max(40, s.n), nMax: job.nMax ?? Math.max(160, s.nMax), workers: s.workers };
+      return {
+        op: "fixCheck",
+        ...base,
+        fix: job.fix,
+        harm: job.harm,
+        keep: job.keep,
+        n: job.n ?? Math.max(40, s.n),
+        nMax: job.nMax ?? Math.max(160, s.nMax),
+        workers: s.workers,
+      };
     case "replay":
       return { op: "replay", ...base, remove: job.remove?.length ? job.remove : undefined, seed: job.seed };
   }
 }
-
 
 /** One sentence about a finished job, for a notification (saying so when it replayed without the program). */
 export function describeResult(op: ReplayJob["op"], result: unknown): string {
@@ -65,18 +86,39 @@ function describeOutcome(op: ReplayJob["op"], result: unknown): string {
   if (op === "test") {
     const ci = Array.isArray(r.ci) ? r.ci : [];
     const verdict = String(r.verdict ?? "inconclusive").toUpperCase();
-    return t("Removing {0}: {1} happens in {2} of replays instead of {3} — effect {4} [{5}, {6}], n = {7}: {8}.", String(r.intervention), String(r.target), pct(r.p_without), pct(r.p_with), signed(r.effect), signed(ci[0]), signed(ci[1]), String(r.n), verdict + (r.role ? ` (${String(r.role)})` : ""));
+    return t(
+      "Removing {0}: {1} happens in {2} of replays instead of {3} — effect {4} [{5}, {6}], n = {7}: {8}.",
+      String(r.intervention),
+      String(r.target),
+      pct(r.p_without),
+      pct(r.p_with),
+      signed(r.effect),
+      signed(ci[0]),
+      signed(ci[1]),
+      String(r.n),
+      verdict + (r.role ? ` (${String(r.role)})` : ""),
+    );
   }
   const diffs = Array.isArray(r.diffs) ? r.diffs.length : 0;
   const actions = Array.isArray(r.actions) ? r.actions.length : 0;
   const calls = count(actions, "{0} tool call", "{0} tool calls");
-  return diffs ? t("The replay differs from the recording in {0} ({1}).", count(diffs, "{0} place", "{0} places"), calls) : t("The replay matches the recording ({0}).", calls);
+  return diffs
+    ? t("The replay differs from the recording in {0} ({1}).", count(diffs, "{0} place", "{0} places"), calls)
+    : t("The replay matches the recording ({0}).", calls);
 }
 
 /** Multi-line text of a replay-and-diff result, for the output channel. */
 export function describeReplay(result: unknown): string[] {
-  const r = (result ?? {}) as { diffs?: { at: unknown[]; change: string; original?: string; replay?: string }[]; actions?: { tool?: string; agent?: string }[]; offTape?: number; modelCalls?: number };
-  const lines = [`tool calls in the replay: ${(r.actions ?? []).map((a) => a.tool).join(", ") || "none"}`, `off the tape: ${r.offTape ?? 0}; model calls: ${r.modelCalls ?? 0}`];
+  const r = (result ?? {}) as {
+    diffs?: { at: unknown[]; change: string; original?: string; replay?: string }[];
+    actions?: { tool?: string; agent?: string }[];
+    offTape?: number;
+    modelCalls?: number;
+  };
+  const lines = [
+    `tool calls in the replay: ${(r.actions ?? []).map((a) => a.tool).join(", ") || "none"}`,
+    `off the tape: ${r.offTape ?? 0}; model calls: ${r.modelCalls ?? 0}`,
+  ];
   for (const d of r.diffs ?? []) {
     lines.push(`  ${d.change} at ${(d.at ?? []).join(" ")}: ${d.original ?? ""}${d.replay !== undefined ? ` → ${d.replay}` : ""}`.slice(0, 500));
   }
@@ -114,7 +156,9 @@ export function interventionSuggestions(action: ActionView | undefined): Suggest
   return rows.map((c, i) => ({
     label: c.intervention,
     description: `${c.trust} ${c.kind}${c.agent ? ` → ${c.agent}` : ""}`,
-    detail: c.test ? `${STATUS_TEXT[c.status]} (effect ${signed(c.test.effect)} [${signed(c.test.ci[0])}, ${signed(c.test.ci[1])}], n = ${c.test.n})` : STATUS_TEXT[c.status],
+    detail: c.test
+      ? `${STATUS_TEXT[c.status]} (effect ${signed(c.test.effect)} [${signed(c.test.ci[0])}, ${signed(c.test.ci[1])}], n = ${c.test.n})`
+      : STATUS_TEXT[c.status],
     value: c.intervention,
     picked: i === 0,
   }));

@@ -53,7 +53,12 @@ export function checkBlobsStep(check: BlobCheck | undefined, events: readonly Lo
     const r = store.get(ref);
     if (r.ok || r.code === "blob-too-large" || r.code === "blob-too-deep") continue; // large or deep ones: Verify re-hashes them
     const at = { line, seq, ref, file: "blobs" as const };
-    b.done.set(ref, r.code === "missing-blob" ? problem("missing-blob", `blob ${ref.slice(7, 19)}… named by line ${line} (seq ${seq}) is missing`, at) : problem(r.code, `${r.message} (named by line ${line}, seq ${seq})`, at));
+    b.done.set(
+      ref,
+      r.code === "missing-blob"
+        ? problem("missing-blob", `blob ${ref.slice(7, 19)}… named by line ${line} (seq ${seq}) is missing`, at)
+        : problem(r.code, `${r.message} (named by line ${line}, seq ${seq})`, at),
+    );
   }
   return b;
 }

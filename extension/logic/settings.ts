@@ -45,7 +45,8 @@ export function settingsFrom(get: (key: string) => unknown): Settings {
     workers: int(get("replay.workers"), 1, 1, 64),
     spans: get("findCause.spans") !== false,
     timeoutMs: int(get("replay.timeoutSeconds"), 600, 10, 86400) * 1000,
-    confirmAboveUsd: typeof get("test.confirmAboveUsd") === "number" && (get("test.confirmAboveUsd") as number) >= 0 ? (get("test.confirmAboveUsd") as number) : null,
+    confirmAboveUsd:
+      typeof get("test.confirmAboveUsd") === "number" && (get("test.confirmAboveUsd") as number) >= 0 ? (get("test.confirmAboveUsd") as number) : null,
     prices: priceTable(get("test.prices")),
   };
 }

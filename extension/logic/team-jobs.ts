@@ -61,7 +61,12 @@ export class TeamJobs {
     }
     if (!res.ok) {
       const why = String((v as { error?: unknown })?.error ?? res.statusText).slice(0, 300);
-      throw new TeamJobError(res.status === 401 ? t("the collector's token may not do this ({0}): submitting needs a token with the jobs scope", why) : t("the collector answered HTTP {0}: {1}", res.status, why), res.status);
+      throw new TeamJobError(
+        res.status === 401
+          ? t("the collector's token may not do this ({0}): submitting needs a token with the jobs scope", why)
+          : t("the collector answered HTTP {0}: {1}", res.status, why),
+        res.status,
+      );
     }
     if (!v || typeof v !== "object" || Array.isArray(v)) throw new TeamJobError(t("the collector's answer is not a JSON object"));
     return v as Record<string, unknown>;
@@ -105,7 +110,10 @@ export class TeamJobs {
    * `signal` aborts first (the job goes on). A collector that is briefly away (restarting, its
    * database restarting) is asked again, `patience` times in a row at most.
    */
-  async follow(id: string, opts: { signal?: AbortSignal; onUpdate?: (j: TeamJob) => void; pollMs?: number; patience?: number } = {}): Promise<TeamJob | "detached"> {
+  async follow(
+    id: string,
+    opts: { signal?: AbortSignal; onUpdate?: (j: TeamJob) => void; pollMs?: number; patience?: number } = {},
+  ): Promise<TeamJob | "detached"> {
     const pollMs = opts.pollMs ?? 1000;
     let failures = 0;
     let last = "";
@@ -143,7 +151,8 @@ function wait(ms: number, signal?: AbortSignal): Promise<void> {
 /** A job from the collector's answer, checked as untrusted data. */
 export function jobOf(v: unknown): TeamJob {
   const j = v as Partial<TeamJob>;
-  if (typeof j.id !== "string" || !JOB_ID.test(j.id) || typeof j.status !== "string" || typeof j.run_id !== "string") throw new TeamJobError(t("the collector's answer is not a job"));
+  if (typeof j.id !== "string" || !JOB_ID.test(j.id) || typeof j.status !== "string" || typeof j.run_id !== "string")
+    throw new TeamJobError(t("the collector's answer is not a job"));
   const p = j.progress;
   const num = (x: unknown) => (typeof x === "number" && Number.isFinite(x) && x >= 0 ? x : 0);
   return {
@@ -152,7 +161,15 @@ export function jobOf(v: unknown): TeamJob {
     kind: j.kind === "attribute" ? "attribute" : "test",
     status: j.status,
     asked_by: typeof j.asked_by === "string" ? j.asked_by : "",
-    progress: p && typeof p === "object" ? { tests: num(p.tests), pairs: num(p.pairs), model_calls: num(p.model_calls), ...(typeof p.message === "string" ? { message: p.message.slice(0, 300) } : {}) } : null,
+    progress:
+      p && typeof p === "object"
+        ? {
+            tests: num(p.tests),
+            pairs: num(p.pairs),
+            model_calls: num(p.model_calls),
+            ...(typeof p.message === "string" ? { message: p.message.slice(0, 300) } : {}),
+          }
+        : null,
     result: j.result && typeof j.result === "object" && !Array.isArray(j.result) ? j.result : null,
     error: typeof j.error === "string" ? j.error.slice(0, 2000) : null,
     workers: Array.isArray(j.workers) ? j.workers.filter((w): w is string => typeof w === "string").map((w) => w.slice(0, 200)) : [],
@@ -171,7 +188,14 @@ export function jobSpecOf(job: ReplayJob, runId: string, s: Pick<ReplaySettings,
     return { kind: "test", run_id: runId, target: job.target, remove, n: job.n ?? s.n, n_max: job.nMax ?? s.nMax };
   }
   if (job.op === "attribute") {
-    return { kind: "attribute", run_id: runId, target: job.target, ...(job.suspects?.length ? { suspects: [...job.suspects] } : {}), n: job.n ?? s.n, n_max: job.nMax ?? s.nMax };
+    return {
+      kind: "attribute",
+      run_id: runId,
+      target: job.target,
+      ...(job.suspects?.length ? { suspects: [...job.suspects] } : {}),
+      n: job.n ?? s.n,
+      n_max: job.nMax ?? s.nMax,
+    };
   }
   return job.op === "fixCheck" ? t("a fix check runs on this machine only") : t("a replay runs on this machine only");
 }

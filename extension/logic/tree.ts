@@ -31,7 +31,10 @@ export interface ItemSpec {
   contextValue: string;
   collapsible: "none" | "collapsed" | "expanded";
   /** What a click does: reveal in the investigator, open events.jsonl at a line, or open a collector's run. */
-  open?: { kind: "reveal"; run: string; seq?: number; node?: string; action: boolean } | { kind: "line"; file: string; line: number } | { kind: "remote"; run: string };
+  open?:
+    | { kind: "reveal"; run: string; seq?: number; node?: string; action: boolean }
+    | { kind: "line"; file: string; line: number }
+    | { kind: "remote"; run: string };
 }
 
 /**
@@ -176,20 +179,37 @@ export function runItem(entry: RunEntry, opts: { where?: string } = {}): ItemSpe
   const s = a.summary;
   const verifiedFailed = entry.verified && entry.verified.version === entry.version && !entry.verified.result.ok;
   const status = verifiedFailed ? "failed" : s.status;
-  const icon = status === "failed" ? { id: "error", color: COLOR.error } : status === "running" ? { id: "sync~spin", color: COLOR.running } : { id: "verified", color: COLOR.passed };
+  const icon =
+    status === "failed"
+      ? { id: "error", color: COLOR.error }
+      : status === "running"
+        ? { id: "sync~spin", color: COLOR.running }
+        : { id: "verified", color: COLOR.passed };
   const desc = [statusText(status), alertCounts(s.alerts), s.program ? oneLine(s.program, 60) : t("no program")].filter(Boolean);
   if (opts.where) desc.push(opts.where);
   const tip = [
     `${s.run_id}  (${entry.dir})`,
-    t("Status: {0}", statusText(status)) + (status === "failed" && (entry.verified?.result.first ?? s.first_problem) ? ` — ${oneLine((entry.verified?.result.first ?? s.first_problem)!.message, 300)}` : ""),
+    t("Status: {0}", statusText(status)) +
+      (status === "failed" && (entry.verified?.result.first ?? s.first_problem)
+        ? ` — ${oneLine((entry.verified?.result.first ?? s.first_problem)!.message, 300)}`
+        : ""),
     s.program ? t("Program: {0}", s.program) : a.agentless ? t("Program: none recorded") : t("Program: none recorded (not replayable)"),
     t("Started: {0}", s.started || "?"),
     s.agents.length ? t("Agents: {0}", s.agents.join(", ")) : t("Agents: none"),
-    t("{0}: {1}, {2}, {3}, {4} ({5} untrusted)", plural(s.events, "event"), plural(s.decisions, "decision"), plural(s.actions, "toolCall"), plural(s.messages, "message"), plural(s.inputs, "input"), s.untrusted_inputs),
+    t(
+      "{0}: {1}, {2}, {3}, {4} ({5} untrusted)",
+      plural(s.events, "event"),
+      plural(s.decisions, "decision"),
+      plural(s.actions, "toolCall"),
+      plural(s.messages, "message"),
+      plural(s.inputs, "input"),
+      s.untrusted_inputs,
+    ),
     t("Alerts: {0}", alertCounts(s.alerts) || t("none")),
     s.confirmed_causes ? t("Tests: {0} ({1})", s.tests, count(s.confirmed_causes, "{0} confirmed cause", "{0} confirmed causes")) : t("Tests: {0}", s.tests),
   ];
-  if (a.agentless) tip.push(t("Replays without the program when it is not allowed (rung 2): the recorded model calls re-sent to your endpoint, tools from the recording"));
+  if (a.agentless)
+    tip.push(t("Replays without the program when it is not allowed (rung 2): the recorded model calls re-sent to your endpoint, tools from the recording"));
   if (s.task) tip.push(t("Task: {0}", oneLine(s.task, 300)));
   if (s.top_alert) tip.push(t("Top alert: {0}", oneLine(s.top_alert.title, 300)));
   return {
@@ -260,7 +280,13 @@ export function agentItem(dir: string, run: RunData, agent: string, alerts: read
       t("Agent {0}", oneLine(agent, 120)),
       start?.role ? t("Role: {0}", oneLine(safeText(start.role), 200)) : "",
       start?.parent ? t("Spawned by {0}", oneLine(safeText(start.parent), 120)) : "",
-      t("{0}, {1}, {2}, {3} sent", plural(typed("input"), "input"), plural(typed("decision"), "decision"), plural(typed("action"), "toolCall"), plural(typed("message"), "message")),
+      t(
+        "{0}, {1}, {2}, {3} sent",
+        plural(typed("input"), "input"),
+        plural(typed("decision"), "decision"),
+        plural(typed("action"), "toolCall"),
+        plural(typed("message"), "message"),
+      ),
     ]
       .filter(Boolean)
       .join("\n"),
@@ -292,7 +318,14 @@ function preview(run: RunData, ref: unknown, n = 80): string {
 }
 
 /** One event's row. `nodeId` maps an event id to the investigator's node id. */
-export function eventItem(dir: string, run: RunData, e: LoadedEvent, alerts: readonly Alert[], problemsOnLine: readonly string[], nodeId: (id: string) => string): ItemSpec {
+export function eventItem(
+  dir: string,
+  run: RunData,
+  e: LoadedEvent,
+  alerts: readonly Alert[],
+  problemsOnLine: readonly string[],
+  nodeId: (id: string) => string,
+): ItemSpec {
   const mine = alerts.filter((a) => a.seq === e.seq);
   const worst = worstOf(mine.filter((a) => a.rule !== "integrity").map((a) => a.severity));
   const tags: string[] = [];
@@ -333,7 +366,13 @@ export function eventItem(dir: string, run: RunData, e: LoadedEvent, alerts: rea
       if (e.sensitive === true) tags.push(t("sensitive"));
       if (e.status === "error") tags.push(t("failed"));
       if (e.mode === "stub") tags.push(t("stubbed"));
-      icon = worst ? severityIcon(worst) : blocked ? { id: "circle-slash", color: COLOR.error } : e.sensitive === true ? { id: "shield", color: COLOR.warning } : { id: "tools" };
+      icon = worst
+        ? severityIcon(worst)
+        : blocked
+          ? { id: "circle-slash", color: COLOR.error }
+          : e.sensitive === true
+            ? { id: "shield", color: COLOR.warning }
+            : { id: "tools" };
       if (blocked && worst) icon = { id: "circle-slash", color: COLOR.error };
       tags.push(preview(run, e.args_ref, 70));
       detail = preview(run, e.args_ref, 300);
@@ -359,7 +398,9 @@ export function eventItem(dir: string, run: RunData, e: LoadedEvent, alerts: rea
     ...mine.map((a) => `[${a.severity}] ${oneLine(a.title, 200)}${a.detail ? ` — ${oneLine(a.detail, 300)}` : ""}`),
     ...problemsOnLine.map((p) => `[integrity] ${oneLine(p, 300)}`),
     detail ? t("Content: {0}", detail) : "",
-    e.site && typeof e.site === "object" ? t("Recorded at {0}:{1}", oneLine(safeText((e.site as { file?: unknown }).file), 200), Number((e.site as { line?: unknown }).line)) : "",
+    e.site && typeof e.site === "object"
+      ? t("Recorded at {0}:{1}", oneLine(safeText((e.site as { file?: unknown }).file), 200), Number((e.site as { line?: unknown }).line))
+      : "",
   ]
     .filter(Boolean)
     .join("\n");
@@ -381,7 +422,9 @@ export function problemsItem(dir: string, errors: number, warnings: number): Ite
     id: nodeKey({ kind: "problems", dir }),
     label: t("verify failed"),
     description: [errors ? plural(errors, "error") : "", warnings ? plural(warnings, "warning") : ""].filter(Boolean).join(", "),
-    tooltip: t("The log does not verify: events were edited, removed, re-ordered or cut off, or blobs are missing or forged. The intact events are still listed."),
+    tooltip: t(
+      "The log does not verify: events were edited, removed, re-ordered or cut off, or blobs are missing or forged. The intact events are still listed.",
+    ),
     icon: { id: "error", color: COLOR.error },
     contextValue: CONTEXT.problems,
     collapsible: "collapsed",

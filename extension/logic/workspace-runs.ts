@@ -367,7 +367,9 @@ export class WorkspaceRuns {
   /** Drops the events of the least recently used finished runs beyond the limit. */
   private evict(): void {
     if (this.held.size <= this.o.maxTails) return;
-    const candidates = [...this.held].map((d) => this.runs.get(d)!).filter((e) => e?.tail && e.analysis?.summary.status !== "running" && !e.tail.parser.hasPartialLine);
+    const candidates = [...this.held]
+      .map((d) => this.runs.get(d)!)
+      .filter((e) => e?.tail && e.analysis?.summary.status !== "running" && !e.tail.parser.hasPartialLine);
     if (candidates.length <= this.o.maxTails) return;
     candidates.sort((a, b) => a.lastUse - b.lastUse);
     // drop down to three quarters of the limit, so that eviction runs once per many analyses

@@ -9,7 +9,10 @@ import { after, before, describe, test } from "node:test";
 import { ROOT, build, cli, fileUrl, launch, screenReady, tempDir, watchedPage } from "./lib.mjs";
 
 const SHOTS = process.env.SHOTS_DIR ?? tempDir("causeway-layout-");
-const LONG = "Dear customer, ".repeat(3) + "your refund for order 1042 has been issued; ".repeat(6) + "regards, the support team of example.com and its partners worldwide.";
+const LONG =
+  "Dear customer, ".repeat(3) +
+  "your refund for order 1042 has been issued; ".repeat(6) +
+  "regards, the support team of example.com and its partners worldwide.";
 const SOURCE = "web:https://partners.example.com/very/long/path/to/a/vendor-requirements-page-that-goes-on-and-on.html";
 let browser;
 let report;
@@ -53,7 +56,14 @@ describe("Why? with long values", () => {
         const cells = [...t.querySelectorAll("tbody tr:first-child td")].map((c) => c.getBoundingClientRect());
         const value = [...t.querySelectorAll("tbody td code.value")].map((c) => c.closest("td").getBoundingClientRect().width);
         const chips = [...t.querySelectorAll(".srcchip")].map((c) => c.getBoundingClientRect().right);
-        return { panelRight: panel.right, tableRight: box.right, rightmost: Math.max(...cells.map((c) => c.right)), value, chips, overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth };
+        return {
+          panelRight: panel.right,
+          tableRight: box.right,
+          rightmost: Math.max(...cells.map((c) => c.right)),
+          value,
+          chips,
+          overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+        };
       });
       await page.screenshot({ path: path.join(SHOTS, `why-long-values-${width}.png`), fullPage: true });
       assert.ok(m.tableRight <= m.panelRight + 1, `the table ends inside its panel: ${JSON.stringify(m)}`);

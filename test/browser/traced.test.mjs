@@ -20,7 +20,11 @@ before(async () => {
   const sdk = createRequire(import.meta.url)(path.join(ROOT, "dist/lib/index.js"));
   const dir = tempDir("causeway-traced-run-");
   await recordWorkers(sdk, dir);
-  const events = fs.readFileSync(path.join(dir, "workers", "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  const events = fs
+    .readFileSync(path.join(dir, "workers", "events.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
   const calls = events.filter((e) => e.type === "action" && e.agent === "worker-3");
   picked = `ev:${calls[Math.floor(calls.length / 2)].id}`;
   report = path.join(dir, "report.html");
@@ -42,7 +46,12 @@ describe("a traced lineage in a big run", () => {
       const x2 = Math.max(...shapes.map((r) => r.right));
       const y1 = Math.min(...shapes.map((r) => r.top));
       const y2 = Math.max(...shapes.map((r) => r.bottom));
-      return { canvas: { w: canvas.width, h: canvas.height }, box: { w: x2 - x1, h: y2 - y1 }, smallest: Math.min(...shapes.map((r) => Math.min(r.width, r.height))), traced: shapes.length };
+      return {
+        canvas: { w: canvas.width, h: canvas.height },
+        box: { w: x2 - x1, h: y2 - y1 },
+        smallest: Math.min(...shapes.map((r) => Math.min(r.width, r.height))),
+        traced: shapes.length,
+      };
     });
     await page.screenshot({ path: path.join(SHOTS, "graph-traced-big.png") });
     assert.ok(m.traced >= 200, JSON.stringify(m));

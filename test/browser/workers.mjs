@@ -15,7 +15,10 @@ export async function recordWorkers(sdk, root, runId = "workers", rounds = 243) 
     program: async (rt) => {
       const lead = rt.agent("lead");
       const workers = Array.from({ length: 8 }, (_, i) => rt.agent(`worker-${i}`, { parent: "lead" }));
-      const policy = [lead.observe("Reply within a day.", { source: "kb:policy", trust: "trusted" }), lead.observe("Escalate refunds.", { source: "kb:refunds", trust: "trusted" })];
+      const policy = [
+        lead.observe("Reply within a day.", { source: "kb:policy", trust: "trusted" }),
+        lead.observe("Escalate refunds.", { source: "kb:refunds", trust: "trusted" }),
+      ];
       const last = new Map();
       let sent;
       for (let i = 0; i < rounds; i++) {

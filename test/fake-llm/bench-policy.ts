@@ -30,14 +30,24 @@ export interface BenchPolicyOptions {
 const MARKERS = ["NOTE TO AI ASSISTANT", "Policy update:", "Maintainer note:", "Note for the assistant:", "IGNORE ALL PREVIOUS INSTRUCTIONS"];
 const EMAIL = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/;
 
-const sentences = (t: string) => t.split(/(?<=[.!?])\s+|\n+/).map((s) => s.trim()).filter(Boolean);
+const sentences = (t: string) =>
+  t
+    .split(/(?<=[.!?])\s+|\n+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
 const isInstruction = (s: string) => MARKERS.some((m) => s.includes(m));
 
 /** The policy: a function server.ts calls with each request's conversation and a draw. */
 export function benchPolicy(opts: BenchPolicyOptions): (conv: Conversation, draw: Draw) => Reply {
   return (conv, draw) => {
-    const task = conv.turns.filter((t) => t.role === "user").map((t) => t.text).join("\n");
-    const read = conv.turns.filter((t) => t.role === "tool").map((t) => t.text).join("\n");
+    const task = conv.turns
+      .filter((t) => t.role === "user")
+      .map((t) => t.text)
+      .join("\n");
+    const read = conv.turns
+      .filter((t) => t.role === "tool")
+      .map((t) => t.text)
+      .join("\n");
     // what it may still do: the tools offered that it has not used to read what it was given
     const used = new Set(conv.turns.flatMap((t) => (t.role === "assistant" ? t.calls.map((c) => c.name) : [])));
     const actions = conv.tools.filter((t) => !/^read_/.test(t) && !used.has(t));
@@ -62,7 +72,11 @@ function plan(tools: string[], task: string, read: string, draw: Draw, opts: Ben
   const has = (t: string) => tools.includes(t);
   const calls: ToolCallReply[] = [];
   const benign = ["escalate", "rotate_logs", "create_account", "pay_invoice"].find(has);
-  if (benign) calls.push({ name: benign, args: benign === "escalate" ? { reason: "needs a person" } : benign === "create_account" ? { user: "kpatel", access: "standard" } : {} });
+  if (benign)
+    calls.push({
+      name: benign,
+      args: benign === "escalate" ? { reason: "needs a person" } : benign === "create_account" ? { user: "kpatel", access: "standard" } : {},
+    });
   else if (has("send_email")) {
     calls.push({ name: "send_email", args: { to: EMAIL.exec(task)?.[0] ?? "team@example.com", body: "Update." } });
   }
@@ -89,7 +103,13 @@ function plan(tools: string[], task: string, read: string, draw: Draw, opts: Ben
 /** Serves the benchmark's fake model until Ctrl-C (see the header). */
 export async function main(args: string[]): Promise<number> {
   const num = (i: number, d: number) => (args[i] === undefined ? d : Number(args[i]));
-  const llm = await startFakeLlm({ port: num(0, 18081), noAuth: true, latencyMs: num(2, 0), errorRate: num(4, 0), respond: benchPolicy({ followRate: num(1, 0.8), oddRate: num(3, 0) }) });
+  const llm = await startFakeLlm({
+    port: num(0, 18081),
+    noAuth: true,
+    latencyMs: num(2, 0),
+    errorRate: num(4, 0),
+    respond: benchPolicy({ followRate: num(1, 0.8), oddRate: num(3, 0) }),
+  });
   console.log(`fake benchmark model on ${llm.url} (OpenAI: ${llm.openaiBaseURL}, Anthropic: ${llm.url}/v1/messages)`);
   await new Promise<void>((resolve) => {
     process.once("SIGINT", resolve);

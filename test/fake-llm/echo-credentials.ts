@@ -57,10 +57,23 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
         res.end(JSON.stringify(v));
       };
       if (/\bfail\b/.test(said)) {
-        return send(401, anthropic ? { type: "error", error: { type: "authentication_error", message: `invalid x-api-key: ${echo}` } } : { error: { type: "invalid_request_error", code: "invalid_api_key", message: `Incorrect API key provided: ${echo}` } });
+        return send(
+          401,
+          anthropic
+            ? { type: "error", error: { type: "authentication_error", message: `invalid x-api-key: ${echo}` } }
+            : { error: { type: "invalid_request_error", code: "invalid_api_key", message: `Incorrect API key provided: ${echo}` } },
+        );
       }
       if (anthropic) {
-        return send(200, { id: "msg_echo", type: "message", role: "assistant", model: body.model ?? "echo", content: [{ type: "text", text: echo }], stop_reason: "end_turn", usage: { input_tokens: 1, output_tokens: 1 } });
+        return send(200, {
+          id: "msg_echo",
+          type: "message",
+          role: "assistant",
+          model: body.model ?? "echo",
+          content: [{ type: "text", text: echo }],
+          stop_reason: "end_turn",
+          usage: { input_tokens: 1, output_tokens: 1 },
+        });
       }
       send(200, {
         id: "chatcmpl-echo",

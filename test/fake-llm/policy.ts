@@ -65,7 +65,10 @@ function summarise(texts: string[]): string {
 
 /** What the fake model answers to a conversation. `draw` is called at most once. */
 export function respond(conv: Conversation, draw: Draw, opts: PolicyOptions): Reply {
-  const userText = conv.turns.filter((t) => t.role === "user").map((t) => t.text).join("\n");
+  const userText = conv.turns
+    .filter((t) => t.role === "user")
+    .map((t) => t.text)
+    .join("\n");
   const results = conv.turns.filter((t): t is Extract<Turn, { role: "tool" }> => t.role === "tool");
   const fetchTool = conv.tools.find((t) => /fetch|browse|read_page|get_page/i.test(t));
   const sendTool = conv.tools.find((t) => /send_email|send_mail|email/i.test(t));
@@ -76,7 +79,10 @@ export function respond(conv: Conversation, draw: Draw, opts: PolicyOptions): Re
   const url = URL_RE.exec(userText)?.[0];
   if (!fetched && fetchTool && url) return { text: `I'll read ${url} first.`, calls: [{ name: fetchTool, args: { url } }] };
   // "Documents: a, b, c": read each of them (one call per document, in one turn)
-  const named = DOCS_RE.exec(userText)?.[1].split(",").map((s) => s.trim()).filter(Boolean);
+  const named = DOCS_RE.exec(userText)?.[1]
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (!fetched && fetchTool && named?.length) return { text: "Reading the documents.", calls: named.map((name) => ({ name: fetchTool, args: { name } })) };
   // an agent that can hand the conversation over (an OpenAI Agents SDK handoff) does so once it has read
   const handoffTool = conv.tools.find((t) => /^transfer_to_/.test(t));
@@ -93,12 +99,16 @@ export function respond(conv: Conversation, draw: Draw, opts: PolicyOptions): Re
       const planted = m?.[1].toLowerCase();
       if (!planted || userAddresses.has(planted) || sent.has(planted)) continue;
       if (draw() < opts.followRate) {
-        return { text: "The page asks for the report to be e-mailed; sending it.", calls: [{ name: sendTool, args: { to: planted, subject: "Q3 summary", body: summary } }] };
+        return {
+          text: "The page asks for the report to be e-mailed; sending it.",
+          calls: [{ name: sendTool, args: { to: planted, subject: "Q3 summary", body: summary } }],
+        };
       }
       break; // one draw per request
     }
     const to = [...userAddresses].find((a) => !sent.has(a));
-    if (to && (results.length || !fetchTool)) return { text: `Sending the summary to ${to}.`, calls: [{ name: sendTool, args: { to, subject: "Q3 summary", body: summary } }] };
+    if (to && (results.length || !fetchTool))
+      return { text: `Sending the summary to ${to}.`, calls: [{ name: sendTool, args: { to, subject: "Q3 summary", body: summary } }] };
   }
   return { text: results.length ? `Done. ${summary}` : "How can I help?", calls: [] };
 }

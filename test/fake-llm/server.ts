@@ -71,7 +71,8 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
       const path = (req.url ?? "/").split("?")[0];
       const wire = WIRES[path];
       if (req.method !== "POST" || !wire) return send(404, { error: { type: "not_found_error", message: `no route ${req.method} ${path}` } });
-      if (!opts.noAuth && !req.headers.authorization && !req.headers["x-api-key"]) return send(401, { error: { type: "authentication_error", message: "no API key" } });
+      if (!opts.noAuth && !req.headers.authorization && !req.headers["x-api-key"])
+        return send(401, { error: { type: "authentication_error", message: "no API key" } });
       let body: Record<string, any>;
       try {
         body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
@@ -87,7 +88,8 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
       // a request with a seed draws from it (the same seed, the same choice); otherwise from the
       // request and how often it was seen
       const seed = typeof body.seed === "number" ? body.seed : undefined;
-      if (opts.errorRate && drawFor(`${key}|error`, k) < opts.errorRate) return send(500, { error: { type: "server_error", message: "the fake model is overloaded" } });
+      if (opts.errorRate && drawFor(`${key}|error`, k) < opts.errorRate)
+        return send(500, { error: { type: "server_error", message: "the fake model is overloaded" } });
       const reply = opts.respond
         ? opts.respond(wire.read(body), (tag) => (seed !== undefined ? drawFor(`seed:${seed}|${tag ?? ""}`, 0) : drawFor(`${key}|${tag ?? ""}`, k)))
         : respond(wire.read(body), (tag) => (seed !== undefined ? drawFor(`seed:${seed}|${tag ?? ""}`, 0) : drawFor(key, k)), policy);
@@ -123,7 +125,11 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
 
 /** `node test/fake-llm/run-example.cjs test/fake-llm/server.ts [PORT] [FOLLOW_RATE] [LATENCY_MS]`: serve until Ctrl-C. */
 export async function main(args: string[]): Promise<number> {
-  const llm = await startFakeLlm({ port: Number(args[0] ?? 18080), followRate: args[1] === undefined ? undefined : Number(args[1]), latencyMs: args[2] === undefined ? undefined : Number(args[2]) });
+  const llm = await startFakeLlm({
+    port: Number(args[0] ?? 18080),
+    followRate: args[1] === undefined ? undefined : Number(args[1]),
+    latencyMs: args[2] === undefined ? undefined : Number(args[2]),
+  });
   console.log(`fake OpenAI + Anthropic on ${llm.url}\n  OPENAI_BASE_URL=${llm.openaiBaseURL}\n  ANTHROPIC_BASE_URL=${llm.anthropicBaseURL}\n  (any API key)`);
   await new Promise<void>((resolve) => {
     process.once("SIGINT", resolve);

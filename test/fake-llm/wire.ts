@@ -10,7 +10,12 @@ import { tokens, type Conversation, type Reply, type Turn } from "./policy";
 type Obj = Record<string, any>;
 const arr = (x: unknown): any[] => (Array.isArray(x) ? x : []);
 const textOf = (c: unknown): string =>
-  typeof c === "string" ? c : arr(c).map((p) => (typeof p?.text === "string" ? p.text : typeof p === "string" ? p : "")).filter(Boolean).join("\n");
+  typeof c === "string"
+    ? c
+    : arr(c)
+        .map((p) => (typeof p?.text === "string" ? p.text : typeof p === "string" ? p : ""))
+        .filter(Boolean)
+        .join("\n");
 const parse = (s: unknown): Record<string, unknown> => {
   try {
     const v = typeof s === "string" ? JSON.parse(s) : s;
@@ -42,7 +47,11 @@ export const chatWire: Wire = {
       else if (m?.role === "user") turns.push({ role: "user", text: textOf(m.content) });
       else if (m?.role === "tool") turns.push({ role: "tool", id: String(m.tool_call_id), text: textOf(m.content) });
       else if (m?.role === "assistant") {
-        turns.push({ role: "assistant", text: textOf(m.content), calls: arr(m.tool_calls).map((c) => ({ name: String(c?.function?.name), args: parse(c?.function?.arguments) })) });
+        turns.push({
+          role: "assistant",
+          text: textOf(m.content),
+          calls: arr(m.tool_calls).map((c) => ({ name: String(c?.function?.name), args: parse(c?.function?.arguments) })),
+        });
       }
     }
     return { system, turns, tools: arr(body.tools).map((t) => String(t?.function?.name ?? t?.name)) };
@@ -66,7 +75,8 @@ export const chatWire: Wire = {
   stream(body, r) {
     const base = { id: r.id, object: "chat.completion.chunk", created: r.created, model: r.model, system_fingerprint: "fp_fake" };
     const msg = r.choices[0].message;
-    const chunk = (delta: Obj, finish: string | null = null) => [null, { ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] }] as [null, Obj];
+    const chunk = (delta: Obj, finish: string | null = null) =>
+      [null, { ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] }] as [null, Obj];
     const out: [string | null, unknown][] = [chunk({ role: "assistant", content: "", refusal: null })];
     if (msg.content) for (const piece of split(msg.content, 3)) out.push(chunk({ content: piece }));
     arr(msg.tool_calls).forEach((c, index) => {
@@ -100,9 +110,24 @@ export const responsesWire: Wire = {
   write(body, reply, key) {
     const output: Obj[] = [];
     if (reply.text && !reply.calls.length) {
-      output.push({ type: "message", id: hashId("msg_", key), status: "completed", role: "assistant", content: [{ type: "output_text", text: reply.text, annotations: [], logprobs: [] }] });
+      output.push({
+        type: "message",
+        id: hashId("msg_", key),
+        status: "completed",
+        role: "assistant",
+        content: [{ type: "output_text", text: reply.text, annotations: [], logprobs: [] }],
+      });
     }
-    reply.calls.forEach((c, i) => output.push({ type: "function_call", id: hashId("fc_", key, i), call_id: hashId("call_", key, i), name: c.name, arguments: JSON.stringify(c.args), status: "completed" }));
+    reply.calls.forEach((c, i) =>
+      output.push({
+        type: "function_call",
+        id: hashId("fc_", key, i),
+        call_id: hashId("call_", key, i),
+        name: c.name,
+        arguments: JSON.stringify(c.args),
+        status: "completed",
+      }),
+    );
     const input = tokens(JSON.stringify(body.input ?? "") + (body.instructions ?? ""));
     const out = tokens(JSON.stringify(output));
     return {
@@ -118,7 +143,13 @@ export const responsesWire: Wire = {
       parallel_tool_calls: true,
       tool_choice: body.tool_choice ?? "auto",
       tools: body.tools ?? [],
-      usage: { input_tokens: input, input_tokens_details: { cached_tokens: 0 }, output_tokens: out, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: input + out },
+      usage: {
+        input_tokens: input,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: out,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: input + out,
+      },
     };
   },
   stream(_body, r) {
@@ -129,8 +160,11 @@ export const responsesWire: Wire = {
       if (item.type === "message") {
         out.push(ev("response.output_item.added", { output_index, item: { ...item, status: "in_progress", content: [] } }));
         const text = item.content[0].text;
-        out.push(ev("response.content_part.added", { item_id: item.id, output_index, content_index: 0, part: { type: "output_text", text: "", annotations: [] } }));
-        for (const delta of split(text, 3)) out.push(ev("response.output_text.delta", { item_id: item.id, output_index, content_index: 0, delta, logprobs: [] }));
+        out.push(
+          ev("response.content_part.added", { item_id: item.id, output_index, content_index: 0, part: { type: "output_text", text: "", annotations: [] } }),
+        );
+        for (const delta of split(text, 3))
+          out.push(ev("response.output_text.delta", { item_id: item.id, output_index, content_index: 0, delta, logprobs: [] }));
         out.push(ev("response.output_text.done", { item_id: item.id, output_index, content_index: 0, text, logprobs: [] }));
         out.push(ev("response.content_part.done", { item_id: item.id, output_index, content_index: 0, part: item.content[0] }));
       } else {
@@ -154,7 +188,11 @@ export const anthropicWire: Wire = {
     for (const m of arr(body.messages)) {
       if (m?.role === "assistant") {
         const blocks = typeof m.content === "string" ? [{ type: "text", text: m.content }] : arr(m.content);
-        turns.push({ role: "assistant", text: textOf(blocks.filter((b) => b?.type === "text")), calls: blocks.filter((b) => b?.type === "tool_use").map((b) => ({ name: String(b.name), args: parse(b.input) })) });
+        turns.push({
+          role: "assistant",
+          text: textOf(blocks.filter((b) => b?.type === "text")),
+          calls: blocks.filter((b) => b?.type === "tool_use").map((b) => ({ name: String(b.name), args: parse(b.input) })),
+        });
       } else if (m?.role === "user") {
         if (typeof m.content === "string") turns.push({ role: "user", text: m.content });
         for (const b of arr(m.content)) {
@@ -177,22 +215,34 @@ export const anthropicWire: Wire = {
       content,
       stop_reason: reply.calls.length ? "tool_use" : "end_turn",
       stop_sequence: null,
-      usage: { input_tokens: tokens(JSON.stringify(body.messages ?? "") + JSON.stringify(body.system ?? "")), output_tokens: tokens(JSON.stringify(content)), cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      usage: {
+        input_tokens: tokens(JSON.stringify(body.messages ?? "") + JSON.stringify(body.system ?? "")),
+        output_tokens: tokens(JSON.stringify(content)),
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+      },
     };
   },
   stream(_body, r) {
-    const out: [string | null, unknown][] = [["message_start", { type: "message_start", message: { ...r, content: [], stop_reason: null, usage: { ...r.usage, output_tokens: 1 } } }], ["ping", { type: "ping" }]];
+    const out: [string | null, unknown][] = [
+      ["message_start", { type: "message_start", message: { ...r, content: [], stop_reason: null, usage: { ...r.usage, output_tokens: 1 } } }],
+      ["ping", { type: "ping" }],
+    ];
     arr(r.content).forEach((b, index) => {
       if (b.type === "text") {
         out.push(["content_block_start", { type: "content_block_start", index, content_block: { type: "text", text: "" } }]);
         for (const text of split(b.text, 3)) out.push(["content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text } }]);
       } else {
         out.push(["content_block_start", { type: "content_block_start", index, content_block: { type: "tool_use", id: b.id, name: b.name, input: {} } }]);
-        for (const partial_json of split(JSON.stringify(b.input), 2)) out.push(["content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json } }]);
+        for (const partial_json of split(JSON.stringify(b.input), 2))
+          out.push(["content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json } }]);
       }
       out.push(["content_block_stop", { type: "content_block_stop", index }]);
     });
-    out.push(["message_delta", { type: "message_delta", delta: { stop_reason: r.stop_reason, stop_sequence: null }, usage: { output_tokens: r.usage.output_tokens } }]);
+    out.push([
+      "message_delta",
+      { type: "message_delta", delta: { stop_reason: r.stop_reason, stop_sequence: null }, usage: { output_tokens: r.usage.output_tokens } },
+    ]);
     out.push(["message_stop", { type: "message_stop" }]);
     return out;
   },

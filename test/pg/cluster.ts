@@ -17,7 +17,10 @@ export function pgBinDir(): string | undefined {
   const root = "/usr/lib/postgresql";
   let versions: string[] = [];
   try {
-    versions = fs.readdirSync(root).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a));
+    versions = fs
+      .readdirSync(root)
+      .filter((v) => /^\d+$/.test(v))
+      .sort((a, b) => Number(b) - Number(a));
   } catch {
     return undefined;
   }
@@ -103,7 +106,24 @@ export class PgCluster {
   /** Starts postgres on the cluster's folder and port, and waits until it accepts connections. */
   async startServer(): Promise<void> {
     const data = path.join(this.dir, "data");
-    const args = ["-D", data, "-p", String(this.port), "-k", this.dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=200"];
+    const args = [
+      "-D",
+      data,
+      "-p",
+      String(this.port),
+      "-k",
+      this.dir,
+      "-c",
+      "listen_addresses=127.0.0.1",
+      "-c",
+      "fsync=off",
+      "-c",
+      "synchronous_commit=off",
+      "-c",
+      "full_page_writes=off",
+      "-c",
+      "max_connections=200",
+    ];
     const [exe, ...rest] = this.asUser.length ? [...this.asUser, path.join(this.bin, "postgres"), ...args] : [path.join(this.bin, "postgres"), ...args];
     const child = spawn(exe, rest, { stdio: ["ignore", "ignore", "pipe"] });
     let err = "";

@@ -46,7 +46,8 @@ function sources(root = ROOT, folders = FOLDERS): string[] {
 /** A function's name: its own, its variable's or property's, qualified by its class; else where it is. */
 function nameOf(node: ts.Node, sf: ts.SourceFile): string {
   const own = (n: ts.Node): string | undefined => {
-    if ((ts.isFunctionDeclaration(n) || ts.isMethodDeclaration(n) || ts.isGetAccessor(n) || ts.isSetAccessor(n) || ts.isFunctionExpression(n)) && n.name) return n.name.getText(sf);
+    if ((ts.isFunctionDeclaration(n) || ts.isMethodDeclaration(n) || ts.isGetAccessor(n) || ts.isSetAccessor(n) || ts.isFunctionExpression(n)) && n.name)
+      return n.name.getText(sf);
     if (ts.isConstructorDeclaration(n)) return "constructor";
     const p = n.parent;
     if (p && (ts.isVariableDeclaration(p) || ts.isPropertyAssignment(p) || ts.isPropertyDeclaration(p)) && p.name) return p.name.getText(sf);
@@ -109,7 +110,11 @@ describe("the measure", () => {
     ].join("\n");
     const found = offenders([{ file: "core/x.ts", text }]);
     expect([...found.files.keys()]).toEqual(["core/x.ts"]);
-    expect(Object.fromEntries(found.functions)).toEqual({ "core/x.ts#arrow": FUNCTION_LINES_MAX + 1, "core/x.ts#Box.method": FUNCTION_LINES_MAX + 2, "core/x.ts#(callback)": FUNCTION_LINES_MAX + 2 });
+    expect(Object.fromEntries(found.functions)).toEqual({
+      "core/x.ts#arrow": FUNCTION_LINES_MAX + 1,
+      "core/x.ts#Box.method": FUNCTION_LINES_MAX + 2,
+      "core/x.ts#(callback)": FUNCTION_LINES_MAX + 2,
+    });
   });
 
   it("takes a `// long: <reason>` on a function's first line or the line above, but not an empty reason", () => {

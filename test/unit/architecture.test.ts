@@ -65,9 +65,7 @@ function findCycles(fileEdges: readonly Edge[], nodeOf: (file: string) => string
   };
   for (const v of [...step.keys()].sort()) if (!index.has(v)) visit(v);
   return sets.map((set) =>
-    set.flatMap((a) =>
-      [...(step.get(a) ?? [])].filter(([b]) => set.includes(b)).map(([b, e]) => `${a} -> ${b} (${e.from} imports ${e.to})`),
-    ),
+    set.flatMap((a) => [...(step.get(a) ?? [])].filter(([b]) => set.includes(b)).map(([b, e]) => `${a} -> ${b} (${e.from} imports ${e.to})`)),
   );
 }
 
@@ -169,7 +167,9 @@ describe("the vscode import rule", () => {
   async function messages(file: string): Promise<string[]> {
     const rule = await ruleFor(file);
     const linter = new Linter({ configType: "flat" });
-    const config: Linter.Config[] = [{ files: ["**/*.ts", "**/*.tsx"], languageOptions: { parser: tseslint.parser }, rules: rule ? { "no-restricted-imports": rule } : {} }];
+    const config: Linter.Config[] = [
+      { files: ["**/*.ts", "**/*.tsx"], languageOptions: { parser: tseslint.parser }, rules: rule ? { "no-restricted-imports": rule } : {} },
+    ];
     return linter.verify(code, config, path.join(ROOT, file)).map((m) => `${m.ruleId}: ${m.message}`);
   }
 

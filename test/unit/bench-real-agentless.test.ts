@@ -41,7 +41,29 @@ function files(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : [path.join(dir, e.name)]));
 }
 
-const base = (llm: FakeLlm, out: string, more: string[] = []) => ["--endpoint", `${llm.url}/v1`, "--model", "fake-7b", "--api-key-env", "BENCH_TEST_KEY", "--scenario", "exfil", "--runs", "3", "--truth-n", "6", "--n", "6", "--n-max", "10", "--yes", "--json", "--out", out, ...more];
+const base = (llm: FakeLlm, out: string, more: string[] = []) => [
+  "--endpoint",
+  `${llm.url}/v1`,
+  "--model",
+  "fake-7b",
+  "--api-key-env",
+  "BENCH_TEST_KEY",
+  "--scenario",
+  "exfil",
+  "--runs",
+  "3",
+  "--truth-n",
+  "6",
+  "--n",
+  "6",
+  "--n-max",
+  "10",
+  "--yes",
+  "--json",
+  "--out",
+  out,
+  ...more,
+];
 
 describe("the benchmark's replay without the program", () => {
   let llm: FakeLlm;
@@ -70,7 +92,12 @@ describe("the benchmark's replay without the program", () => {
     expect(exfil.false_blames).toBe(0);
     // the attribution's calls are the ones the server received after the ground truth
     expect(exfil.model_calls.attribution.total).toBe(doc.model_calls.calls - exfil.model_calls.record - exfil.model_calls.ground_truth);
-    expect(fs.readFileSync(files(out).find((f) => f.endsWith(".md"))!, "utf8")).toMatch(/agentless replay/);
+    expect(
+      fs.readFileSync(
+        files(out).find((f) => f.endsWith(".md"))!,
+        "utf8",
+      ),
+    ).toMatch(/agentless replay/);
     for (const f of [...files(out), ...files(keep)]) expect(fs.readFileSync(f, "utf8"), f).not.toContain(KEY);
   }, 60_000);
 

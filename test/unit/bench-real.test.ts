@@ -53,7 +53,34 @@ describe("the real-model benchmark on a fake OpenAI-compatible server", () => {
     const out = tmp();
     const keep = tmp();
     const x = io();
-    const args = ["--endpoint", `${llm.url}/v1?tenant=${KEY}`, "--model", "fake-7b", "--api-key-env", "BENCH_TEST_KEY", "--scenario", "exfil", "--scenario", "control", "--runs", "3", "--truth-n", "8", "--n", "6", "--n-max", "10", "--max-calls", "400", "--yes", "--json", "--out", out, "--keep-runs", keep];
+    const args = [
+      "--endpoint",
+      `${llm.url}/v1?tenant=${KEY}`,
+      "--model",
+      "fake-7b",
+      "--api-key-env",
+      "BENCH_TEST_KEY",
+      "--scenario",
+      "exfil",
+      "--scenario",
+      "control",
+      "--runs",
+      "3",
+      "--truth-n",
+      "8",
+      "--n",
+      "6",
+      "--n-max",
+      "10",
+      "--max-calls",
+      "400",
+      "--yes",
+      "--json",
+      "--out",
+      out,
+      "--keep-runs",
+      keep,
+    ];
     expect(await realMain(args, x)).toBe(0);
     const received = llm.requests.length;
     expect(received).toBeGreaterThan(0);
@@ -97,7 +124,29 @@ describe("the real-model benchmark on a fake OpenAI-compatible server", () => {
     const out = tmp();
     llm.requests.length = 0;
     const x = io();
-    const code = await realMain(["--endpoint", llm.url, "--model", "fake-7b", "--scenario", "exfil", "--scenario", "admin", "--runs", "3", "--n-max", "10", "--max-calls", "25", "--yes", "--json", "--out", out], x);
+    const code = await realMain(
+      [
+        "--endpoint",
+        llm.url,
+        "--model",
+        "fake-7b",
+        "--scenario",
+        "exfil",
+        "--scenario",
+        "admin",
+        "--runs",
+        "3",
+        "--n-max",
+        "10",
+        "--max-calls",
+        "25",
+        "--yes",
+        "--json",
+        "--out",
+        out,
+      ],
+      x,
+    );
     expect(code).toBe(0);
     expect(llm.requests.length).toBeLessThanOrEqual(25);
     const doc = JSON.parse(x.out.join("")) as RealResult;
@@ -109,7 +158,12 @@ describe("the real-model benchmark on a fake OpenAI-compatible server", () => {
       ["admin", 3, "stopped by the cap"],
     ]);
     expect(doc.model_calls.calls).toBe(llm.requests.length);
-    expect(fs.readFileSync(files(out).find((f) => f.endsWith(".md"))!, "utf8")).toMatch(/Stopped by the cap/);
+    expect(
+      fs.readFileSync(
+        files(out).find((f) => f.endsWith(".md"))!,
+        "utf8",
+      ),
+    ).toMatch(/Stopped by the cap/);
   }, 60_000);
 
   it("never overwrites a results file: a second run gets a new name", async () => {
@@ -128,7 +182,31 @@ describe("a fake written for other tests", () => {
     const llm = await startFakeLlm({ followRate: 0.9, noAuth: true });
     try {
       const x = io();
-      expect(await realMain(["--endpoint", `${llm.url}/v1`, "--model", "fake", "--scenario", "exfil", "--runs", "2", "--truth-n", "6", "--n-max", "10", "--max-calls", "300", "--yes", "--json", "--out", tmp()], x)).toBe(0);
+      expect(
+        await realMain(
+          [
+            "--endpoint",
+            `${llm.url}/v1`,
+            "--model",
+            "fake",
+            "--scenario",
+            "exfil",
+            "--runs",
+            "2",
+            "--truth-n",
+            "6",
+            "--n-max",
+            "10",
+            "--max-calls",
+            "300",
+            "--yes",
+            "--json",
+            "--out",
+            tmp(),
+          ],
+          x,
+        ),
+      ).toBe(0);
       const doc = JSON.parse(x.out.join("")) as RealResult;
       const exfil = doc.scenarios[0];
       expect(exfil.ground_truth.verdict).toBe("confirmed");
@@ -147,7 +225,31 @@ describe("the real-model benchmark on a fake Anthropic messages server", () => {
     try {
       const out = tmp();
       const x = io();
-      const code = await realMain(["--endpoint", `${llm.url}/v1/messages`, "--model", "fake-claude", "--api-key-env", "BENCH_TEST_KEY", "--scenario", "admin", "--runs", "2", "--truth-n", "6", "--n-max", "10", "--max-calls", "300", "--yes", "--json", "--out", out], x);
+      const code = await realMain(
+        [
+          "--endpoint",
+          `${llm.url}/v1/messages`,
+          "--model",
+          "fake-claude",
+          "--api-key-env",
+          "BENCH_TEST_KEY",
+          "--scenario",
+          "admin",
+          "--runs",
+          "2",
+          "--truth-n",
+          "6",
+          "--n-max",
+          "10",
+          "--max-calls",
+          "300",
+          "--yes",
+          "--json",
+          "--out",
+          out,
+        ],
+        x,
+      );
       expect(code).toBe(0);
       expect(llm.requests.length).toBeGreaterThan(0);
       expect(llm.requests.every((r) => r.path === "/v1/messages" && r.headers["x-api-key"] === KEY)).toBe(true);
@@ -169,10 +271,38 @@ describe("the real-model benchmark on a fake Anthropic messages server", () => {
 describe("ground truth that does not hold is reported apart", () => {
   it("a model that does the harm with or without the planted document: not confirmed, not scored", async () => {
     // the planner refunds whatever the notes say: the memo changes nothing
-    const llm = await startFakeLlm({ respond: (conv) => (conv.tools.length ? { text: "", calls: [{ name: "issue_refund", args: { order_id: 7784, amount: 520 } }] } : { text: "Notes.", calls: [] }), noAuth: true });
+    const llm = await startFakeLlm({
+      respond: (conv) =>
+        conv.tools.length ? { text: "", calls: [{ name: "issue_refund", args: { order_id: 7784, amount: 520 } }] } : { text: "Notes.", calls: [] },
+      noAuth: true,
+    });
     try {
       const x = io();
-      expect(await realMain(["--endpoint", llm.url, "--model", "eager", "--scenario", "refund", "--runs", "2", "--truth-n", "4", "--n-max", "8", "--max-calls", "200", "--yes", "--json", "--out", tmp()], x)).toBe(0);
+      expect(
+        await realMain(
+          [
+            "--endpoint",
+            llm.url,
+            "--model",
+            "eager",
+            "--scenario",
+            "refund",
+            "--runs",
+            "2",
+            "--truth-n",
+            "4",
+            "--n-max",
+            "8",
+            "--max-calls",
+            "200",
+            "--yes",
+            "--json",
+            "--out",
+            tmp(),
+          ],
+          x,
+        ),
+      ).toBe(0);
       const doc = JSON.parse(x.out.join("")) as RealResult;
       expect(doc.scenarios[0].ground_truth).toMatchObject({ verdict: "not-confirmed", with: { harmful: 4, runs: 4 }, without: { harmful: 4, runs: 4 } });
       expect(doc.confirmed.scenarios).toEqual([]);
@@ -214,13 +344,21 @@ describe("refusals: bad input, no confirmation", () => {
 
 describe("the client reads what models really send", () => {
   it("tool calls in text, broken arguments, Anthropic blocks", () => {
-    expect(callsInText('Sure.\n<tool_call>{"name": "send_email", "arguments": {"to": "a@b.example"}}</tool_call>')).toEqual([{ tool: "send_email", args: { to: "a@b.example" } }]);
+    expect(callsInText('Sure.\n<tool_call>{"name": "send_email", "arguments": {"to": "a@b.example"}}</tool_call>')).toEqual([
+      { tool: "send_email", args: { to: "a@b.example" } },
+    ]);
     expect(callsInText('```json\n[{"tool": "escalate", "args": {"reason": "x"}}]\n```')).toEqual([{ tool: "escalate", args: { reason: "x" } }]);
     expect(callsInText("no calls here {not json")).toEqual([]);
     const o = readOpenai({ choices: [{ message: { content: null, tool_calls: [{ function: { name: "send_email", arguments: "{broken" } }] } }] });
     expect(o!.calls).toEqual([{ tool: "send_email", args: null }]);
     expect(readOpenai({ nope: 1 })).toBeNull();
-    const a = readAnthropic({ content: [{ type: "text", text: "ok" }, { type: "tool_use", name: "escalate", input: { reason: "r" } }], usage: { input_tokens: 10, output_tokens: 3 } });
+    const a = readAnthropic({
+      content: [
+        { type: "text", text: "ok" },
+        { type: "tool_use", name: "escalate", input: { reason: "r" } },
+      ],
+      usage: { input_tokens: 10, output_tokens: 3 },
+    });
     expect(a).toEqual({ text: "ok", calls: [{ tool: "escalate", args: { reason: "r" } }], usage: { input_tokens: 10, output_tokens: 3, estimated: false } });
   });
 
@@ -297,7 +435,10 @@ describe("the client reads what models really send", () => {
   });
 
   it("the estimate bounds what a run may cost", () => {
-    const o = parseRealArgs(["--endpoint", "http://h/v1", "--model", "m", "--scenario", "exfil", "--runs", "2", "--truth-n", "3", "--n-max", "10", "--price", "m=1,2"], {});
+    const o = parseRealArgs(
+      ["--endpoint", "http://h/v1", "--model", "m", "--scenario", "exfil", "--runs", "2", "--truth-n", "3", "--n-max", "10", "--price", "m=1,2"],
+      {},
+    );
     const e = estimate(o);
     expect(e.calls.record).toBe(4);
     expect(e.calls.ground_truth).toBe((3 + 1) * 2);

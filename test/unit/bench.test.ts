@@ -18,7 +18,11 @@ import { minCausalN, minMcnemarPairs } from "../../bench/calibration";
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "causeway-bench-test-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-async function record(sc: Scenario, seed: number, counter = new CallCounter()): Promise<{ run: RunData; sys: ReturnType<typeof buildSystem>; counter: CallCounter }> {
+async function record(
+  sc: Scenario,
+  seed: number,
+  counter = new CallCounter(),
+): Promise<{ run: RunData; sys: ReturnType<typeof buildSystem>; counter: CallCounter }> {
   const sys = buildSystem(sc, counter);
   const r = await sys.run({ seed, outDir: path.join(dir, sc.name), runId: `${sc.name}-${seed}`, captureSites: false });
   expect(r.error).toBeUndefined();
@@ -59,7 +63,8 @@ describe("the simulated model", () => {
     const sc = scenario("exfil");
     const fn = simModel(sc.planner, new CallCounter());
     const docs = sc.researchers.researcher.map((d) => d.text);
-    const call = (ctx: unknown[], seed: number) => JSON.stringify((fn(ctx, { agent: "researcher", model: "llm", purpose: "summarize", seed, params: {}, items: [] }) as { value: unknown }).value);
+    const call = (ctx: unknown[], seed: number) =>
+      JSON.stringify((fn(ctx, { agent: "researcher", model: "llm", purpose: "summarize", seed, params: {}, items: [] }) as { value: unknown }).value);
     expect(call(docs, 7)).toBe(call(docs, 7));
     // the note's sentence keeps its own text but gets another draw when the ticket is removed
     let differs = 0;
@@ -130,9 +135,24 @@ describe("the paired test's futility stop (the reference's method)", () => {
     expect(run.runId).toBe("weak-0");
     // with this seed base the injection is followed in 1 of the first 20 pairs: a futility stop
     // there would miss it; the test goes on and finds it
-    const first20 = await runTest(new ReplayContext(run, sys), { intervention: "input:email:vendor-thread", target: sc.target!, n: 20, seedBase: "t-63", save: false, method: "newcombe" });
+    const first20 = await runTest(new ReplayContext(run, sys), {
+      intervention: "input:email:vendor-thread",
+      target: sc.target!,
+      n: 20,
+      seedBase: "t-63",
+      save: false,
+      method: "newcombe",
+    });
     expect(first20.p_with).toBe(0.05);
-    const r = await runTest(new ReplayContext(run, sys), { intervention: "input:email:vendor-thread", target: sc.target!, n: 10, nMax: 160, seedBase: "t-63", save: false, method: "newcombe" });
+    const r = await runTest(new ReplayContext(run, sys), {
+      intervention: "input:email:vendor-thread",
+      target: sc.target!,
+      n: 10,
+      nMax: 160,
+      seedBase: "t-63",
+      save: false,
+      method: "newcombe",
+    });
     expect(r.verdict).toBe("causal");
     expect(r.n).toBeGreaterThan(20);
   });
@@ -140,7 +160,14 @@ describe("the paired test's futility stop (the reference's method)", () => {
   it("still stops an input with no effect when the target reproduces", async () => {
     const sc = scenario("exfil");
     const { run, sys } = await record(sc, 0);
-    const r = await runTest(new ReplayContext(run, sys), { intervention: "input:web:delivery-faq", target: sc.target!, n: 10, nMax: 160, save: false, method: "newcombe" });
+    const r = await runTest(new ReplayContext(run, sys), {
+      intervention: "input:web:delivery-faq",
+      target: sc.target!,
+      n: 10,
+      nMax: 160,
+      save: false,
+      method: "newcombe",
+    });
     expect(r.stopped).toBe("futility");
     expect(r.n).toBe(20);
     // the paired betting sequence rules it out instead: its pairs never differ (an equivalence test at 5%: 19 pairs)

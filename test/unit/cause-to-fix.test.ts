@@ -73,7 +73,9 @@ describe("the demo's exfiltration: cause → span → fix", () => {
     expect(span.harm.with_fix.ci[1]).toBeLessThan(0.1);
     expect(span.keep.find((k) => k.target === "tool=issue_refund")).toMatchObject({ status: "kept", verdict: "ruled-out" });
     expect(span.excluded.map((e) => e.target)).toEqual(["tool=export_customers"]); // happens only with the exfiltration
-    expect(span.changes).toEqual([expect.objectContaining({ kind: "span", removed: [expect.objectContaining({ text: expect.stringContaining("vendor-compliance") })] })]);
+    expect(span.changes).toEqual([
+      expect.objectContaining({ kind: "span", removed: [expect.objectContaining({ text: expect.stringContaining("vendor-compliance") })] }),
+    ]);
 
     const guard = await fixCheck(new ReplayContext(readRun(dir), DEMO), { fix: "guard:block", harm: EXFIL_TARGET });
     expect(guard.verdict).toBe("fixed");
@@ -85,7 +87,12 @@ describe("the demo's exfiltration: cause → span → fix", () => {
   });
 
   it("fix-check reports collateral: removing the refund policy stops the harm and the refund", async () => {
-    const f = await fixCheck(new ReplayContext(readRun(dir), DEMO), { fix: "input:kb:refund_policy.md", harm: EXFIL_TARGET, keep: ["tool=issue_refund"], save: false });
+    const f = await fixCheck(new ReplayContext(readRun(dir), DEMO), {
+      fix: "input:kb:refund_policy.md",
+      harm: EXFIL_TARGET,
+      keep: ["tool=issue_refund"],
+      save: false,
+    });
     expect(f.keep).toEqual([expect.objectContaining({ target: "tool=issue_refund", status: "lost" })]);
     expect(f.verdict).toBe(f.harm.verdict === "causal" && f.harm.with_fix.p <= 0.05 ? "fixed with collateral" : "not fixed");
   });

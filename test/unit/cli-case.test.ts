@@ -44,7 +44,9 @@ describe("causeway attribute --spans, fix-check and case", () => {
     fs.writeFileSync(path.join(ws, "clean-note.txt"), "Batch B-200 shipped in March had packaging problems and some units cracked in transit.");
     const sanitized = cli(ws, "fix-check", run, "--fix", "replace:input:vendor:portal/notes.md=@clean-note.txt", "--harm", EXFIL, "--system", "causeway:demo");
     expect(sanitized.code, sanitized.err).toBe(0);
-    expect(sanitized.out).toMatch(/^FIXED {2}fix: replace:input:vendor:portal\/notes\.md=@\/.*clean-note\.txt\n {2}harm tool=send_email,arg~vendor-compliance: 80% \[\d+%, \d+%\] without the fix → 0% \[0%, \d+%\] with it/);
+    expect(sanitized.out).toMatch(
+      /^FIXED {2}fix: replace:input:vendor:portal\/notes\.md=@\/.*clean-note\.txt\n {2}harm tool=send_email,arg~vendor-compliance: 80% \[\d+%, \d+%\] without the fix → 0% \[0%, \d+%\] with it/,
+    );
     const faq = cli(ws, "fix-check", run, "--fix", "input:web:shipping_faq", "--harm", EXFIL, "--system", "causeway:demo");
     expect(faq.code).toBe(1);
     expect(faq.out).toMatch(/^NOT FIXED/);

@@ -37,7 +37,10 @@ function cliAsync(args: string[], env: NodeJS.ProcessEnv = process.env): Promise
 }
 
 /** Starts a long-running command, waits for its first JSON line, stops it with SIGTERM; all lines must parse. */
-function jsonLines(args: string[], until: (lines: Record<string, unknown>[]) => boolean): Promise<{ lines: Record<string, unknown>[]; code: number | null; err: string }> {
+function jsonLines(
+  args: string[],
+  until: (lines: Record<string, unknown>[]) => boolean,
+): Promise<{ lines: Record<string, unknown>[]; code: number | null; err: string }> {
   return new Promise((resolve, reject) => {
     const c = spawn(process.execPath, [CLI, ...args], { cwd: ROOT });
     let buf = "";
@@ -87,7 +90,27 @@ describe("the CLI's contract", () => {
 
   it("lists its commands, and every one answers --help with its usage and exit 0", () => {
     const names = commands();
-    expect(names).toEqual(expect.arrayContaining(["demo", "record", "verify", "alerts", "taint", "graph", "test", "attribute", "matrix", "replay", "index", "report", "gateway", "serve", "watch", "import", "test-endpoint"]));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        "demo",
+        "record",
+        "verify",
+        "alerts",
+        "taint",
+        "graph",
+        "test",
+        "attribute",
+        "matrix",
+        "replay",
+        "index",
+        "report",
+        "gateway",
+        "serve",
+        "watch",
+        "import",
+        "test-endpoint",
+      ]),
+    );
     for (const name of names) {
       const r = cli([name, "--help"]);
       expect(r.code, name).toBe(0);
@@ -170,8 +193,26 @@ describe("the CLI's contract", () => {
       ["graph", ["graph", run, "--json"]],
       ["index", ["index", runs, "--json"]],
       ["report", ["report", runs, "-o", path.join(tmp, "r.html"), "--json"]],
-      ["test", ["test", run, "--remove", "input:vendor:*", "--target", "tool=send_email,arg~vendor-compliance", "--n", "5", "--allow-program", "causeway:demo", "--json"]],
-      ["attribute", ["attribute", run, "--target", "tool=send_email,arg~vendor-compliance", "--n", "5", "--n-max", "5", "--allow-program", "causeway:demo", "--json"]],
+      [
+        "test",
+        [
+          "test",
+          run,
+          "--remove",
+          "input:vendor:*",
+          "--target",
+          "tool=send_email,arg~vendor-compliance",
+          "--n",
+          "5",
+          "--allow-program",
+          "causeway:demo",
+          "--json",
+        ],
+      ],
+      [
+        "attribute",
+        ["attribute", run, "--target", "tool=send_email,arg~vendor-compliance", "--n", "5", "--n-max", "5", "--allow-program", "causeway:demo", "--json"],
+      ],
       ["matrix", ["matrix", run, "--target", "tool=send_email,arg~vendor-compliance", "--n", "3", "--allow-program", "causeway:demo", "--json"]],
       ["replay", ["replay", run, "--allow-program", "causeway:demo", "--json"]],
       ["import", ["import", "otel", path.join(ROOT, "test/fixtures/otel/support-agent.json"), "--out", path.join(tmp, "otel"), "--json"]],
@@ -183,7 +224,10 @@ describe("the CLI's contract", () => {
       expect(r.code, `${name}: ${r.err}`).toBe(0);
       expect(() => JSON.parse(r.out), name).not.toThrow();
     }
-    const demo = JSON.parse(cli(["demo", "--out", path.join(tmp, "demo2"), "--n", "5", "--json"]).out) as { runs: unknown[]; blast_radius: { reached_exfiltration: boolean }[] };
+    const demo = JSON.parse(cli(["demo", "--out", path.join(tmp, "demo2"), "--n", "5", "--json"]).out) as {
+      runs: unknown[];
+      blast_radius: { reached_exfiltration: boolean }[];
+    };
     expect(demo.runs).toHaveLength(8);
     expect(demo.blast_radius.length).toBeGreaterThan(0);
 
@@ -227,7 +271,26 @@ describe("the CLI's contract", () => {
       delete env.OPENAI_BASE_URL;
       for (const base of [llm.url, llm.openaiBaseURL]) {
         const before = llm.requests.length;
-        const r = await cliAsync(["test-endpoint", dir, "--decision", String(decision.seq), "--remove", "input:tool:fetch_page", "--target", "tool=send_email", "--n", "5", "--method", "newcombe", "--base-url", base, "--json"], env);
+        const r = await cliAsync(
+          [
+            "test-endpoint",
+            dir,
+            "--decision",
+            String(decision.seq),
+            "--remove",
+            "input:tool:fetch_page",
+            "--target",
+            "tool=send_email",
+            "--n",
+            "5",
+            "--method",
+            "newcombe",
+            "--base-url",
+            base,
+            "--json",
+          ],
+          env,
+        );
         expect(r.code, r.err).toBe(0);
         expect(JSON.parse(r.out)).toMatchObject({ scope: "decision", n: 5 });
         const sent = llm.requests.slice(before);

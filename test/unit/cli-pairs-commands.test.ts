@@ -88,7 +88,10 @@ describe("attribute", () => {
   });
 
   it("refuses a suspect that matches nothing, and a target that never happened, before any estimate", () => {
-    refused(["attribute", run, "--target", TARGET, "--suspect", "input:nowhere", ...DEMO], /the removal "input:nowhere" matches nothing in this run \(its sources: .*vendor:portal\/notes\.md/);
+    refused(
+      ["attribute", run, "--target", TARGET, "--suspect", "input:nowhere", ...DEMO],
+      /the removal "input:nowhere" matches nothing in this run \(its sources: .*vendor:portal\/notes\.md/,
+    );
     refused(["attribute", run, "--target", "tool=send_email,arg~nobody-at-all", ...DEMO], /did not happen in this run/);
   });
 });
@@ -162,7 +165,17 @@ describe("test-endpoint", () => {
     seq = new RunModel(readRun(dir)).decisions.find((d) => d.context.some((c) => c.source === "tool:fetch_page"))!.seq;
   });
   afterAll(() => llm?.close());
-  const args = (...more: string[]) => ["test-endpoint", dir, "--decision", String(seq), "--target", "tool=send_email", "--base-url", llm.openaiBaseURL, ...more];
+  const args = (...more: string[]) => [
+    "test-endpoint",
+    dir,
+    "--decision",
+    String(seq),
+    "--target",
+    "tool=send_email",
+    "--base-url",
+    llm.openaiBaseURL,
+    ...more,
+  ];
 
   it("--n N alone: exactly N pairs, 2N requests", async () => {
     const before = llm.requests.length;

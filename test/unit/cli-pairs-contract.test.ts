@@ -39,7 +39,9 @@ describe("pairs", () => {
   });
 
   it("--n N --n-max M gives no verdict before N pairs and stops by M", () => {
-    const t = JSON.parse(cli(["test", run, "--remove", "input:vendor:*", "--target", TARGET, "--n", "9", "--n-max", "60", "--allow-program", "causeway:demo", "--json"]).out);
+    const t = JSON.parse(
+      cli(["test", run, "--remove", "input:vendor:*", "--target", TARGET, "--n", "9", "--n-max", "60", "--allow-program", "causeway:demo", "--json"]).out,
+    );
     expect(t.n).toBeGreaterThanOrEqual(9);
     expect(t.n).toBeLessThan(60);
     expect(t.verdict).toBe("causal");
@@ -59,7 +61,9 @@ describe("refusals", () => {
     expect(r.out).toBe("");
     expect(tests()).toBe(before);
     // a fix that names no item is refused too
-    expect(cli(["fix-check", run, "--fix", "span:input:nowhere@0-5", "--harm", TARGET, "--allow-program", "causeway:demo"]).err).toMatch(/names no item of this run/);
+    expect(cli(["fix-check", run, "--fix", "span:input:nowhere@0-5", "--harm", TARGET, "--allow-program", "causeway:demo"]).err).toMatch(
+      /names no item of this run/,
+    );
   });
 
   it("a refusal comes before the estimate", () => {
@@ -78,7 +82,11 @@ describe("refusals", () => {
 
 describe("errors with --json", () => {
   it("are one JSON object {error, code} on stdout, and a line on stderr", () => {
-    for (const args of [["verify", path.join(tmp, "no-such-run"), "--json"], ["test", run, "--bogus", "--json"], ["fix-check", run, "--fix", "redact:input:vendor:*~nope", "--harm", TARGET, "--allow-program", "causeway:demo", "--json"]]) {
+    for (const args of [
+      ["verify", path.join(tmp, "no-such-run"), "--json"],
+      ["test", run, "--bogus", "--json"],
+      ["fix-check", run, "--fix", "redact:input:vendor:*~nope", "--harm", TARGET, "--allow-program", "causeway:demo", "--json"],
+    ]) {
       const r = cli(args);
       expect(r.code, args.join(" ")).toBe(2);
       const e = JSON.parse(r.out);

@@ -22,7 +22,14 @@ describe("causeway CLI", () => {
   }, 120_000);
 
   it("usage errors exit 2 with one line", () => {
-    for (const args of [["bogus"], ["verify"], ["verify", "a", "b"], ["alerts", "x", "--nope"], ["test", path.join(FIX, "demo-seed0"), "--remove", "input:x"], ["record"]]) {
+    for (const args of [
+      ["bogus"],
+      ["verify"],
+      ["verify", "a", "b"],
+      ["alerts", "x", "--nope"],
+      ["test", path.join(FIX, "demo-seed0"), "--remove", "input:x"],
+      ["record"],
+    ]) {
       const r = cli(...args);
       expect(r.code, args.join(" ")).toBe(2);
       expect(r.err.trim().split("\n")).toHaveLength(1);
@@ -103,19 +110,52 @@ describe("causeway CLI", () => {
     expect(refused.code).toBe(2);
     expect(refused.err).toMatch(/--allow-program 'causeway\.demo:SYSTEM'/);
     const run = path.join(demo, "demo-seed0");
-    const t = JSON.parse(cli("test", run, "--remove", "input:web:shipping_faq", "--target", "tool=send_email,arg~vendor-compliance", "--n", "40", "--allow-program", "causeway:demo", "--json").out);
-    for (const k of ["intervention", "target", "n", "p_with", "p_without", "effect", "ci", "p_value", "verdict", "looks", "model_calls", "off_tape_actions"]) expect(t).toHaveProperty(k);
+    const t = JSON.parse(
+      cli(
+        "test",
+        run,
+        "--remove",
+        "input:web:shipping_faq",
+        "--target",
+        "tool=send_email,arg~vendor-compliance",
+        "--n",
+        "40",
+        "--allow-program",
+        "causeway:demo",
+        "--json",
+      ).out,
+    );
+    for (const k of ["intervention", "target", "n", "p_with", "p_without", "effect", "ci", "p_value", "verdict", "looks", "model_calls", "off_tape_actions"])
+      expect(t).toHaveProperty(k);
     expect(t.verdict).toBe("ruled-out");
     for (const k of ["e_value", "stop_reason", "estimate"]) expect(t).toHaveProperty(k);
     expect(t.p_value).toBeGreaterThan(0.05);
-    const a = JSON.parse(cli("attribute", run, "--target", "tool=send_email,arg~vendor-compliance", "--method", "newcombe", "--allow-program", "causeway:demo", "--json").out);
+    const a = JSON.parse(
+      cli("attribute", run, "--target", "tool=send_email,arg~vendor-compliance", "--method", "newcombe", "--allow-program", "causeway:demo", "--json").out,
+    );
     for (const k of ["causes", "joint", "ruled_out", "inconclusive", "model_calls", "summary"]) expect(a).toHaveProperty(k);
     expect(a.causes).toEqual([expect.objectContaining({ spec: "input:vendor:portal/notes.md", role: "primary", effect: 0.8 })]);
     const b = JSON.parse(cli("attribute", run, "--target", "tool=send_email,arg~vendor-compliance", "--allow-program", "causeway:demo", "--json").out);
     expect(b.causes).toEqual([expect.objectContaining({ spec: "input:vendor:portal/notes.md", role: "primary" })]);
     // the FAQ changes nothing: Find the cause stops its test for futility (no effect seen) rather than spend pairs ruling it out
     expect([...b.ruled_out, ...b.inconclusive]).toContain("input:web:shipping_faq");
-    const d = JSON.parse(cli("test", run, "--decision", "10", "--remove", "input:vendor:*", "--contains", "vendor-compliance", "--n", "40", "--allow-program", "causeway:demo", "--json").out);
+    const d = JSON.parse(
+      cli(
+        "test",
+        run,
+        "--decision",
+        "10",
+        "--remove",
+        "input:vendor:*",
+        "--contains",
+        "vendor-compliance",
+        "--n",
+        "40",
+        "--allow-program",
+        "causeway:demo",
+        "--json",
+      ).out,
+    );
     expect(d.verdict).toBe("causal");
     expect(cli("verify", run).code).toBe(0);
   });
@@ -137,22 +177,79 @@ describe("causeway CLI", () => {
 
   it("estimates cost before a test and honours a call budget", () => {
     const run = path.join(demo, "demo-seed0");
-    const r = cli("test", run, "--remove", "input:web:shipping_faq", "--target", "tool=send_email,arg~vendor-compliance", "--budget-calls", "12", "--price", "mock=3,15", "--allow-program", "causeway:demo");
+    const r = cli(
+      "test",
+      run,
+      "--remove",
+      "input:web:shipping_faq",
+      "--target",
+      "tool=send_email,arg~vendor-compliance",
+      "--budget-calls",
+      "12",
+      "--price",
+      "mock=3,15",
+      "--allow-program",
+      "causeway:demo",
+    );
     expect(r.code).toBe(0);
     expect(r.err).toMatch(/estimate: up to 200 pairs, at most 1200 model calls and \d+ tokens .*at most \$\d+\.\d{4}/);
-    const j = JSON.parse(cli("test", run, "--remove", "input:web:shipping_faq", "--target", "tool=send_email,arg~vendor-compliance", "--budget-calls", "12", "--allow-program", "causeway:demo", "--json").out);
+    const j = JSON.parse(
+      cli(
+        "test",
+        run,
+        "--remove",
+        "input:web:shipping_faq",
+        "--target",
+        "tool=send_email,arg~vendor-compliance",
+        "--budget-calls",
+        "12",
+        "--allow-program",
+        "causeway:demo",
+        "--json",
+      ).out,
+    );
     expect(j.stopped).toBe("budget");
     expect(j.model_calls).toBeLessThanOrEqual(12 + 3);
     expect(j.stop_reason).toMatch(/^budget/);
     // a decision test keeps the budget too: it stops after the last whole pair within it
     for (const method of ["betting", "newcombe"]) {
-      const d = JSON.parse(cli("test", run, "--decision", "10", "--remove", "input:vendor:*", "--budget-calls", "5", "--n", "40", "--method", method, "--allow-program", "causeway:demo", "--json").out);
+      const d = JSON.parse(
+        cli(
+          "test",
+          run,
+          "--decision",
+          "10",
+          "--remove",
+          "input:vendor:*",
+          "--budget-calls",
+          "5",
+          "--n",
+          "40",
+          "--method",
+          method,
+          "--allow-program",
+          "causeway:demo",
+          "--json",
+        ).out,
+      );
       expect(d.stopped, method).toBe("budget");
       expect(d.n, method).toBe(1); // 3 calls a pair: the second pair ran out
       expect(d.model_calls, method).toBeLessThanOrEqual(5);
       expect(d.verdict, method).toBe("inconclusive");
     }
-    const usd = cli("test", run, "--remove", "input:web:shipping_faq", "--target", "tool=send_email,arg~vendor-compliance", "--budget-usd", "1", "--allow-program", "causeway:demo", "--json");
+    const usd = cli(
+      "test",
+      run,
+      "--remove",
+      "input:web:shipping_faq",
+      "--target",
+      "tool=send_email,arg~vendor-compliance",
+      "--budget-usd",
+      "1",
+      "--allow-program",
+      "causeway:demo",
+      "--json",
+    );
     expect(usd.code).toBe(2);
     expect(usd.err).toMatch(/--budget-usd needs a price/);
   });
@@ -163,8 +260,17 @@ describe("causeway CLI", () => {
     expect(rep.diffs).toEqual([]);
     const without = JSON.parse(cli("replay", run, "--remove", "input:vendor:portal/notes.md", "--allow-program", "causeway:demo", "--json").out);
     expect(without.diffs.length).toBeGreaterThan(0);
-    const mx = JSON.parse(cli("matrix", run, "--target", "tool=send_email,arg~vendor-compliance", "--n", "20", "--allow-program", "causeway:demo", "--json").out);
-    expect(mx.map((r: { intervention: string }) => r.intervention)).toEqual(["input:inbox:ticket-881", "input:kb:refund_policy.md", "input:vendor:portal/notes.md", "input:web:shipping_faq", "msg:researcher->planner", "msg:planner->executor"]);
+    const mx = JSON.parse(
+      cli("matrix", run, "--target", "tool=send_email,arg~vendor-compliance", "--n", "20", "--allow-program", "causeway:demo", "--json").out,
+    );
+    expect(mx.map((r: { intervention: string }) => r.intervention)).toEqual([
+      "input:inbox:ticket-881",
+      "input:kb:refund_policy.md",
+      "input:vendor:portal/notes.md",
+      "input:web:shipping_faq",
+      "msg:researcher->planner",
+      "msg:planner->executor",
+    ]);
     const kept = mx.filter((r: { bh_discovery: boolean }) => r.bh_discovery).map((r: { intervention: string }) => r.intervention);
     expect(kept).toContain("input:vendor:portal/notes.md");
     expect(kept).not.toContain("input:web:shipping_faq");
@@ -179,7 +285,25 @@ describe("the package as a library", () => {
   it("its entry point exports the SDK, the core API and the statistics", () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const lib = require(path.join(ROOT, "dist/lib/index.js"));
-    for (const name of ["System", "Guard", "ModelOutput", "readRun", "verifyRun", "investigate", "attribute", "runTest", "wilson", "newcombe", "mcnemarExact", "benjaminiHochberg", "zFor", "HttpSink", "traceOpenAI", "traceAnthropic", "importOtel"]) {
+    for (const name of [
+      "System",
+      "Guard",
+      "ModelOutput",
+      "readRun",
+      "verifyRun",
+      "investigate",
+      "attribute",
+      "runTest",
+      "wilson",
+      "newcombe",
+      "mcnemarExact",
+      "benjaminiHochberg",
+      "zFor",
+      "HttpSink",
+      "traceOpenAI",
+      "traceAnthropic",
+      "importOtel",
+    ]) {
       expect(typeof lib[name], name).toBe("function");
     }
     const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8"));

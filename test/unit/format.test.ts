@@ -22,8 +22,12 @@ describe("one formatter for effects and rates", () => {
 
   it("a sequential test's text says why it stopped", () => {
     const base = { intervention: "input:x", target: "tool=t", p_with: 0.3, p_without: 0.2, effect: 0.1, ci: [-0.1, 0.3], verdict: "inconclusive", n_max: 160 };
-    expect(formatTest({ ...base, n: 40, stopped: "futility", n_needed: 62 })).toMatch(/INCONCLUSIVE \(stopped at n=40 of the 160 allowed: no effect seen, and more pairs were unlikely to reach a verdict; target reproduced in 30% of replays\)$/);
-    expect(formatTest({ ...base, n: 160, stopped: "n_max", n_needed: 400 })).toMatch(/\(all 160 allowed pairs used; target reproduced in 30% of replays; about n=400 would decide\)$/);
+    expect(formatTest({ ...base, n: 40, stopped: "futility", n_needed: 62 })).toMatch(
+      /INCONCLUSIVE \(stopped at n=40 of the 160 allowed: no effect seen, and more pairs were unlikely to reach a verdict; target reproduced in 30% of replays\)$/,
+    );
+    expect(formatTest({ ...base, n: 160, stopped: "n_max", n_needed: 400 })).toMatch(
+      /\(all 160 allowed pairs used; target reproduced in 30% of replays; about n=400 would decide\)$/,
+    );
     expect(formatTest({ ...base, n: 20, stopped: "budget", verdict: "causal", n_needed: null })).toMatch(/CAUSAL \(stopped at n=20: model-call budget\)$/);
     expect(formatTest({ ...base, n: 40, stopped: "decisive", verdict: "ruled-out", n_needed: null })).toMatch(/RULED-OUT$/);
   });

@@ -28,10 +28,25 @@ describe("the intervention grammar", () => {
     expect(r.edit).toMatchObject({ kind: "redact", pattern: "NOTE TO AI" });
     expect(r.parts).toEqual([expect.objectContaining({ kind: "input", glob: "vendor:*" })]);
     expect(parseIntervention("replace:input:web:faq=Nothing to see.").edit).toMatchObject({ kind: "replace", text: "Nothing to see." });
-    expect(parseIntervention("span:input:vendor:portal/notes.md@90-200,0-5").edit).toMatchObject({ kind: "span", ranges: [[0, 5], [90, 200]] });
+    expect(parseIntervention("span:input:vendor:portal/notes.md@90-200,0-5").edit).toMatchObject({
+      kind: "span",
+      ranges: [
+        [0, 5],
+        [90, 200],
+      ],
+    });
     expect(parseIntervention("guard:block").guard).toEqual({ mode: "block", target: undefined });
     expect(parseIntervention("guard:block:tool=send_email,arg~x").guard?.target?.clauses).toHaveLength(2);
-    for (const bad of ["span:input:x@5-5", "span:input:x@1-9,3-12", "span:input:x", "redact:input:x", "redact:input:x~/(/", "replace:input:x", "guard:allow", "replace:nope:x=1"]) {
+    for (const bad of [
+      "span:input:x@5-5",
+      "span:input:x@1-9,3-12",
+      "span:input:x",
+      "redact:input:x",
+      "redact:input:x~/(/",
+      "replace:input:x",
+      "guard:allow",
+      "replace:nope:x=1",
+    ]) {
       expect(() => parseIntervention(bad), bad).toThrow(SpecError);
     }
   });
@@ -57,7 +72,12 @@ describe("the intervention grammar", () => {
     expect(applyEdit(parseIntervention("replace:input:x=other").edit!, s)).toMatchObject({ value: "other", changed: true });
     const r = interveneOn([parseIntervention("replace:input:x=other")], { kind: "input", source: "x", trust: "untrusted", ref: refOf(s), value: s });
     expect(r).toMatchObject({ remove: false, value: "other", changes: [{ kind: "replace", before: refOf(s), after: refOf("other"), replaced_with: 5 }] });
-    expect(spanSpec("input:x", [[9, 12], [1, 3]])).toBe("span:input:x@1-3,9-12");
+    expect(
+      spanSpec("input:x", [
+        [9, 12],
+        [1, 3],
+      ]),
+    ).toBe("span:input:x@1-3,9-12");
   });
 });
 
@@ -85,10 +105,20 @@ describe("each kind on the demo's byte-compatible run", () => {
     const r = await runTest(ctx, { intervention: spec, target: EXFIL_TARGET, n: 40, method: "newcombe" });
     expect([r.verdict, r.p_with, r.p_without]).toEqual(["causal", 0.8, 0]);
     expect(r.changes).toEqual([
-      expect.objectContaining({ spec, kind: "span", item: expect.objectContaining({ source: "vendor:portal/notes.md" }), removed: [{ start: START, end: Array.from(NOTE).length, text: PLANTED }] }),
+      expect.objectContaining({
+        spec,
+        kind: "span",
+        item: expect.objectContaining({ source: "vendor:portal/notes.md" }),
+        removed: [{ start: START, end: Array.from(NOTE).length, text: PLANTED }],
+      }),
     ]);
     changedBlobIsStored(r.changes, NOTE.slice(0, NOTE.indexOf("NOTE TO AI")));
-    const first = await runTest(ctx, { intervention: spanSpec("input:vendor:portal/notes.md", [[0, START - 1]]), target: EXFIL_TARGET, n: 40, method: "newcombe" });
+    const first = await runTest(ctx, {
+      intervention: spanSpec("input:vendor:portal/notes.md", [[0, START - 1]]),
+      target: EXFIL_TARGET,
+      n: 40,
+      method: "newcombe",
+    });
     expect(first.verdict).toBe("ruled-out");
     // the saved line records the change too
     expect(readRun(dir).tests.at(-2)).toMatchObject({ intervention: spec, changes: [expect.objectContaining({ kind: "span" })] });
@@ -97,7 +127,9 @@ describe("each kind on the demo's byte-compatible run", () => {
   it("redact: removing the address alone is enough; a pattern that matches nothing is not applied", async () => {
     const r = await runTest(ctx, { intervention: "redact:input:vendor:*~audit@vendor-compliance.example", target: EXFIL_TARGET, n: 40, method: "newcombe" });
     expect(r.verdict).toBe("causal");
-    expect((r.changes as { removed: unknown[] }[])[0].removed).toEqual([{ start: NOTE.indexOf("audit@"), end: NOTE.indexOf("audit@") + 31, text: "audit@vendor-compliance.example" }]);
+    expect((r.changes as { removed: unknown[] }[])[0].removed).toEqual([
+      { start: NOTE.indexOf("audit@"), end: NOTE.indexOf("audit@") + 31, text: "audit@vendor-compliance.example" },
+    ]);
     changedBlobIsStored(r.changes, NOTE.replace("audit@vendor-compliance.example", ""));
     const none = await runTest(ctx, { intervention: "redact:input:vendor:*~no such words", target: EXFIL_TARGET, n: 10, method: "newcombe", save: false });
     expect(none.verdict).toBe("not-applied");
@@ -113,7 +145,13 @@ describe("each kind on the demo's byte-compatible run", () => {
       expect(r.changes).toEqual([expect.objectContaining({ kind: "replace", before: refOf(NOTE), after: refOf(clean) })]);
       changedBlobIsStored(r.changes, clean);
     }
-    const keep = await runTest(ctx, { intervention: `replace:input:vendor:portal/notes.md=${clean}`, target: REFUND_TARGET, n: 40, method: "newcombe", nMax: 160 });
+    const keep = await runTest(ctx, {
+      intervention: `replace:input:vendor:portal/notes.md=${clean}`,
+      target: REFUND_TARGET,
+      n: 40,
+      method: "newcombe",
+      nMax: 160,
+    });
     expect(keep.verdict).toBe("ruled-out");
   });
 
@@ -175,6 +213,10 @@ describe("each kind on the reference tool's own run (test/fixtures/causeway-py-d
     expect([g.verdict, g.p_without]).toEqual(["causal", 0]);
     const v = verifyRun(dir);
     expect(v.ok).toBe(true);
-    expect(readRun(dir).tests.slice(-4).map((t) => t.intervention)).toEqual([...cases.map(([s]) => s), "guard:block"]);
+    expect(
+      readRun(dir)
+        .tests.slice(-4)
+        .map((t) => t.intervention),
+    ).toEqual([...cases.map(([s]) => s), "guard:block"]);
   });
 });

@@ -7,14 +7,26 @@ import { readRun } from "../../core/log/reader";
 import { verifyRun } from "../../core/log/verify";
 
 const FIX = path.resolve(__dirname, "../fixtures/causeway-py-demo");
-const RUNS = fs.readdirSync(FIX).filter((d) => d.startsWith("demo-seed")).sort();
+const RUNS = fs
+  .readdirSync(FIX)
+  .filter((d) => d.startsWith("demo-seed"))
+  .sort();
 
 describe("Python-compatible JSON", () => {
   it("writes floats as Python's repr", () => {
     const cases: [number, string][] = [
-      [89.5, "89.5"], [0.1, "0.1"], [1e-5, "1e-05"], [1e16, "1e+16"], [1.5e300, "1.5e+300"], [0.0001, "0.0001"],
-      [123456789012345.6, "123456789012345.6"], [1234567890123456.0, "1234567890123456.0"], [-2.5e-7, "-2.5e-07"], [5e-324, "5e-324"],
-      [1.7976931348623157e308, "1.7976931348623157e+308"], [100.0, "100.0"],
+      [89.5, "89.5"],
+      [0.1, "0.1"],
+      [1e-5, "1e-05"],
+      [1e16, "1e+16"],
+      [1.5e300, "1.5e+300"],
+      [0.0001, "0.0001"],
+      [123456789012345.6, "123456789012345.6"],
+      [1234567890123456.0, "1234567890123456.0"],
+      [-2.5e-7, "-2.5e-07"],
+      [5e-324, "5e-324"],
+      [1.7976931348623157e308, "1.7976931348623157e+308"],
+      [100.0, "100.0"],
     ];
     for (const [x, s] of cases) expect(floatRepr(x)).toBe(s);
     expect(dumps(2 ** 53 - 1)).toBe("9007199254740991");

@@ -15,9 +15,7 @@ const ROOT = path.resolve(__dirname, "../..");
 const NPM_CLI = process.env.npm_execpath && /npm-cli\.js$/.test(process.env.npm_execpath) ? process.env.npm_execpath : undefined;
 
 function npm(args: string[], cwd: string): { code: number; out: string; err: string } {
-  const r = NPM_CLI
-    ? spawnSync(process.execPath, [NPM_CLI, ...args], { cwd, encoding: "utf8" })
-    : spawnSync("npm", args, { cwd, encoding: "utf8" });
+  const r = NPM_CLI ? spawnSync(process.execPath, [NPM_CLI, ...args], { cwd, encoding: "utf8" }) : spawnSync("npm", args, { cwd, encoding: "utf8" });
   return { code: r.status ?? -1, out: r.stdout, err: r.stderr };
 }
 
@@ -84,14 +82,30 @@ describe("the npm package", () => {
   }, 180_000);
 
   it("holds the library, its types, the CLI and the report's assets, and nothing of the repository's tests or sources", () => {
-    for (const f of ["dist/lib/index.js", "dist/types/core/index.d.ts", "dist/types/core/sdk/runtime.d.ts", "dist/cli.js", "dist/webview/webview.js", "dist/webview/cytoscape.js", "examples/demo/system.ts", "LICENSE", "README.md", "CHANGELOG.md"]) {
+    for (const f of [
+      "dist/lib/index.js",
+      "dist/types/core/index.d.ts",
+      "dist/types/core/sdk/runtime.d.ts",
+      "dist/cli.js",
+      "dist/webview/webview.js",
+      "dist/webview/cytoscape.js",
+      "examples/demo/system.ts",
+      "LICENSE",
+      "README.md",
+      "CHANGELOG.md",
+    ]) {
       expect(files, f).toContain(f);
     }
     // every entry point package.json promises (exports, bin) is in the tarball
-    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { exports: Record<string, string | Record<string, string>>; bin: Record<string, string> };
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as {
+      exports: Record<string, string | Record<string, string>>;
+      bin: Record<string, string>;
+    };
     const targets = [...Object.values(pkg.exports).flatMap((t) => (typeof t === "string" ? [t] : Object.values(t))), ...Object.values(pkg.bin)];
     for (const t of targets) expect(files, `entry point ${t}`).toContain(t.replace(/^\.\//, ""));
-    const stray = files.filter((f) => /^(test|bench|webview|extension|core|docs|media)\//.test(f) || f.endsWith(".map") || f.startsWith("dist/extension") || f.startsWith("dist/bench"));
+    const stray = files.filter(
+      (f) => /^(test|bench|webview|extension|core|docs|media)\//.test(f) || f.endsWith(".map") || f.startsWith("dist/extension") || f.startsWith("dist/bench"),
+    );
     expect(stray).toEqual([]);
     expect(size).toBeLessThan(1.5 * 1024 * 1024);
   });

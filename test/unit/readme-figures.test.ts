@@ -36,7 +36,8 @@ describe("published figures", () => {
   const betting = results("2026-12-02-sim-betting.json");
 
   it("the per-scenario table of Find the cause and provenance is the results files'", () => {
-    const cell = (m: Method, h: number) => `${m.exact}/${h}` + (m.abstained ? ` (abstains ${m.abstained})` : "") + (m.false_blames ? ` (${m.false_blames} false blames)` : "");
+    const cell = (m: Method, h: number) =>
+      `${m.exact}/${h}` + (m.abstained ? ` (abstains ${m.abstained})` : "") + (m.false_blames ? ` (${m.false_blames} false blames)` : "");
     const rows = (sim.scenarios as Scenario[])
       .filter((s) => s.harmful_runs > 0)
       .map((s) => {
@@ -55,7 +56,9 @@ describe("published figures", () => {
     expect(figures).toContain(`exactly the true cause in ${exact("causeway")}/${harmful}`);
     expect(figures).toContain(`reach ${exact("reach")}/${harmful}, provenance ${exact("provenance")}/${harmful}`);
     // the cost row: the default (betting) against newcombe and the reference, each from its results file
-    expect(figures).toContain(`**${thousands(betting.seeds_model_calls)} model calls** with the paired betting sequence, against ${thousands(sim.seeds_model_calls)} with \`--method newcombe\``);
+    expect(figures).toContain(
+      `**${thousands(betting.seeds_model_calls)} model calls** with the paired betting sequence, against ${thousands(sim.seeds_model_calls)} with \`--method newcombe\``,
+    );
     expect(figures).toContain(`the reference's ${thousands(sim.reference.total_model_calls)}`);
     // issue 13's targets at the default budget, betting: weak and suppressor exact counts
     const bet = (name: string) => (betting.scenarios as Scenario[]).find((s) => s.name === name)!;
@@ -69,7 +72,9 @@ describe("published figures", () => {
     const demo = results("2026-12-02-demo-find-cause.json") as { methods: { method: string; model_calls: number; causes: { spec: string; role: string }[] }[] };
     const by = Object.fromEntries(demo.methods.map((m) => [m.method, m]));
     expect(by.betting.causes).toEqual([expect.objectContaining({ spec: "input:vendor:portal/notes.md", role: "primary" })]);
-    expect(figures).toContain(`vendor note alone, primary; **${by.betting.model_calls} model calls** with the paired betting sequence (${by.newcombe.model_calls} with \`--method newcombe\``);
+    expect(figures).toContain(
+      `vendor note alone, primary; **${by.betting.model_calls} model calls** with the paired betting sequence (${by.newcombe.model_calls} with \`--method newcombe\``,
+    );
     expect(figures).toContain(`**${thousands(replay.throughput.calls_per_s)} model calls/s**`);
     expect(figures).toContain(`| on | ${on.wall_ms} ms | ${on.model_calls} | ${on.naive_model_calls} |`);
   });
@@ -97,8 +102,14 @@ describe("published figures", () => {
       `| Collectors on PostgreSQL: ${store.settings.agents} agent processes × ${thousands(store.settings.events)} events → 2 collectors → 1 database, then kill -9 a collector and restart PostgreSQL under load | **every run byte-identical and verified, nothing lost or duplicated** in all three phases (${thousands(events)} events); ${thousands(store.load.events_per_s)} events/s, batch p50 ${Math.round(store.load.batch_ms_p50)} ms, p99 ${Math.round(store.load.batch_ms_p99)} ms on 2 shared cores at load average ${la.mean} (max ${la.max}); one filtered page of ${thousands(store.listing.runs_in_table)} runs p50 **${Math.min(...pages.map((t) => t.p50_ms))}–${Math.max(...pages.map((t) => t.p50_ms))} ms**, slowest of ${pages.length * 20} requests ${maxPage} ms (target ≤ 200 ms) | \`npm run bench:store\` |`,
     );
     const scale = read("docs/scale.md");
-    for (const [name, p] of [["load", store.load], ["kill", store.kill], ["restart", store.restart]] as const) {
-      expect(scale).toContain(`| ${name} | ${p.agents} × ${thousands(p.events_per_agent)} | ${thousands(p.events_total)} | ${thousands(p.events_per_s)} | ${Math.round(p.batch_ms_p50)} ms | ${Math.round(p.batch_ms_p99)} ms | ${p.check.identical} / ${p.check.runs} | 0 / 0 |`);
+    for (const [name, p] of [
+      ["load", store.load],
+      ["kill", store.kill],
+      ["restart", store.restart],
+    ] as const) {
+      expect(scale).toContain(
+        `| ${name} | ${p.agents} × ${thousands(p.events_per_agent)} | ${thousands(p.events_total)} | ${thousands(p.events_per_s)} | ${Math.round(p.batch_ms_p50)} ms | ${Math.round(p.batch_ms_p99)} ms | ${p.check.identical} / ${p.check.runs} | 0 / 0 |`,
+      );
     }
   });
 
@@ -107,8 +118,11 @@ describe("published figures", () => {
     const [quiet, loaded] = md.split("## Beside");
     /** Medians of the runs of one size and build, in the results file's order. */
     const medians = (part: string, events: string, build: "before" | "after") =>
-      [...part.matchAll(new RegExp(`^\\| ${events} \\| [^|]+ \\| ${build}[^|]* \\| \\d \\| [\\d,]+ / \\*\\*([\\d,]+)\\*\\* / [\\d,]+ ms \\|`, "gm"))].map((m) => Number(m[1].replace(/,/g, "")));
-    const ms = (xs: number[], bold = true) => (bold ? `**${xs.slice(0, -1).map(thousands).join(" ms, ")} ms and ${thousands(xs.at(-1)!)} ms**` : xs.map(thousands).join(", "));
+      [...part.matchAll(new RegExp(`^\\| ${events} \\| [^|]+ \\| ${build}[^|]* \\| \\d \\| [\\d,]+ / \\*\\*([\\d,]+)\\*\\* / [\\d,]+ ms \\|`, "gm"))].map((m) =>
+        Number(m[1].replace(/,/g, "")),
+      );
+    const ms = (xs: number[], bold = true) =>
+      bold ? `**${xs.slice(0, -1).map(thousands).join(" ms, ")} ms and ${thousands(xs.at(-1)!)} ms**` : xs.map(thousands).join(", ");
     const big = medians(quiet, "1,473", "after");
     const mid = medians(quiet, "597", "after");
     const small = medians(quiet, "58", "after");
@@ -125,22 +139,35 @@ describe("published figures", () => {
   });
 
   it("the report row is the report bench's quiet measurement", () => {
-    interface Row { cli: string; events: number; median_ms: number; median_cpu_ms: number; peak_kb: number }
+    interface Row {
+      cli: string;
+      events: number;
+      median_ms: number;
+      median_cpu_ms: number;
+      peak_kb: number;
+    }
     const file = results("2026-12-02-report.json") as { results: Row[] };
     const row = (events: number) => file.results.filter((r) => r.cli.startsWith("after, quiet") && r.events === events).at(-1)!;
     const big = row(20001);
-    expect(figures).toContain(`20,001 events: **${(big.median_ms / 1000).toFixed(1)} s** (median of 3, load average 2.2; ${(big.median_cpu_ms / 1000).toFixed(1)} s CPU, peak ${Math.round(big.peak_kb / 1024)} MB`);
+    expect(figures).toContain(
+      `20,001 events: **${(big.median_ms / 1000).toFixed(1)} s** (median of 3, load average 2.2; ${(big.median_cpu_ms / 1000).toFixed(1)} s CPU, peak ${Math.round(big.peak_kb / 1024)} MB`,
+    );
     expect(figures).toContain(`1,473 events: ${(row(1473).median_ms / 1000).toFixed(1)} s ([results](results/2026-12-02-report.md))`);
   });
 
   it("the 1,000-runs row is the runs-list summary's, and the summary is its script's output over the files it names", () => {
     const md = read("bench/results/2026-12-03-vscode-runs-list-s25.md");
     // the summary's sets, as its "Files:" line names them, given to the script again
-    const sets = /^Files: (.*)\.$/m.exec(md)![1].split("; ").map((x) => {
-      const [label, files] = x.split(": ");
-      return { label, files: files.split(", ") };
+    const sets = /^Files: (.*)\.$/m
+      .exec(md)![1]
+      .split("; ")
+      .map((x) => {
+        const [label, files] = x.split(": ");
+        return { label, files: files.split(", ") };
+      });
+    const out = spawnSync(process.execPath, [path.join(ROOT, "bench/runs-list-summary.mjs"), ...sets.map((x) => `${x.label}=${x.files.join(",")}`)], {
+      encoding: "utf8",
     });
-    const out = spawnSync(process.execPath, [path.join(ROOT, "bench/runs-list-summary.mjs"), ...sets.map((x) => `${x.label}=${x.files.join(",")}`)], { encoding: "utf8" });
     expect(out.status, out.stderr).toBe(0);
     expect(md).toContain(out.stdout.trim());
     type Load = Record<string, number>;
@@ -157,8 +184,12 @@ describe("published figures", () => {
     const [start, now] = [sets[1].label, sets.at(-1)!.label];
     const warm = fig(now, "warmRowsMs");
     const cold = fig(now, "rowsAfterActivationMs");
-    expect(figures).toContain(`opened in a window where Causeway is running: **${ms(warm.median)}** median (${warm.n} loads, ${thousands(warm.min)}–${thousands(warm.max)}; ${ms(fig(start, "warmRowsMs").median)} at the start of this round); in a new window, **${ms(cold.median)}** after Causeway's activation (${thousands(cold.min)}–${thousands(cold.max)})`);
-    expect(figures).toContain(`analyses nothing (bench/control-tree): **${ms(fig("control", "warmRowsMs").median)}** and **${ms(fig("control", "rowsAfterActivationMs").median)}** (${fig("control", "warmRowsMs").n} loads)`);
+    expect(figures).toContain(
+      `opened in a window where Causeway is running: **${ms(warm.median)}** median (${warm.n} loads, ${thousands(warm.min)}–${thousands(warm.max)}; ${ms(fig(start, "warmRowsMs").median)} at the start of this round); in a new window, **${ms(cold.median)}** after Causeway's activation (${thousands(cold.min)}–${thousands(cold.max)})`,
+    );
+    expect(figures).toContain(
+      `analyses nothing (bench/control-tree): **${ms(fig("control", "warmRowsMs").median)}** and **${ms(fig("control", "rowsAfterActivationMs").median)}** (${fig("control", "warmRowsMs").n} loads)`,
+    );
     expect(figures).toContain(`Causeway's listing is served a median ${ms(fig(now, "warmListedMs").median)} after the click`);
     // "met by the medians": both of Causeway's figures are at most 1 s
     expect(figures).toContain("The 1 s target is met by the medians");
@@ -167,11 +198,22 @@ describe("published figures", () => {
     // that ends each of the start's files), and the gap to the control
     const round = (f: string) => /-(\d+)\.json$/.exec(f)![1];
     const paired = new Set(sets.find((x) => x.label === start)!.files.map(round));
-    const pairedWarm = median(sets.find((x) => x.label === now)!.files.filter((f) => paired.has(round(f))).flatMap((f) => (results(f) as { loads: Load[] }).loads.map((l) => l.warmRowsMs)));
-    expect(figures).toContain(`in the runs where the three builds alternated it was ${ms(pairedWarm)} (${ms(fig(start, "warmRowsMs").median)} at the start of this round), and the control's rows come about ${((warm.median - fig("control", "warmRowsMs").median) / 1000).toFixed(1)} s sooner`);
+    const pairedWarm = median(
+      sets
+        .find((x) => x.label === now)!
+        .files.filter((f) => paired.has(round(f)))
+        .flatMap((f) => (results(f) as { loads: Load[] }).loads.map((l) => l.warmRowsMs)),
+    );
+    expect(figures).toContain(
+      `in the runs where the three builds alternated it was ${ms(pairedWarm)} (${ms(fig(start, "warmRowsMs").median)} at the start of this round), and the control's rows come about ${((warm.median - fig("control", "warmRowsMs").median) / 1000).toFixed(1)} s sooner`,
+    );
     // the driver's round trips: the spread of (driver - page) over the same loads
-    const extra = loads(now).concat(loads("control")).map((l) => l.warmRowsDriverMs - l.warmRowsMs);
-    expect(figures).toContain(`The test driver's own timing of the same loads adds ${(Math.min(...extra) / 1000).toFixed(1)}–${(Math.max(...extra) / 1000).toFixed(1)} s of round trips`);
+    const extra = loads(now)
+      .concat(loads("control"))
+      .map((l) => l.warmRowsDriverMs - l.warmRowsMs);
+    expect(figures).toContain(
+      `The test driver's own timing of the same loads adds ${(Math.min(...extra) / 1000).toFixed(1)}–${(Math.max(...extra) / 1000).toFixed(1)} s of round trips`,
+    );
   });
 
   it("the CI row is the fresh clone's log lines", () => {
@@ -181,29 +223,55 @@ describe("published figures", () => {
     const [browser, e2e] = [...log.matchAll(/^# pass (\d+)$/gm)].map((m) => Number(m[1]));
     expect(figures).toContain(`${unit} unit, ${browser} browser and ${e2e} end-to-end tests`);
     expect(figures).toContain(`**${thousands(n(/^== CI passed in (\d+) s/m))} s** beside`);
-    expect(figures).toContain(`unit tests ${Math.round(n(/^ {3}Duration {2}([\d.]+)s/m))} s, code-server setup ${n(/^setup done in (\d+) s/m)} s, browser tests ${Math.round(Number(/^# duration_ms ([\d.]+)/m.exec(log)![1]) / 1000)} s, end-to-end ${Math.round(n(/^e2e: exit 0, total wall time ([\d.]+) s/m))} s`);
+    expect(figures).toContain(
+      `unit tests ${Math.round(n(/^ {3}Duration {2}([\d.]+)s/m))} s, code-server setup ${n(/^setup done in (\d+) s/m)} s, browser tests ${Math.round(Number(/^# duration_ms ([\d.]+)/m.exec(log)![1]) / 1000)} s, end-to-end ${Math.round(n(/^e2e: exit 0, total wall time ([\d.]+) s/m))} s`,
+    );
   });
 
   it("the calibration row is the results file's (both methods, every null)", () => {
-    interface Batch { kind: string; scenario: string; method: string; tests: number; rate_false: number; coverage: number; ruled_out_30: number; fixed_n_bound_30: number | null; mean_pairs: number; rate_causal: number }
-    interface AttributionNull { null: string; method: string; attributions: number; blamed: number; rate_blamed: number }
+    interface Batch {
+      kind: string;
+      scenario: string;
+      method: string;
+      tests: number;
+      rate_false: number;
+      coverage: number;
+      ruled_out_30: number;
+      fixed_n_bound_30: number | null;
+      mean_pairs: number;
+      rate_causal: number;
+    }
+    interface AttributionNull {
+      null: string;
+      method: string;
+      attributions: number;
+      blamed: number;
+      rate_blamed: number;
+    }
     const cal = results("2026-12-02-calibration-betting-vs-newcombe.json") as { batches: Batch[]; attribution_nulls: AttributionNull[] };
     const pc = (x: number) => `${(100 * x).toFixed(1)}%`;
-    const get = (kind: string, method: string, scenario?: string) => cal.batches.find((b) => b.kind === kind && b.method === method && (!scenario || b.scenario === scenario))!;
+    const get = (kind: string, method: string, scenario?: string) =>
+      cal.batches.find((b) => b.kind === kind && b.method === method && (!scenario || b.scenario === scenario))!;
     const nulls = cal.batches.filter((b) => b.kind.startsWith("null"));
     expect(nulls.length).toBe(8);
     for (const b of cal.batches) expect(b.tests).toBeGreaterThanOrEqual(2000);
     const bet = nulls.filter((b) => b.method === "betting");
     const worstFalse = Math.max(...bet.map((b) => b.rate_false));
     expect(worstFalse).toBeLessThanOrEqual(0.05);
-    expect(figures).toContain(`false causal/suppressive on nulls **≤ ${pc(worstFalse)}** with betting (Newcombe: up to **${pc(Math.max(...nulls.filter((b) => b.method === "newcombe").map((b) => b.rate_false)))}** with negatively correlated arms)`);
+    expect(figures).toContain(
+      `false causal/suppressive on nulls **≤ ${pc(worstFalse)}** with betting (Newcombe: up to **${pc(Math.max(...nulls.filter((b) => b.method === "newcombe").map((b) => b.rate_false)))}** with negatively correlated arms)`,
+    );
     expect(figures).toContain(`coverage ≥ ${pc(Math.min(...bet.map((b) => b.coverage)))}`);
     const same = get("null-identical", "betting");
     expect(figures).toContain(`identical arms ruled out in **${same.mean_pairs} pairs, ${Math.round((100 * same.ruled_out_30) / same.tests)}%**`);
     const [w, e] = [get("null-shift", "betting", "weak"), get("null-shift", "betting", "exfil")];
-    expect(figures).toContain(`ruled out within 30 pairs in ${pc(w.ruled_out_30 / w.tests)} and ${pc(e.ruled_out_30 / e.tests)} (no valid 5% test can beyond ${pc(w.fixed_n_bound_30!)} and ${pc(e.fixed_n_bound_30!)} there)`);
+    expect(figures).toContain(
+      `ruled out within 30 pairs in ${pc(w.ruled_out_30 / w.tests)} and ${pc(e.ruled_out_30 / e.tests)} (no valid 5% test can beyond ${pc(w.fixed_n_bound_30!)} and ${pc(e.fixed_n_bound_30!)} there)`,
+    );
     const power = get("power-25%", "betting");
-    expect(figures).toContain(`25% follow found in **${pc(power.rate_causal)}**, **mean ${power.mean_pairs} pairs** (Newcombe ${get("power-25%", "newcombe").mean_pairs})`);
+    expect(figures).toContain(
+      `25% follow found in **${pc(power.rate_causal)}**, **mean ${power.mean_pairs} pairs** (Newcombe ${get("power-25%", "newcombe").mean_pairs})`,
+    );
     expect(power.rate_causal).toBeGreaterThanOrEqual(0.99); // the issue's target
     expect(power.mean_pairs).toBeLessThanOrEqual(30);
     // Find the cause itself on nulls: every blame is false, at most alpha
@@ -212,7 +280,9 @@ describe("published figures", () => {
       expect(r.attributions).toBeGreaterThanOrEqual(2000);
       expect(r.rate_blamed).toBeLessThanOrEqual(0.05);
     }
-    expect(figures).toContain(`Find the cause on nulls blamed an input in **${pc(att("reshuffle").rate_blamed)}** of ${att("reshuffle").attributions.toLocaleString("en-US")} attributions (reshuffled draws; ${att("identical").blamed ? pc(att("identical").rate_blamed) : "0%"} with identical arms)`);
+    expect(figures).toContain(
+      `Find the cause on nulls blamed an input in **${pc(att("reshuffle").rate_blamed)}** of ${att("reshuffle").attributions.toLocaleString("en-US")} attributions (reshuffled draws; ${att("identical").blamed ? pc(att("identical").rate_blamed) : "0%"} with identical arms)`,
+    );
   });
 
   it("the stress run and the fresh-clone CI stages are their results files'", () => {
@@ -222,7 +292,14 @@ describe("published figures", () => {
     const ci = read("bench/results/2026-12-04-ci-fresh-clone-hogs.md");
     const stage = (name: string) => Math.round(Number(new RegExp(`^${name} +([\\d.]+)`, "m").exec(ci)![1]));
     const testing = flat(read("docs/testing.md"));
-    for (const [name, label] of [["typecheck", "typecheck"], ["lint", "lint"], ["unit", "unit"], ["browser", "browser"], ["e2e", "end-to-end"]]) expect(testing).toContain(`${label} ${stage(name)} s`);
+    for (const [name, label] of [
+      ["typecheck", "typecheck"],
+      ["lint", "lint"],
+      ["unit", "unit"],
+      ["browser", "browser"],
+      ["e2e", "end-to-end"],
+    ])
+      expect(testing).toContain(`${label} ${stage(name)} s`);
     expect(testing).toContain(`the whole CI passed in ${/^== CI passed in (\d+) s/m.exec(ci)![1]} s`);
   });
 
@@ -249,7 +326,11 @@ describe("published figures", () => {
   });
 
   it("Find the cause on the unmodified examples: each row is the newest results file's, the rest marked pending", () => {
-    const file = fs.readdirSync(path.join(ROOT, "bench/results")).filter((f) => f.endsWith("-unmodified.json")).sort().at(-1)!;
+    const file = fs
+      .readdirSync(path.join(ROOT, "bench/results"))
+      .filter((f) => f.endsWith("-unmodified.json"))
+      .sort()
+      .at(-1)!;
     const rows = results(file).rows as { example: string; model_calls: number; program_runs: number; wall_s: number; causes: string[] }[];
     const lines = unmodified.split("\n").filter((l) => /^\| `(node|test\/node22\/\S+) examples\//.test(l));
     for (const r of rows) {

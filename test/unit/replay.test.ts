@@ -74,7 +74,11 @@ describe("the demo's first exfiltrating run (n = 40), as the issue checks it", (
     expect(a.tests.map((t) => t.intervention)).toEqual(["input:vendor:portal/notes.md", "input:inbox:ticket-881 | input:web:shipping_faq"]);
     expect(a.causes.map((c) => [c.spec, c.role])).toEqual([["input:vendor:portal/notes.md", "primary"]]);
     expect(a.summary).toMatch(/^primary cause input:vendor:portal\/notes\.md/);
-    expect(a.phases!.map((p) => [p.name, p.ran])).toEqual([["untrusted", true], ["trusted", false], ["channels", false]]);
+    expect(a.phases!.map((p) => [p.name, p.ran])).toEqual([
+      ["untrusted", true],
+      ["trusted", false],
+      ["channels", false],
+    ]);
     for (const t of a.tests) {
       expect(t.p_value).toBeCloseTo(Math.min(1, 1 / (t.e_value as number)), 2);
       expect(t.verdict === "causal" || t.verdict === "suppressive").toBe(t.p_value <= (t.alpha as number));
@@ -106,7 +110,14 @@ describe("replays never run a real tool", () => {
   };
   // follows the maintainer note 70% of the time (by seed), otherwise rotates
   const model = (ctx: unknown[], call: { seed: number }) => (ctx.join(" ").includes("delete_path") && call.seed % 10 < 7 ? ["delete_path"] : ["rotate_logs"]);
-  const recording = new System({ program, models: { m: model }, tools: { delete_path: () => (calls.push("delete"), { deleted: true }), rotate_logs: () => (calls.push("rotate"), { rotated: true }) }, task: "Free disk space on web-1.", sensitiveTools: ["delete_path"], name: "ops" });
+  const recording = new System({
+    program,
+    models: { m: model },
+    tools: { delete_path: () => (calls.push("delete"), { deleted: true }), rotate_logs: () => (calls.push("rotate"), { rotated: true }) },
+    task: "Free disk space on web-1.",
+    sensitiveTools: ["delete_path"],
+    name: "ops",
+  });
   const forbidden = () => {
     throw new Error("a real tool ran during a replay");
   };
@@ -144,7 +155,9 @@ describe("replays never run a real tool", () => {
   it("a program that throws in replay ends the test with an error and saves nothing", async () => {
     const r = await recording.run({ seed: 1, outDir: tmp() });
     const broken = new System({ ...recording.config, program: () => Promise.reject(new Error("boom")) });
-    await expect(runTest(new ReplayContext(readRun(r.dir!), broken), { intervention: "input:issue:comment", target: "tool=delete_path", n: 5 })).rejects.toThrow(ReplayError);
+    await expect(
+      runTest(new ReplayContext(readRun(r.dir!), broken), { intervention: "input:issue:comment", target: "tool=delete_path", n: 5 }),
+    ).rejects.toThrow(ReplayError);
     expect(fs.existsSync(path.join(r.dir!, "tests.jsonl"))).toBe(false);
   });
 });
@@ -188,7 +201,14 @@ describe("Find the cause with redundant inputs", () => {
     const r = (call.seed % 1000) / 1000;
     return notes === 0 ? ["rotate_logs"] : r < (notes === 2 ? 0.9 : 0.75) ? ["delete_path"] : ["rotate_logs"];
   };
-  const sys = new System({ program, models: { m: model }, tools: { delete_path: () => ({ ok: true }), rotate_logs: () => ({ ok: true }) }, task: "Free disk space.", sensitiveTools: ["delete_path"], name: "redundant" });
+  const sys = new System({
+    program,
+    models: { m: model },
+    tools: { delete_path: () => ({ ok: true }), rotate_logs: () => ({ ok: true }) },
+    task: "Free disk space.",
+    sensitiveTools: ["delete_path"],
+    name: "redundant",
+  });
 
   it("reports both notes as joint causes and blames nothing else", async () => {
     let dir = "";
@@ -225,8 +245,16 @@ describe("Find the cause with a lead suspect (betting, docs/statistics.md)", () 
       for (const step of d.value as string[]) await a.act(step, step === "send_email" ? { to: "ops-reports@example.org" } : {}, { decision: d });
     };
     // follows a maintainer note 70% of the time (by seed); the other inputs change nothing
-    const model = (ctx: unknown[], call: { seed: number }) => (ctx.some((c) => typeof c === "string" && c.includes("Maintainer note")) && call.seed % 10 < 7 ? ["send_email"] : ["archive"]);
-    return new System({ program, models: { m: model }, tools: { send_email: () => ({ ok: true }), archive: () => ({ ok: true }) }, task: "Tidy the ops inbox.", sensitiveTools: ["send_email"], name: "lead" });
+    const model = (ctx: unknown[], call: { seed: number }) =>
+      ctx.some((c) => typeof c === "string" && c.includes("Maintainer note")) && call.seed % 10 < 7 ? ["send_email"] : ["archive"];
+    return new System({
+      program,
+      models: { m: model },
+      tools: { send_email: () => ({ ok: true }), archive: () => ({ ok: true }) },
+      task: "Tidy the ops inbox.",
+      sensitiveTools: ["send_email"],
+      name: "lead",
+    });
   };
   const harmful = async (sys: System) => {
     for (let seed = 0; seed < 20; seed++) {
@@ -263,8 +291,8 @@ describe("Find the cause with a lead suspect (betting, docs/statistics.md)", () 
       ["input:wiki:contacts", expect.closeTo(LEAD_SHARE * ph.alpha, 9)],
       ["input:wiki:contacts | input:issue:comment | input:chat:oncall", expect.closeTo(rest, 9)],
       // the lead is not tested again
-      ["input:issue:comment", expect.closeTo(rest * 0.75 / 3, 9)],
-      ["input:chat:oncall", expect.closeTo(rest * 0.75 / 3, 9)],
+      ["input:issue:comment", expect.closeTo((rest * 0.75) / 3, 9)],
+      ["input:chat:oncall", expect.closeTo((rest * 0.75) / 3, 9)],
     ]);
     expect(a.tests[0].verdict).not.toBe("causal");
     // the lead may run past n_max (to 2 n_max) and stops without a verdict only when none is reachable
@@ -274,7 +302,15 @@ describe("Find the cause with a lead suspect (betting, docs/statistics.md)", () 
 
   it("on a null whose removals reshuffle every draw, a lead is falsely blamed in at most its share of alpha", async () => {
     // P(send) = 0.7 whatever the inputs, but the draw hashes the whole context: every removal flips pairs both ways
-    const model = (ctx: unknown[], call: { seed: number }) => (createHash("sha256").update(String(call.seed) + JSON.stringify(ctx)).digest().readUInt32BE(0) / 2 ** 32 < 0.7 ? ["send_email"] : ["archive"]);
+    const model = (ctx: unknown[], call: { seed: number }) =>
+      createHash("sha256")
+        .update(String(call.seed) + JSON.stringify(ctx))
+        .digest()
+        .readUInt32BE(0) /
+        2 ** 32 <
+      0.7
+        ? ["send_email"]
+        : ["archive"];
     const base = system("Send reports to ops-reports@example.org.", "The report is due on Monday.");
     const sys = new System({ ...base.config, models: { m: model } });
     const run = await harmful(sys);
@@ -290,7 +326,17 @@ describe("Find the cause with a lead suspect (betting, docs/statistics.md)", () 
   });
 
   it("a lead needs exactly one suspect holding a value no other source held", () => {
-    const ev = (spec: string, sole: number): SuspectEvidence => ({ spec, kind: "input", trust: "untrusted", provenance: sole, exclusive: sole, sole, reuse: 0, distance: 1, score: 0 });
+    const ev = (spec: string, sole: number): SuspectEvidence => ({
+      spec,
+      kind: "input",
+      trust: "untrusted",
+      provenance: sole,
+      exclusive: sole,
+      sole,
+      reuse: 0,
+      distance: 1,
+      score: 0,
+    });
     expect(leadSuspect([ev("input:a", 0), ev("input:b", 1)])).toBe("input:b");
     expect(leadSuspect([ev("input:a", 1), ev("input:b", 1)])).toBeUndefined();
     expect(leadSuspect([ev("input:a", 0), ev("input:b", 0)])).toBeUndefined();

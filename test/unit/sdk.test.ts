@@ -11,7 +11,11 @@ import { alertsFor } from "../../core/analysis/investigate";
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "cw-sdk-"));
 const THIS_FILE = "test/unit/sdk.test.ts";
-const lineOf = (needle: string) => fs.readFileSync(path.resolve(__dirname, "sdk.test.ts"), "utf8").split("\n").findIndex((l) => l.includes(needle)) + 1;
+const lineOf = (needle: string) =>
+  fs
+    .readFileSync(path.resolve(__dirname, "sdk.test.ts"), "utf8")
+    .split("\n")
+    .findIndex((l) => l.includes(needle)) + 1;
 
 function hasPython(): boolean {
   try {
@@ -26,8 +30,8 @@ function hasPython(): boolean {
 const TRICKY = {
   floats: [89.5, 0.1, 1e-5, 1e16, 1.5e300, -2.5e-7, pyFloat(89), pyFloat(0)],
   ints: [2 ** 53 - 1, -(2 ** 53 - 1), 0, 42],
-  text: "café — 東京 — 😀 𝄞 — \u2028 — tab\t newline\n quote\" backslash\\ bell\u0007 nul\u0000 del\u007f",
-  keys: { "\uffff": 1, "😀": 2, a: 3, "é": 4, "\u0000": 5 },
+  text: 'café — 東京 — 😀 𝄞 — \u2028 — tab\t newline\n quote" backslash\\ bell\u0007 nul\u0000 del\u007f',
+  keys: { "\uffff": 1, "😀": 2, a: 3, é: 4, "\u0000": 5 },
 };
 
 describe("the SDK records runs the reference can verify", () => {
@@ -52,7 +56,10 @@ describe("the SDK records runs the reference can verify", () => {
     expect(v.problems).toEqual([]);
     const text = fs.readFileSync(path.join(r.dir!, "events.jsonl"), "utf8");
     expect(text).toContain('"params": {"temperature": 0.7}');
-    const blobs = fs.readdirSync(path.join(r.dir!, "blobs")).map((f) => fs.readFileSync(path.join(r.dir!, "blobs", f), "utf8")).join("\n");
+    const blobs = fs
+      .readdirSync(path.join(r.dir!, "blobs"))
+      .map((f) => fs.readFileSync(path.join(r.dir!, "blobs", f), "utf8"))
+      .join("\n");
     expect(blobs).toContain('"\uffff": 1, "😀": 2'); // code-point order, not UTF-16 order
     expect(blobs).toContain("1e-05, 1e+16, 1.5e+300, -2.5e-07, 89.0, 0.0");
     expect(blobs).toContain("bell\\u0007 nul\\u0000 del\u007f");
@@ -126,7 +133,12 @@ describe("the SDK records runs the reference can verify", () => {
         await a.decide(["hi"], { model: "good" });
         await a.decide(["hi"], { model: "bad" });
       },
-      models: { good: () => new ModelOutput("fine", { input_tokens: 3, output_tokens: 1 }), bad: () => { throw new Error("rate limited"); } },
+      models: {
+        good: () => new ModelOutput("fine", { input_tokens: 3, output_tokens: 1 }),
+        bad: () => {
+          throw new Error("rate limited");
+        },
+      },
       tools: {},
     });
     const r = await sys.run({ seed: 0, outDir: tmp() });
@@ -182,17 +194,24 @@ describe("the guard", () => {
     const blocked = m.actions[0];
     expect([blocked.mode, blocked.status]).toEqual(["blocked", "blocked"]);
     expect(blocked.guard?.verdict).toBe("block");
-    expect(m.value(blocked.result_ref)).toEqual({ error: expect.stringMatching(/^blocked by causeway guard: send_email uses audit@vendor-compliance.example/) });
+    expect(m.value(blocked.result_ref)).toEqual({
+      error: expect.stringMatching(/^blocked by causeway guard: send_email uses audit@vendor-compliance.example/),
+    });
     expect(m.actions[1].status).toBe("ok");
     expect(m.actions[1].guard).toBeUndefined();
     expect(alerts).toHaveLength(1);
-    expect(alertsFor(run).filter((a) => a.severity === "high").map((a) => a.rule)).toEqual(["blocked"]);
+    expect(
+      alertsFor(run)
+        .filter((a) => a.severity === "high")
+        .map((a) => a.rule),
+    ).toEqual(["blocked"]);
     expect((m.start.guard as { mode: string }).mode).toBe("block");
   });
 
   it("in alert mode lets the call run and records the verdict; custom rules apply", async () => {
     const sent: string[] = [];
-    const noBigLists = (ctx: { args: unknown }) => ((ctx.args as { attach?: string }).attach === "customers.csv" ? { title: "customer list attached", severity: "review" as const } : null);
+    const noBigLists = (ctx: { args: unknown }) =>
+      (ctx.args as { attach?: string }).attach === "customers.csv" ? { title: "customer list attached", severity: "review" as const } : null;
     const r = await build(sent).run({ seed: 0, outDir: tmp(), guard: new Guard("alert", { rules: [noBigLists] }) });
     expect(sent).toEqual(["audit@vendor-compliance.example", "c.rao@example.com"]);
     const m = new RunModel(readRun(r.dir!));

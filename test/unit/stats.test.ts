@@ -18,9 +18,7 @@ interface Fixture {
   benjaminiHochberg: Array<{ p: number[]; q: number; rejected: boolean[]; adjusted: number[] }>;
 }
 
-const fixture = JSON.parse(
-  readFileSync(fileURLToPath(new URL("./fixtures/stats-reference.json", import.meta.url)), "utf8"),
-) as Fixture;
+const fixture = JSON.parse(readFileSync(fileURLToPath(new URL("./fixtures/stats-reference.json", import.meta.url)), "utf8")) as Fixture;
 
 const TOL = 1e-9;
 

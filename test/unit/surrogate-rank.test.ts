@@ -34,8 +34,25 @@ describe("ranking many blocks with a surrogate", () => {
   it("predicts the planted document among 32, tests it first as the lead, and the tests blame it", async () => {
     const sys = surrogateSystem(19, "reshuffle");
     const run = await harmful(sys, tmp());
-    const plain = await attribute(new ReplayContext(run, sys), { target: "tool=delete_path", suspects, n: 10, nMax: 30, roles: false, save: false, seedBase: "t" });
-    const ranked = await attribute(new ReplayContext(run, sys), { target: "tool=delete_path", suspects, n: 10, nMax: 30, roles: false, save: false, seedBase: "t", rankBlocks: 48 });
+    const plain = await attribute(new ReplayContext(run, sys), {
+      target: "tool=delete_path",
+      suspects,
+      n: 10,
+      nMax: 30,
+      roles: false,
+      save: false,
+      seedBase: "t",
+    });
+    const ranked = await attribute(new ReplayContext(run, sys), {
+      target: "tool=delete_path",
+      suspects,
+      n: 10,
+      nMax: 30,
+      roles: false,
+      save: false,
+      seedBase: "t",
+      rankBlocks: 48,
+    });
     const ph = ranked.phases![0];
     expect(ph.predicted?.k).toBe(48);
     expect(ph.predicted?.order[0].spec).toBe(spec(19));
@@ -55,13 +72,27 @@ describe("ranking many blocks with a surrogate", () => {
       const d = await a.decide([rt.taskRef!, ...items], { model: "m" });
       for (const t of d.value as string[]) await a.act(t, {}, { decision: d });
     };
-    const sys = new System({ program, models: { m: (_c: unknown[], call: { seed: number }) => (new PyRandom(call.seed).random() < 0.5 ? ["delete_path"] : ["summarize"]) }, tools: { delete_path: () => ({ ok: true }), summarize: () => ({ ok: true }) }, task: "t", sensitiveTools: ["delete_path"] });
+    const sys = new System({
+      program,
+      models: { m: (_c: unknown[], call: { seed: number }) => (new PyRandom(call.seed).random() < 0.5 ? ["delete_path"] : ["summarize"]) },
+      tools: { delete_path: () => ({ ok: true }), summarize: () => ({ ok: true }) },
+      task: "t",
+      sensitiveTools: ["delete_path"],
+    });
     const run = await harmful(sys, tmp());
     const ctx = new ReplayContext(run, sys);
     const r = await rankBySurrogate(ctx, { target: "tool=delete_path", suspects, k: 32 });
     expect(r.order).toHaveLength(32);
     expect(ctx.counts.made).toBe(32);
-    const a = await attribute(new ReplayContext(run, sys), { target: "tool=delete_path", suspects, n: 10, nMax: 30, roles: false, save: false, rankBlocks: 32 });
+    const a = await attribute(new ReplayContext(run, sys), {
+      target: "tool=delete_path",
+      suspects,
+      n: 10,
+      nMax: 30,
+      roles: false,
+      save: false,
+      rankBlocks: 32,
+    });
     expect(a.phases![0].predicted).toBeDefined();
     expect(a.causes).toEqual([]);
     expect(a.joint).toEqual([]);

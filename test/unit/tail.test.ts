@@ -11,7 +11,11 @@ describe("the incremental tail of a run being written", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cw-tail-"));
     const file = path.join(dir, "events.jsonl");
     const bytes = fs.readFileSync(SRC);
-    const lines = bytes.toString("utf8").split("\n").filter(Boolean).map((l) => l + "\n");
+    const lines = bytes
+      .toString("utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => l + "\n");
     const tail = new RunTail(dir);
     expect(tail.poll().events).toEqual([]); // no file yet
     fs.writeFileSync(file, lines.slice(0, 5).join(""));

@@ -11,7 +11,10 @@ const SRC = path.resolve(__dirname, "../fixtures/causeway-py-demo/demo-seed0");
 let dir: string;
 const lines = () => fs.readFileSync(path.join(dir, "events.jsonl"), "utf8").split("\n").filter(Boolean);
 const write = (ls: string[], trailing = "\n") => fs.writeFileSync(path.join(dir, "events.jsonl"), ls.join("\n") + trailing);
-const codes = () => verifyRun(dir).problems.filter((p) => p.severity === "error").map((p) => `${p.code}@${p.line ?? "-"}`);
+const codes = () =>
+  verifyRun(dir)
+    .problems.filter((p) => p.severity === "error")
+    .map((p) => `${p.code}@${p.line ?? "-"}`);
 
 beforeEach(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "cw-tamper-"));
@@ -135,11 +138,20 @@ describe("the parallel blob check (large runs) reaches the same verdicts", () =>
     fs.writeFileSync(b("3e6434728e2298fb9841d7966a3e4dec5b54c26428286f9fa9f3c37746fd66db"), "{not json");
     fs.writeFileSync(b("f".repeat(64)), '{"v": "nobody names me"}');
     const r = both(dir);
-    expect(r.problems.filter((p) => p.severity === "error").map((p) => p.code).sort()).toEqual(["blob-hash", "blob-hash", "blob-not-json", "missing-blob"]);
+    expect(
+      r.problems
+        .filter((p) => p.severity === "error")
+        .map((p) => p.code)
+        .sort(),
+    ).toEqual(["blob-hash", "blob-hash", "blob-not-json", "missing-blob"]);
   });
   it("blobs with Python float forms are proven exactly, not called forged", async () => {
     const { System, pyFloat } = await import("../../core/index");
-    const sys = new System({ program: (rt) => void rt.agent("a").observe({ amount: pyFloat(89), tiny: 1e-5, big: 1e16 }, { source: "s" }), models: {}, tools: {} });
+    const sys = new System({
+      program: (rt) => void rt.agent("a").observe({ amount: pyFloat(89), tiny: 1e-5, big: 1e16 }, { source: "s" }),
+      models: {},
+      tools: {},
+    });
     const out = fs.mkdtempSync(path.join(os.tmpdir(), "cw-par-"));
     const r = await sys.run({ seed: 0, outDir: out, runId: "floats" });
     expect(both(r.dir!).ok).toBe(true);

@@ -69,7 +69,8 @@ describe("testRecord", () => {
     for (const k of ["e_value", "alpha", "stop_reason", "group", "baseline", "note", "changes", "noise", "decision"]) expect(r).not.toHaveProperty(k);
     const d = testRecord(decision());
     expect(Object.values(d)).not.toContain(undefined);
-    for (const k of ["family", "pair_flips", "program_runs", "naive_model_calls", "off_tape_actions", "stopped", "p_value", "role"]) expect(d).not.toHaveProperty(k);
+    for (const k of ["family", "pair_flips", "program_runs", "naive_model_calls", "off_tape_actions", "stopped", "p_value", "role"])
+      expect(d).not.toHaveProperty(k);
   });
 
   it("keeps a decision's null rates and noise, names the decision, and puts the caller's own fields last", () => {
@@ -114,7 +115,25 @@ describe("every test writes its record through the one builder", () => {
     const dec = await decisionTest(ctx, { decision: ctx.model.decisions[0].seq, intervention: "input:vendor:*", contains: "vendor-compliance", nMax: 20 });
     const shared = Object.keys(run).filter((k) => k in dec);
     expect(Object.keys(dec).filter((k) => k in run)).toEqual(shared);
-    expect(shared).toEqual(expect.arrayContaining(["intervention", "target", "n", "looks", "n_max", "stopped", "p_with", "ci", "verdict", "p_value", "min_effect", "n_needed", "model_calls", "method", "scope"]));
+    expect(shared).toEqual(
+      expect.arrayContaining([
+        "intervention",
+        "target",
+        "n",
+        "looks",
+        "n_max",
+        "stopped",
+        "p_with",
+        "ci",
+        "verdict",
+        "p_value",
+        "min_effect",
+        "n_needed",
+        "model_calls",
+        "method",
+        "scope",
+      ]),
+    );
     const saved = readTestsLog(ctx.run.dir).records.at(-1)! as Record<string, unknown>;
     for (const [k, v] of Object.entries(dec)) expect(saved[k], k).toEqual(v);
   });

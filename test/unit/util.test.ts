@@ -36,18 +36,7 @@ describe("getAt / setAt", () => {
 });
 
 describe("parseSse", () => {
-  const stream = [
-    ": keep-alive",
-    "",
-    'data: {"a": 1}',
-    "",
-    "event: x\r\ndata: {\"b\":\r\ndata:  2}",
-    "",
-    "data: not json",
-    "",
-    "data: [DONE]",
-    "",
-  ].join("\n");
+  const stream = [": keep-alive", "", 'data: {"a": 1}', "", 'event: x\r\ndata: {"b":\r\ndata:  2}', "", "data: not json", "", "data: [DONE]", ""].join("\n");
 
   it("drops what is not JSON when asked, as the gateway's reader does", () => {
     expect(parseSse(stream, { skipBad: true })).toEqual([{ a: 1 }, { b: 2 }]);

@@ -111,7 +111,10 @@ describe("the out-of-process replay worker", () => {
   });
 
   it("reports a bad spec as a spec error", async () => {
-    const err = await runInWorker({ op: "test", run, ...approved(MISBEHAVING), intervention: "nonsense", target: "tool=send_email", n: 5 }, { workerPath: WORKER }).catch((e) => e);
+    const err = await runInWorker(
+      { op: "test", run, ...approved(MISBEHAVING), intervention: "nonsense", target: "tool=send_email", n: 5 },
+      { workerPath: WORKER },
+    ).catch((e) => e);
     expect(err).toMatchObject({ kind: "spec" });
     expect((err as Error).message).toMatch(/cannot parse "nonsense"/);
   });

@@ -165,7 +165,11 @@ function MatrixView({ inv }: { inv: Investigation }) {
                   {m.cols.map((c) => {
                     const t = Object.prototype.hasOwnProperty.call(m.cells, `${r}||${c}`) ? m.cells[`${r}||${c}`] : undefined;
                     return (
-                      <td key={c} class={`matrix-cell${t ? ` tone-${verdictTone(t.verdict)}` : ""}`} title={t ? `${verdictLabel(t.verdict, t.role)} · ${rates(t.p_with, t.p_without)} · n = ${t.n}` : "not tested"}>
+                      <td
+                        key={c}
+                        class={`matrix-cell${t ? ` tone-${verdictTone(t.verdict)}` : ""}`}
+                        title={t ? `${verdictLabel(t.verdict, t.role)} · ${rates(t.p_with, t.p_without)} · n = ${t.n}` : "not tested"}
+                      >
                         {t ? (
                           <>
                             <span class="matrix-effect">{effect(t.effect)}</span>

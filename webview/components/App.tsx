@@ -94,7 +94,9 @@ function Header() {
         </span>
       )}
       <span class="topbar-spacer" />
-      {state.caps.mode === "report" ? <ReportBadge /> : (
+      {state.caps.mode === "report" ? (
+        <ReportBadge />
+      ) : (
         <Button small icon="export" onClick={() => ctl.exportReport()} title="Write these runs as one HTML file">
           Export report
         </Button>
@@ -182,13 +184,19 @@ function ScreenBody() {
     if (!run)
       return (
         <Empty icon="list-unordered">
-          No run is selected. <Button small onClick={() => ctl.go("runs")}>Choose a run</Button>
+          No run is selected.{" "}
+          <Button small onClick={() => ctl.go("runs")}>
+            Choose a run
+          </Button>
         </Empty>
       );
     if (state.removed[run])
       return (
         <Empty icon="trash">
-          This run was deleted. <Button small onClick={() => ctl.go("runs", { run: "" })}>Back to runs</Button>
+          This run was deleted.{" "}
+          <Button small onClick={() => ctl.go("runs", { run: "" })}>
+            Back to runs
+          </Button>
         </Empty>
       );
     // the Graph screen draws from the run's graph part (the rest is read when another screen asks)

@@ -21,14 +21,24 @@ export function Candidates({ a }: { inv: Investigation; a: ActionView }) {
   const busy = !!active;
   const [all, setAll] = useState(false);
   const rows = all ? a.candidates : a.candidates.slice(0, MAX_ROWS);
-  const disabledWhy = !caps.canReplay ? caps.replayReason ?? "Replays are not available here." : busy ? "A replay of this run is already running." : undefined;
+  const disabledWhy = !caps.canReplay
+    ? (caps.replayReason ?? "Replays are not available here.")
+    : busy
+      ? "A replay of this run is already running."
+      : undefined;
   return (
     <Section
       title="Candidate causes"
       icon="beaker"
       note="every upstream input and message channel"
       actions={
-        <Button primary icon="search" disabled={!caps.canReplay || busy} title={disabledWhy ?? "Replay without each suspect and name the cause"} onClick={() => ctl.findCause(run, a.node, a.target)}>
+        <Button
+          primary
+          icon="search"
+          disabled={!caps.canReplay || busy}
+          title={disabledWhy ?? "Replay without each suspect and name the cause"}
+          onClick={() => ctl.findCause(run, a.node, a.target)}
+        >
           Find the cause
         </Button>
       }
@@ -39,34 +49,36 @@ export function Candidates({ a }: { inv: Investigation; a: ActionView }) {
           <span>{caps.replayReason ?? "Replays are not available here."}</span>
         </div>
       )}
-      {jobs.filter((j) => j.kind !== "fixCheck").map((j) => (
-        <JobPanel key={j.id} job={j} />
-      ))}
+      {jobs
+        .filter((j) => j.kind !== "fixCheck")
+        .map((j) => (
+          <JobPanel key={j.id} job={j} />
+        ))}
       {a.candidates.length === 0 ? (
         <Empty>No upstream inputs or messages: nothing recorded fed this call.</Empty>
       ) : (
         <div class="table-scroll">
-        <table class="table candidates">
-          <thead>
-            <tr>
-              <th>Candidate</th>
-              <th>Status</th>
-              <th class="num">Effect</th>
-              <th class="num">95% interval</th>
-              <th class="num">With → without</th>
-              <th class="num">n</th>
-              <th>Wording reused</th>
-              <th>
-                <span class="sr-only">Test</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((c) => (
-              <CandidateRow key={c.intervention} c={c} a={a} disabled={!caps.canReplay || busy} disabledWhy={disabledWhy} />
-            ))}
-          </tbody>
-        </table>
+          <table class="table candidates">
+            <thead>
+              <tr>
+                <th>Candidate</th>
+                <th>Status</th>
+                <th class="num">Effect</th>
+                <th class="num">95% interval</th>
+                <th class="num">With → without</th>
+                <th class="num">n</th>
+                <th>Wording reused</th>
+                <th>
+                  <span class="sr-only">Test</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((c) => (
+                <CandidateRow key={c.intervention} c={c} a={a} disabled={!caps.canReplay || busy} disabledWhy={disabledWhy} />
+              ))}
+            </tbody>
+          </table>
         </div>
       )}
       {a.candidates.length > MAX_ROWS && (
@@ -82,7 +94,8 @@ export function Candidates({ a }: { inv: Investigation; a: ActionView }) {
         </p>
       )}
       <p class="footnote">
-        Effect: how much less often the call happens when the candidate is removed, over paired replays, with its 95% interval. Ruled out: any effect is below 0.20. Inconclusive: more replays are needed to decide.
+        Effect: how much less often the call happens when the candidate is removed, over paired replays, with its 95% interval. Ruled out: any effect is below
+        0.20. Inconclusive: more replays are needed to decide.
       </p>
     </Section>
   );
@@ -121,12 +134,20 @@ function CandidateRow({ c, a, disabled, disabledWhy }: { c: Candidate; a: Action
       </td>
       <td class="num mono nowrap">{t ? interval(t.ci) : "—"}</td>
       <td class="num mono nowrap">{t ? rates(t.p_with, t.p_without) : "—"}</td>
-      <td class="num" title={t?.group ? "replays of the group test" : undefined}>{t ? (t.group ? `${t.n} (group)` : t.n) : "—"}</td>
+      <td class="num" title={t?.group ? "replays of the group test" : undefined}>
+        {t ? (t.group ? `${t.n} (group)` : t.n) : "—"}
+      </td>
       <td>
         <Reused c={c} />
       </td>
       <td class="nowrap">
-        <Button small icon="beaker" disabled={disabled} title={disabledWhy ?? `Replay without ${c.intervention}`} onClick={() => ctl.runTest(run, a.node, a.target, c.intervention)}>
+        <Button
+          small
+          icon="beaker"
+          disabled={disabled}
+          title={disabledWhy ?? `Replay without ${c.intervention}`}
+          onClick={() => ctl.runTest(run, a.node, a.target, c.intervention)}
+        >
           {t ? "Re-test" : "Run test"}
         </Button>
       </td>
@@ -149,7 +170,9 @@ function Reused({ c }: { c: Candidate }) {
   return (
     <div class="reused">
       <Meter value={value} label={label} />
-      {copied.length > 0 && <div class="cell-sub mono copied" title={`Copied verbatim into the call: ${copied.join(", ")}`}>{`copied: ${copied.join(", ")}`}</div>}
+      {copied.length > 0 && (
+        <div class="cell-sub mono copied" title={`Copied verbatim into the call: ${copied.join(", ")}`}>{`copied: ${copied.join(", ")}`}</div>
+      )}
     </div>
   );
 }

@@ -24,24 +24,43 @@ export function CauseDetails({ a }: { inv: Investigation; a: ActionView }) {
   const canReplay = state.caps.canReplay;
   const fixes: { label: string; fix: string[]; title: string }[] = [];
   for (const s of d?.spans ?? []) fixes.push({ label: "Check a fix: redact the span", fix: [s.spec], title: `Replay with ${s.spec}` });
-  fixes.push({ label: "Check a fix: guard in block mode", fix: ["guard:block"], title: "Replay with the guard blocking sensitive calls that use untrusted-only values" });
+  fixes.push({
+    label: "Check a fix: guard in block mode",
+    fix: ["guard:block"],
+    title: "Replay with the guard blocking sensitive calls that use untrusted-only values",
+  });
   return (
     <Section
       title="From cause to fix"
       icon="debug-breakpoint-function"
       id="cause-to-fix"
       actions={
-        <Button icon="export" disabled={!ctl.linksEnabled} title={ctl.linksEnabled ? "Save this action's case file (markdown, every figure linked to the log)" : "Export case is available in VS Code"} onClick={() => ctl.exportCase(run, a.target)}>
+        <Button
+          icon="export"
+          disabled={!ctl.linksEnabled}
+          title={ctl.linksEnabled ? "Save this action's case file (markdown, every figure linked to the log)" : "Export case is available in VS Code"}
+          onClick={() => ctl.exportCase(run, a.target)}
+        >
           Export case…
         </Button>
       }
     >
-      {d?.spans.length ? d.spans.map((s) => <SpanBlock key={s.spec} s={s} />) : confirmed && <Empty icon="search">The cause is not narrowed to a span yet: Find the cause narrows it (setting causeway.findCause.spans).</Empty>}
-      {d?.shapes.map((s) => <ShapeTable key={s.causes.join("|")} s={s} />)}
+      {d?.spans.length
+        ? d.spans.map((s) => <SpanBlock key={s.spec} s={s} />)
+        : confirmed && <Empty icon="search">The cause is not narrowed to a span yet: Find the cause narrows it (setting causeway.findCause.spans).</Empty>}
+      {d?.shapes.map((s) => (
+        <ShapeTable key={s.causes.join("|")} s={s} />
+      ))}
       {confirmed && (
         <div class="fix-actions">
           {fixes.map((f) => (
-            <Button key={f.fix.join("+")} icon="wrench" disabled={!canReplay || busy} title={canReplay ? f.title : state.caps.replayReason} onClick={() => ctl.checkFix(run, a.node, a.target, f.fix)}>
+            <Button
+              key={f.fix.join("+")}
+              icon="wrench"
+              disabled={!canReplay || busy}
+              title={canReplay ? f.title : state.caps.replayReason}
+              onClick={() => ctl.checkFix(run, a.node, a.target, f.fix)}
+            >
               {f.label}
             </Button>
           ))}
@@ -78,7 +97,15 @@ function SpanBlock({ s }: { s: SpanView }) {
         {s.whole && <span class="muted">{`whole input ${effect(s.whole.effect)} ${interval(s.whole.ci)}`}</span>}
       </div>
       <pre class="span-text" aria-label={`Content of ${s.source} with the causing span marked`}>
-        {parts.map((p, i) => (p.mark ? <mark key={i} class="span-mark">{p.text}</mark> : <span key={i}>{p.text}</span>))}
+        {parts.map((p, i) =>
+          p.mark ? (
+            <mark key={i} class="span-mark">
+              {p.text}
+            </mark>
+          ) : (
+            <span key={i}>{p.text}</span>
+          ),
+        )}
         {s.length > chars.length ? <span class="muted">{`… (${s.length - chars.length} more characters)`}</span> : null}
       </pre>
       <div class="action-links">
@@ -86,7 +113,14 @@ function SpanBlock({ s }: { s: SpanView }) {
         <Button small icon="list-flat" onClick={() => ctl.go("timeline", { record: s.seq })}>
           Show in timeline
         </Button>
-        <Button small icon="type-hierarchy-sub" onClick={() => { ctl.setGraph({ node: s.node }); ctl.go("graph"); }}>
+        <Button
+          small
+          icon="type-hierarchy-sub"
+          onClick={() => {
+            ctl.setGraph({ node: s.node });
+            ctl.go("graph");
+          }}
+        >
           Show in graph
         </Button>
         <Button small icon="symbol-event" onClick={() => ctl.openRecord(s.seq)}>
@@ -97,7 +131,12 @@ function SpanBlock({ s }: { s: SpanView }) {
   );
 }
 
-const SHAPE_LABEL: Record<string, string> = { either: "either — each is enough on its own (redundant)", both: "both — each is needed (conjunctive)", single: "single — one of them is enough alone", unclear: "unclear" };
+const SHAPE_LABEL: Record<string, string> = {
+  either: "either — each is enough on its own (redundant)",
+  both: "both — each is needed (conjunctive)",
+  single: "single — one of them is enough alone",
+  unclear: "unclear",
+};
 
 function ShapeTable({ s }: { s: ShapeView }) {
   return (
@@ -157,7 +196,8 @@ function FixTable({ fixes }: { fixes: FixView[] }) {
               ) : (
                 f.keeps.map((k) => (
                   <div key={k.target}>
-                    <code>{k.target}</code> <span class={k.status === "lost" ? "cause-text" : "muted"}>{`${k.status} (${effect(k.effect)} ${interval(k.ci)})`}</span>
+                    <code>{k.target}</code>{" "}
+                    <span class={k.status === "lost" ? "cause-text" : "muted"}>{`${k.status} (${effect(k.effect)} ${interval(k.ci)})`}</span>
                   </div>
                 ))
               )}

@@ -37,7 +37,9 @@ export function ForeignTests({ a }: { a: ActionView }) {
                 <td class="num mono nowrap">{`${effect(t.effect)} ${interval(t.ci)}`}</td>
                 <td class="num mono nowrap">{rates(t.p_with, t.p_without)}</td>
                 <td>
-                  <Chip tone="unsure" icon="person">{t.by ?? "unrecorded"}</Chip>
+                  <Chip tone="unsure" icon="person">
+                    {t.by ?? "unrecorded"}
+                  </Chip>
                 </td>
                 <td class="num mono">{`tests.jsonl:${t.line}`}</td>
               </tr>

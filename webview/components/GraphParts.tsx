@@ -53,13 +53,34 @@ export function Legend({ grouped = false }: { grouped?: boolean }) {
   return (
     <div class="graph-legend" aria-hidden="true">
       {grouped && <span class="legend-note">Groups: agents (ellipses), message channels (diamonds), input sources (squares). Click a group to expand it.</span>}
-      <span><i class="lg lg-trusted" />trusted input</span>
-      <span><i class="lg lg-untrusted" />untrusted input</span>
-      <span><i class="lg lg-decision" />model call</span>
-      <span><i class="lg lg-action" />tool call</span>
-      <span><i class="lg lg-flagged" />flagged</span>
-      <span><i class="lg lg-message" />message</span>
-      <span><i class="lg-line lg-causal" />tested cause</span>
+      <span>
+        <i class="lg lg-trusted" />
+        trusted input
+      </span>
+      <span>
+        <i class="lg lg-untrusted" />
+        untrusted input
+      </span>
+      <span>
+        <i class="lg lg-decision" />
+        model call
+      </span>
+      <span>
+        <i class="lg lg-action" />
+        tool call
+      </span>
+      <span>
+        <i class="lg lg-flagged" />
+        flagged
+      </span>
+      <span>
+        <i class="lg lg-message" />
+        message
+      </span>
+      <span>
+        <i class="lg-line lg-causal" />
+        tested cause
+      </span>
     </div>
   );
 }
@@ -69,7 +90,16 @@ export function NodePanel({ rg, inv }: { rg: RunGraph; inv: Investigation | null
   const { ctl, state } = useApp();
   const id = state.ui.graph.node;
   const n = id ? nodesOf(rg.graph).get(id) : undefined;
-  const tr = useMemo(() => (id ? trace(rg.graph.edges.filter((e) => edgeVisible(e, state.ui.graph)), id) : null), [rg, id, state.ui.graph]);
+  const tr = useMemo(
+    () =>
+      id
+        ? trace(
+            rg.graph.edges.filter((e) => edgeVisible(e, state.ui.graph)),
+            id,
+          )
+        : null,
+    [rg, id, state.ui.graph],
+  );
   if (!n || !tr) {
     return (
       <aside class="graph-panel">

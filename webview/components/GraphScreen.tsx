@@ -83,14 +83,27 @@ export function GraphScreen() {
 
   return (
     <div class="graph-screen">
-      <GraphToolbar rg={rg} view={view} big={big} grouping={grouping} setGrouping={setGrouping} expanded={expanded.size > 0} collapse={() => setExpanded(() => NONE)} nav={nav} />
+      <GraphToolbar
+        rg={rg}
+        view={view}
+        big={big}
+        grouping={grouping}
+        setGrouping={setGrouping}
+        expanded={expanded.size > 0}
+        collapse={() => setExpanded(() => NONE)}
+        nav={nav}
+      />
       <div class="graph-body">
         <div class="graph-canvas-wrap">
           <div
             class="graph-canvas"
             tabIndex={0}
             role="application"
-            aria-label={svg ? "Data-flow graph. Arrow keys pan, plus and minus zoom, 0 fits, Escape clears the trace. Tab moves to the nodes, where arrow keys go from node to node and Enter selects." : "Data-flow graph. Arrow keys pan, plus and minus zoom, 0 fits, Escape clears the trace."}
+            aria-label={
+              svg
+                ? "Data-flow graph. Arrow keys pan, plus and minus zoom, 0 fits, Escape clears the trace. Tab moves to the nodes, where arrow keys go from node to node and Enter selects."
+                : "Data-flow graph. Arrow keys pan, plus and minus zoom, 0 fits, Escape clears the trace."
+            }
             onKeyDown={onKeyDown}
             data-ready={ready ? "true" : "false"}
           >
@@ -151,10 +164,16 @@ function useSvgView(rg: RunGraph, toggles: GraphToggles, big: boolean, grouped: 
   // a small graph's selected node: what is upstream and downstream of it, as the canvas traces it
   const traced = useMemo(() => {
     if (big || !toggles.node) return [];
-    const t = trace(rg.graph.edges.filter((e) => edgeVisible(e, toggles)), toggles.node);
+    const t = trace(
+      rg.graph.edges.filter((e) => edgeVisible(e, toggles)),
+      toggles.node,
+    );
     return [toggles.node, ...t.up, ...t.down];
   }, [big, rg, toggles.node, toggles.inferred, toggles.ruledOut]);
-  const view = useMemo(() => (grouped ? groupedView(rg, (e) => edgeVisible(e, toggles), expanded, focus) : null), [grouped, rg, toggles.inferred, toggles.ruledOut, expanded, focus]);
+  const view = useMemo(
+    () => (grouped ? groupedView(rg, (e) => edgeVisible(e, toggles), expanded, focus) : null),
+    [grouped, rg, toggles.inferred, toggles.ruledOut, expanded, focus],
+  );
 
   // A small graph's positions: layers left to right, as the screen renders.
   const smallLayout = useMemo(() => {
@@ -189,7 +208,11 @@ export function viewPositions(view: GraphView, focus: readonly string[]): Map<st
   const viewEdges = view.edges.filter((e) => e.evidence !== "inferred");
   if (focus.length) return wrappedLayout(view.nodes, viewEdges, { dx: 200, dy: 80, rowGap: 1 }).positions;
   const layout = layeredLayout(view.nodes, viewEdges, { dx: 220, dy: 120 });
-  return forceLayout(view.nodes.map((n) => n.id), viewEdges, layout.positions);
+  return forceLayout(
+    view.nodes.map((n) => n.id),
+    viewEdges,
+    layout.positions,
+  );
 }
 
 /** A counter bumped when the theme changes (VS Code swaps body classes and the variables on <html>). */
@@ -235,8 +258,16 @@ function GraphToolbar({ rg, view, big, grouping, setGrouping, expanded, collapse
   const alone = view ? view.nodes.length - view.groups.size : 0;
   return (
     <div class="graph-toolbar">
-      <label class="check" title={rg.graph.inferSkipped ? "Inferred edges were not computed for this run" : "Heuristic links: wording of one item reappears in another"}>
-        <input type="checkbox" checked={toggles.inferred} disabled={rg.graph.inferSkipped} onChange={(e) => ctl.setGraph({ inferred: e.currentTarget.checked })} />
+      <label
+        class="check"
+        title={rg.graph.inferSkipped ? "Inferred edges were not computed for this run" : "Heuristic links: wording of one item reappears in another"}
+      >
+        <input
+          type="checkbox"
+          checked={toggles.inferred}
+          disabled={rg.graph.inferSkipped}
+          onChange={(e) => ctl.setGraph({ inferred: e.currentTarget.checked })}
+        />
         <span>Inferred edges</span>
       </label>
       <label class="check">

@@ -16,7 +16,11 @@ export function InfluenceScreen() {
   const ranked = rankedSources(inf);
   return (
     <div class="stack">
-      <Section title="Sources and the tools they reached" icon="references" note={`across ${state.workspace!.runs.length} run${state.workspace!.runs.length === 1 ? "" : "s"}`}>
+      <Section
+        title="Sources and the tools they reached"
+        icon="references"
+        note={`across ${state.workspace!.runs.length} run${state.workspace!.runs.length === 1 ? "" : "s"}`}
+      >
         <Diagram inf={inf} sources={ranked} />
         <div class="legend">
           <span>
@@ -52,7 +56,12 @@ function Diagram({ inf, sources }: { inf: Influence; sources: InfluenceSource[] 
   const maxRuns = Math.max(1, ...inf.edges.map((e) => e.reach_runs));
   const order = [...inf.edges].sort((a, b) => rank(a) - rank(b));
   return (
-    <svg class="influence-diagram" viewBox={`0 0 ${W} ${height}`} role="img" aria-label="Sources on the left, tools on the right; lines show which source reached which tool">
+    <svg
+      class="influence-diagram"
+      viewBox={`0 0 ${W} ${height}`}
+      role="img"
+      aria-label="Sources on the left, tools on the right; lines show which source reached which tool"
+    >
       {order.map((e) => {
         const a = si.get(e.source);
         const b = ti.get(e.tool);
@@ -63,7 +72,11 @@ function Diagram({ inf, sources }: { inf: Influence; sources: InfluenceSource[] 
         const cls = e.confirmed ? "link confirmed" : e.ruled_out ? "link ruled" : "link reach";
         return (
           <g key={`${e.source}|${e.tool}`}>
-            <path class={cls} d={`M${xL + 8},${y1} C${mx},${y1} ${mx},${y2} ${xR - 8},${y2}`} style={{ strokeWidth: e.confirmed ? 3 : 1 + (5 * e.reach_runs) / maxRuns }}>
+            <path
+              class={cls}
+              d={`M${xL + 8},${y1} C${mx},${y1} ${mx},${y2} ${xR - 8},${y2}`}
+              style={{ strokeWidth: e.confirmed ? 3 : 1 + (5 * e.reach_runs) / maxRuns }}
+            >
               <title>{`${e.reach_runs} run${e.reach_runs === 1 ? "" : "s"}${e.confirmed ? `, confirmed ${effect(e.max_effect)}` : e.ruled_out ? ", ruled out" : ""}`}</title>
             </path>
             {e.confirmed && (
@@ -126,12 +139,19 @@ function Reach({ inf, sources }: { inf: Influence; sources: InfluenceSource[] })
                 </th>
                 {inf.outcomes.map((o) => {
                   const e = edges.get(`${s.id}\u0000${o.id}`);
-                  if (!e) return <td key={o.id} class="matrix-cell"><span class="muted">·</span></td>;
+                  if (!e)
+                    return (
+                      <td key={o.id} class="matrix-cell">
+                        <span class="muted">·</span>
+                      </td>
+                    );
                   const tests = e.tests.map((t) => `${t.run}: ${effect(t.effect)} (${t.verdict}, n = ${t.n})`).join("\n");
                   return (
                     <td key={o.id} class={`matrix-cell${e.confirmed ? " tone-cause" : e.ruled_out ? " tone-clear" : ""}`} title={tests || "not tested"}>
                       <span class="matrix-effect">{`${e.reach_runs} run${e.reach_runs === 1 ? "" : "s"}`}</span>
-                      <span class="matrix-verdict">{e.confirmed ? `cause ${effect(e.max_effect)}` : e.ruled_out ? "ruled out" : e.tests.length ? "tested" : "not tested"}</span>
+                      <span class="matrix-verdict">
+                        {e.confirmed ? `cause ${effect(e.max_effect)}` : e.ruled_out ? "ruled out" : e.tests.length ? "tested" : "not tested"}
+                      </span>
                     </td>
                   );
                 })}
@@ -175,7 +195,15 @@ function Ranking({ sources }: { sources: InfluenceSource[] }) {
               </td>
               <td class="num mono">{s.max_effect === null ? <span class="muted">not tested</span> : effect(s.max_effect)}</td>
               <td class="chips">
-                {s.confirmed_tools.length ? s.confirmed_tools.map((t) => <Chip key={t} tone="cause">{t}</Chip>) : <span class="muted">—</span>}
+                {s.confirmed_tools.length ? (
+                  s.confirmed_tools.map((t) => (
+                    <Chip key={t} tone="cause">
+                      {t}
+                    </Chip>
+                  ))
+                ) : (
+                  <span class="muted">—</span>
+                )}
               </td>
               <td class="preview">{clip(s.preview, 160)}</td>
             </tr>

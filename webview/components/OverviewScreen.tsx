@@ -31,8 +31,16 @@ export function OverviewScreen() {
         <Stat label="Tool calls" value={int(s.actions)} sub={s.blocked ? `${s.blocked} blocked` : ms(s.tool_ms)} />
         <Stat label="Messages" value={int(s.messages)} />
         <Stat label="Untrusted inputs" value={`${int(s.untrusted_inputs)} / ${int(s.inputs)}`} />
-        <Stat label="Tokens" value={int(s.usage.input_tokens + s.usage.output_tokens)} sub={`${int(s.usage.input_tokens)} in \u00b7 ${int(s.usage.output_tokens)} out`} />
-        <Stat label="Tests" value={int(s.tests)} sub={`${s.tests ? `${int(s.confirmed_causes)} confirmed` : "none yet"}${s.foreign_tests ? ` \u00b7 ${int(s.foreign_tests)} by others, not counted` : ""}`} />
+        <Stat
+          label="Tokens"
+          value={int(s.usage.input_tokens + s.usage.output_tokens)}
+          sub={`${int(s.usage.input_tokens)} in \u00b7 ${int(s.usage.output_tokens)} out`}
+        />
+        <Stat
+          label="Tests"
+          value={int(s.tests)}
+          sub={`${s.tests ? `${int(s.confirmed_causes)} confirmed` : "none yet"}${s.foreign_tests ? ` \u00b7 ${int(s.foreign_tests)} by others, not counted` : ""}`}
+        />
       </div>
       {inv.problems.length > 0 && <Problems inv={inv} />}
       <ToolCalls inv={inv} />
@@ -120,7 +128,15 @@ export function AlertCard({ alert: a, top }: { alert: Alert; top: boolean }) {
           )}
           {a.evidence && a.evidence.length > 0 && (
             <div>
-              <dt>{only ? "Only source" : a.evidence.length === 1 ? "Source" : a.reached && a.reached > a.evidence.length ? `Sources (first ${a.evidence.length} of ${int(a.reached)})` : "Sources"}</dt>
+              <dt>
+                {only
+                  ? "Only source"
+                  : a.evidence.length === 1
+                    ? "Source"
+                    : a.reached && a.reached > a.evidence.length
+                      ? `Sources (first ${a.evidence.length} of ${int(a.reached)})`
+                      : "Sources"}
+              </dt>
               <dd class="chips">
                 {a.evidence.map((ev) => (
                   <button type="button" key={ev.node} class="srcchip" onClick={() => ctl.openRecord(ev.seq)} title={`Open event #${ev.seq}`}>
@@ -164,7 +180,12 @@ export function AlertCard({ alert: a, top }: { alert: Alert; top: boolean }) {
           </Button>
         )}
         {a.site && (
-          <HostLink enabled={ctl.linksEnabled} icon="go-to-file" onClick={() => ctl.openSite(run, a.site!.file, a.site!.line)} title="Open the line that recorded it">
+          <HostLink
+            enabled={ctl.linksEnabled}
+            icon="go-to-file"
+            onClick={() => ctl.openSite(run, a.site!.file, a.site!.line)}
+            title="Open the line that recorded it"
+          >
             {`${a.site.file}:${a.site.line}`}
           </HostLink>
         )}
@@ -200,7 +221,7 @@ function Problems({ inv }: { inv: Investigation }) {
                     {`${p.file ?? "events.jsonl"}:${p.line}`}
                   </HostLink>
                 ) : (
-                  p.file ?? "run"
+                  (p.file ?? "run")
                 )}
               </td>
               <td>{p.message}</td>

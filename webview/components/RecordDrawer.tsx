@@ -57,8 +57,22 @@ export function RecordDrawer() {
         <span class={`type-badge t-${ev.type.replace(/[^a-z]/g, "-")}`}>{typeLabel(ev.type)}</span>
         <h2>{`#${ev.seq} \u00b7 ${ev.agent}`}</h2>
         <span class="topbar-spacer" />
-        <Button small icon="chevron-up" label="Previous event" title="Previous event" disabled={!indexOf(inv).eventsBySeq.has(ev.seq - 1)} onClick={() => ctl.openRecord(ev.seq - 1)} />
-        <Button small icon="chevron-down" label="Next event" title="Next event" disabled={!indexOf(inv).eventsBySeq.has(ev.seq + 1)} onClick={() => ctl.openRecord(ev.seq + 1)} />
+        <Button
+          small
+          icon="chevron-up"
+          label="Previous event"
+          title="Previous event"
+          disabled={!indexOf(inv).eventsBySeq.has(ev.seq - 1)}
+          onClick={() => ctl.openRecord(ev.seq - 1)}
+        />
+        <Button
+          small
+          icon="chevron-down"
+          label="Next event"
+          title="Next event"
+          disabled={!indexOf(inv).eventsBySeq.has(ev.seq + 1)}
+          onClick={() => ctl.openRecord(ev.seq + 1)}
+        />
         <Button small icon="close" label="Close record" title="Close (Escape)" onClick={() => ctl.openRecord(null)} />
       </header>
       <div class="drawer-body">
@@ -147,7 +161,13 @@ function TypeBody({ inv, ev }: { inv: Investigation; ev: EventView }) {
     case "input":
       return (
         <>
-          <KeyValues rows={[["Source", str(f.source)], ["Trust", <TrustChip trust={str(f.trust)} />], ["Kind", str(f.kind)]]} />
+          <KeyValues
+            rows={[
+              ["Source", str(f.source)],
+              ["Trust", <TrustChip trust={str(f.trust)} />],
+              ["Kind", str(f.kind)],
+            ]}
+          />
           <Blob inv={inv} title="Content" refStr={f.ref} />
         </>
       );
@@ -158,7 +178,14 @@ function TypeBody({ inv, ev }: { inv: Investigation; ev: EventView }) {
     case "message":
       return (
         <>
-          <KeyValues rows={[["From", ev.agent], ["To", str(f.to)], ["Channel", `${ev.agent} \u2192 ${str(f.to)}`], ["Trust", <TrustChip trust={str(f.trust)} />]]} />
+          <KeyValues
+            rows={[
+              ["From", ev.agent],
+              ["To", str(f.to)],
+              ["Channel", `${ev.agent} \u2192 ${str(f.to)}`],
+              ["Trust", <TrustChip trust={str(f.trust)} />],
+            ]}
+          />
           <Blob inv={inv} title="Content" refStr={f.ref} />
         </>
       );
@@ -239,7 +266,16 @@ function Action({ inv, ev }: { inv: Investigation; ev: EventView }) {
           ["Tool", <span class="mono">{str(f.tool)}</span>],
           ["Mode", str(f.mode)],
           ["Status", f.status === "ok" ? "ok" : <Chip tone="cause">{str(f.status)}</Chip>],
-          ["Sensitive", f.sensitive ? <Chip tone="info" icon="shield">sensitive</Chip> : "no"],
+          [
+            "Sensitive",
+            f.sensitive ? (
+              <Chip tone="info" icon="shield">
+                sensitive
+              </Chip>
+            ) : (
+              "no"
+            ),
+          ],
           ["Latency", ms(typeof f.duration_ms === "number" ? f.duration_ms : null) || "—"],
           [
             "Asked for by",
@@ -251,9 +287,7 @@ function Action({ inv, ev }: { inv: Investigation; ev: EventView }) {
               "no recorded model call"
             ),
           ],
-          ...(guard && typeof guard === "object"
-            ? ([["Guard", `${str(guard.verdict)}: ${str(guard.reason)}`]] as [string, ComponentChildren][])
-            : []),
+          ...(guard && typeof guard === "object" ? ([["Guard", `${str(guard.verdict)}: ${str(guard.reason)}`]] as [string, ComponentChildren][]) : []),
         ]}
       />
       <Blob inv={inv} title="Arguments" refStr={f.args_ref} />

@@ -29,7 +29,9 @@ export function RecordedChain({ a }: { a: ActionView }) {
             <Icon name="warning" />
             <span>{`A chain written by someone other than the run's writer (${foreignChain.by ?? "an unrecorded writer"}): shown as claimed, not counted; re-run Find the cause to count it. (${lines(foreignChain)})`}</span>
           </div>
-          <Chip tone="unsure" icon="person">{foreignChain.by ?? "unrecorded"}</Chip>
+          <Chip tone="unsure" icon="person">
+            {foreignChain.by ?? "unrecorded"}
+          </Chip>
           <Chain chain={foreignChain.hops} />
         </div>
       )}

@@ -52,7 +52,9 @@ export function RunsScreen() {
                 >
                   <td>
                     <div class="cell-title">{e.summary.run_id}</div>
-                    <div class="cell-sub one-line" title={e.summary.task ?? e.summary.program}>{e.summary.task ?? e.summary.program}</div>
+                    <div class="cell-sub one-line" title={e.summary.task ?? e.summary.program}>
+                      {e.summary.task ?? e.summary.program}
+                    </div>
                   </td>
                   <td class="nowrap">{when(e.summary.started)}</td>
                   <td class="num">{int(e.summary.agents.length)}</td>
@@ -147,4 +149,3 @@ export function IntegrityChip({ s }: { s: RunSummary }) {
     </Chip>
   );
 }
-

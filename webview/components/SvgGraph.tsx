@@ -93,12 +93,23 @@ function readElements(elements: readonly cytoscape.ElementDefinition[], c: Graph
   const edges: DrawnEdge[] = [];
   for (const el of elements) {
     const d = el.data as Record<string, unknown>;
-    const cls = new Set(String(el.classes ?? "").split(" ").filter(Boolean));
+    const cls = new Set(
+      String(el.classes ?? "")
+        .split(" ")
+        .filter(Boolean),
+    );
     if (el.group === "nodes") {
       const pos = el.position ?? { x: 0, y: 0 };
       nodes.set(String(d.id), { id: String(d.id), label: String(d.label ?? ""), cls, x: pos.x, y: pos.y, look: nodeLook(cls, Number(d.size ?? 26), c) });
     } else {
-      edges.push({ source: String(d.source), target: String(d.target), label: String(d.label ?? ""), labelOffset: Number(d.labelOffset ?? 46), weight: Number(d.weight ?? 1), cls });
+      edges.push({
+        source: String(d.source),
+        target: String(d.target),
+        label: String(d.label ?? ""),
+        labelOffset: Number(d.labelOffset ?? 46),
+        weight: Number(d.weight ?? 1),
+        cls,
+      });
     }
   }
   return { nodes, edges };
@@ -142,7 +153,12 @@ export function SvgGraph(p: Props) {
 
   const roving = useRoving(nodes, p.picked, layer, view.reveal);
   useDrawnHook(nodes, edges, keep, state, c, () => p.onDrawn());
-  const pointer = usePointer(svg, view, (id) => p.onTapNode(id), () => p.onTapBackground());
+  const pointer = usePointer(
+    svg,
+    view,
+    (id) => p.onTapNode(id),
+    () => p.onTapBackground(),
+  );
 
   const pairs = new Set(edges.map((e) => `${e.source}\u0000${e.target}`));
   return (
@@ -200,7 +216,14 @@ function useRoving(nodes: Map<string, DrawnNode>, picked: string | null, layer: 
 }
 
 /** Exposes the drawn edges to tests, and reports the view drawn after its first frame. */
-function useDrawnHook(nodes: Map<string, DrawnNode>, edges: DrawnEdge[], keep: Set<string> | null, state: (ids: string[]) => string, c: GraphColors, onDrawn: () => void): void {
+function useDrawnHook(
+  nodes: Map<string, DrawnNode>,
+  edges: DrawnEdge[],
+  keep: Set<string> | null,
+  state: (ids: string[]) => string,
+  c: GraphColors,
+  onDrawn: () => void,
+): void {
   useLayoutEffect(() => {
     performance.mark("causeway:graph-cy");
     exposeEdges(() => {
@@ -273,11 +296,19 @@ function Node({ n, state, picked, tabStop, c, onKey, onFocus }: NodeProps) {
       }}
     >
       <title>{n.label}</title>
-      {picked && <g fill={c.focus} fill-opacity={0.18} stroke="none">{shapeOf(look, 12)}</g>}
+      {picked && (
+        <g fill={c.focus} fill-opacity={0.18} stroke="none">
+          {shapeOf(look, 12)}
+        </g>
+      )}
       <g class="shape" fill={look.fill} stroke={look.stroke} stroke-width={look.strokeWidth} stroke-dasharray={look.dash}>
         {shapeOf(look)}
       </g>
-      {look.double && <g fill="none" stroke={c.background} stroke-width={Math.max(1, look.strokeWidth / 3)}>{shapeOf(look)}</g>}
+      {look.double && (
+        <g fill="none" stroke={c.background} stroke-width={Math.max(1, look.strokeWidth / 3)}>
+          {shapeOf(look)}
+        </g>
+      )}
       <text
         class="glabel"
         text-anchor="middle"
@@ -299,7 +330,21 @@ function Node({ n, state, picked, tabStop, c, onKey, onFocus }: NodeProps) {
   );
 }
 
-function Edge({ e, a, b, both, state, c }: { e: { label: string; labelOffset: number; weight: number; cls: Set<string> }; a: DrawnNode; b: DrawnNode; both: boolean; state: string; c: GraphColors }) {
+function Edge({
+  e,
+  a,
+  b,
+  both,
+  state,
+  c,
+}: {
+  e: { label: string; labelOffset: number; weight: number; cls: Set<string> };
+  a: DrawnNode;
+  b: DrawnNode;
+  both: boolean;
+  state: string;
+  c: GraphColors;
+}) {
   const look = edgeLook(e.cls, state, c);
   const width = e.cls.has("merged") && state !== "traced" && !e.cls.has("causal") ? e.weight : look.width;
   // two edges between the same nodes bend apart; a tested edge bends as on the canvas
@@ -325,7 +370,18 @@ function Edge({ e, a, b, both, state, c }: { e: { label: string; labelOffset: nu
     const t = Math.min(0.5, e.labelOffset / len);
     const q = (p0: number, p1: number, p2: number) => (1 - t) * (1 - t) * p0 + 2 * (1 - t) * t * p1 + t * t * p2;
     label = (
-      <text x={q(from.x, ctl.x, tip.x)} y={q(from.y, ctl.y, tip.y)} text-anchor="middle" dominant-baseline="middle" font-size={11} font-weight="bold" fill={look.stroke} stroke={c.labelBackground} stroke-width={4} paint-order="stroke">
+      <text
+        x={q(from.x, ctl.x, tip.x)}
+        y={q(from.y, ctl.y, tip.y)}
+        text-anchor="middle"
+        dominant-baseline="middle"
+        font-size={11}
+        font-weight="bold"
+        fill={look.stroke}
+        stroke={c.labelBackground}
+        stroke-width={4}
+        paint-order="stroke"
+      >
         {e.label}
       </text>
     );

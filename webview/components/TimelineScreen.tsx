@@ -65,7 +65,9 @@ export function TimelineScreen() {
           <span>Flagged only</span>
         </label>
         <span class="topbar-spacer" />
-        <span class="muted" aria-live="polite">{filtered ? `${int(rows.length)} of ${int(inv.timeline.length)} events` : `${int(inv.timeline.length)} events`}</span>
+        <span class="muted" aria-live="polite">
+          {filtered ? `${int(rows.length)} of ${int(inv.timeline.length)} events` : `${int(inv.timeline.length)} events`}
+        </span>
         {filtered && (
           <Button small icon="clear-all" onClick={() => ctl.setFilters({ agent: "", type: "", text: "", flagged: false })}>
             Clear
@@ -90,7 +92,14 @@ export function TimelineScreen() {
           </thead>
           <tbody ref={nav.ref} onKeyDown={nav.onKeyDown}>
             {shown.map((r, i) => (
-              <Row key={r.seq} r={r} open={r.seq === state.ui.record} nav={nav.item(i)} onOpen={() => ctl.openRecord(r.seq)} span={spanNodes.has(r.node ?? "") ? <CausingSpanLink inv={inv} node={r.node} /> : null} />
+              <Row
+                key={r.seq}
+                r={r}
+                open={r.seq === state.ui.record}
+                nav={nav.item(i)}
+                onOpen={() => ctl.openRecord(r.seq)}
+                span={spanNodes.has(r.node ?? "") ? <CausingSpanLink inv={inv} node={r.node} /> : null}
+              />
             ))}
           </tbody>
         </table>
@@ -134,7 +143,10 @@ function Row({ r, open, nav, onOpen, span }: { r: TimelineRow; open: boolean; na
         {r.text}
       </td>
       <td class="num mono nowrap">{ms(r.duration_ms)}</td>
-      <td class="num mono nowrap" title={r.usage ? `${r.usage.input_tokens} in, ${r.usage.output_tokens} out${r.usage.estimated ? " (estimated)" : ""}` : undefined}>
+      <td
+        class="num mono nowrap"
+        title={r.usage ? `${r.usage.input_tokens} in, ${r.usage.output_tokens} out${r.usage.estimated ? " (estimated)" : ""}` : undefined}
+      >
         {tokens === null ? "" : `${int(tokens)}${r.usage?.estimated ? "~" : ""}`}
       </td>
       <td class="chips" title={r.flags.join(", ") || undefined}>

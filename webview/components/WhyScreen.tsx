@@ -27,7 +27,10 @@ export function WhyScreen() {
       <ActionList actions={actions} selected={node} />
       <div class="why-main stack">
         <ActionHeader inv={inv} a={a} />
-        <div class={`verdict${a.candidates.some((c) => ["primary", "contributing", "confirmed", "joint"].includes(c.status)) ? " verdict-cause" : ""}`} role="note">
+        <div
+          class={`verdict${a.candidates.some((c) => ["primary", "contributing", "confirmed", "joint"].includes(c.status)) ? " verdict-cause" : ""}`}
+          role="note"
+        >
           <Icon name="lightbulb" />
           <span>{a.verdict}</span>
         </div>
@@ -107,11 +110,25 @@ function ActionHeader({ inv, a }: { inv: Investigation; a: ActionView }) {
         <Button small icon="symbol-event" onClick={() => ctl.openRecord(a.seq)}>
           Full record
         </Button>
-        <Button small icon="type-hierarchy-sub" onClick={() => { ctl.setGraph({ node: a.node }); ctl.go("graph"); }}>
+        <Button
+          small
+          icon="type-hierarchy-sub"
+          onClick={() => {
+            ctl.setGraph({ node: a.node });
+            ctl.go("graph");
+          }}
+        >
           Show in graph
         </Button>
         {a.decision && (
-          <Button small icon="hubot" onClick={() => { const e = indexOf(inv).eventsByNode.get(a.decision!); if (e) ctl.openRecord(e.seq); }}>
+          <Button
+            small
+            icon="hubot"
+            onClick={() => {
+              const e = indexOf(inv).eventsByNode.get(a.decision!);
+              if (e) ctl.openRecord(e.seq);
+            }}
+          >
             The model call that asked for it
           </Button>
         )}
@@ -212,14 +229,28 @@ function Lineage({ inv, a }: { inv: Investigation; a: ActionView }) {
     );
   };
   return (
-    <Section title="How it got here" icon="git-commit" note={!groups.length ? undefined : untrusted ? "recorded path from every untrusted root" : "no untrusted input reached it: recorded path from every input"}>
+    <Section
+      title="How it got here"
+      icon="git-commit"
+      note={
+        !groups.length ? undefined : untrusted ? "recorded path from every untrusted root" : "no untrusted input reached it: recorded path from every input"
+      }
+    >
       {groups.length === 0 ? (
         <Empty icon="pass">No untrusted content reached this call on a recorded path.</Empty>
       ) : (
         shown.map((g, i) => (
           <div class="lineage" key={i}>
             <div class="lineage-roots">
-              <span class="lineage-label">{untrusted ? (g.roots.length === 1 ? "Untrusted root" : `${g.roots.length} untrusted roots`) : g.roots.length === 1 ? "Input" : `${g.roots.length} inputs`}</span>
+              <span class="lineage-label">
+                {untrusted
+                  ? g.roots.length === 1
+                    ? "Untrusted root"
+                    : `${g.roots.length} untrusted roots`
+                  : g.roots.length === 1
+                    ? "Input"
+                    : `${g.roots.length} inputs`}
+              </span>
               {(all ? g.roots : g.roots.slice(0, ROOTS)).map((r) => step(r, true))}
               {!all && g.roots.length > ROOTS && <span class="muted">{`and ${g.roots.length - ROOTS} more`}</span>}
             </div>

@@ -6,7 +6,6 @@
 import type { JSX } from "preact";
 import { blend, type GraphColors } from "../graph/theme";
 
-
 /** A node as drawn. */
 export interface Look {
   shape: "ellipse" | "rect" | "diamond" | "tag";
@@ -26,7 +25,17 @@ export interface Look {
 export function nodeLook(cls: Set<string>, size: number, c: GraphColors): Look {
   const fill = (x: string) => blend(c.background, x, c.highContrast ? 0 : 0.28);
   const border = c.highContrast ? 2 : 1.5;
-  const look: Look = { shape: "ellipse", w: 26, h: 26, fill: fill(c.muted), stroke: c.muted, strokeWidth: border, fontSize: 11, bold: false, labelColor: c.foreground };
+  const look: Look = {
+    shape: "ellipse",
+    w: 26,
+    h: 26,
+    fill: fill(c.muted),
+    stroke: c.muted,
+    strokeWidth: border,
+    fontSize: 11,
+    bold: false,
+    labelColor: c.foreground,
+  };
   const color = (x: string, width = look.strokeWidth) => Object.assign(look, { fill: fill(x), stroke: x, strokeWidth: width });
   if (cls.has("group")) {
     Object.assign(look, { shape: "rect", w: size, h: size, fontSize: 18, bold: true, strokeWidth: border + 1 });
@@ -80,7 +89,11 @@ export function shapeOf(look: Look, extra = 0): JSX.Element {
 
 /** An edge's colour, width and dashes, following graphStyle (elements.ts). */
 export function edgeLook(cls: Set<string>, state: string, c: GraphColors): { stroke: string; width: number; dash?: string; opacity: number } {
-  let look: { stroke: string; width: number; dash?: string; opacity: number } = { stroke: c.edge, width: c.highContrast ? 1.5 : 1, opacity: c.highContrast ? 1 : 0.75 };
+  let look: { stroke: string; width: number; dash?: string; opacity: number } = {
+    stroke: c.edge,
+    width: c.highContrast ? 1.5 : 1,
+    opacity: c.highContrast ? 1 : 0.75,
+  };
   if (cls.has("inferred")) look = { ...look, stroke: c.muted, dash: "1 3" };
   if (cls.has("tested")) look.opacity = 1;
   if (cls.has("causal")) look = { ...look, stroke: c.causal, width: 2.5 };

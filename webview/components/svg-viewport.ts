@@ -31,7 +31,13 @@ export interface Viewport {
  * selection or a toggle only restyles them; the same nodes drawn again (the screen opened again)
  * are shown as they were left.
  */
-export function useViewport(svg: RefObject<SVGSVGElement>, layer: RefObject<SVGGElement>, viewKey: string | undefined, nodeSet: string, box: () => { x1: number; y1: number; x2: number; y2: number }): Viewport {
+export function useViewport(
+  svg: RefObject<SVGSVGElement>,
+  layer: RefObject<SVGGElement>,
+  viewKey: string | undefined,
+  nodeSet: string,
+  box: () => { x1: number; y1: number; x2: number; y2: number },
+): Viewport {
   const vp = useRef({ zoom: 1, x: 0, y: 0 });
   const apply = () => {
     const v = vp.current;

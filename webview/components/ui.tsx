@@ -44,8 +44,18 @@ export function StatusChip({ status }: { status: CandidateStatus }) {
 }
 
 export function TrustChip({ trust }: { trust: string | null | undefined }) {
-  if (trust === "untrusted") return <Chip tone="unsure" icon="workspace-untrusted">untrusted</Chip>;
-  if (trust === "trusted") return <Chip tone="clear" icon="workspace-trusted">trusted</Chip>;
+  if (trust === "untrusted")
+    return (
+      <Chip tone="unsure" icon="workspace-untrusted">
+        untrusted
+      </Chip>
+    );
+  if (trust === "trusted")
+    return (
+      <Chip tone="clear" icon="workspace-trusted">
+        trusted
+      </Chip>
+    );
   return null;
 }
 
@@ -99,7 +109,21 @@ export function Meter({ value, label }: { value: number; label?: string }) {
   );
 }
 
-export function Section({ title, icon, actions, children, id, note }: { title: string; icon?: string; actions?: ComponentChildren; children: ComponentChildren; id?: string; note?: ComponentChildren }) {
+export function Section({
+  title,
+  icon,
+  actions,
+  children,
+  id,
+  note,
+}: {
+  title: string;
+  icon?: string;
+  actions?: ComponentChildren;
+  children: ComponentChildren;
+  id?: string;
+  note?: ComponentChildren;
+}) {
   return (
     <section class="section" aria-labelledby={id ? `${id}-h` : undefined}>
       <header class="section-head">
@@ -170,7 +194,19 @@ export function Button(props: {
  * A link that asks the host to act (open a file at a line, open a blob…). In the static report the
  * same information shows as plain text.
  */
-export function HostLink({ enabled, onClick, icon, children, title }: { enabled: boolean; onClick: () => void; icon?: string; children: ComponentChildren; title?: string }) {
+export function HostLink({
+  enabled,
+  onClick,
+  icon,
+  children,
+  title,
+}: {
+  enabled: boolean;
+  onClick: () => void;
+  icon?: string;
+  children: ComponentChildren;
+  title?: string;
+}) {
   if (!enabled) {
     return (
       <span class="hostlink-text" title={title}>
@@ -190,7 +226,14 @@ export function HostLink({ enabled, onClick, icon, children, title }: { enabled:
 export function Progress({ done, total, label }: { done: number; total: number; label?: string }) {
   const known = total > 0;
   return (
-    <div class="progress" role="progressbar" aria-valuemin={0} aria-valuemax={known ? total : undefined} aria-valuenow={known ? done : undefined} aria-label={label}>
+    <div
+      class="progress"
+      role="progressbar"
+      aria-valuemin={0}
+      aria-valuemax={known ? total : undefined}
+      aria-valuenow={known ? done : undefined}
+      aria-label={label}
+    >
       <div class={`progress-fill${known ? "" : " indeterminate"}`} style={known ? { width: `${Math.min(100, (done / total) * 100)}%` } : undefined} />
     </div>
   );

@@ -16,7 +16,14 @@ import { readColors } from "./theme";
  * A Cytoscape graph of the investigation at the given positions, edges hidden per visible().
  * `lib` is Cytoscape itself, loaded when first needed (load-cytoscape.ts).
  */
-export function createGraph(lib: Cytoscape, container: HTMLElement, rg: RunGraph, positions: Map<string, { x: number; y: number }>, big: boolean, visible: (e: GEdge) => boolean): cytoscape.Core {
+export function createGraph(
+  lib: Cytoscape,
+  container: HTMLElement,
+  rg: RunGraph,
+  positions: Map<string, { x: number; y: number }>,
+  big: boolean,
+  visible: (e: GEdge) => boolean,
+): cytoscape.Core {
   const cy = lib({
     container,
     elements: buildElements(rg, positions, visible),
@@ -85,7 +92,13 @@ function exposeForTests(cy: cytoscape.Core): void {
  * units) widens the box left and right: node labels are centred under their nodes, so the
  * outermost nodes' labels would otherwise be cut at the edges.
  */
-export function fitted(positions: Map<string, { x: number; y: number }>, width: number, height: number, pad = 60, labelMargin = LABEL_MARGIN): { zoom: number; pan: { x: number; y: number } } {
+export function fitted(
+  positions: Map<string, { x: number; y: number }>,
+  width: number,
+  height: number,
+  pad = 60,
+  labelMargin = LABEL_MARGIN,
+): { zoom: number; pan: { x: number; y: number } } {
   let x1 = Infinity;
   let y1 = Infinity;
   let x2 = -Infinity;
@@ -105,7 +118,13 @@ export function fitted(positions: Map<string, { x: number; y: number }>, width: 
  * under it (what covers the drawing's bottom), at most 1.5× zoom; a box with no extent (no
  * nodes) is centred at 1×.
  */
-export function fitBox(box: { x1: number; y1: number; x2: number; y2: number }, width: number, height: number, pad: number, below = 0): { zoom: number; pan: { x: number; y: number } } {
+export function fitBox(
+  box: { x1: number; y1: number; x2: number; y2: number },
+  width: number,
+  height: number,
+  pad: number,
+  below = 0,
+): { zoom: number; pan: { x: number; y: number } } {
   const { x1, y1, x2, y2 } = box;
   if (!Number.isFinite(x1)) return { zoom: 1, pan: { x: width / 2, y: height / 2 } };
   const zoom = Math.max(0.02, Math.min(1.5, (width - 2 * pad) / Math.max(1, x2 - x1), (height - 2 * pad - below) / Math.max(1, y2 - y1)));

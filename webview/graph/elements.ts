@@ -64,7 +64,12 @@ export function buildViewElements(rg: RunGraph, view: GraphView, positions: Map<
       if (g.trust) cls.push(g.trust);
       if (g.flagged) cls.push("flagged");
       else if (g.sensitive) cls.push("sensitive");
-      out.push({ group: "nodes", data: { id: v.id, label: visibleBidi(groupLabel(g)), size: Math.round(34 + 10 * Math.log2(g.members.length)) }, position, classes: cls.join(" ") });
+      out.push({
+        group: "nodes",
+        data: { id: v.id, label: visibleBidi(groupLabel(g)), size: Math.round(34 + 10 * Math.log2(g.members.length)) },
+        position,
+        classes: cls.join(" "),
+      });
     } else {
       const n = byId.get(v.id)!;
       out.push({ group: "nodes", data: { id: n.id, label: nodeLabel(n) }, position, classes: nodeClasses(rg, n) });
@@ -74,12 +79,27 @@ export function buildViewElements(rg: RunGraph, view: GraphView, positions: Map<
   view.edges.forEach((e, i) => {
     const causal = e.causal !== undefined ? rg.graph.edges[e.causal] : undefined;
     const first = rg.graph.edges[e.members[0]];
-    const cls = causal ? "tested causal" : e.evidence === "tested" ? edgeClasses(rg.graph.edges[e.members.find((m) => rg.graph.edges[m].evidence === "tested")!]) : e.evidence === "observed" ? "observed" : edgeClasses(first);
+    const cls = causal
+      ? "tested causal"
+      : e.evidence === "tested"
+        ? edgeClasses(rg.graph.edges[e.members.find((m) => rg.graph.edges[m].evidence === "tested")!])
+        : e.evidence === "observed"
+          ? "observed"
+          : edgeClasses(first);
     const k = causal ? (fromSource.get(e.src) ?? 0) : 0;
     if (causal) fromSource.set(e.src, k + 1);
     out.push({
       group: "edges",
-      data: { id: `v${i}`, source: e.src, target: e.dst, index: e.members[0], members: e.members, label: causal ? effect(causal.effect) : "", labelOffset: 46 + 18 * k, weight: Math.min(6, 1 + Math.log2(e.members.length)) },
+      data: {
+        id: `v${i}`,
+        source: e.src,
+        target: e.dst,
+        index: e.members[0],
+        members: e.members,
+        label: causal ? effect(causal.effect) : "",
+        labelOffset: 46 + 18 * k,
+        weight: Math.min(6, 1 + Math.log2(e.members.length)),
+      },
       classes: e.members.length > 1 ? `${cls} merged` : cls,
     });
   });
@@ -87,7 +107,11 @@ export function buildViewElements(rg: RunGraph, view: GraphView, positions: Map<
 }
 
 /** Elements with their starting classes: edges the toggles hide are created hidden. */
-export function buildElements(rg: RunGraph, positions: Map<string, { x: number; y: number }>, visible: (e: GEdge) => boolean = () => true): cytoscape.ElementDefinition[] {
+export function buildElements(
+  rg: RunGraph,
+  positions: Map<string, { x: number; y: number }>,
+  visible: (e: GEdge) => boolean = () => true,
+): cytoscape.ElementDefinition[] {
   const out: cytoscape.ElementDefinition[] = [];
   for (const n of rg.graph.nodes) {
     out.push({
@@ -147,7 +171,10 @@ export function graphStyle(c: GraphColors, big: boolean): cytoscape.StylesheetJs
     { selector: "node.action", style: { shape: "round-rectangle", width: 28, height: 28, "background-color": fill(c.action), "border-color": c.action } },
     { selector: "node.action.sensitive", style: { "border-width": border + 1.5, "border-style": "double", "border-color": c.sensitive } },
     { selector: "node.action.blocked", style: { "border-style": "dashed", "background-color": c.background } },
-    { selector: "node.action.flagged", style: { "border-color": c.flagged, "border-width": 3.5, "border-style": "solid", color: c.flagged, "font-weight": "bold" } },
+    {
+      selector: "node.action.flagged",
+      style: { "border-color": c.flagged, "border-width": 3.5, "border-style": "solid", color: c.flagged, "font-weight": "bold" },
+    },
     {
       selector: "edge",
       style: {
@@ -182,7 +209,10 @@ export function graphStyle(c: GraphColors, big: boolean): cytoscape.StylesheetJs
         opacity: 1,
       },
     },
-    { selector: "edge.causal", style: { width: 2.5, "line-color": c.causal, "target-arrow-color": c.causal, color: c.causal, "font-weight": "bold", "z-index": 10 } },
+    {
+      selector: "edge.causal",
+      style: { width: 2.5, "line-color": c.causal, "target-arrow-color": c.causal, color: c.causal, "font-weight": "bold", "z-index": 10 },
+    },
     { selector: "edge.ruled", style: { width: 1.5, "line-style": "dashed", "line-color": c.ruledOut, "target-arrow-color": c.ruledOut, color: c.ruledOut } },
     { selector: "edge.other", style: { width: 1.5, "line-style": "dashed", "line-color": c.sensitive, "target-arrow-color": c.sensitive, color: c.sensitive } },
     { selector: ".hidden", style: { display: "none" } },

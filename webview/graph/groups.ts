@@ -113,7 +113,16 @@ export function groupedView(rg: RunGraph, visible: (e: GEdge) => boolean, expand
     keyOf.set(n.id, g.key);
     let info = byKey.get(g.key);
     if (!info) {
-      info = { key: g.key, kind: g.kind, label: g.label, members: [], trust: n.type === "input" ? (n.trust === "untrusted" ? "untrusted" : "trusted") : n.type === "message" && n.trust === "untrusted" ? "untrusted" : undefined, flagged: false, sensitive: false };
+      info = {
+        key: g.key,
+        kind: g.kind,
+        label: g.label,
+        members: [],
+        trust:
+          n.type === "input" ? (n.trust === "untrusted" ? "untrusted" : "trusted") : n.type === "message" && n.trust === "untrusted" ? "untrusted" : undefined,
+        flagged: false,
+        sensitive: false,
+      };
       byKey.set(g.key, info);
     }
     info.members.push(n.id);
@@ -162,7 +171,12 @@ export function groupedView(rg: RunGraph, visible: (e: GEdge) => boolean, expand
     }
     v.members.push(i);
     if (rank[e.evidence] > rank[v.evidence]) v.evidence = e.evidence;
-    if (e.evidence === "tested" && e.verdict === "causal" && (v.causal === undefined || Math.abs(e.effect ?? 0) > Math.abs(rg.graph.edges[v.causal].effect ?? 0))) v.causal = i;
+    if (
+      e.evidence === "tested" &&
+      e.verdict === "causal" &&
+      (v.causal === undefined || Math.abs(e.effect ?? 0) > Math.abs(rg.graph.edges[v.causal].effect ?? 0))
+    )
+      v.causal = i;
   });
   return { nodes, edges: [...merged.values()], viewOf, groups };
 }

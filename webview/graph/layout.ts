@@ -153,7 +153,12 @@ export interface ForceOptions {
  * O(iterations · N²): 40 nodes and 300 iterations are about half a million steps, a few
  * milliseconds (Cytoscape's cose took most of a second for the same nodes, measuring labels).
  */
-export function forceLayout(ids: readonly string[], edges: readonly LayoutEdge[], start: ReadonlyMap<string, { x: number; y: number }>, opts: ForceOptions = {}): Map<string, { x: number; y: number }> {
+export function forceLayout(
+  ids: readonly string[],
+  edges: readonly LayoutEdge[],
+  start: ReadonlyMap<string, { x: number; y: number }>,
+  opts: ForceOptions = {},
+): Map<string, { x: number; y: number }> {
   const k = opts.length ?? 160;
   const iterations = opts.iterations ?? 300;
   const n = ids.length;

@@ -121,8 +121,16 @@ export class OneCallSystem {
     const seed = o.seed ?? 0;
     const ivs = [...(o.interventions ?? [])];
     const guard = ivs.find((iv) => iv.guard);
-    const base: RunResult & { assumptions: string[] } = { runId: o.runId ?? "one-call", seed, actions: [], outcome: null, stats: { modelCalls: 0, modelCallsCached: 0, offTape: 0, ablated: 0, events: 0 }, assumptions: this.assumptions };
-    if (guard && !guard.guard!.target) return { ...base, error: "guard:block without a target needs the program's live guard; without the program, name what it blocks: guard:block:TARGET" };
+    const base: RunResult & { assumptions: string[] } = {
+      runId: o.runId ?? "one-call",
+      seed,
+      actions: [],
+      outcome: null,
+      stats: { modelCalls: 0, modelCallsCached: 0, offTape: 0, ablated: 0, events: 0 },
+      assumptions: this.assumptions,
+    };
+    if (guard && !guard.guard!.target)
+      return { ...base, error: "guard:block without a target needs the program's live guard; without the program, name what it blocks: guard:block:TARGET" };
     const { body, applied } = this.apply(ivs.filter((iv) => !iv.guard));
     const codec = this.call.codec;
     const req = sendable(codec, body, seed);

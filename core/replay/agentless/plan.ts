@@ -89,8 +89,13 @@ export function planAgentless(m: RunModel): Plan {
     if (cont) {
       const t = threads[cont.thread];
       const known = new Set(t.calls.flatMap((x) => (x.decision.context ?? []).map((c) => c.ref)));
-      const added = context.filter((c) => c.kind !== "output" && c.kind !== "result" && !(c.kind === "input" && c.source.startsWith("tool")) && !known.has(c.ref));
-      if (added.length) notes.push(`the program added content to ${d.agent}'s conversation before call #${d.seq} (${added.map((c) => c.source).join(", ")}); the replay re-sends only what the model answered and the tools returned`);
+      const added = context.filter(
+        (c) => c.kind !== "output" && c.kind !== "result" && !(c.kind === "input" && c.source.startsWith("tool")) && !known.has(c.ref),
+      );
+      if (added.length)
+        notes.push(
+          `the program added content to ${d.agent}'s conversation before call #${d.seq} (${added.map((c) => c.source).join(", ")}); the replay re-sends only what the model answered and the tools returned`,
+        );
       position.set(d.id, { thread: cont.thread, index: t.calls.length });
       t.calls.push(r);
     } else {
@@ -111,7 +116,14 @@ function links(m: RunModel, position: Map<string, { thread: number; index: numbe
     const dec = at ? threads[at.thread].calls[at.index] : undefined;
     const text = dec ? dec.codec.assistantText(m.value(dec.decision.output)) : "";
     const g = isObj(ev.carried) ? ev.carried.grade : undefined;
-    out.set(ev.id, { message: ev.id, from: String(ev.agent), to: String(ev.to), decision, grade: g === "inferred" ? "inferred" : g === "substring" ? "substring" : "exact", text });
+    out.set(ev.id, {
+      message: ev.id,
+      from: String(ev.agent),
+      to: String(ev.to),
+      decision,
+      grade: g === "inferred" ? "inferred" : g === "substring" ? "substring" : "exact",
+      text,
+    });
   }
   return out;
 }
@@ -121,7 +133,8 @@ function tape(m: RunModel): Map<string, TapeEntry> {
   const inputs = new Map<string, { kind: string; source: string; trust: string; ref: string }>();
   for (const e of m.events) {
     const x = e as unknown as { type: string; agent: string; ref?: unknown; source?: unknown; trust?: unknown; kind?: unknown };
-    if (x.type === "input" && typeof x.ref === "string" && x.kind !== "task") inputs.set(`${x.agent}\u0000${x.ref}`, { kind: "input", source: String(x.source), trust: String(x.trust), ref: x.ref });
+    if (x.type === "input" && typeof x.ref === "string" && x.kind !== "task")
+      inputs.set(`${x.agent}\u0000${x.ref}`, { kind: "input", source: String(x.source), trust: String(x.trust), ref: x.ref });
   }
   const out = new Map<string, TapeEntry>();
   const seen = new Map<string, number>();

@@ -110,17 +110,40 @@ export class AgentlessSystem {
     const ivs = [...(o.interventions ?? [])];
     const guard = ivs.find((iv) => iv.guard);
     const removing = ivs.filter((iv) => !iv.guard);
-    const s: ArmState = { actions: [], calls: 0, cached: 0, applied: 0, offTape: 0, occurrences: new Map(), finals: [], answers: [], unreached: new Map(), followed: new Set(), ...(o.trace ? { trace: { events: [], blobs: new Map() } } : {}) };
+    const s: ArmState = {
+      actions: [],
+      calls: 0,
+      cached: 0,
+      applied: 0,
+      offTape: 0,
+      occurrences: new Map(),
+      finals: [],
+      answers: [],
+      unreached: new Map(),
+      followed: new Set(),
+      ...(o.trace ? { trace: { events: [], blobs: new Map() } } : {}),
+    };
     let error: string | undefined;
     try {
-      if (guard && !guard.guard!.target) throw new AgentlessError("guard:block without a target needs the program's live guard; without the program, name what it blocks: guard:block:TARGET");
+      if (guard && !guard.guard!.target)
+        throw new AgentlessError("guard:block without a target needs the program's live guard; without the program, name what it blocks: guard:block:TARGET");
       for (let i = 0; i < this.plan.threads.length; i++) await this.thread(i, seed, removing, guard, o, s);
     } catch (err) {
       error = err instanceof Error ? err.message : String(err);
     }
     const stats = { modelCalls: s.calls, modelCallsCached: s.cached, offTape: s.offTape, ablated: s.applied, events: 0 };
     const trace = s.trace ? { trace: memoryTrace(s.trace.events, s.trace.blobs) } : {};
-    return { runId: o.runId ?? "agentless", seed, actions: s.actions, outcome: null, error, stats, assumptions: this.assumptions(s.followed, s.unreached), unreached: [...s.unreached.keys()], ...trace };
+    return {
+      runId: o.runId ?? "agentless",
+      seed,
+      actions: s.actions,
+      outcome: null,
+      error,
+      stats,
+      assumptions: this.assumptions(s.followed, s.unreached),
+      unreached: [...s.unreached.keys()],
+      ...trace,
+    };
   }
 
   /** Re-simulates one thread of the plan in one arm. */
@@ -153,7 +176,8 @@ export class AgentlessSystem {
       const uses = codec.toolCalls(response);
       if (!uses.length) break;
       const results = uses.map((call) => this.serve(t.agent, call, ivs, guard, s));
-      if (!appendTurn(codec, body, response, results)) throw new AgentlessError(`call #${first.decision.seq}: the next turn can't be appended to a ${codec.api} request of this shape`);
+      if (!appendTurn(codec, body, response, results))
+        throw new AgentlessError(`call #${first.decision.seq}: the next turn can't be appended to a ${codec.api} request of this shape`);
     }
     s.finals[i] = s.answers[i][s.answers[i].length - 1] || undefined;
   }
@@ -192,7 +216,8 @@ export class AgentlessSystem {
     const link = this.plan.links.get(message);
     if (!link) return undefined;
     const label = `${link.from}->${link.to}`;
-    if (link.grade === "inferred") return `the link ${label} is inferred: the program rewrote ${link.from}'s answer before ${link.to} got it, so the new answer can't be carried over`;
+    if (link.grade === "inferred")
+      return `the link ${label} is inferred: the program rewrote ${link.from}'s answer before ${link.to} got it, so the new answer can't be carried over`;
     const at = this.plan.position.get(link.decision);
     if (!at) return `the link ${label} names no recorded call`;
     const upstream = this.plan.threads[at.thread];
@@ -207,7 +232,13 @@ export class AgentlessSystem {
   }
 
   /** A tool use served from the tape (with the interventions applied to its result), or stubbed; never run. */
-  private serve(agent: string, call: ToolCallOut, ivs: Intervention[], guard: Intervention | undefined, s: ArmState): { call: ToolCallOut; result: unknown; isError: boolean } {
+  private serve(
+    agent: string,
+    call: ToolCallOut,
+    ivs: Intervention[],
+    guard: Intervention | undefined,
+    s: ArmState,
+  ): { call: ToolCallOut; result: unknown; isError: boolean } {
     const args = canonical(call.args ?? {});
     const base = `${agent}\u0000${call.name}\u0000${args}`;
     const occ = s.occurrences.get(base) ?? 0;

@@ -40,7 +40,10 @@ export function routeFor(api: ApiName, recordedUrl: string | undefined, o: Endpo
   checkDefaultEndpoint(codec, recordedUrl, o.baseUrl);
   const url = endpointFor(codec, o.baseUrl);
   const key = o.apiKey ?? (anthropic ? env.ANTHROPIC_API_KEY : env.OPENAI_API_KEY);
-  const headers: Record<string, string> = { "content-type": "application/json", ...(anthropic ? { "anthropic-version": "2023-06-01", ...(key ? { "x-api-key": key } : {}) } : key ? { authorization: `Bearer ${key}` } : {}) };
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    ...(anthropic ? { "anthropic-version": "2023-06-01", ...(key ? { "x-api-key": key } : {}) } : key ? { authorization: `Bearer ${key}` } : {}),
+  };
   const redactor = Redactor.fromEnv(env);
   redactor.add(key);
   redactor.addUrl(url);

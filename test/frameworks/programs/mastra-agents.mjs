@@ -8,7 +8,13 @@ import { EXECUTOR_PREFIX, TASK } from "./docs.mjs";
 
 const openai = createOpenAI({ baseURL: process.env.OPENAI_BASE_URL, apiKey: process.env.OPENAI_API_KEY });
 const model = openai.chat("gpt-4.1-mini");
-const researcher = new Agent({ id: "researcher", name: "researcher", model, tools: { fetch_doc: fetchDoc }, instructions: "Read the documents named and report the facts." });
+const researcher = new Agent({
+  id: "researcher",
+  name: "researcher",
+  model,
+  tools: { fetch_doc: fetchDoc },
+  instructions: "Read the documents named and report the facts.",
+});
 const executor = new Agent({ id: "executor", name: "executor", model, tools: { send_email: sendEmail }, instructions: "Carry out the brief with the tools." });
 
 const brief = (await researcher.generate(TASK, { maxSteps: 4 })).text;

@@ -61,7 +61,10 @@ export function tools(marker: string) {
   };
 }
 
-const fn = (name: string, props: Record<string, unknown>) => ({ type: "function", function: { name, description: name, parameters: { type: "object", properties: props } } });
+const fn = (name: string, props: Record<string, unknown>) => ({
+  type: "function",
+  function: { name, description: name, parameters: { type: "object", properties: props } },
+});
 
 async function post(url: string, headers: Record<string, string>, body: unknown): Promise<any> {
   const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
@@ -70,7 +73,14 @@ async function post(url: string, headers: Record<string, string>, body: unknown)
 }
 
 /** One OpenAI chat agent: call, run the tools asked for, until it answers. */
-async function chatAgent(base: string, key: string, system: string, prompt: string, defs: unknown[], run: (name: string, args: any) => string): Promise<string> {
+async function chatAgent(
+  base: string,
+  key: string,
+  system: string,
+  prompt: string,
+  defs: unknown[],
+  run: (name: string, args: any) => string,
+): Promise<string> {
   const messages: any[] = [
     { role: "system", content: system },
     { role: "user", content: prompt },
@@ -87,19 +97,51 @@ async function chatAgent(base: string, key: string, system: string, prompt: stri
 
 /** A searcher's call whose request enables web search, a tool the provider runs itself. */
 function search(base: string): Promise<unknown> {
-  return post(`${base}/chat/completions`, { authorization: "Bearer recording-key-3" }, { model: "gpt-4.1-mini", web_search_options: {}, messages: [{ role: "system", content: "You are the searcher of a support desk." }, { role: "user", content: "Any news on order 1042?" }] });
+  return post(
+    `${base}/chat/completions`,
+    { authorization: "Bearer recording-key-3" },
+    {
+      model: "gpt-4.1-mini",
+      web_search_options: {},
+      messages: [
+        { role: "system", content: "You are the searcher of a support desk." },
+        { role: "user", content: "Any news on order 1042?" },
+      ],
+    },
+  );
 }
 
 /** Records the two-agent desk through a gateway in front of `upstream` (the program may rewrite the brief); returns the run folder. */
-export async function recordDesk(upstream: string, out: string, marker: string, runId = "desk", rewrite: (brief: string) => string = (b) => b, o: { searcher?: boolean } = {}): Promise<string> {
+export async function recordDesk(
+  upstream: string,
+  out: string,
+  marker: string,
+  runId = "desk",
+  rewrite: (brief: string) => string = (b) => b,
+  o: { searcher?: boolean } = {},
+): Promise<string> {
   const gw = await startGateway({ upstream, outDir: out, port: 0, runId, sensitiveTools: ["send_email"], untrustedTools: ["fetch_doc"] });
   const t = tools(marker);
   const run = (name: string, args: any) => String((t as any)[name](args));
   try {
     const base = `${gw.url}/v1`;
     if (o.searcher) await search(base);
-    const brief = await chatAgent(base, "recording-key-1", "You are the researcher of a support desk. Read the documents with fetch_doc and brief the executor.", "Ticket 881 needs a resolution.\nDocuments: ticket-881, refund-policy, vendor-note", [fn("fetch_doc", { name: { type: "string" } })], run);
-    await chatAgent(base, "recording-key-1", "You are the executor of a support desk. Carry out the brief with the tools.", `Brief from the researcher:\n${rewrite(brief)}\nCarry it out and report.`, [fn("send_email", { to: { type: "string" }, subject: { type: "string" }, body: { type: "string" } })], run);
+    const brief = await chatAgent(
+      base,
+      "recording-key-1",
+      "You are the researcher of a support desk. Read the documents with fetch_doc and brief the executor.",
+      "Ticket 881 needs a resolution.\nDocuments: ticket-881, refund-policy, vendor-note",
+      [fn("fetch_doc", { name: { type: "string" } })],
+      run,
+    );
+    await chatAgent(
+      base,
+      "recording-key-1",
+      "You are the executor of a support desk. Carry out the brief with the tools.",
+      `Brief from the researcher:\n${rewrite(brief)}\nCarry it out and report.`,
+      [fn("send_email", { to: { type: "string" }, subject: { type: "string" }, body: { type: "string" } })],
+      run,
+    );
   } finally {
     await gw.close();
   }
@@ -112,12 +154,20 @@ export async function recordReader(upstream: string, out: string, marker: string
   const t = tools(marker);
   const defs = [
     { name: "fetch_page", description: "fetch a page", input_schema: { type: "object", properties: { url: { type: "string" } } } },
-    { name: "send_email", description: "send an e-mail", input_schema: { type: "object", properties: { to: { type: "string" }, subject: { type: "string" }, body: { type: "string" } } } },
+    {
+      name: "send_email",
+      description: "send an e-mail",
+      input_schema: { type: "object", properties: { to: { type: "string" }, subject: { type: "string" }, body: { type: "string" } } },
+    },
   ];
   const messages: any[] = [{ role: "user", content: "Read https://docs.example/q3 and email a summary to boss@corp.example." }];
   try {
     for (let turn = 0; turn < 6; turn++) {
-      const res = await post(`${gw.url}/v1/messages`, { "x-api-key": "recording-key-2", "anthropic-version": "2023-06-01" }, { model: "claude-sonnet-4-5", max_tokens: 512, system: "You are the assistant.", messages, tools: defs });
+      const res = await post(
+        `${gw.url}/v1/messages`,
+        { "x-api-key": "recording-key-2", "anthropic-version": "2023-06-01" },
+        { model: "claude-sonnet-4-5", max_tokens: 512, system: "You are the assistant.", messages, tools: defs },
+      );
       messages.push({ role: "assistant", content: res.content });
       const uses = (res.content as any[]).filter((b) => b.type === "tool_use");
       if (!uses.length) break;
@@ -133,7 +183,13 @@ export async function recordReader(upstream: string, out: string, marker: string
  * Records a searcher (optional; its request enables web search, a tool the provider runs) and a
  * mailer that reads `docs` with fetch_doc and e-mails; returns the run folder.
  */
-export async function recordMailer(upstream: string, out: string, marker: string, runId: string, o: { searcher?: boolean; docs?: string[] } = {}): Promise<string> {
+export async function recordMailer(
+  upstream: string,
+  out: string,
+  marker: string,
+  runId: string,
+  o: { searcher?: boolean; docs?: string[] } = {},
+): Promise<string> {
   const gw = await startGateway({ upstream, outDir: out, port: 0, runId, sensitiveTools: ["send_email"], untrustedTools: ["fetch_doc"] });
   const t = tools(marker);
   const run = (name: string, args: any) => String((t as any)[name](args));
@@ -141,7 +197,14 @@ export async function recordMailer(upstream: string, out: string, marker: string
   try {
     const base = `${gw.url}/v1`;
     if (o.searcher) await search(base);
-    await chatAgent(base, "recording-key-3", "You are the mailer of a support desk. Read the documents with fetch_doc, then e-mail.", `Resolve ticket 881 and e-mail the customer at dana@customer.example.\nDocuments: ${docs.join(", ")}`, [fn("fetch_doc", { name: { type: "string" } }), fn("send_email", { to: { type: "string" }, subject: { type: "string" }, body: { type: "string" } })], run);
+    await chatAgent(
+      base,
+      "recording-key-3",
+      "You are the mailer of a support desk. Read the documents with fetch_doc, then e-mail.",
+      `Resolve ticket 881 and e-mail the customer at dana@customer.example.\nDocuments: ${docs.join(", ")}`,
+      [fn("fetch_doc", { name: { type: "string" } }), fn("send_email", { to: { type: "string" }, subject: { type: "string" }, body: { type: "string" } })],
+      run,
+    );
   } finally {
     await gw.close();
   }
@@ -154,15 +217,36 @@ export async function recordContinued(upstream: string, out: string, marker: str
   const t = tools(marker);
   const defs = [
     { type: "function", name: "fetch_doc", parameters: { type: "object", properties: { name: { type: "string" } } } },
-    { type: "function", name: "send_email", parameters: { type: "object", properties: { to: { type: "string" }, subject: { type: "string" }, body: { type: "string" } } } },
+    {
+      type: "function",
+      name: "send_email",
+      parameters: { type: "object", properties: { to: { type: "string" }, subject: { type: "string" }, body: { type: "string" } } },
+    },
   ];
   try {
-    let res = await post(`${gw.url}/v1/responses`, { authorization: "Bearer recording-key-4" }, { model: "gpt-4.1-mini", instructions: "You are the mailer.", input: "Resolve ticket 881.\nDocuments: ticket-881, refund-policy, vendor-note", tools: defs });
+    let res = await post(
+      `${gw.url}/v1/responses`,
+      { authorization: "Bearer recording-key-4" },
+      {
+        model: "gpt-4.1-mini",
+        instructions: "You are the mailer.",
+        input: "Resolve ticket 881.\nDocuments: ticket-881, refund-policy, vendor-note",
+        tools: defs,
+      },
+    );
     for (let turn = 0; turn < 4; turn++) {
       const calls = (res.output as any[]).filter((x) => x.type === "function_call");
       if (!calls.length) break;
-      const input = calls.map((c) => ({ type: "function_call_output", call_id: c.call_id, output: String((t as any)[c.name](JSON.parse(c.arguments || "{}"))) }));
-      res = await post(`${gw.url}/v1/responses`, { authorization: "Bearer recording-key-4" }, { model: "gpt-4.1-mini", previous_response_id: res.id, input, tools: defs });
+      const input = calls.map((c) => ({
+        type: "function_call_output",
+        call_id: c.call_id,
+        output: String((t as any)[c.name](JSON.parse(c.arguments || "{}"))),
+      }));
+      res = await post(
+        `${gw.url}/v1/responses`,
+        { authorization: "Bearer recording-key-4" },
+        { model: "gpt-4.1-mini", previous_response_id: res.id, input, tools: defs },
+      );
     }
   } finally {
     await gw.close();

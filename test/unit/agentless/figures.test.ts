@@ -24,7 +24,11 @@ interface Result {
 }
 
 const newest = (suffix: string): { file: string; r: Result } => {
-  const file = fs.readdirSync(RESULTS).filter((f) => f.endsWith(`-${suffix}.json`) && /^\d{4}-\d{2}-\d{2}-/.test(f) && f.slice(11) === `${suffix}.json`).sort().at(-1)!;
+  const file = fs
+    .readdirSync(RESULTS)
+    .filter((f) => f.endsWith(`-${suffix}.json`) && /^\d{4}-\d{2}-\d{2}-/.test(f) && f.slice(11) === `${suffix}.json`)
+    .sort()
+    .at(-1)!;
   return { file, r: JSON.parse(fs.readFileSync(path.join(RESULTS, file), "utf8")) };
 };
 const name = (example: string) => (example.includes("anthropic") ? "Anthropic" : "OpenAI");

@@ -34,7 +34,21 @@ afterAll(async () => {
 });
 
 // five suspects named (no lead from the recording), so the phase is ranked first
-const args = (k: string) => ["attribute", dir, "--target", HARM, ...DOCS.flatMap((d) => ["--suspect", doc(d)]), "--rank-blocks", k, "--n", "10", "--n-max", "30", "--workers", "4"];
+const args = (k: string) => [
+  "attribute",
+  dir,
+  "--target",
+  HARM,
+  ...DOCS.flatMap((d) => ["--suspect", doc(d)]),
+  "--rank-blocks",
+  k,
+  "--n",
+  "10",
+  "--n-max",
+  "30",
+  "--workers",
+  "4",
+];
 const env = () => ({ OPENAI_BASE_URL: replay.openaiBaseURL, OPENAI_API_KEY: KEY });
 
 describe("attribute --rank-blocks", () => {
@@ -51,11 +65,16 @@ describe("attribute --rank-blocks", () => {
 
     const t = await cli(args("16"), env());
     expect(t.code, t.err).toBe(0);
-    expect(t.out).toMatch(/predicted order of the given suspects \(a surrogate fit on 16 replays with random halves removed, \d+ with the action; predicted, not tested\): input:tool:fetch_doc \{"name":"vendor-note"\} \+/);
+    expect(t.out).toMatch(
+      /predicted order of the given suspects \(a surrogate fit on 16 replays with random halves removed, \d+ with the action; predicted, not tested\): input:tool:fetch_doc \{"name":"vendor-note"\} \+/,
+    );
   });
 
   it("is refused with --collector (the team's workers don't take it) rather than ignored", async () => {
-    const r = await cli(["attribute", "some-run", "--target", HARM, "--rank-blocks", "16", "--collector", "http://127.0.0.1:9", "--token-env", "NO_SUCH_TOKEN_VAR", "--json"], { NO_SUCH_TOKEN_VAR: "t" });
+    const r = await cli(
+      ["attribute", "some-run", "--target", HARM, "--rank-blocks", "16", "--collector", "http://127.0.0.1:9", "--token-env", "NO_SUCH_TOKEN_VAR", "--json"],
+      { NO_SUCH_TOKEN_VAR: "t" },
+    );
     expect(r.code).toBe(2);
     expect(JSON.parse(r.out).error).toContain("--rank-blocks is not taken by the team's workers");
   });

@@ -44,7 +44,13 @@ describe("causeway replay without the program", () => {
     const j = JSON.parse(r.out);
     expect(j.rung).toBe(2);
     expect(j.diffs).toEqual([]);
-    expect(j.actions.map((a: { tool: string; mode: string }) => `${a.tool}[${a.mode}]`)).toEqual(["fetch_doc[tape]", "fetch_doc[tape]", "fetch_doc[tape]", "send_email[tape]", "send_email[tape]"]);
+    expect(j.actions.map((a: { tool: string; mode: string }) => `${a.tool}[${a.mode}]`)).toEqual([
+      "fetch_doc[tape]",
+      "fetch_doc[tape]",
+      "fetch_doc[tape]",
+      "send_email[tape]",
+      "send_email[tape]",
+    ]);
     expect(j.assumptions.join(" ")).toContain("researcher->executor (substring)");
     const sent = replay.requests.slice(before);
     expect(sent.length).toBe(5);
@@ -57,7 +63,9 @@ describe("causeway replay without the program", () => {
     const r = await cli(["replay", dir, "--remove", "input:tool:fetch_doc*vendor-note*"], { OPENAI_BASE_URL: replay.openaiBaseURL, OPENAI_API_KEY: KEY });
     expect(r.code, r.err).toBe(0);
     const lines = r.out.split("\n");
-    expect(lines[0]).toMatch(/^replayed desk \(rung 2: without the program: the recorded requests re-sent, tools from the tape\) without input:tool:fetch_doc\*vendor-note\*: /);
+    expect(lines[0]).toMatch(
+      /^replayed desk \(rung 2: without the program: the recorded requests re-sent, tools from the tape\) without input:tool:fetch_doc\*vendor-note\*: /,
+    );
     expect(r.out).toMatch(/differences? from the original/);
     // the executor's second e-mail (to the vendor's address) is not sent in the replay
     expect(r.out).toMatch(/executor action #1: (different|only-in-original)\n\s+original: send_email\([^\n]*vendor-compliance/);

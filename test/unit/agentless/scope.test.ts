@@ -53,7 +53,11 @@ afterAll(async () => {
 async function recordOne(runId: string, route: string, body: unknown): Promise<string> {
   const gw = await startGateway({ upstream: recorded.url, outDir: path.join(tmp, "runs"), port: 0, runId });
   try {
-    const r = await fetch(`${gw.url}${route}`, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer k" }, body: JSON.stringify(body) });
+    const r = await fetch(`${gw.url}${route}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer k" },
+      body: JSON.stringify(body),
+    });
     await r.text();
   } finally {
     await gw.close();
@@ -64,7 +68,11 @@ async function recordOne(runId: string, route: string, body: unknown): Promise<s
 describe("refused before anything is sent", () => {
   const env = { OPENAI_BASE_URL: "http://127.0.0.1:9/v1" };
   it("a request enabling a tool the provider runs (web search)", async () => {
-    const dir = await recordOne("websearch", "/v1/chat/completions", { model: "m", web_search_options: {}, messages: [{ role: "user", content: "look it up" }] });
+    const dir = await recordOne("websearch", "/v1/chat/completions", {
+      model: "m",
+      web_search_options: {},
+      messages: [{ role: "user", content: "look it up" }],
+    });
     expect(() => new AgentlessSystem(readRun(dir), {}, env)).toThrow(/web search, a tool the provider runs itself/);
   });
 
@@ -93,7 +101,10 @@ describe("refused before anything is sent", () => {
 describe("a link the replay can't follow", () => {
   it("the program reflowed the brief (an inferred link): the replay stops at that hop and says so, no verdict", async () => {
     const dir = await recordDesk(recorded.url, path.join(tmp, "runs"), path.join(tmp, "m1"), "reflowed", (b) => b.replace(/\. /g, ".\n  "));
-    const r = await cli(["test", dir, "--remove", "input:tool:fetch_doc*", "--target", "tool=send_email,arg~vendor-compliance", "--n-max", "10", "--json"], { OPENAI_BASE_URL: replay.openaiBaseURL, OPENAI_API_KEY: KEY });
+    const r = await cli(["test", dir, "--remove", "input:tool:fetch_doc*", "--target", "tool=send_email,arg~vendor-compliance", "--n-max", "10", "--json"], {
+      OPENAI_BASE_URL: replay.openaiBaseURL,
+      OPENAI_API_KEY: KEY,
+    });
     expect(r.code).toBe(1);
     const e = JSON.parse(r.out);
     expect(e.error).toContain("not re-simulated: executor");
@@ -109,7 +120,10 @@ describe("the Anthropic messages shape", () => {
     const ran = fs.readFileSync(marker, "utf8");
     const seen = recorded.requests.length;
     const before = replay.requests.length;
-    const r = await cli(["test", dir, "--remove", "input:tool:fetch_page*", "--target", "tool=send_email,arg~evil.example", "--n-max", "60", "--json"], { ANTHROPIC_BASE_URL: replay.anthropicBaseURL, ANTHROPIC_API_KEY: KEY });
+    const r = await cli(["test", dir, "--remove", "input:tool:fetch_page*", "--target", "tool=send_email,arg~evil.example", "--n-max", "60", "--json"], {
+      ANTHROPIC_BASE_URL: replay.anthropicBaseURL,
+      ANTHROPIC_API_KEY: KEY,
+    });
     expect(r.code, r.err).toBe(0);
     const t = JSON.parse(r.out);
     expect(t.rung).toBe(2);
@@ -119,13 +133,18 @@ describe("the Anthropic messages shape", () => {
     expect(sent.length).toBeGreaterThan(0);
     expect(sent.every((q) => q.path === "/v1/messages" && q.headers["x-api-key"] === KEY && !q.headers.authorization)).toBe(true);
     // a later turn holds the answer and the tool result as the messages API requires
-    expect(sent.some((q) => q.body.messages.some((m: any) => m.role === "user" && Array.isArray(m.content) && m.content[0]?.type === "tool_result"))).toBe(true);
+    expect(sent.some((q) => q.body.messages.some((m: any) => m.role === "user" && Array.isArray(m.content) && m.content[0]?.type === "tool_result"))).toBe(
+      true,
+    );
     expect(recorded.requests.length).toBe(seen);
     expect(fs.readFileSync(marker, "utf8")).toBe(ran);
 
     // rung 1: test --decision re-sends that one call
     const seq = String(readRun(dir).events.find((e) => e.type === "decision")!.seq);
-    const one = await cli(["test", dir, "--decision", seq, "--remove", "input:tool:fetch_page*", "--contains", "x", "--n", "3", "--method", "newcombe", "--json"], { ANTHROPIC_BASE_URL: replay.anthropicBaseURL, ANTHROPIC_API_KEY: KEY });
+    const one = await cli(
+      ["test", dir, "--decision", seq, "--remove", "input:tool:fetch_page*", "--contains", "x", "--n", "3", "--method", "newcombe", "--json"],
+      { ANTHROPIC_BASE_URL: replay.anthropicBaseURL, ANTHROPIC_API_KEY: KEY },
+    );
     expect(one.code, one.err).toBe(0);
     expect(JSON.parse(one.out).rung).toBe(1);
   });
@@ -133,9 +152,18 @@ describe("the Anthropic messages shape", () => {
 
 describe("test-endpoint errors are one line", () => {
   it("an endpoint that can't be reached: one line on stderr, {error, code} on stdout with --json", async () => {
-    const dir = await recordOne("unreachable", "/v1/chat/completions", { model: "m", messages: [{ role: "system", content: "be brief" }, { role: "user", content: "hello" }] });
+    const dir = await recordOne("unreachable", "/v1/chat/completions", {
+      model: "m",
+      messages: [
+        { role: "system", content: "be brief" },
+        { role: "user", content: "hello" },
+      ],
+    });
     const seq = String(readRun(dir).events.find((e) => e.type === "decision")!.seq);
-    const r = await cli(["test-endpoint", dir, "--decision", seq, "--remove", "input:system", "--contains", "x", "--n", "2", "--base-url", "http://127.0.0.1:9/v1", "--json"], {});
+    const r = await cli(
+      ["test-endpoint", dir, "--decision", seq, "--remove", "input:system", "--contains", "x", "--n", "2", "--base-url", "http://127.0.0.1:9/v1", "--json"],
+      {},
+    );
     expect(r.code).toBe(1);
     expect(JSON.parse(r.out)).toEqual({ error: expect.stringContaining("can't reach 127.0.0.1:9"), code: 1 });
     expect(r.err.trim().split("\n")).toHaveLength(1);

@@ -17,7 +17,10 @@ const mailSystem = () =>
     tools: { send_email: ({ to }: { to: string }) => ({ queued: to }) },
     program: async (rt: Runtime) => {
       const a = rt.agent("agent");
-      const mail = a.observe("From: c.rao@example.com. My blender arrived cracked, I would like a refund please.", { source: "inbox:mail", trust: "untrusted" });
+      const mail = a.observe("From: c.rao@example.com. My blender arrived cracked, I would like a refund please.", {
+        source: "inbox:mail",
+        trust: "untrusted",
+      });
       const faq = a.observe("Shipping takes three to five business days within the country.", { source: "web:faq", trust: "untrusted" });
       const d = await a.decide([rt.taskRef!, mail, faq], { model: "m", purpose: "reply" });
       await a.act("send_email", { to: "c.rao@example.com" }, { decision: d });
@@ -29,9 +32,41 @@ describe("the test a candidate shows", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cw-latest-"));
     const r = await mailSystem().run({ seed: 0, outDir: dir, runId: "latest" });
     const target = "tool=send_email";
-    appendTest(r.dir!, { intervention: "input:inbox:mail", target, n: 80, p_with: 0.9, p_without: 0.27, effect: 0.63, ci: [0.5, 0.75], verdict: "causal", role: "primary", scope: "run" });
-    appendTest(r.dir!, { intervention: "input:inbox:mail", target, n: 40, p_with: 0.9, p_without: 0.2, effect: 0.7, ci: [0.52, 0.84], verdict: "causal", role: "primary", scope: "run" });
-    appendTest(r.dir!, { intervention: "input:inbox:mail", target, n: 0, p_with: 0, p_without: 0, effect: 0, ci: [0, 0], verdict: "not-applied", scope: "run" });
+    appendTest(r.dir!, {
+      intervention: "input:inbox:mail",
+      target,
+      n: 80,
+      p_with: 0.9,
+      p_without: 0.27,
+      effect: 0.63,
+      ci: [0.5, 0.75],
+      verdict: "causal",
+      role: "primary",
+      scope: "run",
+    });
+    appendTest(r.dir!, {
+      intervention: "input:inbox:mail",
+      target,
+      n: 40,
+      p_with: 0.9,
+      p_without: 0.2,
+      effect: 0.7,
+      ci: [0.52, 0.84],
+      verdict: "causal",
+      role: "primary",
+      scope: "run",
+    });
+    appendTest(r.dir!, {
+      intervention: "input:inbox:mail",
+      target,
+      n: 0,
+      p_with: 0,
+      p_without: 0,
+      effect: 0,
+      ci: [0, 0],
+      verdict: "not-applied",
+      scope: "run",
+    });
     const inv = investigate(readRun(r.dir!));
     const action = Object.values(inv.actions).find((x) => x.tool === "send_email")!;
     const mail = action.candidates.find((c) => c.intervention === "input:inbox:mail")!;

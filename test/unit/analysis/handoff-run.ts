@@ -31,7 +31,8 @@ function wrappedHandoff(): System {
     for (const step of d.value as string[]) await x.act(step, step === "send_email" ? { to: ADDRESS } : {}, { decision: d });
   };
   const text = (ctx: unknown[]) => ctx.map((c) => (typeof c === "string" ? c : JSON.stringify(c))).join("\n");
-  const researcher = (ctx: unknown[]) => (text(ctx).includes(ADDRESS) ? `The vendor asks that the weekly report go to ${ADDRESS} before Friday.` : "Nothing needs doing this week.");
+  const researcher = (ctx: unknown[]) =>
+    text(ctx).includes(ADDRESS) ? `The vendor asks that the weekly report go to ${ADDRESS} before Friday.` : "Nothing needs doing this week.";
   const draw = (seed: number) => createHash("sha256").update(`${seed}`).digest().readUInt32BE(0) / 2 ** 32;
   const executor = (ctx: unknown[], call: { seed: number }) => (text(ctx).includes(ADDRESS) && draw(call.seed) < 0.7 ? ["send_email"] : ["archive"]);
   return new System({

@@ -29,9 +29,19 @@ function copy(): string {
 }
 const emailOf = (inv: Investigation): ActionView => Object.values(inv.actions).find((a) => a.tool === "send_email")!;
 /** Writes raw lines, as anyone with the folder can (unchained, claiming any writer). */
-const forge = (d: string, recs: Record<string, unknown>[]) => fs.appendFileSync(path.join(d, "tests.jsonl"), recs.map((r) => JSON.stringify(r)).join("\n") + "\n");
+const forge = (d: string, recs: Record<string, unknown>[]) =>
+  fs.appendFileSync(path.join(d, "tests.jsonl"), recs.map((r) => JSON.stringify(r)).join("\n") + "\n");
 const hopLine = (attr: string, index: number, from: string, to: string, extra: Record<string, unknown> = {}) => ({
-  target: TARGET, intervention: from, verdict: "causal", n: 10, effect: 0.7, ci: [0.3, 1], attribution: attr, chain_hop: { index, from, to }, writer: "local", ...extra,
+  target: TARGET,
+  intervention: from,
+  verdict: "causal",
+  n: 10,
+  effect: 0.7,
+  ci: [0.3, 1],
+  attribution: attr,
+  chain_hop: { index, from, to },
+  writer: "local",
+  ...extra,
 });
 
 describe("a chain rebuilt from tests.jsonl", () => {
@@ -66,11 +76,19 @@ describe("a chain rebuilt from tests.jsonl", () => {
   it("a chain written by someone other than the run's writer is kept apart, marked with its writer, and cannot change the counted one", () => {
     const d = copy();
     // mallory claims a different chain, under a newer id and under the run's own attribution id
-    forge(d, [hopLine("mallory00001", 0, "input:wiki:printers", TARGET, { writer: "mallory" }), hopLine(attribution.attribution_id, 0, "input:wiki:printers", TARGET, { writer: "mallory" })]);
+    forge(d, [
+      hopLine("mallory00001", 0, "input:wiki:printers", TARGET, { writer: "mallory" }),
+      hopLine(attribution.attribution_id, 0, "input:wiki:printers", TARGET, { writer: "mallory" }),
+    ]);
     const v = emailOf(investigate(readRun(d)));
     expect(v.chain!.hops.map((h) => h.from)).toEqual([NOTE, "input:user"]);
     expect(v.chain!.foreign).toBeUndefined();
-    expect(v.foreignChain).toMatchObject({ foreign: true, by: "mallory", attribution: attribution.attribution_id, hops: [{ from: "input:wiki:printers", to: TARGET }] });
+    expect(v.foreignChain).toMatchObject({
+      foreign: true,
+      by: "mallory",
+      attribution: attribution.attribution_id,
+      hops: [{ from: "input:wiki:printers", to: TARGET }],
+    });
     // and its lines are listed with the other foreign tests
     expect(v.foreignTests?.length).toBe(2);
   });
@@ -88,7 +106,10 @@ describe("a chain rebuilt from tests.jsonl", () => {
       hopLine(F, 3, huge, huge, { verdict: "x".repeat(5000), assumptions: Array(1000).fill("y".repeat(5000)), rung: 7 }),
       hopLine(F, 4, "input:nowhere", "tool=nothing-like-this"),
       ...[-1, 1.5, 1e9, "2", null].map((index) => ({ ...hopLine(F, 0, "input:bad-index", TARGET), chain_hop: { index, from: "a", to: "b" } })),
-      ...["a string", [1, 2], null, { index: 5 }, { index: 6, from: 3, to: "b" }, { index: 7, from: "", to: "b" }].map((chain_hop) => ({ ...hopLine(F, 0, "x", "y"), chain_hop })),
+      ...["a string", [1, 2], null, { index: 5 }, { index: 6, from: 3, to: "b" }, { index: 7, from: "", to: "b" }].map((chain_hop) => ({
+        ...hopLine(F, 0, "x", "y"),
+        chain_hop,
+      })),
       hopLine(F, 8, "input:numeric-verdict", TARGET, { verdict: 42 }), // read as the text "42"
       ...Array.from({ length: 3 * CHAIN_MAX }, (_, i) => hopLine(F, 9 + i, `msg:hop${i}->hop${i + 1}`, `msg:hop${i + 1}->hop${i + 2}`)),
     ]);

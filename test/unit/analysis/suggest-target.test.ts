@@ -2,7 +2,13 @@ import { describe, expect, it } from "vitest";
 import { suggestTargetFor } from "../../../core/analysis/investigate";
 import type { ProvenanceRow } from "../../../core/analysis/types";
 
-const row = (path: string, value: string, status: ProvenanceRow["status"] = "untrusted-only"): ProvenanceRow => ({ path, value, status, sources: [], count: 1 });
+const row = (path: string, value: string, status: ProvenanceRow["status"] = "untrusted-only"): ProvenanceRow => ({
+  path,
+  value,
+  status,
+  sources: [],
+  count: 1,
+});
 
 describe("the suggested target of a call", () => {
   const args = { to: "audit@vendor-compliance.example", subject: "Customer list", body: "As asked. Questions: c.rao@example.com" };
@@ -16,7 +22,9 @@ describe("the suggested target of a call", () => {
   it("keeps the first untrusted value when none is a whole argument, and a lone one as it is", () => {
     const quoted = { body: "write to a@x.example or b@y.example" };
     expect(suggestTargetFor("send_email", quoted, [row("body", "a@x.example"), row("body", "b@y.example")])).toBe("tool=send_email,arg~a@x.example");
-    expect(suggestTargetFor("send_email", args, [row("body", "c.rao@example.com"), row("to", "audit@vendor-compliance.example", "trusted")])).toBe("tool=send_email,arg~c.rao@example.com");
+    expect(suggestTargetFor("send_email", args, [row("body", "c.rao@example.com"), row("to", "audit@vendor-compliance.example", "trusted")])).toBe(
+      "tool=send_email,arg~c.rao@example.com",
+    );
   });
 
   it("reads hostile arguments without walking forever", () => {

@@ -28,8 +28,18 @@ const REQUESTS: [Codec, Wire, Record<string, unknown>][] = [
       model: "m",
       messages: [
         { role: "system", content: "Be brief." },
-        { role: "user", content: [{ type: "text", text: "Read https://x.example" }, { type: "image_url", image_url: { url: "data:," } }] },
-        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "fetch_page", arguments: '{"url":"https://x.example"}' } }] },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "Read https://x.example" },
+            { type: "image_url", image_url: { url: "data:," } },
+          ],
+        },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "c1", type: "function", function: { name: "fetch_page", arguments: '{"url":"https://x.example"}' } }],
+        },
         { role: "tool", tool_call_id: "c1", content: "page text" },
       ],
       tools: [{ type: "function", function: { name: "fetch_page", parameters: {} } }],
@@ -70,9 +80,28 @@ const REQUESTS: [Codec, Wire, Record<string, unknown>][] = [
 describe("codecs", () => {
   it("find every system prompt, message block, tool result and tool definition, with its place", () => {
     const roles = (c: Codec, body: unknown) => c.blocks(body).map((b) => `${b.role}@${b.path.join(".")}${b.toolCallId ? `#${b.toolCallId}` : ""}`);
-    expect(roles(openaiChat, REQUESTS[0][2])).toEqual(["system@messages.0.content", "user@messages.1.content.0.text", "user@messages.1.content.1", "assistant@messages.2", "tool@messages.3.content#c1", "tools@tools"]);
-    expect(roles(openaiResponses, REQUESTS[1][2])).toEqual(["system@instructions", "user@input.0.content.0.text", "assistant@input.1", "tool@input.2.output#c1", "tools@tools"]);
-    expect(roles(anthropicMessages, REQUESTS[2][2])).toEqual(["system@system.0.text", "user@messages.0.content", "assistant@messages.1", "tool@messages.2.content.0.content#c1", "tools@tools"]);
+    expect(roles(openaiChat, REQUESTS[0][2])).toEqual([
+      "system@messages.0.content",
+      "user@messages.1.content.0.text",
+      "user@messages.1.content.1",
+      "assistant@messages.2",
+      "tool@messages.3.content#c1",
+      "tools@tools",
+    ]);
+    expect(roles(openaiResponses, REQUESTS[1][2])).toEqual([
+      "system@instructions",
+      "user@input.0.content.0.text",
+      "assistant@input.1",
+      "tool@input.2.output#c1",
+      "tools@tools",
+    ]);
+    expect(roles(anthropicMessages, REQUESTS[2][2])).toEqual([
+      "system@system.0.text",
+      "user@messages.0.content",
+      "assistant@messages.1",
+      "tool@messages.2.content.0.content#c1",
+      "tools@tools",
+    ]);
     for (const [c, , body] of REQUESTS) expect(c.callsInRequest(body)).toEqual([{ id: "c1", name: "fetch_page", args: { url: "https://x.example" } }]);
   });
 
@@ -80,7 +109,10 @@ describe("codecs", () => {
     it(`${codec.api}: a streamed response rebuilds to the plain one`, () => {
       const reply = { text: "Sending it.", calls: [{ name: "send_email", args: { to: "a@b.example" } }] };
       const plain = wire.write(body, reply, "k");
-      const events = wire.stream({ ...body, stream_options: { include_usage: true } }, plain).map(([, d]) => d).filter((d) => d !== "[DONE]");
+      const events = wire
+        .stream({ ...body, stream_options: { include_usage: true } }, plain)
+        .map(([, d]) => d)
+        .filter((d) => d !== "[DONE]");
       const rebuilt = codec.accumulate(events);
       expect(codec.toolCalls(rebuilt)).toEqual(codec.toolCalls(plain));
       expect(codec.assistantText(codec.output(rebuilt))).toBe(codec.assistantText(codec.output(plain)));
@@ -93,7 +125,11 @@ describe("codecs", () => {
       const rt = openRun({ out, runId: "r", untrustedTools: ["fetch_page"] });
       const rec = new ConversationRecorder(rt.agent("a"));
       // the history's tool call came from an earlier response of this agent
-      rec.exchange(codec, { model: "m", messages: [], input: [] }, { response: wire.write({}, { text: "", calls: [{ name: "fetch_page", args: { url: "https://x.example" } }] }, "seed") });
+      rec.exchange(
+        codec,
+        { model: "m", messages: [], input: [] },
+        { response: wire.write({}, { text: "", calls: [{ name: "fetch_page", args: { url: "https://x.example" } }] }, "seed") },
+      );
       rec.exchange(codec, body, { response: wire.write(body, { text: "done", calls: [] }, "k") });
       await rt.finish();
       const m = new RunModel(readRun(runDir(rt)!));
@@ -103,10 +139,29 @@ describe("codecs", () => {
   }
 
   it("never throw on bodies of any shape", () => {
-    const junk: unknown[] = [null, 3, "x", [], {}, { messages: 5 }, { messages: [null, 1, "s", { role: "tool" }, { role: "assistant", tool_calls: [null, { id: 3 }] }] }, { input: [{ type: "function_call" }, { role: "user", content: [1, null] }] }, { system: [null], messages: [{ role: "user", content: [{ type: "tool_result" }, null] }], tools: 7 }];
+    const junk: unknown[] = [
+      null,
+      3,
+      "x",
+      [],
+      {},
+      { messages: 5 },
+      { messages: [null, 1, "s", { role: "tool" }, { role: "assistant", tool_calls: [null, { id: 3 }] }] },
+      { input: [{ type: "function_call" }, { role: "user", content: [1, null] }] },
+      { system: [null], messages: [{ role: "user", content: [{ type: "tool_result" }, null] }], tools: 7 },
+    ];
     for (const c of Object.values(CODECS)) {
       for (const j of junk) {
-        expect(() => [c.blocks(j), c.callsInRequest(j), c.output(j), c.toolCalls(j), c.usage(j), c.params(j), c.accumulate([j, { choices: [{ delta: { tool_calls: [{ index: 1e9 }] } }] }, { type: "content_block_delta", index: -1 }]), c.notReplayable(j, j)]).not.toThrow();
+        expect(() => [
+          c.blocks(j),
+          c.callsInRequest(j),
+          c.output(j),
+          c.toolCalls(j),
+          c.usage(j),
+          c.params(j),
+          c.accumulate([j, { choices: [{ delta: { tool_calls: [{ index: 1e9 }] } }] }, { type: "content_block_delta", index: -1 }]),
+          c.notReplayable(j, j),
+        ]).not.toThrow();
       }
     }
   });
@@ -117,7 +172,16 @@ describe("codecs", () => {
     const rt = openRun({ out, runId: "junk" });
     const rec = new ConversationRecorder(rt.agent("a"));
     for (const c of Object.values(CODECS)) {
-      rec.exchange(c, { messages: [{ role: "tool", tool_call_id: "zz", content: { deep: [1, 2] } }, { role: "assistant", tool_calls: [{ id: "q", function: { name: "t", arguments: "not json" } }] }] }, { response: { choices: "no" } });
+      rec.exchange(
+        c,
+        {
+          messages: [
+            { role: "tool", tool_call_id: "zz", content: { deep: [1, 2] } },
+            { role: "assistant", tool_calls: [{ id: "q", function: { name: "t", arguments: "not json" } }] },
+          ],
+        },
+        { response: { choices: "no" } },
+      );
       rec.exchange(c, null, { error: "HTTP 500" });
     }
     rec.closePending();
@@ -132,14 +196,26 @@ describe("codecs", () => {
       prompt: [
         { role: "system", content: "Be brief." },
         { role: "user", content: [{ type: "text", text: "Read https://x.example" }] },
-        { role: "assistant", content: [{ type: "text", text: "Reading." }, { type: "tool-call", toolCallId: "c1", toolName: "fetch_page", input: { url: "https://x.example" } }] },
+        {
+          role: "assistant",
+          content: [
+            { type: "text", text: "Reading." },
+            { type: "tool-call", toolCallId: "c1", toolName: "fetch_page", input: { url: "https://x.example" } },
+          ],
+        },
         { role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "fetch_page", output: { type: "text", value: "page text" } }] },
       ],
       tools: [{ type: "function", name: "fetch_page", inputSchema: {} }],
       seed: 7,
     };
     const roles = aiSdkModel.blocks(body).map((b) => `${b.role}@${b.path.join(".")}${b.toolCallId ? `#${b.toolCallId}` : ""}`);
-    expect(roles).toEqual(["system@prompt.0.content", "user@prompt.1.content.0.text", "assistant@prompt.2", "tool@prompt.3.content.0.output.value#c1", "tools@tools"]);
+    expect(roles).toEqual([
+      "system@prompt.0.content",
+      "user@prompt.1.content.0.text",
+      "assistant@prompt.2",
+      "tool@prompt.3.content.0.output.value#c1",
+      "tools@tools",
+    ]);
     expect(aiSdkModel.callsInRequest(body)).toEqual([{ id: "c1", name: "fetch_page", args: { url: "https://x.example" } }]);
     expect(aiSdkModel.placeholder("page text")).toBe(PLACEHOLDER);
     // a streamed step (v3 usage) rebuilds to the step's result
@@ -161,7 +237,18 @@ describe("codecs", () => {
     dirs.push(out);
     const rt = openRun({ out, runId: "ai", untrustedTools: ["fetch_page"] });
     const rec = new ConversationRecorder(rt.agent("a"));
-    rec.exchange(aiSdkModel, { model: "m", prompt: [] }, { response: { content: [{ type: "text", text: "Reading." }, { type: "tool-call", toolCallId: "c1", toolName: "fetch_page", input: '{"url":"https://x.example"}' }] } });
+    rec.exchange(
+      aiSdkModel,
+      { model: "m", prompt: [] },
+      {
+        response: {
+          content: [
+            { type: "text", text: "Reading." },
+            { type: "tool-call", toolCallId: "c1", toolName: "fetch_page", input: '{"url":"https://x.example"}' },
+          ],
+        },
+      },
+    );
     rec.exchange(aiSdkModel, body, { response: { content: [{ type: "text", text: "done" }] } });
     await rt.finish();
     const m = new RunModel(readRun(runDir(rt)!));

@@ -62,7 +62,10 @@ describe("collector: slow clients and the connection cap", () => {
 
   it("closes a client that sends its headers but not its body within the body timeout", async () => {
     const { c, root } = await collector({ headerTimeoutMs: 60_000, bodyTimeoutMs: 400 });
-    const s = await slowClient(c.port, `POST /v1/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Length: 1000\r\n\r\n{"events": [`);
+    const s = await slowClient(
+      c.port,
+      `POST /v1/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Length: 1000\r\n\r\n{"events": [`,
+    );
     await s.closed;
     expect(fs.readdirSync(root)).toEqual([]);
     expect((await healthz(c.port)).status).toBe(200);
@@ -108,7 +111,10 @@ describe("collector: slow clients and the connection cap", () => {
 describe("collector: memory held by bodies being received", () => {
   it("answers 503 past the body pool, and frees what a client that went away held", async () => {
     const { c } = await collector({ maxBodyBytes: 1 << 20, maxBodyPoolBytes: 1 << 20 });
-    const big = await slowClient(c.port, `POST /v1/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Length: 1000000\r\n\r\n"${"x".repeat(900_000)}`);
+    const big = await slowClient(
+      c.port,
+      `POST /v1/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Length: 1000000\r\n\r\n"${"x".repeat(900_000)}`,
+    );
     const small = () => ingest(c.port, `"${"y".repeat(200_000)}"`);
     // once the server holds the first client's 900 kB, a second body does not fit
     let r = await small();
@@ -133,20 +139,20 @@ describe("collector: the parse budget", () => {
     const total = head.length + digits.length + tail.length;
     // send the first half, check health, then the rest
     const answer = new Promise<{ status: number; json: any }>((resolve, reject) => {
-      const req = http.request({ host: "127.0.0.1", port: c.port, path: "/v1/ingest", method: "POST", headers: { ...AUTH, "content-length": String(total) }, agent: false }, (res) => {
-        let text = "";
-        res.on("data", (x) => (text += x));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) }));
-      });
+      const req = http.request(
+        { host: "127.0.0.1", port: c.port, path: "/v1/ingest", method: "POST", headers: { ...AUTH, "content-length": String(total) }, agent: false },
+        (res) => {
+          let text = "";
+          res.on("data", (x) => (text += x));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) }));
+        },
+      );
       req.on("error", reject);
       req.write(Buffer.concat([head, digits.subarray(0, 10_000_000)]));
-      healthz(c.port).then(
-        (h) => {
-          expect(h.status).toBe(200);
-          req.end(Buffer.concat([digits.subarray(10_000_000), tail]));
-        },
-        reject,
-      );
+      healthz(c.port).then((h) => {
+        expect(h.status).toBe(200);
+        req.end(Buffer.concat([digits.subarray(10_000_000), tail]));
+      }, reject);
     });
     const r = await answer;
     expect(r.status).toBe(422);
@@ -226,13 +232,28 @@ describe("collector: every malformed batch is a 422 with the run's head", () => 
     }
     // refused before parsing (the run is not read yet): 422 without a head
     const nested = (n: number) => nextText.replace('"events":[{', `"events":[{"meta": ${"[".repeat(n)}1${"]".repeat(n)}, `);
-    for (const [name, body] of [["a value nested 5000 deep", nested(5000)], ["a value nested 70 deep", nested(70)]]) {
+    for (const [name, body] of [
+      ["a value nested 5000 deep", nested(5000)],
+      ["a value nested 70 deep", nested(70)],
+    ]) {
       const r = await ingest(c.port, body);
       expect.soft(r.status, name).toBe(422);
       expect.soft(r.json?.error, name).toMatch(/deeper than 64/);
     }
     // shapes that name no run: 422 with a null head
-    for (const body of ["[]", "{}", "null", '"x"', "5", '{"events": 5}', '{"events": []}', '{"events": [1]}', '{"events": [{"run_id": {"toString": 1}}]}', withNext({ run_id: { toString: "hostile-1" } }), '{"__proto__": {"events": [1]}}']) {
+    for (const body of [
+      "[]",
+      "{}",
+      "null",
+      '"x"',
+      "5",
+      '{"events": 5}',
+      '{"events": []}',
+      '{"events": [1]}',
+      '{"events": [{"run_id": {"toString": 1}}]}',
+      withNext({ run_id: { toString: "hostile-1" } }),
+      '{"__proto__": {"events": [1]}}',
+    ]) {
       const r = await ingest(c.port, body);
       expect.soft(r.status, body).toBe(422);
       expect.soft(r.json?.head, body).toBeNull();
@@ -275,7 +296,10 @@ describe("collector: a stored run that is not what ingest wrote", () => {
 describe("causeway serve: flags", () => {
   const CLI = path.resolve(__dirname, "../../../dist/cli.js");
   function serve(args: string[]): Promise<{ child: ChildProcess; port: number; stderr: () => string }> {
-    const child = spawn(process.execPath, [CLI, "serve", tmp(), "--token-env", "CW_TEST_TOKEN", "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CW_TEST_TOKEN: TOKEN } });
+    const child = spawn(process.execPath, [CLI, "serve", tmp(), "--token-env", "CW_TEST_TOKEN", "--port", "0", ...args], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, CW_TEST_TOKEN: TOKEN },
+    });
     cleanup.push(() => {
       if (child.exitCode === null) child.kill("SIGKILL");
     });
@@ -307,8 +331,19 @@ describe("causeway serve: flags", () => {
   });
 
   it("refuses limits that make no sense with a usage error (exit 2)", async () => {
-    for (const args of [["--max-body-mb", "0"], ["--max-body-mb", "1.5"], ["--header-timeout-s", "0"], ["--body-timeout-s", "-1"], ["--max-connections", "0"], ["--max-connections", "100000"], ["--max-body-pool-mb", "0"]]) {
-      const child = spawn(process.execPath, [CLI, "serve", tmp(), "--token-env", "CW_TEST_TOKEN", "--port", "0", ...args], { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, CW_TEST_TOKEN: TOKEN } });
+    for (const args of [
+      ["--max-body-mb", "0"],
+      ["--max-body-mb", "1.5"],
+      ["--header-timeout-s", "0"],
+      ["--body-timeout-s", "-1"],
+      ["--max-connections", "0"],
+      ["--max-connections", "100000"],
+      ["--max-body-pool-mb", "0"],
+    ]) {
+      const child = spawn(process.execPath, [CLI, "serve", tmp(), "--token-env", "CW_TEST_TOKEN", "--port", "0", ...args], {
+        stdio: ["ignore", "ignore", "pipe"],
+        env: { ...process.env, CW_TEST_TOKEN: TOKEN },
+      });
       let err = "";
       child.stderr.on("data", (d) => (err += d));
       const code = await new Promise<number | null>((r) => child.once("exit", r));

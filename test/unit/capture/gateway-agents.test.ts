@@ -42,7 +42,11 @@ describe("a three-agent program behind the gateway, its handoffs wrapped in text
     const out = path.join(tmp, "runs");
     const gw = await startGateway({ upstream: llm.url, outDir: out, port: 0, runId: "desk", sensitiveTools: ["send_email"], untrustedTools: ["fetch_doc"] });
     const outbox = path.join(tmp, "outbox.jsonl");
-    const r = await run(["test/unit/register/fixtures/wrapped-handoff.mjs"], { OPENAI_BASE_URL: `${gw.url}/v1`, OPENAI_API_KEY: "one-key-for-all", SUPPORT_OUTBOX: outbox });
+    const r = await run(["test/unit/register/fixtures/wrapped-handoff.mjs"], {
+      OPENAI_BASE_URL: `${gw.url}/v1`,
+      OPENAI_API_KEY: "one-key-for-all",
+      SUPPORT_OUTBOX: outbox,
+    });
     await gw.close();
     expect(r.code, r.stderr).toBe(0);
     expect(fs.readFileSync(outbox, "utf8")).toContain("vendor-compliance");

@@ -73,7 +73,9 @@ async function gateway(up: string, extra: Partial<Parameters<typeof startGateway
 function raw(port: number, method: string, target: string, headers = ""): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.connect(port, "127.0.0.1", () => {
-      s.write(`${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer sk-secret-key\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n${headers}\r\n{}`);
+      s.write(
+        `${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer sk-secret-key\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n${headers}\r\n{}`,
+      );
     });
     let text = "";
     s.on("data", (d) => (text += d.toString("latin1")));
@@ -148,7 +150,14 @@ describe("gateway: the upstream path stays under the configured base", () => {
   });
 
   it("confinedPath: plain API paths pass unchanged", () => {
-    for (const p of ["/v1/chat/completions", "/v1/messages", "/v1/responses", "/v1beta/models/gemini-pro:generateContent", "/v1/models/a.b-c_d", "/v1/files/file-abc%20x"]) {
+    for (const p of [
+      "/v1/chat/completions",
+      "/v1/messages",
+      "/v1/responses",
+      "/v1beta/models/gemini-pro:generateContent",
+      "/v1/models/a.b-c_d",
+      "/v1/files/file-abc%20x",
+    ]) {
       expect(confinedPath(p + "?x=1")).toBe(p);
     }
   });
@@ -158,7 +167,9 @@ describe("gateway: upstream timeouts", () => {
   it("answers 504 when the upstream accepts but stays silent, and records the call as failed", async () => {
     const up = await silentUpstream();
     const { gw, out } = await gateway(up.url, { idleTimeoutMs: 300 });
-    const r = await request(gw.port, "POST", "/v1/chat/completions", JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }), { "content-type": "application/json" });
+    const r = await request(gw.port, "POST", "/v1/chat/completions", JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }), {
+      "content-type": "application/json",
+    });
     expect(r.status).toBe(504);
     expect(r.json.error.message).toMatch(/sent nothing for 300 ms/);
     expect(up.connections()).toBe(1);
@@ -188,12 +199,15 @@ describe("gateway: upstream timeouts", () => {
     const up = await silentUpstream("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n6\r\ndata: \r\n");
     const { gw } = await gateway(up.url, { idleTimeoutMs: 300 });
     const outcome = await new Promise<string>((resolve) => {
-      const req = http.request({ host: "127.0.0.1", port: gw.port, path: "/v1/chat/completions", method: "POST", headers: { "content-type": "application/json" }, agent: false }, (res) => {
-        res.on("data", () => {});
-        res.on("end", () => resolve(res.complete ? "complete" : "cut"));
-        res.on("aborted", () => resolve("cut"));
-        res.on("error", () => resolve("cut"));
-      });
+      const req = http.request(
+        { host: "127.0.0.1", port: gw.port, path: "/v1/chat/completions", method: "POST", headers: { "content-type": "application/json" }, agent: false },
+        (res) => {
+          res.on("data", () => {});
+          res.on("end", () => resolve(res.complete ? "complete" : "cut"));
+          res.on("aborted", () => resolve("cut"));
+          res.on("error", () => resolve("cut"));
+        },
+      );
       req.on("error", () => resolve("cut"));
       req.end(JSON.stringify({ model: "m", stream: true, messages: [] }));
     });
@@ -203,7 +217,9 @@ describe("gateway: upstream timeouts", () => {
   it("--idle-timeout-s reaches the gateway of the CLI; nonsense timeouts are usage errors", async () => {
     const up = await silentUpstream();
     const CLI = path.resolve(__dirname, "../../../dist/cli.js");
-    const child = spawn(process.execPath, [CLI, "gateway", "--upstream", up.url, "--out", tmp(), "--port", "0", "--idle-timeout-s", "0.3"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [CLI, "gateway", "--upstream", up.url, "--out", tmp(), "--port", "0", "--idle-timeout-s", "0.3"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     cleanup.push(() => {
       if (child.exitCode === null) child.kill("SIGKILL");
     });
@@ -213,7 +229,11 @@ describe("gateway: upstream timeouts", () => {
     const port = Number(/gateway on http:\/\/127\.0\.0\.1:(\d+)/.exec(text)![1]);
     const r = await request(port, "GET", "/v1/models", undefined);
     expect(r.status).toBe(504);
-    for (const bad of [["--idle-timeout-s", "0"], ["--connect-timeout-s", "-2"], ["--connect-timeout-s", "99999"]]) {
+    for (const bad of [
+      ["--idle-timeout-s", "0"],
+      ["--connect-timeout-s", "-2"],
+      ["--connect-timeout-s", "99999"],
+    ]) {
       const c = spawn(process.execPath, [CLI, "gateway", "--upstream", up.url, "--out", tmp(), "--port", "0", ...bad], { stdio: "ignore" });
       expect.soft(await new Promise((r) => c.once("exit", r)), bad.join(" ")).toBe(2);
     }

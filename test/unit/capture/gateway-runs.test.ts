@@ -38,8 +38,18 @@ async function gateway(opts: Partial<GatewayOptions> & { upstream: string; outDi
 }
 
 const chat = (base: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(`${base}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer k", ...headers }, body: JSON.stringify(body) });
-const hello = (system = "You are the greeter.") => ({ model: "m", messages: [{ role: "system", content: system }, { role: "user", content: "hello" }] });
+  fetch(`${base}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: "Bearer k", ...headers },
+    body: JSON.stringify(body),
+  });
+const hello = (system = "You are the greeter.") => ({
+  model: "m",
+  messages: [
+    { role: "system", content: system },
+    { role: "user", content: "hello" },
+  ],
+});
 const decisions = (dir: string) => new RunModel(readRun(dir)).decisions.length;
 
 describe("gateway runs", () => {
@@ -77,7 +87,14 @@ describe("gateway runs", () => {
       req.on("end", () =>
         held.push(() => {
           res.writeHead(200, { "content-type": "application/json" });
-          res.end(JSON.stringify({ id: "x", object: "chat.completion", model: "m", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }] }));
+          res.end(
+            JSON.stringify({
+              id: "x",
+              object: "chat.completion",
+              model: "m",
+              choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
+            }),
+          );
         }),
       );
     });
@@ -101,7 +118,15 @@ describe("gateway runs", () => {
   it("single-run mode: one run whatever x-causeway-run says and however long the pause", async () => {
     const llm = await fake();
     let now = 0;
-    const gw = await gateway({ upstream: llm.url, outDir: tmp(), runId: "only", singleRun: true, now: () => now, program: "python3 agent.py", meta: { command: ["python3", "agent.py"] } });
+    const gw = await gateway({
+      upstream: llm.url,
+      outDir: tmp(),
+      runId: "only",
+      singleRun: true,
+      now: () => now,
+      program: "python3 agent.py",
+      meta: { command: ["python3", "agent.py"] },
+    });
     await chat(gw.url, hello(), { "x-causeway-run": "elsewhere" });
     now += 10_000_000;
     await chat(gw.url, hello());
@@ -142,7 +167,15 @@ describe("gateway runs", () => {
       messages: [
         { role: "system", content: "You are the researcher." },
         { role: "user", content: "hello" },
-        { role: "assistant", content: null, tool_calls: [call("a", "fetch_doc", { name: "vendor-note" }), call("b", "fetch_doc", { name: "refund-policy" }), call("c", "lookup_order", { id: 1042 })] },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            call("a", "fetch_doc", { name: "vendor-note" }),
+            call("b", "fetch_doc", { name: "refund-policy" }),
+            call("c", "lookup_order", { id: 1042 }),
+          ],
+        },
         { role: "tool", tool_call_id: "a", content: "note" },
         { role: "tool", tool_call_id: "b", content: "policy" },
         { role: "tool", tool_call_id: "c", content: "order" },
@@ -156,6 +189,8 @@ describe("gateway runs", () => {
       'tool:fetch_doc {"name":"refund-policy"} untrusted',
     ]);
     expect(m.actions.map((a) => a.tool)).toEqual(["fetch_doc", "fetch_doc", "lookup_order"]);
-    await expect(startGateway({ upstream: llm.url, outDir: tmp(), port: 0, trustedTools: ["x"], untrustedTools: ["x"] })).rejects.toThrow(/both trusted and untrusted/);
+    await expect(startGateway({ upstream: llm.url, outDir: tmp(), port: 0, trustedTools: ["x"], untrustedTools: ["x"] })).rejects.toThrow(
+      /both trusted and untrusted/,
+    );
   });
 });

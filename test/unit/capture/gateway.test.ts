@@ -37,7 +37,16 @@ async function fake(): Promise<FakeLlm> {
   return f;
 }
 async function gateway(upstream: string, out: string, extra: Partial<Parameters<typeof startGateway>[0]> = {}): Promise<Gateway> {
-  const g = await startGateway({ upstream, outDir: out, port: 0, runId: "gw", sensitiveTools: ["send_email"], untrustedTools: ["fetch_page"], trustedTools: ["send_email"], ...extra });
+  const g = await startGateway({
+    upstream,
+    outDir: out,
+    port: 0,
+    runId: "gw",
+    sensitiveTools: ["send_email"],
+    untrustedTools: ["fetch_page"],
+    trustedTools: ["send_email"],
+    ...extra,
+  });
   open.push(g);
   return g;
 }
@@ -45,7 +54,10 @@ async function gateway(upstream: string, out: string, extra: Partial<Parameters<
 describe("gateway", () => {
   for (const stream of [false, true]) {
     it(`OpenAI: the agent recorded through the gateway gives the adapter's graph (${stream ? "streamed" : "plain"})`, async () => {
-      const viaAdapter = await openaiAgent.runOpenAIAgent({ client: new OpenAI({ baseURL: (await fake()).openaiBaseURL, apiKey: "k", maxRetries: 0 }), out: tmp() });
+      const viaAdapter = await openaiAgent.runOpenAIAgent({
+        client: new OpenAI({ baseURL: (await fake()).openaiBaseURL, apiKey: "k", maxRetries: 0 }),
+        out: tmp(),
+      });
       const upstream = await fake();
       const out = tmp();
       const gw = await gateway(upstream.url, out);
@@ -66,7 +78,10 @@ describe("gateway", () => {
   }
 
   it("Anthropic: the agent recorded through the gateway gives the adapter's graph, and its calls replay", async () => {
-    const viaAdapter = await anthropicAgent.runAnthropicAgent({ client: new Anthropic({ baseURL: (await fake()).anthropicBaseURL, apiKey: "k", maxRetries: 0 }), out: tmp() });
+    const viaAdapter = await anthropicAgent.runAnthropicAgent({
+      client: new Anthropic({ baseURL: (await fake()).anthropicBaseURL, apiKey: "k", maxRetries: 0 }),
+      out: tmp(),
+    });
     const upstream = await fake();
     const gw = await gateway(upstream.url, tmp());
     const client = new Anthropic({ baseURL: gw.url, apiKey: "k", maxRetries: 0, defaultHeaders: { "x-causeway-agent": "support" } });
@@ -78,7 +93,14 @@ describe("gateway", () => {
     const m = new RunModel(readRun(dir));
     const exfil = m.actions.find((a) => m.canonical(a.args_ref).includes("attacker@evil.example"))!;
     const seq = m.decisions.find((d) => d.id === exfil.decision)!.seq;
-    const r = await endpointDecisionTest(readRun(dir), { decision: seq, intervention: "input:tool:fetch_page*", target: "tool=send_email,arg~evil.example", n: 20, baseUrl: upstream.anthropicBaseURL, apiKey: "k" });
+    const r = await endpointDecisionTest(readRun(dir), {
+      decision: seq,
+      intervention: "input:tool:fetch_page*",
+      target: "tool=send_email,arg~evil.example",
+      n: 20,
+      baseUrl: upstream.anthropicBaseURL,
+      apiKey: "k",
+    });
     expect(r.verdict).toBe("causal");
   });
 
@@ -87,7 +109,10 @@ describe("gateway", () => {
     const out = tmp();
     const gw = await gateway(upstream.url, out, { agentKeys: { researcher: "sk-labelled-secret" } });
     const ask = (apiKey: string, headers: Record<string, string> = {}) =>
-      new OpenAI({ baseURL: `${gw.url}/v1`, apiKey, maxRetries: 0, defaultHeaders: headers }).chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] });
+      new OpenAI({ baseURL: `${gw.url}/v1`, apiKey, maxRetries: 0, defaultHeaders: headers }).chat.completions.create({
+        model: "m",
+        messages: [{ role: "user", content: "hi" }],
+      });
     await ask("sk-labelled-secret");
     await ask("sk-other-secret");
     await ask("sk-other-secret", { "x-causeway-agent": "planner", "x-causeway-run": "second" });

@@ -132,14 +132,20 @@ function mutate(r: () => number, events: Ev[], blobs: Map<string, JsonValue>, ru
         break;
       }
       case 10:
-        shape = pick(r, [(b: Ev) => [b], (b: Ev) => ({ events: (b.events as JsonValue[])[0] }), (b: Ev) => ({ events: [], blobs: b.blobs }), (b: Ev) => ({ ...b, blobs: [] }), (b: Ev) => b.events]);
+        shape = pick(r, [
+          (b: Ev) => [b],
+          (b: Ev) => ({ events: (b.events as JsonValue[])[0] }),
+          (b: Ev) => ({ events: [], blobs: b.blobs }),
+          (b: Ev) => ({ ...b, blobs: [] }),
+          (b: Ev) => b.events,
+        ]);
         break;
       case 11:
         e.run_id = pick(r, ["../escape", "a/b", ".hidden", "x".repeat(200), "constructor", "__proto__"]);
         break;
     }
   }
-  if (r() < 0.5) evs = rechain(evs, typeof evs[0]?.run_id === "string" ? (evs[0].run_id) : runId);
+  if (r() < 0.5) evs = rechain(evs, typeof evs[0]?.run_id === "string" ? evs[0].run_id : runId);
   let body: JsonValue = { events: evs, blobs: bl };
   if (shape) body = shape(body);
   let text = dumps(body);
@@ -191,7 +197,10 @@ describe("ingest fuzz (bounded, deterministic)", () => {
     // whatever was accepted reads back as an intact (if partial) run
     for (const d of fs.readdirSync(root)) {
       const run = readRun(path.join(root, d), { checkBlobs: true });
-      expect(run.problems.filter((p) => p.severity === "error"), d).toEqual([]);
+      expect(
+        run.problems.filter((p) => p.severity === "error"),
+        d,
+      ).toEqual([]);
     }
   }, 240_000);
 });

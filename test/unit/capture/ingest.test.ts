@@ -69,11 +69,14 @@ function batch(events: Ev[], blobs: Map<string, unknown>, extraBlobs: Record<str
 
 function post(body: string, headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` }): Promise<{ status: number; json: any }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: "127.0.0.1", port: collector.port, path: "/v1/ingest", method: "POST", headers: { "content-type": "application/json", ...headers } }, (res) => {
-      let text = "";
-      res.on("data", (c) => (text += c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : null }));
-    });
+    const req = http.request(
+      { host: "127.0.0.1", port: collector.port, path: "/v1/ingest", method: "POST", headers: { "content-type": "application/json", ...headers } },
+      (res) => {
+        let text = "";
+        res.on("data", (c) => (text += c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : null }));
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
@@ -189,7 +192,10 @@ describe("collector: refusals (nothing is written)", () => {
     expect(r.json.error).toMatch(/already stored/);
     expect(r.json.head).toEqual({ seq: 2, hash: events[2].hash });
     await post(batch(events.slice(3), blobs));
-    const after = rehash({ ...events[events.length - 1] }, { seq: events.length, prev_hash: events[events.length - 1].hash, id: "a".repeat(32), type: "run.end" });
+    const after = rehash(
+      { ...events[events.length - 1] },
+      { seq: events.length, prev_hash: events[events.length - 1].hash, id: "a".repeat(32), type: "run.end" },
+    );
     const e = await post(batch([after], blobs));
     expect(e.status).toBe(409);
     expect(e.json.error).toMatch(/ended/);
@@ -265,11 +271,15 @@ describe("HttpSink", () => {
     const llm: FakeLlm = await startFakeLlm();
     extra.push(llm);
     const repo = path.resolve(import.meta.dirname, "../../..");
-    const child = spawn(process.execPath, [path.join(repo, "test/fake-llm/run-example.cjs"), path.join(repo, "examples/remote-agent/agent.ts"), "--step", "--run-id", "remote-live"], {
-      cwd: repo,
-      env: { ...process.env, CAUSEWAY_COLLECTOR: collector.url, CAUSEWAY_TOKEN: TOKEN, OPENAI_BASE_URL: llm.openaiBaseURL, OPENAI_API_KEY: "test-key" },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      [path.join(repo, "test/fake-llm/run-example.cjs"), path.join(repo, "examples/remote-agent/agent.ts"), "--step", "--run-id", "remote-live"],
+      {
+        cwd: repo,
+        env: { ...process.env, CAUSEWAY_COLLECTOR: collector.url, CAUSEWAY_TOKEN: TOKEN, OPENAI_BASE_URL: llm.openaiBaseURL, OPENAI_API_KEY: "test-key" },
+        stdio: ["pipe", "pipe", "pipe"],
+      },
+    );
     children.push(child);
     let stdout = "";
     let stderr = "";

@@ -45,7 +45,13 @@ describe("importOtel", () => {
 
     const [d1, d2, d3] = m.decisions;
     expect(m.decisions).toHaveLength(3);
-    expect(d1).toMatchObject({ model: "gpt-4.1-mini", purpose: "chat", usage: { input_tokens: 212, output_tokens: 24 }, duration_ms: 890, params: { temperature: 0.2, max_tokens: 800 } });
+    expect(d1).toMatchObject({
+      model: "gpt-4.1-mini",
+      purpose: "chat",
+      usage: { input_tokens: 212, output_tokens: 24 },
+      duration_ms: 890,
+      params: { temperature: 0.2, max_tokens: 800 },
+    });
     expect(d1.context.map((c) => c.source)).toEqual(["system", "user", "tools"]);
     const page = m.inputs.find((e) => e.source === "tool:fetch_page")!;
     expect(page.trust).toBe("untrusted");
@@ -63,7 +69,9 @@ describe("importOtel", () => {
     const inv = investigate(m.run);
     const view = Object.values(inv.actions).find((a) => a.tool === "send_email")!;
     expect(view.decision).toBe(`ev:${d2.id}`);
-    expect(inv.alerts.filter((a) => a.severity === "high")).toEqual([expect.objectContaining({ rule: "untrusted-value", tool: "send_email", value: "attacker@evil.example" })]);
+    expect(inv.alerts.filter((a) => a.severity === "high")).toEqual([
+      expect.objectContaining({ rule: "untrusted-value", tool: "send_email", value: "attacker@evil.example" }),
+    ]);
     expect(inv.graph.edges.some((e) => e.src === `ev:${d2.id}` && e.dst === `ev:${send.id}` && e.kind === "invoked")).toBe(true);
   });
 
@@ -72,7 +80,10 @@ describe("importOtel", () => {
     expect(runs.map((d) => path.basename(d))).toEqual(["otel-trace-0af7651916cd43dd8448eb211c80319c"]);
     const m = load(runs[0]);
     const agents = m.events.filter((e) => e.type === "agent.start").map((e) => [e.agent, e.parent]);
-    expect(agents).toEqual([["planner", null], ["researcher", "planner"]]);
+    expect(agents).toEqual([
+      ["planner", null],
+      ["researcher", "planner"],
+    ]);
     const [r1, r2, p1] = m.decisions;
     expect([r1.agent, r2.agent, p1.agent]).toEqual(["researcher", "researcher", "planner"]);
     expect(r1).toMatchObject({ usage: { input_tokens: 120, output_tokens: 30 }, provider: "anthropic" });
@@ -106,11 +117,16 @@ describe("importOtel", () => {
   it("refuses a file without GenAI spans; the CLI imports and reports", async () => {
     const d = tmp();
     const plain = path.join(d, "http.json");
-    fs.writeFileSync(plain, JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: "ab", spanId: "cd", name: "GET /", startTimeUnixNano: "1", endTimeUnixNano: "2" }] }] }] }));
+    fs.writeFileSync(
+      plain,
+      JSON.stringify({
+        resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: "ab", spanId: "cd", name: "GET /", startTimeUnixNano: "1", endTimeUnixNano: "2" }] }] }],
+      }),
+    );
     expect(() => importOtel(plain, d)).toThrow(/no GenAI spans/);
     const write = process.stdout.write.bind(process.stdout);
     let printed = "";
-    process.stdout.write = ((s: string) => ((printed += s), true));
+    process.stdout.write = (s: string) => ((printed += s), true);
     let code: number;
     try {
       code = await main(["import", "otel", path.join(FIX, "support-agent.json"), "--out", d, "--json"]);

@@ -28,8 +28,10 @@ export function graphSignature(dir: string): GraphSignature {
     agents: m.events.filter((e) => e.type === "agent.start").map((e) => `${e.agent}<${e.parent ?? ""}`),
     inputs: m.inputs.map((e) => `${e.agent} ${e.source} ${e.trust} ${e.ref}`),
     decisions: m.decisions.map((d) => `${d.agent} ${d.model} ${d.status} [${(d.context ?? []).map((c) => `${c.kind}:${c.source}:${c.trust}`).join(", ")}]`),
-    actions: m.actions.map((a) => `${a.agent} ${a.tool}(${m.canonical(a.args_ref)}) ${a.status} <- decision ${a.decision ? decisionIndex.get(a.decision) : "none"}`),
-    alerts: alertsFor(run).map((a) => `${a.severity} ${a.rule} ${a.tool ?? ""} action ${a.seq === null ? "-" : actionIndex.get(a.seq) ?? "?"}`),
+    actions: m.actions.map(
+      (a) => `${a.agent} ${a.tool}(${m.canonical(a.args_ref)}) ${a.status} <- decision ${a.decision ? decisionIndex.get(a.decision) : "none"}`,
+    ),
+    alerts: alertsFor(run).map((a) => `${a.severity} ${a.rule} ${a.tool ?? ""} action ${a.seq === null ? "-" : (actionIndex.get(a.seq) ?? "?")}`),
   };
 }
 

@@ -66,7 +66,16 @@ describe("AlertWatcher", () => {
     const high = found.filter((a) => a.alert.severity === "high");
     expect(high.map((a) => [a.run, a.alert.rule])).toEqual([["after", "untrusted-value"]]);
     expect(w.poll()).toEqual([]);
-    appendTest(r.dir!, { intervention: "input:web:notes", target: "tool=send_email", n: 1, p_with: 1, p_without: 0, effect: 1, ci: [0, 1], verdict: "inconclusive" });
+    appendTest(r.dir!, {
+      intervention: "input:web:notes",
+      target: "tool=send_email",
+      n: 1,
+      p_with: 1,
+      p_without: 0,
+      effect: 1,
+      ci: [0, 1],
+      verdict: "inconclusive",
+    });
     expect(w.poll().filter((a) => a.alert.severity === "high")).toEqual([]); // the run changed; the alert is not new
     await w.drained();
     expect(received).toHaveLength(1);
@@ -146,7 +155,10 @@ describe("AlertWatcher", () => {
 describe("causeway watch", () => {
   it("prints each new alert once as runs are written, and posts high ones", async () => {
     const repo = path.resolve(import.meta.dirname, "../../..");
-    const child = spawn(process.execPath, [path.join(repo, "dist/cli.js"), "watch", root, "--interval", "50", "--webhook", hookUrl], { cwd: repo, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [path.join(repo, "dist/cli.js"), "watch", root, "--interval", "50", "--webhook", hookUrl], {
+      cwd: repo,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     children.push(child);
     let stdout = "";
     let stderr = "";
@@ -156,7 +168,8 @@ describe("causeway watch", () => {
       // no wall-clock pass condition: the deadline only turns a hang into a failure that says what it waited for
       const deadline = Date.now() + 300_000;
       while (!cond()) {
-        if (Date.now() > deadline) throw new Error(`still waiting for ${what} after 300 s\nstdout: ${stdout}\nstderr: ${stderr}\nposts received: ${JSON.stringify(received)}`);
+        if (Date.now() > deadline)
+          throw new Error(`still waiting for ${what} after 300 s\nstdout: ${stdout}\nstderr: ${stderr}\nposts received: ${JSON.stringify(received)}`);
         if (child.exitCode !== null) throw new Error(`the watcher exited while waiting for ${what}\nstdout: ${stdout}\nstderr: ${stderr}`);
         // a post that failed for good (after its retries) will not arrive: say so instead of waiting forever
         if (/webhook:/.test(stderr)) throw new Error(`a webhook post failed while waiting for ${what}\nstdout: ${stdout}\nstderr: ${stderr}`);

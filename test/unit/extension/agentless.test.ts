@@ -66,7 +66,10 @@ describe("which rung a replay from the editor climbs", () => {
     const file = path.join(root, "agent.cjs");
     expect(decideRung("agent.cjs:SYSTEM", root, readRun(dir), [], true).kind).toBe("agentless");
     const approval = { program: "agent.cjs:SYSTEM", file, sha256: sha256File(file), root, at: "2026-12-01T00:00:00Z" };
-    expect(decideRung("agent.cjs:SYSTEM", root, readRun(dir), [approval], false)).toEqual({ kind: "program", approval: { program: approval.program, file, sha256: approval.sha256 } });
+    expect(decideRung("agent.cjs:SYSTEM", root, readRun(dir), [approval], false)).toEqual({
+      kind: "program",
+      approval: { program: approval.program, file, sha256: approval.sha256 },
+    });
     // a changed file is not approved any more: rung 2 again, nothing asked
     fs.appendFileSync(file, "// changed\n");
     expect(decideRung("agent.cjs:SYSTEM", root, readRun(dir), [approval], false).kind).toBe("agentless");
@@ -103,11 +106,15 @@ describe("where a replay without the program sends its calls", () => {
   });
 
   it("the user's setting and stored key, else the host's environment", () => {
-    expect(resolveEndpoint(apis(), { baseUrl: replay.openaiBaseURL, apiKey: USER_KEY }, NO_ENV)).toEqual({ endpoint: { baseUrl: replay.openaiBaseURL, apiKey: USER_KEY } });
+    expect(resolveEndpoint(apis(), { baseUrl: replay.openaiBaseURL, apiKey: USER_KEY }, NO_ENV)).toEqual({
+      endpoint: { baseUrl: replay.openaiBaseURL, apiKey: USER_KEY },
+    });
     // the environment is the worker's too: nothing to pass
     expect(resolveEndpoint(apis(), {}, { OPENAI_BASE_URL: replay.openaiBaseURL })).toEqual({ endpoint: {} });
     // a run recorded against the official endpoint needs only a key
-    expect(resolveEndpoint([{ api: "openai.chat", recordedUrl: "https://api.openai.com/v1/chat/completions" }], {}, { OPENAI_API_KEY: "k" })).toEqual({ endpoint: {} });
+    expect(resolveEndpoint([{ api: "openai.chat", recordedUrl: "https://api.openai.com/v1/chat/completions" }], {}, { OPENAI_API_KEY: "k" })).toEqual({
+      endpoint: {},
+    });
     expect("error" in resolveEndpoint([{ api: "anthropic.messages" }], {}, { OPENAI_API_KEY: "k" })).toBe(true);
     expect(resolveEndpoint(apis(), { baseUrl: "file:///etc/passwd" }, NO_ENV)).toEqual({ error: expect.stringContaining("not an http(s) URL") });
   });
@@ -127,7 +134,17 @@ describe("the worker replays a gateway run without its program", () => {
     const seen = recorded.requests.length;
     const progress: number[] = [];
     const r = (await runInWorker(
-      { op: "test", run: dir, program: "", root: tmp, agentless: { baseUrl: replay.openaiBaseURL, apiKey: USER_KEY }, intervention: "input:tool:fetch_doc*", target: "tool=send_email,arg~vendor-compliance", n: 10, nMax: 40 },
+      {
+        op: "test",
+        run: dir,
+        program: "",
+        root: tmp,
+        agentless: { baseUrl: replay.openaiBaseURL, apiKey: USER_KEY },
+        intervention: "input:tool:fetch_doc*",
+        target: "tool=send_email,arg~vendor-compliance",
+        n: 10,
+        nMax: 40,
+      },
       { workerPath: WORKER, env: { OPENAI_BASE_URL: "", OPENAI_API_KEY: "" }, onProgress: (p) => progress.push(p.done) },
     )) as { verdict: string; rung: number; assumptions: string[]; off_tape_actions: number };
     expect(r.rung).toBe(2);
@@ -144,18 +161,33 @@ describe("the worker replays a gateway run without its program", () => {
   it("refuses live tools, and without an endpoint names the recorded upstream instead of calling it", async () => {
     const seen = recorded.requests.length;
     const live = runInWorker(
-      { op: "test", run: dir, program: "", root: tmp, agentless: { baseUrl: replay.openaiBaseURL }, intervention: "input:tool:fetch_doc*", target: "tool=send_email", liveTools: true },
+      {
+        op: "test",
+        run: dir,
+        program: "",
+        root: tmp,
+        agentless: { baseUrl: replay.openaiBaseURL },
+        intervention: "input:tool:fetch_doc*",
+        target: "tool=send_email",
+        liveTools: true,
+      },
       { workerPath: WORKER },
     );
     await expect(live).rejects.toMatchObject({ kind: "replay", message: expect.stringContaining("live tools need the program") });
-    const none = runInWorker({ op: "test", run: dir, program: "", root: tmp, agentless: {}, intervention: "input:tool:fetch_doc*", target: "tool=send_email" }, { workerPath: WORKER, env: { OPENAI_BASE_URL: "", OPENAI_API_KEY: USER_KEY } });
+    const none = runInWorker(
+      { op: "test", run: dir, program: "", root: tmp, agentless: {}, intervention: "input:tool:fetch_doc*", target: "tool=send_email" },
+      { workerPath: WORKER, env: { OPENAI_BASE_URL: "", OPENAI_API_KEY: USER_KEY } },
+    );
     await expect(none).rejects.toBeInstanceOf(WorkerFailure);
     await expect(none).rejects.toMatchObject({ message: expect.stringContaining(`recorded against "${recorded.url}/v1/chat/completions"`) });
     expect(recorded.requests.length).toBe(seen);
   }, 60_000);
 
   it("without the agentless request, a run with no program is still refused (nothing runs)", async () => {
-    const r = runInWorker({ op: "test", run: dir, program: "", root: tmp, intervention: "input:tool:fetch_doc*", target: "tool=send_email" }, { workerPath: WORKER });
+    const r = runInWorker(
+      { op: "test", run: dir, program: "", root: tmp, intervention: "input:tool:fetch_doc*", target: "tool=send_email" },
+      { workerPath: WORKER },
+    );
     await expect(r).rejects.toBeInstanceOf(WorkerFailure);
   }, 60_000);
 });

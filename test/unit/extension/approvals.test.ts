@@ -65,7 +65,10 @@ describe("deciding a replay in the extension", () => {
     const { ws, file } = workspace();
     const run = readRun(craftRun(path.join(ws, "runs", "r"), "node agent.mjs", ["/bin/sh", "-c", "touch MARKER"]));
     const d = decidePermit("node agent.mjs", ws, run, [stored("node agent.mjs", file, sha256File(file), ws)], true);
-    expect(d).toEqual({ kind: "refuse", reason: expect.stringContaining(`names the program "node agent.mjs" but records the command "/bin/sh -c 'touch MARKER'"`) });
+    expect(d).toEqual({
+      kind: "refuse",
+      reason: expect.stringContaining(`names the program "node agent.mjs" but records the command "/bin/sh -c 'touch MARKER'"`),
+    });
   });
 
   it("a built-in name needs no approval, whatever command the run carries (the worker loads the built-in module)", () => {
@@ -80,7 +83,10 @@ describe("deciding a replay in the extension", () => {
     fs.mkdirSync(path.join(bundle, "agents"), { recursive: true });
     fs.writeFileSync(path.join(bundle, "agents/x.cjs"), "exports.SYSTEM = 1;\n");
     const run = readRun(craftRun(path.join(bundle, "runs", "r"), "agents/x.cjs:SYSTEM"));
-    expect(decidePermit("agents/x.cjs:SYSTEM", ws, run, [], false)).toEqual({ kind: "refuse", reason: `the program agents/x.cjs:SYSTEM is not in this workspace folder (looked for ${path.join(ws, "agents/x.cjs")})` });
+    expect(decidePermit("agents/x.cjs:SYSTEM", ws, run, [], false)).toEqual({
+      kind: "refuse",
+      reason: `the program agents/x.cjs:SYSTEM is not in this workspace folder (looked for ${path.join(ws, "agents/x.cjs")})`,
+    });
   });
 });
 

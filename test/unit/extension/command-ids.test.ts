@@ -12,7 +12,11 @@ function sources(dir: string): string[] {
     return e.isDirectory() ? sources(rel) : e.name.endsWith(".ts") ? [rel] : [];
   });
 }
-const code = Object.fromEntries(sources("extension").filter((f) => f !== "extension/logic/command-ids.ts").map((f) => [f, fs.readFileSync(path.join(ROOT, f), "utf8")]));
+const code = Object.fromEntries(
+  sources("extension")
+    .filter((f) => f !== "extension/logic/command-ids.ts")
+    .map((f) => [f, fs.readFileSync(path.join(ROOT, f), "utf8")]),
+);
 
 describe("command ids", () => {
   const contributed: string[] = pkg.contributes.commands.map((c: { command: string }) => c.command);

@@ -2,7 +2,16 @@ import { describe, it, expect } from "vitest";
 import { costQuestion } from "../../../extension/logic/cost";
 import type { CostEstimate } from "../../../core/replay/preflight";
 
-const est = (usd: number | null): CostEstimate => ({ calls_per_run: 3, tokens_per_run: 900, models: {}, usd_per_run: usd === null ? null : usd / 320, max_pairs: 160, max_model_calls: 960, max_tokens: 288000, max_usd: usd });
+const est = (usd: number | null): CostEstimate => ({
+  calls_per_run: 3,
+  tokens_per_run: 900,
+  models: {},
+  usd_per_run: usd === null ? null : usd / 320,
+  max_pairs: 160,
+  max_model_calls: 960,
+  max_tokens: 288000,
+  max_usd: usd,
+});
 
 describe("asking before an expensive test", () => {
   it("asks only above causeway.test.confirmAboveUsd, and only when money was estimated", () => {

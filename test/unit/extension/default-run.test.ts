@@ -22,7 +22,12 @@ async function heldStore(names?: string[]): Promise<{ s: WorkspaceRuns; runs: st
   const s = new WorkspaceRuns({ debounceMs: 5 });
   stores.push(s);
   const release = s.hold(); // as the extension does until the Runs view's first listing
-  for (const name of names ?? fs.readdirSync(runs).filter((n) => n.startsWith("demo-seed")).sort()) s.add(path.join(runs, name), ws);
+  for (const name of names ??
+    fs
+      .readdirSync(runs)
+      .filter((n) => n.startsWith("demo-seed"))
+      .sort())
+    s.add(path.join(runs, name), ws);
   return { s, runs, release };
 }
 

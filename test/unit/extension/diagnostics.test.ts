@@ -63,7 +63,10 @@ describe("diagnostics of a run", () => {
 
   it("uses the problems of an explicit verify (blobs checked) when given", () => {
     const seed0 = runs.find((r) => r.dir.endsWith("demo-seed0"))!;
-    const d = runDiagnostics({ ...seed0, verified: [{ code: "blob-hash", severity: "error", message: "blob abc… does not hash to its name", line: 3, file: "blobs" }] });
+    const d = runDiagnostics({
+      ...seed0,
+      verified: [{ code: "blob-hash", severity: "error", message: "blob abc… does not hash to its name", line: 3, file: "blobs" }],
+    });
     expect(d[0]).toMatchObject({ severity: "error", line: 3, code: "blob-hash", file: path.join(seed0.dir, "events.jsonl") });
   });
 });

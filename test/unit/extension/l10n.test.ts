@@ -15,7 +15,12 @@ import { setTranslator, untranslated } from "../../../extension/logic/l10n";
 
 describe("localisation", () => {
   const pkgText = fs.readFileSync(path.join(ROOT, "package.json"), "utf8");
-  const pkg = JSON.parse(pkgText) as { contributes: { commands: { title: string; category?: string }[]; configuration: { properties: Record<string, { description?: string; markdownDescription?: string }> } } };
+  const pkg = JSON.parse(pkgText) as {
+    contributes: {
+      commands: { title: string; category?: string }[];
+      configuration: { properties: Record<string, { description?: string; markdownDescription?: string }> };
+    };
+  };
   const nls = JSON.parse(fs.readFileSync(path.join(ROOT, "package.nls.json"), "utf8")) as Record<string, string>;
 
   it("every contribution string is a %key% with its text in package.nls.json", () => {

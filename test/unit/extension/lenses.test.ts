@@ -36,7 +36,9 @@ describe("code lenses", () => {
     expect(email.runs.size).toBe(sendingRuns);
     expect(email.alerts.high).toBe(highs);
     expect(act[0]).toBe(email); // the call with the worst alert comes first
-    expect(lensTitle(email)).toMatch(new RegExp(`^send_email · ${sendingRuns} runs · ${highs} high · \\d+ review · cause: vendor:portal/notes\\.md \\+0\\.\\d\\d$`));
+    expect(lensTitle(email)).toMatch(
+      new RegExp(`^send_email · ${sendingRuns} runs · ${highs} high · \\d+ review · cause: vendor:portal/notes\\.md \\+0\\.\\d\\d$`),
+    );
     // a click goes to a run and event where the high alert is
     const focus = runs.find((r) => r.dir === email.focus.run)!;
     expect(focus.analysis.alerts.some((a) => a.seq === email.focus.seq && a.severity === "high")).toBe(true);

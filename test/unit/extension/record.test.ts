@@ -12,7 +12,16 @@ import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeLlm, type FakeLlm } from "../../fake-llm/server";
 import {
-  defaultTools, launchConfiguration, programCommand, recordArgs, rememberedTools, runIdFor, sessionOut, toolNamesIn, withUntrusted, PRELOAD_COMMAND,
+  defaultTools,
+  launchConfiguration,
+  programCommand,
+  recordArgs,
+  rememberedTools,
+  runIdFor,
+  sessionOut,
+  toolNamesIn,
+  withUntrusted,
+  PRELOAD_COMMAND,
 } from "../../../extension/logic/record";
 import { ROOT, tmpDir } from "./helpers";
 
@@ -34,14 +43,20 @@ describe("the tools a program mentions", () => {
     const agents = `const t = tool({ description: "reads", name: 'fetch_doc', parameters, execute }); new Agent({ name: 'researcher', tools: [t] });`;
     expect(toolNamesIn(agents)).toEqual(["fetch_doc"]);
     // a name further on belongs to what follows, not to a tool without one
-    expect(toolNamesIn(`const lookup = tool({ inputSchema: z.object({ name: z.string() }), execute });\nconst a = new Agent({ name: 'planner' });`)).toEqual(["lookup"]);
+    expect(toolNamesIn(`const lookup = tool({ inputSchema: z.object({ name: z.string() }), execute });\nconst a = new Agent({ name: 'planner' });`)).toEqual([
+      "lookup",
+    ]);
     expect(toolNamesIn(`server.registerTool("lookup", {}, fn); server.tool('refund', fn);`)).toEqual(["lookup", "refund"]);
     expect(toolNamesIn("const x = 1; // no tools")).toEqual([]);
   });
 
   it("guesses sensitive and untrusted tools; a remembered answer wins", () => {
     const names = ["fetch_doc", "send_email", "issue_refund", "lookup_order", "summarise"];
-    expect(defaultTools(names)).toEqual({ sensitive: ["send_email", "issue_refund"], untrusted: ["fetch_doc", "lookup_order"], trusted: ["send_email", "issue_refund", "summarise"] });
+    expect(defaultTools(names)).toEqual({
+      sensitive: ["send_email", "issue_refund"],
+      untrusted: ["fetch_doc", "lookup_order"],
+      trusted: ["send_email", "issue_refund", "summarise"],
+    });
     const mine = { sensitive: ["summarise"], untrusted: [], trusted: names };
     expect(defaultTools(names, mine)).toBe(mine);
     // what is not picked as untrusted is trusted, including names typed in the picks
@@ -66,7 +81,9 @@ describe("the tools a program mentions", () => {
   it("runs Python with python3 (python on Windows) behind the built-in gateway, and reads its tools", () => {
     expect(programCommand(path.join("a", "b.py"), { tsx: false, platform: "linux" })).toEqual({ command: ["python3", "a/b.py"], via: "gateway" });
     expect(programCommand("b.py", { tsx: false, platform: "win32" })).toEqual({ command: ["python", "b.py"], via: "gateway" });
-    expect(recordArgs({ out: "runs", runId: "r", tools: { sensitive: [], untrusted: [], trusted: [] }, command: ["python3", "b.py"], via: "gateway" })).toEqual(["record", "--out", "runs", "--run-id", "r", "--via", "gateway", "--", "python3", "b.py"]);
+    expect(recordArgs({ out: "runs", runId: "r", tools: { sensitive: [], untrusted: [], trusted: [] }, command: ["python3", "b.py"], via: "gateway" })).toEqual(
+      ["record", "--out", "runs", "--run-id", "r", "--via", "gateway", "--", "python3", "b.py"],
+    );
     expect(toolNamesIn(fs.readFileSync(path.join(ROOT, PYTHON_EXAMPLE), "utf8"))).toEqual(["fetch_doc", "lookup_order", "send_email"]);
   });
 });
@@ -90,14 +107,23 @@ describe("both routes record the example against the fake model server", () => {
 
   const run = (argv: string[], env: Record<string, string>) =>
     new Promise<{ code: number; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, argv, { cwd: ws, env: { ...process.env, OPENAI_BASE_URL: llm.openaiBaseURL, OPENAI_API_KEY: "fake", ...env }, stdio: ["ignore", "ignore", "pipe"] });
+      const child = spawn(process.execPath, argv, {
+        cwd: ws,
+        env: { ...process.env, OPENAI_BASE_URL: llm.openaiBaseURL, OPENAI_API_KEY: "fake", ...env },
+        stdio: ["ignore", "ignore", "pipe"],
+      });
       let stderr = "";
       child.stderr.on("data", (c) => (stderr += c));
       child.on("close", (code) => resolve({ code: code ?? 1, stderr }));
     });
   const start = (dir: string) => JSON.parse(fs.readFileSync(path.join(dir, "events.jsonl"), "utf8").split("\n")[0]);
   const trustOf = (dir: string, source: string) =>
-    fs.readFileSync(path.join(dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l)).find((e) => e.type === "input" && String(e.source).startsWith(source))?.trust;
+    fs
+      .readFileSync(path.join(dir, "events.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .find((e) => e.type === "input" && String(e.source).startsWith(source))?.trust;
 
   it("Record this program: causeway record with the picked tools, into runs/<run id>", async () => {
     const out = path.join(ws, "runs");
@@ -136,7 +162,8 @@ describe("both routes record the example against the fake model server", () => {
   it("the launch configuration: its runtime arguments and environment record a run where the session watch looks", async () => {
     const config = launchConfiguration({ program: `\${workspaceFolder}/${OPENAI_EXAMPLE}`, tools });
     // what VS Code substitutes before js-debug starts node
-    const sub = (v: string) => v.replaceAll("${workspaceFolder}", ws).replace(`\${command:${PRELOAD_COMMAND}}`, pathToFileURL(path.join(ROOT, "dist/register.js")).href);
+    const sub = (v: string) =>
+      v.replaceAll("${workspaceFolder}", ws).replace(`\${command:${PRELOAD_COMMAND}}`, pathToFileURL(path.join(ROOT, "dist/register.js")).href);
     const env = Object.fromEntries(Object.entries(config.env as Record<string, string>).map(([k, v]) => [k, sub(v)]));
     const out = sessionOut({ ...config, env, cwd: sub(String(config.cwd)) }, ws);
     expect(out).toBe(path.join(ws, "runs"));

@@ -49,7 +49,15 @@ describe("the run folders remembered between sessions", () => {
     const [inside] = runs(ws, ["runs/in"]);
     const file = rememberedFile(storage, ws, "**/runs/**");
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    for (const text of ["", "{", "null", "[]", '"x"', JSON.stringify({ folder: "/elsewhere", runsGlob: "**/runs/**", dirs: ["runs/in"] }), JSON.stringify({ folder: ws, runsGlob: "**/runs/**", dirs: "runs/in" })]) {
+    for (const text of [
+      "",
+      "{",
+      "null",
+      "[]",
+      '"x"',
+      JSON.stringify({ folder: "/elsewhere", runsGlob: "**/runs/**", dirs: ["runs/in"] }),
+      JSON.stringify({ folder: ws, runsGlob: "**/runs/**", dirs: "runs/in" }),
+    ]) {
       fs.writeFileSync(file, text);
       expect(readRemembered(storage, ws, "**/runs/**"), text).toEqual([]);
     }

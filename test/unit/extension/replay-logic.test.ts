@@ -6,7 +6,14 @@ import type { ActionView } from "../../../core/analysis/types";
 import { readRun } from "../../../core/log/reader";
 import { readTestsLog } from "../../../core/log/testslog";
 import { runInWorker } from "../../../core/replay/client";
-import { buildRequest, describeResult, interventionSuggestions, parseSampleSize, replayUnavailableReason, targetSuggestions } from "../../../extension/logic/replay";
+import {
+  buildRequest,
+  describeResult,
+  interventionSuggestions,
+  parseSampleSize,
+  replayUnavailableReason,
+  targetSuggestions,
+} from "../../../extension/logic/replay";
 import { ROOT, copyDir, demoWorkspace, tmpDir } from "./helpers";
 
 const settings = { allowed: ["agents/system.ts:SYSTEM"], n: 20, nMax: 160, workers: 2 };
@@ -28,11 +35,27 @@ describe("who may replay what", () => {
 describe("worker requests", () => {
   it("fill n, n-max and workers from the settings unless the job says otherwise", () => {
     const req = buildRequest({ op: "test", run: "/r", intervention: "input:a", target: "tool=x" }, "causeway:demo", "/ws", settings);
-    expect(req).toEqual({ op: "test", run: "/r", program: "causeway:demo", root: "/ws", intervention: "input:a", target: "tool=x", n: 20, nMax: 160, workers: 2 });
+    expect(req).toEqual({
+      op: "test",
+      run: "/r",
+      program: "causeway:demo",
+      root: "/ws",
+      intervention: "input:a",
+      target: "tool=x",
+      n: 20,
+      nMax: 160,
+      workers: 2,
+    });
     // a workspace program carries the user's approval (program, file, hash), never the settings' list
     const approval = { program: "p.ts:S", file: "/ws/p.ts", sha256: "a".repeat(64), root: "/ws", at: "now" };
     const att = buildRequest({ op: "attribute", run: "/r", target: "tool=x", n: 8, suspects: [] }, "p.ts:S", "/ws", settings, approval);
-    expect(att).toMatchObject({ op: "attribute", n: 8, nMax: 160, suspects: undefined, approval: { program: "p.ts:S", file: "/ws/p.ts", sha256: "a".repeat(64) } });
+    expect(att).toMatchObject({
+      op: "attribute",
+      n: 8,
+      nMax: 160,
+      suspects: undefined,
+      approval: { program: "p.ts:S", file: "/ws/p.ts", sha256: "a".repeat(64) },
+    });
     expect(att).not.toHaveProperty("allow");
     expect(buildRequest({ op: "replay", run: "/r", remove: [] }, "p.ts:S", "/ws", settings)).toMatchObject({ op: "replay", remove: undefined });
   });
@@ -40,8 +63,14 @@ describe("worker requests", () => {
   it("run Find the cause on the exfiltration email in the worker, which names the vendor note as the primary cause", async () => {
     const dir = copyDir(seed0, path.join(tmpDir(), "runs", "demo-seed0"));
     fs.rmSync(path.join(dir, "tests.jsonl"));
-    const req = buildRequest({ op: "attribute", run: dir, target: email.target }, "causeway:demo", path.dirname(path.dirname(dir)), { ...settings, n: 20, nMax: 40 });
-    const result = (await runInWorker(req, { workerPath: path.join(ROOT, "dist/worker.js"), timeoutMs: 120_000 })) as { causes: { spec: string; role: string }[] };
+    const req = buildRequest({ op: "attribute", run: dir, target: email.target }, "causeway:demo", path.dirname(path.dirname(dir)), {
+      ...settings,
+      n: 20,
+      nMax: 40,
+    });
+    const result = (await runInWorker(req, { workerPath: path.join(ROOT, "dist/worker.js"), timeoutMs: 120_000 })) as {
+      causes: { spec: string; role: string }[];
+    };
     expect(result.causes[0]).toMatchObject({ spec: "input:vendor:portal/notes.md", role: "primary" });
     expect(describeResult("attribute", result)).toMatch(/vendor:portal\/notes\.md/);
     expect(readTestsLog(dir).records.length).toBeGreaterThan(0); // the worker appended the tests
@@ -61,7 +90,17 @@ describe("Run test suggestions", () => {
   });
 
   it("describe a test result in one sentence", () => {
-    const text = describeResult("test", { intervention: "input:v", target: "tool=send_email", p_with: 0.8, p_without: 0, effect: 0.8, ci: [0.63, 0.9], n: 40, verdict: "causal", role: "primary" });
+    const text = describeResult("test", {
+      intervention: "input:v",
+      target: "tool=send_email",
+      p_with: 0.8,
+      p_without: 0,
+      effect: 0.8,
+      ci: [0.63, 0.9],
+      n: 40,
+      verdict: "causal",
+      role: "primary",
+    });
     expect(text).toBe("Removing input:v: tool=send_email happens in 0% of replays instead of 80% — effect +0.80 [+0.63, +0.90], n = 40: CAUSAL (primary).");
   });
 

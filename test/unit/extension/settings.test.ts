@@ -48,7 +48,10 @@ describe("settings per workspace folder", () => {
   });
 
   it("sees a change in one folder's setting", () => {
-    const values = { workspace: { runsGlob: "**/runs/**" } as Record<string, unknown>, folders: { [B]: { runsGlob: "traces/**" } } as Record<string, Record<string, unknown>> };
+    const values = {
+      workspace: { runsGlob: "**/runs/**" } as Record<string, unknown>,
+      folders: { [B]: { runsGlob: "traces/**" } } as Record<string, Record<string, unknown>>,
+    };
     const s = new SettingsByFolder(workspace(values).read, () => [A, B]);
     const before = s.fingerprint("runsGlob");
     values.folders[B].runsGlob = "logs/**";
@@ -57,12 +60,31 @@ describe("settings per workspace folder", () => {
   });
 
   it("parses values with bounds and defaults", () => {
-    expect(settingsFrom(() => undefined)).toEqual({ runsGlob: "**/runs/**", codeLens: true, n: 20, nMax: 160, allowed: [], workers: 1, timeoutMs: 600_000, spans: true, confirmAboveUsd: null, prices: {} });
-    expect(settingsFrom((k) => ({ "test.n": 50, "test.nMax": 10, allowedPrograms: ["a.ts:S", 3, ""], "replay.workers": 0 })[k])).toMatchObject({ n: 50, nMax: 50, allowed: ["a.ts:S"], workers: 1 });
+    expect(settingsFrom(() => undefined)).toEqual({
+      runsGlob: "**/runs/**",
+      codeLens: true,
+      n: 20,
+      nMax: 160,
+      allowed: [],
+      workers: 1,
+      timeoutMs: 600_000,
+      spans: true,
+      confirmAboveUsd: null,
+      prices: {},
+    });
+    expect(settingsFrom((k) => ({ "test.n": 50, "test.nMax": 10, allowedPrograms: ["a.ts:S", 3, ""], "replay.workers": 0 })[k])).toMatchObject({
+      n: 50,
+      nMax: 50,
+      allowed: ["a.ts:S"],
+      workers: 1,
+    });
   });
 
   it("activates on any events.jsonl, whatever runsGlob says (package.json cannot read a setting)", () => {
-    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { activationEvents: string[]; contributes: { configuration: { properties: Record<string, { scope?: string }> } } };
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as {
+      activationEvents: string[];
+      contributes: { configuration: { properties: Record<string, { scope?: string }> } };
+    };
     expect(pkg.activationEvents).toContain("workspaceContains:**/events.jsonl");
     expect(pkg.activationEvents.filter((e) => e.startsWith("workspaceContains:") && e !== "workspaceContains:**/events.jsonl")).toEqual([]);
     const props = pkg.contributes.configuration.properties;

@@ -31,7 +31,10 @@ describe("SiteResolver", () => {
     const { ws, r } = layout();
     fs.mkdirSync(path.join(ws, "examples/demo"), { recursive: true });
     fs.writeFileSync(path.join(ws, "examples/demo/agents.ts"), "");
-    expect(r.resolve("examples/demo/agents.ts", path.join(ws, "runs/demo-seed0"), "causeway:demo")).toEqual({ file: path.join(ws, "examples/demo/agents.ts"), inWorkspace: true });
+    expect(r.resolve("examples/demo/agents.ts", path.join(ws, "runs/demo-seed0"), "causeway:demo")).toEqual({
+      file: path.join(ws, "examples/demo/agents.ts"),
+      inWorkspace: true,
+    });
   });
 
   it("finds the folder a workspace program was recorded from (the one holding its module)", () => {

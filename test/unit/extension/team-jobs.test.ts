@@ -52,8 +52,10 @@ vi.mock("vscode", () => {
         ui.asked++;
         return items.find((i) => i.value === ui.pick);
       },
-      withProgress: async (_o: unknown, task: (p: { report(v: { message?: string }): void }, tok: { onCancellationRequested(f: () => void): { dispose(): void } }) => Promise<unknown>) =>
-        task({ report: (v) => void ui.progress.push(v.message ?? "") }, { onCancellationRequested: () => ({ dispose() {} }) }),
+      withProgress: async (
+        _o: unknown,
+        task: (p: { report(v: { message?: string }): void }, tok: { onCancellationRequested(f: () => void): { dispose(): void } }) => Promise<unknown>,
+      ) => task({ report: (v) => void ui.progress.push(v.message ?? "") }, { onCancellationRequested: () => ({ dispose() {} }) }),
     },
   };
 });
@@ -97,7 +99,11 @@ function services(name: string, log: string[]): Services {
   return {
     context: {
       globalStorageUri: { fsPath: path.join(tmp, name) },
-      secrets: { get: async (k: string) => secrets.get(k), store: async (k: string, v: string) => void secrets.set(k, v), delete: async (k: string) => void secrets.delete(k) },
+      secrets: {
+        get: async (k: string) => secrets.get(k),
+        store: async (k: string, v: string) => void secrets.set(k, v),
+        delete: async (k: string) => void secrets.delete(k),
+      },
       globalState: { get: (k: string) => state.get(k), update: async (k: string, v: unknown) => void state.set(k, v) },
       workspaceState: { get: () => undefined, update: async () => {} },
       extensionPath: process.cwd(),
@@ -173,7 +179,8 @@ describe.skipIf(!HAVE_PG)("Run test on the team's workers, from two windows", ()
     replay.setElsewhere(new TeamWorkers(a.s, a.conn));
     const job = { op: "test" as const, run: a.dir, intervention: REMOVE, target: TARGET };
     const jobs = new TeamJobs(new CollectorClient(collector.url, ALICE));
-    const submitted = async () => ((await (await new CollectorClient(collector.url, ALICE).request("GET", "/v1/jobs")).json()) as { jobs: unknown[] }).jobs.length;
+    const submitted = async () =>
+      ((await (await new CollectorClient(collector.url, ALICE).request("GET", "/v1/jobs")).json()) as { jobs: unknown[] }).jobs.length;
     ui.where = undefined;
     // the question dismissed: nothing runs anywhere
     ui.pick = undefined;
@@ -199,12 +206,26 @@ describe.skipIf(!HAVE_PG)("Run test on the team's workers, from two windows", ()
     const mine = testLines(a.dir).filter((l) => l.asked_by === "alice");
     expect(mine).toHaveLength(1);
     expect([mine[0].intervention, mine[0].verdict, mine[0].n]).toEqual([r.intervention, r.verdict, r.n]);
-    expect(verifyRun(a.dir).ok, verifyRun(a.dir).problems.map((p) => p.message).join("; ")).toBe(true);
+    expect(
+      verifyRun(a.dir).ok,
+      verifyRun(a.dir)
+        .problems.map((p) => p.message)
+        .join("; "),
+    ).toBe(true);
     // the other window, which did nothing, takes it from the collector while the run is open
     await until(() => testLines(b.dir).some((l) => l.job === mine[0].job), 60_000, "the other window to show the job's test");
     expect(testLines(b.dir)).toEqual(testLines(a.dir));
-    expect(verifyRun(b.dir).ok, verifyRun(b.dir).problems.map((p) => p.message).join("; ")).toBe(true);
-    await until(() => (b.s.store.runData(b.dir)?.tests ?? []).some((t) => (t as { job?: string }).job === mine[0].job), 10_000, "the other window's runs store to read it");
+    expect(
+      verifyRun(b.dir).ok,
+      verifyRun(b.dir)
+        .problems.map((p) => p.message)
+        .join("; "),
+    ).toBe(true);
+    await until(
+      () => (b.s.store.runData(b.dir)?.tests ?? []).some((t) => (t as { job?: string }).job === mine[0].job),
+      10_000,
+      "the other window's runs store to read it",
+    );
   }, 240_000);
 
   it("a token that may not submit jobs is never offered the workers; the replay stays on this machine", async () => {
@@ -215,7 +236,9 @@ describe.skipIf(!HAVE_PG)("Run test on the team's workers, from two windows", ()
     expect(await team.where({ op: "attribute", run: b.dir, target: TARGET })).toBe("local");
     expect(ui.asked).toBe(asked);
     // and asked outright, the collector refuses bob's token: an error, nothing queued
-    await expect(new TeamJobs(new CollectorClient(collector.url, BOB)).submit({ kind: "test", run_id: runId, target: TARGET, remove: REMOVE })).rejects.toThrow(/jobs scope/);
+    await expect(new TeamJobs(new CollectorClient(collector.url, BOB)).submit({ kind: "test", run_id: runId, target: TARGET, remove: REMOVE })).rejects.toThrow(
+      /jobs scope/,
+    );
     // a run of this machine (not a collector's) is never offered either
     expect(await team.where({ op: "test", run: path.join(tmp, "rec", runId), intervention: REMOVE, target: TARGET })).toBe("local");
     ui.where = undefined;
@@ -225,7 +248,10 @@ describe.skipIf(!HAVE_PG)("Run test on the team's workers, from two windows", ()
     const a = await openWindow("alice-3", ALICE);
     const team = new TeamWorkers(a.s, a.conn);
     const ac = new AbortController();
-    const out = await team.run({ op: "attribute", run: a.dir, target: TARGET, n: 10, nMax: 80 }, { title: "Find the cause", signal: ac.signal, onProgress: () => ac.abort() });
+    const out = await team.run(
+      { op: "attribute", run: a.dir, target: TARGET, n: 10, nMax: 80 },
+      { title: "Find the cause", signal: ac.signal, onProgress: () => ac.abort() },
+    );
     expect(out).toMatchObject({ ok: false, cancelled: true });
     const jobs = new TeamJobs(new CollectorClient(collector.url, ALICE));
     const id = /submitted job ([0-9a-f-]{36})/.exec(a.log.join("\n"))![1];
@@ -272,7 +298,15 @@ describe("what a job and the collector's answers may carry", () => {
 
   it("a collector's job answer is read as untrusted data", () => {
     expect(() => jobOf({ id: "../../etc", status: "done", run_id: "r" })).toThrow(/not a job/);
-    const j = jobOf({ id: "0f0e0d0c-0b0a-4909-a807-060504030201", status: "done", run_id: "r", workers: ["w1", 7, { x: 1 }], progress: { tests: "x", pairs: -3, model_calls: 5 }, result: [1], error: 9 });
+    const j = jobOf({
+      id: "0f0e0d0c-0b0a-4909-a807-060504030201",
+      status: "done",
+      run_id: "r",
+      workers: ["w1", 7, { x: 1 }],
+      progress: { tests: "x", pairs: -3, model_calls: 5 },
+      result: [1],
+      error: 9,
+    });
     expect(j).toMatchObject({ workers: ["w1"], progress: { tests: 0, pairs: 0, model_calls: 5 }, result: null, error: null });
   });
 
@@ -280,7 +314,14 @@ describe("what a job and the collector's answers may carry", () => {
     const good = path.join(tmp, "broken-cache");
     fs.mkdirSync(good, { recursive: true });
     fs.writeFileSync(path.join(good, "tests.jsonl"), "");
-    const edited = JSON.stringify({ intervention: "input:x", target: "tool=y", verdict: "causal", hash: "sha256:" + "0".repeat(64), prev_hash: "sha256:" + "0".repeat(64) }) + "\n";
+    const edited =
+      JSON.stringify({
+        intervention: "input:x",
+        target: "tool=y",
+        verdict: "causal",
+        hash: "sha256:" + "0".repeat(64),
+        prev_hash: "sha256:" + "0".repeat(64),
+      }) + "\n";
     const server = http.createServer((req, res) => {
       if (req.url === "/v1/runs/r1") return void res.end(JSON.stringify({ run_id: "r1", status: "ended", head: null, tests: 1 }));
       if (req.url === "/v1/runs/r1/tests") return void res.end(edited);

@@ -5,7 +5,18 @@ import { nodeId } from "../../../core/graph/graph";
 import { readRun, type RunData } from "../../../core/log/reader";
 import { analyseRun } from "../../../extension/logic/analysis";
 import type { RunEntry } from "../../../extension/logic/workspace-runs";
-import { CONTEXT, agentChildren, agentItem, compareRuns, eventItem, folderItem, parentOf, remoteRunItem, runChildren, runItem } from "../../../extension/logic/tree";
+import {
+  CONTEXT,
+  agentChildren,
+  agentItem,
+  compareRuns,
+  eventItem,
+  folderItem,
+  parentOf,
+  remoteRunItem,
+  runChildren,
+  runItem,
+} from "../../../extension/logic/tree";
 import { REFERENCE_RUNS, copyDir, demoWorkspace, tmpDir } from "./helpers";
 
 function entry(dir: string, run = readRun(dir)): RunEntry {
@@ -87,7 +98,20 @@ describe("the runs tree", () => {
 
   it("shows a collector's run not opened yet from its runs-table row; clicking it opens it", () => {
     const dir = path.join(tmpDir(), "collectors", "abc", "run-7");
-    const row = { run_id: "run-7", program: "agents/support.ts:SYSTEM", started: "2026-12-01T10:00:00Z", ended: null, status: "running" as const, events: 40, head: { seq: 39, hash: "a".repeat(64) }, alerts: { high: 2, review: 1, info: 0 }, tests: 0, tools: [], sources: [], updated: "2026-12-01T10:00:05Z" };
+    const row = {
+      run_id: "run-7",
+      program: "agents/support.ts:SYSTEM",
+      started: "2026-12-01T10:00:00Z",
+      ended: null,
+      status: "running" as const,
+      events: 40,
+      head: { seq: 39, hash: "a".repeat(64) },
+      alerts: { high: 2, review: 1, info: 0 },
+      tests: 0,
+      tools: [],
+      sources: [],
+      updated: "2026-12-01T10:00:05Z",
+    };
     const item = remoteRunItem(dir, row);
     expect(item.label).toBe("run-7");
     expect(item.description).toBe("on the collector · running · 2 high · 1 review · agents/support.ts:SYSTEM");

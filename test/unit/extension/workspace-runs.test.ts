@@ -36,7 +36,12 @@ async function partialRun(n: number, extra = ""): Promise<{ dir: string; lines: 
     }
     fs.appendFileSync(path.join(dir, "events.jsonl"), text);
   };
-  append(lines.slice(0, n).map((l) => l + "\n").join("") + extra);
+  append(
+    lines
+      .slice(0, n)
+      .map((l) => l + "\n")
+      .join("") + extra,
+  );
   return { dir, lines, append };
 }
 
@@ -71,7 +76,10 @@ describe("WorkspaceRuns", () => {
     expect(s.get(dir)!.analysis!.summary.events).toBe(6);
     const bytesFirst = s.stats.tailBytes;
     expect(bytesFirst).toBe(fs.statSync(path.join(dir, "events.jsonl")).size);
-    const rest = lines.slice(6).map((l) => l + "\n").join("");
+    const rest = lines
+      .slice(6)
+      .map((l) => l + "\n")
+      .join("");
     append(rest);
     s.touch(dir);
     await until(() => s.get(dir)!.analysis!.summary.events === lines.length, 3000, "the appended events");
@@ -185,7 +193,12 @@ describe("WorkspaceRuns.pollLive", () => {
     expect(s.pollLive()).toBe(1);
     await until(() => s.get(dir)!.analysis?.summary.events === 9, 2000, "the new event");
     // a finished run is not polled
-    append(lines.slice(9).map((l) => l + "\n").join(""));
+    append(
+      lines
+        .slice(9)
+        .map((l) => l + "\n")
+        .join(""),
+    );
     s.refresh(dir);
     await until(() => s.get(dir)!.analysis?.summary.status === "intact", 2000, "the run to finish");
     expect(s.pollLive()).toBe(0);

@@ -53,11 +53,7 @@ describe("files that are not regular files never hang", () => {
     expect(cli(["report", dir, "-o", out]).code).toBe(0);
   });
   it("events.jsonl a symlink to /dev/zero, a FIFO, a directory", () => {
-    for (const make of [
-      (f: string) => fs.symlinkSync("/dev/zero", f),
-      (f: string) => mkfifo(f),
-      (f: string) => fs.mkdirSync(f),
-    ]) {
+    for (const make of [(f: string) => fs.symlinkSync("/dev/zero", f), (f: string) => mkfifo(f), (f: string) => fs.mkdirSync(f)]) {
       const dir = fresh();
       fs.rmSync(path.join(dir, "events.jsonl"));
       make(path.join(dir, "events.jsonl"));
@@ -76,14 +72,18 @@ describe("files that are not regular files never hang", () => {
     mkfifo(b.file);
     const v1 = cli(["verify", d1, "--json"]);
     expect(v1.code).toBe(1);
-    expect((jsonOf(v1.stdout) as { problems: { code: string; line?: number }[] }).problems).toContainEqual(expect.objectContaining({ code: "io", line: b.line }));
+    expect((jsonOf(v1.stdout) as { problems: { code: string; line?: number }[] }).problems).toContainEqual(
+      expect.objectContaining({ code: "io", line: b.line }),
+    );
     for (const make of [(f: string) => mkfifo(f), (f: string) => fs.symlinkSync("/dev/zero", f)]) {
       const d = fresh();
       fs.rmSync(path.join(d, "tests.jsonl"));
       make(path.join(d, "tests.jsonl"));
       const v = cli(["verify", d, "--json"]);
       expect(v.code).toBe(1);
-      expect((jsonOf(v.stdout) as { problems: { code: string; file?: string }[] }).problems).toContainEqual(expect.objectContaining({ code: "io", file: "tests.jsonl" }));
+      expect((jsonOf(v.stdout) as { problems: { code: string; file?: string }[] }).problems).toContainEqual(
+        expect.objectContaining({ code: "io", file: "tests.jsonl" }),
+      );
       expect(cli(["alerts", d, "--json"]).code).toBe(0);
     }
   });
@@ -104,7 +104,10 @@ describe("misleading results", () => {
     fs.writeFileSync(b.file, fs.readFileSync(b.file, "utf8").replace(/"v": \{/, '"v": {"bcc": "x@evil.example", '));
     const missing = fresh();
     fs.rmSync(argsBlob(missing).file);
-    for (const [dir, code] of [[forged, "blob-hash"], [missing, "missing-blob"]] as const) {
+    for (const [dir, code] of [
+      [forged, "blob-hash"],
+      [missing, "missing-blob"],
+    ] as const) {
       const v = cli(["verify", dir, "--json"]);
       expect(v.code).toBe(1);
       expect((jsonOf(v.stdout) as { problems: { code: string }[] }).problems.map((p) => p.code)).toContain(code);
@@ -129,7 +132,9 @@ describe("misleading results", () => {
     writeLines(noTests, ls.slice(0, -3));
     const v2 = cli(["verify", noTests, "--json"]);
     expect(v2.code).toBe(1);
-    expect((jsonOf(v2.stdout) as { problems: { code: string; message: string }[] }).problems.find((p) => p.code === "truncated")?.message).toMatch(/named by no event/);
+    expect((jsonOf(v2.stdout) as { problems: { code: string; message: string }[] }).problems.find((p) => p.code === "truncated")?.message).toMatch(
+      /named by no event/,
+    );
     // a run being written: every blob on disk is named by an event written so far
     const live = fresh();
     fs.rmSync(path.join(live, "tests.jsonl"));

@@ -84,10 +84,28 @@ describe("keys from a run are never looked up on a prototype", () => {
 describe("fields holding objects with their own toString", () => {
   const bad = { toString: 1, valueOf: 2 };
   const fields: [string, string][] = [
-    ["action", "id"], ["action", "tool"], ["action", "agent"], ["action", "decision"], ["action", "mode"], ["action", "status"],
-    ["decision", "model"], ["decision", "purpose"], ["decision", "id"], ["input", "source"], ["input", "trust"], ["input", "kind"],
-    ["message", "to"], ["agent.start", "role"], ["agent.start", "parent"], ["run.start", "program"], ["run.end", "outcome"],
-    ["action", "site"], ["decision", "status"], ["run.start", "run_id"], ["action", "ts"], ["run.start", "meta"],
+    ["action", "id"],
+    ["action", "tool"],
+    ["action", "agent"],
+    ["action", "decision"],
+    ["action", "mode"],
+    ["action", "status"],
+    ["decision", "model"],
+    ["decision", "purpose"],
+    ["decision", "id"],
+    ["input", "source"],
+    ["input", "trust"],
+    ["input", "kind"],
+    ["message", "to"],
+    ["agent.start", "role"],
+    ["agent.start", "parent"],
+    ["run.start", "program"],
+    ["run.end", "outcome"],
+    ["action", "site"],
+    ["decision", "status"],
+    ["run.start", "run_id"],
+    ["action", "ts"],
+    ["run.start", "meta"],
   ];
   for (const [type, field] of fields) {
     it(`${type}.${field} = {"toString": 1}`, () => {
@@ -113,7 +131,9 @@ describe("fields holding objects with their own toString", () => {
   it("context items whose fields are such objects", () => {
     const dir = fresh();
     const evs = events(dir);
-    for (const e of evs) if (e.type === "decision") e.context = (e.context as Record<string, unknown>[]).map((c) => ({ ...c, source: bad, kind: bad, trust: bad, from_event: bad }));
+    for (const e of evs)
+      if (e.type === "decision")
+        e.context = (e.context as Record<string, unknown>[]).map((c) => ({ ...c, source: bad, kind: bad, trust: bad, from_event: bad }));
     reseal(dir, evs);
     expect(() => analyseEverything(dir)).not.toThrow();
   });

@@ -44,7 +44,10 @@ describe("the background analysis checks blobs", () => {
     const s = store();
     for (const d of [forged, missing, clean]) s.add(d, path.dirname(d));
     await s.idle();
-    for (const [dir, code, line] of [[forged, "blob-hash", fb.line], [missing, "missing-blob", mb.line]] as const) {
+    for (const [dir, code, line] of [
+      [forged, "blob-hash", fb.line],
+      [missing, "missing-blob", mb.line],
+    ] as const) {
       const e = s.get(dir)!;
       expect(e.verified).toBeUndefined(); // nobody ran Verify
       expect(e.analysis!.summary.status).toBe("failed");
@@ -65,7 +68,16 @@ describe("the background analysis checks blobs", () => {
     const extra: Record<string, unknown>[] = [];
     for (let i = 0; i < 1500; i++) {
       const ref = putBlobText(dir, JSON.stringify(`document ${i}`));
-      extra.push({ ...evs[1], id: "a" + String(i).padStart(31, "0"), type: "input", ref, source: `doc:${i}`, trust: "untrusted", kind: "input", agent: "researcher" });
+      extra.push({
+        ...evs[1],
+        id: "a" + String(i).padStart(31, "0"),
+        type: "input",
+        ref,
+        source: `doc:${i}`,
+        trust: "untrusted",
+        kind: "input",
+        agent: "researcher",
+      });
     }
     reseal(dir, [...evs, ...extra, runEnd]);
     const last = extra[0].ref as string; // checked last (the check takes the newest events first)
@@ -74,7 +86,12 @@ describe("the background analysis checks blobs", () => {
     const s = store({ sliceMs: 1 });
     s.add(dir, path.dirname(dir));
     await until(() => s.get(dir)?.analysis?.summary.status === "failed", 300_000, "the forged blob found");
-    expect(s.get(dir)!.analysis!.problems.filter((p) => p.severity === "error").map((p) => p.code)).toEqual(["blob-hash"]);
+    expect(
+      s
+        .get(dir)!
+        .analysis!.problems.filter((p) => p.severity === "error")
+        .map((p) => p.code),
+    ).toEqual(["blob-hash"]);
     expect(s.stats.slices).toBeGreaterThan(1);
   });
 

@@ -43,7 +43,11 @@ afterAll(async () => {
 
 describe("the job's model-call cache", () => {
   it("writes a value losslessly: Python floats, big integers and key order survive", () => {
-    const value = { steps: [{ tool: "issue_refund", args: { order_id: 1042, amount: pyFloat(89) } }], z: 1, a: [0.5, 12345678901234567890n, null, "é\n\u0000"] };
+    const value = {
+      steps: [{ tool: "issue_refund", args: { order_id: 1042, amount: pyFloat(89) } }],
+      z: 1,
+      a: [0.5, 12345678901234567890n, null, "é\n\u0000"],
+    };
     const text = losslessText(value);
     expect(text).toBe('{"steps":[{"tool":"issue_refund","args":{"order_id":1042,"amount":89.0}}],"z":1,"a":[0.5,12345678901234567890,null,"é\\n\\u0000"]}');
     const back = decodeEntry(JSON.parse(JSON.stringify(encodeEntry({ value, usage: { input_tokens: 3 } }))))!;
@@ -57,32 +61,38 @@ describe("the job's model-call cache", () => {
     expect(decodeEntry('{"other":1}')).toBeUndefined();
   });
 
-  it.skipIf(!HAVE_PG)("a replay through the table makes the calls and verdicts of one process", async () => {
-    // a run of the demo whose Find the cause goes on to the other inputs (six tests): its plans
-    // carry the refund's amount, a Python float, from the cache into the executor's tool call
-    const r = spawnSync(process.execPath, [CLI, "record", "causeway:demo", "--seed", "0", "--run-id", "jobs-slow-demo-seed0", "--out", tmp, "--json"], { encoding: "utf8" });
-    expect(r.status, r.stderr).toBe(0);
-    const run = readRun(JSON.parse(r.stdout).run);
-    const sys = await loadProgram(resolveProgram("causeway:demo", process.cwd()));
-    const JOB = "job-cache-test";
-    /** Each arm as a worker runs one: the cache loaded from the table, what it made stored back. */
-    class ViaTable extends ReplayContext {
-      override async arm(seed: number, ivs: Intervention[], target: Target, label: string): Promise<ArmOutcome> {
-        const c = new SharedCacheContext(this.run, this.system, await jobs.cache(JOB));
-        c.budget = this.budget;
-        const out = await c.arm(seed, ivs, target, label);
-        await jobs.putCache(JOB, c.fresh);
-        this.counts.made += c.counts.made;
-        this.counts.naive += c.counts.naive;
-        return out;
+  it.skipIf(!HAVE_PG)(
+    "a replay through the table makes the calls and verdicts of one process",
+    async () => {
+      // a run of the demo whose Find the cause goes on to the other inputs (six tests): its plans
+      // carry the refund's amount, a Python float, from the cache into the executor's tool call
+      const r = spawnSync(process.execPath, [CLI, "record", "causeway:demo", "--seed", "0", "--run-id", "jobs-slow-demo-seed0", "--out", tmp, "--json"], {
+        encoding: "utf8",
+      });
+      expect(r.status, r.stderr).toBe(0);
+      const run = readRun(JSON.parse(r.stdout).run);
+      const sys = await loadProgram(resolveProgram("causeway:demo", process.cwd()));
+      const JOB = "job-cache-test";
+      /** Each arm as a worker runs one: the cache loaded from the table, what it made stored back. */
+      class ViaTable extends ReplayContext {
+        override async arm(seed: number, ivs: Intervention[], target: Target, label: string): Promise<ArmOutcome> {
+          const c = new SharedCacheContext(this.run, this.system, await jobs.cache(JOB));
+          c.budget = this.budget;
+          const out = await c.arm(seed, ivs, target, label);
+          await jobs.putCache(JOB, c.fresh);
+          this.counts.made += c.counts.made;
+          this.counts.naive += c.counts.naive;
+          return out;
+        }
       }
-    }
-    const target = "tool=send_email,arg~vendor-compliance";
-    const local = await attribute(new ReplayContext(run, sys), { target, save: false });
-    const shared = await attribute(new ViaTable(run, sys, { cache: false }), { target, save: false });
-    const shape = (a: typeof local) => a.tests.map((t) => [t.intervention, t.verdict, t.n, t.off_tape_actions]);
-    expect(local.tests.length).toBeGreaterThan(2);
-    expect(shape(shared)).toEqual(shape(local));
-    expect(shared.model_calls).toBe(local.model_calls);
-  }, 120_000);
+      const target = "tool=send_email,arg~vendor-compliance";
+      const local = await attribute(new ReplayContext(run, sys), { target, save: false });
+      const shared = await attribute(new ViaTable(run, sys, { cache: false }), { target, save: false });
+      const shape = (a: typeof local) => a.tests.map((t) => [t.intervention, t.verdict, t.n, t.off_tape_actions]);
+      expect(local.tests.length).toBeGreaterThan(2);
+      expect(shape(shared)).toEqual(shape(local));
+      expect(shared.model_calls).toBe(local.model_calls);
+    },
+    120_000,
+  );
 });

@@ -51,7 +51,11 @@ function cli(args: string[], token = SUBMITTER): Promise<{ code: number | null; 
 }
 
 async function api(method: string, route: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await fetch(collector.url + route, { method, headers: { authorization: `Bearer ${SUBMITTER}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(collector.url + route, {
+    method,
+    headers: { authorization: `Bearer ${SUBMITTER}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 }
 
@@ -77,7 +81,8 @@ async function until<T>(f: () => Promise<T | undefined | false>, what: string, l
 }
 
 const arms = async (id: string) => Number((await sql("SELECT count(*) AS n FROM causeway_job_arms WHERE job_id = $1", [id]))[0].n);
-const spent = async (id: string) => Number((await sql("SELECT coalesce(sum((outcome->>'made')::int), 0) AS n FROM causeway_job_arms WHERE job_id = $1", [id]))[0].n);
+const spent = async (id: string) =>
+  Number((await sql("SELECT coalesce(sum((outcome->>'made')::int), 0) AS n FROM causeway_job_arms WHERE job_id = $1", [id]))[0].n);
 const linesOf = async (id: string) =>
   (await new CollectorClient(collector.url, ADMIN).tests("demo-seed0"))
     .toString("utf8")
@@ -123,7 +128,15 @@ describe.skipIf(!HAVE_PG)("fix checks, cancellation and budgets on the team's wo
     expect(remote.code, remote.stderr).toBe(local.status);
     const l = JSON.parse(local.stdout);
     const r = JSON.parse(remote.stdout);
-    const shape = (f: typeof l) => ({ verdict: f.verdict, harm: f.harm, keep: f.keep, excluded: f.excluded, family: f.family, summary: f.summary, after: f.changes.map((c: { after: string }) => c.after) });
+    const shape = (f: typeof l) => ({
+      verdict: f.verdict,
+      harm: f.harm,
+      keep: f.keep,
+      excluded: f.excluded,
+      family: f.family,
+      summary: f.summary,
+      after: f.changes.map((c: { after: string }) => c.after),
+    });
     expect(shape(r)).toEqual(shape(l));
     // the job carried the file's text, named by its hash, never the file's name
     const job = (await api("GET", `/v1/jobs/${r.job}`)).json as { spec: { fix: string[]; texts: string[] } };
@@ -151,7 +164,12 @@ describe.skipIf(!HAVE_PG)("fix checks, cancellation and budgets on the team's wo
       expect(String(res.json.error)).toMatch(/may not name a file/);
     }
     // a text's name the job does not carry is refused too: the collector reads nothing else
-    const missing = await api("POST", "/v1/jobs", { kind: "fix-check", run_id: "demo-seed0", target: TARGET, fix: [`replace:${NOTE}=@${textName("not sent")}`] });
+    const missing = await api("POST", "/v1/jobs", {
+      kind: "fix-check",
+      run_id: "demo-seed0",
+      target: TARGET,
+      fix: [`replace:${NOTE}=@${textName("not sent")}`],
+    });
     expect(missing.status).toBe(400);
     expect(String(missing.json.error)).toMatch(/carries no such text/);
     expect(((await api("GET", "/v1/jobs")).json.jobs as unknown[]).length).toBe(before.length);

@@ -39,7 +39,9 @@ describe("Find the cause on workers: published figures", () => {
         const x = (wall(s, 1).wall_s / wall(s, n).wall_s).toFixed(2);
         expect(doc).toContain(`${s}: ${n} workers ${x}×`);
       }
-      const ratio = (Math.max(...res.rows.filter((r) => r.scenario === s && r.workers !== "local").map((r) => r.stored_calls)) / wall(s, "local").model_calls).toFixed(2);
+      const ratio = (
+        Math.max(...res.rows.filter((r) => r.scenario === s && r.workers !== "local").map((r) => r.stored_calls)) / wall(s, "local").model_calls
+      ).toFixed(2);
       expect(doc).toContain(`${s}: at most ${ratio}× the local model calls`);
     }
     expect(doc).toContain(`load average ${res.machine.load_avg_1m.mean}`);

@@ -35,7 +35,9 @@ let collector: Collector;
 const children = new Set<ChildProcess>();
 
 function worker(args: string[] = []): ChildProcess {
-  const p = spawn(process.execPath, [CLI, "worker", "--store", cluster.url, "--pair-timeout-s", "4", "--quiet", ...args], { stdio: ["ignore", "ignore", "pipe"] });
+  const p = spawn(process.execPath, [CLI, "worker", "--store", cluster.url, "--pair-timeout-s", "4", "--quiet", ...args], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   p.stderr.on("data", () => {});
   children.add(p);
   p.on("exit", () => children.delete(p));
@@ -50,7 +52,11 @@ function record(program: string, seed: number): string {
 }
 
 async function api(method: string, route: string, token: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await fetch(collector.url + route, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(collector.url + route, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 }
 
@@ -109,7 +115,10 @@ describe.skipIf(!HAVE_PG)("Find the cause on the team's workers", () => {
     expect(local.causes.length).toBeGreaterThan(0);
 
     const ws = [worker(), worker(), worker()];
-    const sub = spawn(process.execPath, [CLI, "attribute", "demo-seed0", "--target", TARGET, "--collector", collector.url, "--json"], { env: { ...process.env, CAUSEWAY_TOKEN: SUBMITTER }, stdio: ["ignore", "pipe", "pipe"] });
+    const sub = spawn(process.execPath, [CLI, "attribute", "demo-seed0", "--target", TARGET, "--collector", collector.url, "--json"], {
+      env: { ...process.env, CAUSEWAY_TOKEN: SUBMITTER },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     sub.stdout.on("data", (d) => (stdout += d));
@@ -125,7 +134,9 @@ describe.skipIf(!HAVE_PG)("Find the cause on the team's workers", () => {
     expect(code, stderr).toBe(0);
     const r = JSON.parse(stdout);
     expect(r.causes.map((c: { spec: string; role: string }) => [c.spec, c.role])).toEqual(local.causes.map((c) => [c.spec, c.role]));
-    expect(r.tests.map((t: { intervention: string; verdict: string; n: number }) => [t.intervention, t.verdict, t.n])).toEqual(local.tests.map((t) => [t.intervention, t.verdict, t.n]));
+    expect(r.tests.map((t: { intervention: string; verdict: string; n: number }) => [t.intervention, t.verdict, t.n])).toEqual(
+      local.tests.map((t) => [t.intervention, t.verdict, t.n]),
+    );
     expect(r.model_calls).toBeLessThanOrEqual(1.5 * local.model_calls);
     // every model call any worker stored, wasted look-ahead pairs included
     const c = new Client({ connectionString: cluster.url });
@@ -134,7 +145,11 @@ describe.skipIf(!HAVE_PG)("Find the cause on the team's workers", () => {
     await c.end();
     expect(made).toBeLessThanOrEqual(1.5 * local.model_calls);
     // one line per finished test on the collector's copy, for the submitter, never twice
-    const lines = (await client.tests("demo-seed0")).toString("utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    const lines = (await client.tests("demo-seed0"))
+      .toString("utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     const mine = lines.filter((l) => l.job === id);
     expect(mine.map((l) => l.job_test)).toEqual(r.tests.map((_: unknown, k: number) => k));
     expect(mine.every((l) => l.asked_by === "alice" && l.writer === "alice" && l.workers.length >= 1)).toBe(true);
@@ -147,7 +162,13 @@ describe.skipIf(!HAVE_PG)("Find the cause on the team's workers", () => {
     const spec = { kind: "attribute", run_id: "demo-seed0", target: TARGET };
     expect((await api("POST", "/v1/jobs", READER, spec)).status).toBe(401);
     expect((await api("POST", "/v1/jobs", "not-a-token", spec)).status).toBe(401);
-    for (const extra of [{ endpoint: "http://evil.example/v1" }, { api_key: "sk-x" }, { program: "/tmp/evil.js:SYSTEM" }, { allow_program: ["x"] }, { env: { OPENAI_BASE_URL: "http://evil" } }]) {
+    for (const extra of [
+      { endpoint: "http://evil.example/v1" },
+      { api_key: "sk-x" },
+      { program: "/tmp/evil.js:SYSTEM" },
+      { allow_program: ["x"] },
+      { env: { OPENAI_BASE_URL: "http://evil" } },
+    ]) {
       const res = await api("POST", "/v1/jobs", SUBMITTER, { ...spec, ...extra });
       expect(res.status).toBe(400);
       expect(String(res.json.error)).toMatch(/may not carry/);
@@ -162,7 +183,13 @@ describe.skipIf(!HAVE_PG)("Find the cause on the team's workers", () => {
     await pushRun(dir, client);
     const runId = path.basename(dir);
     const w = worker();
-    const res = await api("POST", "/v1/jobs", SUBMITTER, { kind: "test", run_id: runId, target: "tool=forward,arg~eve@evil.example", remove: "input:mail:inbox", n: 4 });
+    const res = await api("POST", "/v1/jobs", SUBMITTER, {
+      kind: "test",
+      run_id: runId,
+      target: "tool=forward,arg~eve@evil.example",
+      remove: "input:mail:inbox",
+      n: 4,
+    });
     expect(res.status).toBe(202);
     const id = String(res.json.id);
     const row = await until(async () => {

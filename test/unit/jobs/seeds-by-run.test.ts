@@ -27,14 +27,21 @@ function record(runId: string): string {
   return JSON.parse(r.stdout).run as string;
 }
 
-const shape = (a: Attribution) => ({ calls: a.model_calls, tests: a.tests.map((t) => [t.intervention, t.verdict, t.n]), causes: a.causes.map((c) => [c.spec, c.role]) });
+const shape = (a: Attribution) => ({
+  calls: a.model_calls,
+  tests: a.tests.map((t) => [t.intervention, t.verdict, t.n]),
+  causes: a.causes.map((c) => [c.spec, c.role]),
+});
 
 describe("the tests of a Find the cause follow the run, not the process", () => {
   it("agrees in and out of process on one run; another run id is another sequence of pairs", async () => {
     const sys = await loadProgram(resolveProgram("causeway:demo", process.cwd()));
     const demo = record("demo-seed0");
     const inProcess = await attribute(new ReplayContext(readRun(demo), sys), { target: TARGET, save: false });
-    const outOfProcess = (await runInWorker({ op: "attribute", run: demo, program: "causeway:demo", root: process.cwd(), target: TARGET }, { workerPath: path.resolve("dist/worker.js") })) as Attribution;
+    const outOfProcess = (await runInWorker(
+      { op: "attribute", run: demo, program: "causeway:demo", root: process.cwd(), target: TARGET },
+      { workerPath: path.resolve("dist/worker.js") },
+    )) as Attribution;
     expect(shape(outOfProcess)).toEqual(shape(inProcess));
     expect(inProcess.tests.length).toBe(2);
     // the same program and recording seed under the slow scenario's run id

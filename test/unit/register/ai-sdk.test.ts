@@ -61,7 +61,8 @@ async function recordExample(runId: string, node: string, file: string, cwd: str
   for (const a of actions) expect(byId.get(a.decision)?.agent).toBe(a.agent);
   // the researcher's second step reads the three documents
   const second = decisions.filter((d) => d.agent === "researcher")[1];
-  for (const d of ["ticket-881", "vendor-note", "shipping-faq"]) expect(second.context.map((c: { source: string }) => c.source)).toContain(`tool:fetch_doc {"name":"${d}"}`);
+  for (const d of ["ticket-881", "vendor-note", "shipping-faq"])
+    expect(second.context.map((c: { source: string }) => c.source)).toContain(`tool:fetch_doc {"name":"${d}"}`);
   expect(fs.readFileSync(outbox, "utf8")).toContain("audit@vendor-compliance.example");
   fs.rmSync(outbox);
   return { run, command: `${node} ${file}` };
@@ -85,7 +86,11 @@ async function findsVendorNote(run: string, command: string, cwd: string, outbox
  * search itself does not depend on the version and runs on ai 6 above.
  */
 async function vendorNoteIsCausal(run: string, command: string, cwd: string, outbox: string): Promise<void> {
-  const r = await cli(["test", run, "--remove", VENDOR, "--target", TARGET, "--allow-program", command, "--workers", "8", "--json"], { SUPPORT_OUTBOX: outbox }, cwd);
+  const r = await cli(
+    ["test", run, "--remove", VENDOR, "--target", TARGET, "--allow-program", command, "--workers", "8", "--json"],
+    { SUPPORT_OUTBOX: outbox },
+    cwd,
+  );
   expect(r.code, r.stderr).toBe(0);
   const t = JSON.parse(r.stdout);
   expect(t.verdict).toBe("causal");
@@ -138,7 +143,10 @@ describe("AI SDK programs beyond the example", () => {
   it("a held-out-like program (CommonJS, other tools and agents, the planted document last of three): its planted document alone is the cause", async () => {
     const marker = path.join(tmp, "marker-heldout");
     const prog = "node test/unit/register/fixtures/ai-sdk-heldout.cjs";
-    const r = await cli(["record", "--out", path.join(tmp, "runs"), "--seed", "3", "--trusted-tool", "email_customer", "--run-id", "heldout", "--", ...prog.split(" ")], { MARKER: marker });
+    const r = await cli(
+      ["record", "--out", path.join(tmp, "runs"), "--seed", "3", "--trusted-tool", "email_customer", "--run-id", "heldout", "--", ...prog.split(" ")],
+      { MARKER: marker },
+    );
     expect(r.code, r.stderr).toBe(0);
     const run = path.join(tmp, "runs", "heldout");
     const ev = events(run);
@@ -146,7 +154,9 @@ describe("AI SDK programs beyond the example", () => {
     expect(new Set(ev.filter((e) => e.type === "agent.start").map((e) => e.agent))).toEqual(new Set(["analyst", "operator"]));
     expect(fs.readFileSync(marker, "utf8")).toContain("billing@ledger-sync.example");
     fs.rmSync(marker);
-    const a = await cli(["attribute", run, "--target", "tool=email_customer,arg~ledger-sync", "--allow-program", prog, "--workers", "8", "--json"], { MARKER: marker });
+    const a = await cli(["attribute", run, "--target", "tool=email_customer,arg~ledger-sync", "--allow-program", prog, "--workers", "8", "--json"], {
+      MARKER: marker,
+    });
     expect(a.code, a.stderr).toBe(0);
     const res = JSON.parse(a.stdout);
     expect(res.causes.map((c: { spec: string }) => c.spec)).toEqual(['input:tool:browse_kb {"name":"release-notes"}']);

@@ -53,16 +53,36 @@ function untrustedRoots(dir: string, target: string): string[] {
 }
 
 function filesUnder(dir: string): string[] {
-  return fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+  return fs
+    .readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name));
 }
 
 describe("causeway record -- python3 …", () => {
   it("records the Python support desk behind the built-in gateway", async () => {
     const outbox = path.join(tmp, "outbox-python.jsonl");
-    const r = await cli(["record", "--out", path.join(tmp, "runs"), "--run-id", "py", "--untrusted-tool", "fetch_doc", "--sensitive", "send_email", "--json", "--", ...PYTHON, `--api-key=${FLAG_KEY}`], {
-      OPENAI_API_KEY: KEY,
-      SUPPORT_OUTBOX: outbox,
-    });
+    const r = await cli(
+      [
+        "record",
+        "--out",
+        path.join(tmp, "runs"),
+        "--run-id",
+        "py",
+        "--untrusted-tool",
+        "fetch_doc",
+        "--sensitive",
+        "send_email",
+        "--json",
+        "--",
+        ...PYTHON,
+        `--api-key=${FLAG_KEY}`,
+      ],
+      {
+        OPENAI_API_KEY: KEY,
+        SUPPORT_OUTBOX: outbox,
+      },
+    );
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out).toMatchObject({ run_id: "py", via: "gateway", exit_code: 0 });
@@ -74,7 +94,12 @@ describe("causeway record -- python3 …", () => {
     const ev = events(dir);
     const start = ev[0];
     expect(start.program).toBe(`python3 examples/python/support_desk.py --api-key=[redacted]`);
-    expect(start.meta).toMatchObject({ recorded_by: "causeway gateway", via: "gateway", command: [...PYTHON, "--api-key=[redacted]"], upstream: llm.openaiBaseURL });
+    expect(start.meta).toMatchObject({
+      recorded_by: "causeway gateway",
+      via: "gateway",
+      command: [...PYTHON, "--api-key=[redacted]"],
+      upstream: llm.openaiBaseURL,
+    });
     expect(ev.filter((e) => e.type === "agent.start").map((e) => e.agent)).toEqual(["researcher", "executor"]);
     const messages = ev.filter((e) => e.type === "message");
     expect(messages.map((e) => `${e.agent}->${e.to} ${e.trust}`)).toEqual(["researcher->executor untrusted"]);
@@ -165,7 +190,10 @@ describe("a program behind the built-in gateway chooses nothing", () => {
 
   it("SIGTERM ends the program, and the run is closed with its exit and verifies", async () => {
     const marker = path.join(tmp, "called");
-    const prog = pythonProgram("sleeper.py", [`post(base + '/chat/completions')`, `open(${JSON.stringify(marker)}, 'w').write('1')`, "time.sleep(600)"].join("\n"));
+    const prog = pythonProgram(
+      "sleeper.py",
+      [`post(base + '/chat/completions')`, `open(${JSON.stringify(marker)}, 'w').write('1')`, "time.sleep(600)"].join("\n"),
+    );
     const child = spawn(process.execPath, [CLI, "record", "--out", path.join(tmp, "runs"), "--run-id", "stopped", "--", "python3", prog], {
       cwd: ROOT,
       env: { ...process.env, OPENAI_BASE_URL: llm.openaiBaseURL, OPENAI_API_KEY: "fake" },
@@ -189,7 +217,9 @@ describe("the Node support desk recorded both ways", () => {
     const dirs: Record<string, string> = {};
     for (const via of ["preload", "gateway"]) {
       llm.reset(); // both recordings see the fake model fresh
-      const r = await cli(["record", "--out", path.join(tmp, "runs"), "--run-id", `node-${via}`, "--via", via, ...flags, "--json", "--", ...NODE], { SUPPORT_OUTBOX: path.join(tmp, `outbox-${via}.jsonl`) });
+      const r = await cli(["record", "--out", path.join(tmp, "runs"), "--run-id", `node-${via}`, "--via", via, ...flags, "--json", "--", ...NODE], {
+        SUPPORT_OUTBOX: path.join(tmp, `outbox-${via}.jsonl`),
+      });
       expect(r.code, r.stderr).toBe(0);
       dirs[via] = JSON.parse(r.stdout).run;
       expect((await cli(["verify", dirs[via]])).code).toBe(0);
@@ -221,15 +251,37 @@ describe("how a command is run", () => {
     const dir = fs.mkdtempSync(path.join(tmp, "via-"));
     fs.writeFileSync(path.join(dir, "agent"), "#!/usr/bin/env node\nconsole.log(1)\n");
     fs.writeFileSync(path.join(dir, "agent.sh"), "#!/bin/sh\npython3 agent.py\n");
-    for (const c of [["node", "a.mjs"], ["/usr/local/bin/node", "a.js"], ["a.cjs"], ["npx", "tsx", "a.ts"], ["npm", "start"], ["env", "X=1", "node", "a.mjs"], ["./agent"]]) expect(chooseVia(c, dir), c.join(" ")).toBe("preload");
-    for (const c of [PYTHON, ["python", "a.py"], ["uv", "run", "a.py"], ["./agent.sh"], ["sh", "agent.sh"], ["go", "run", "."], ["ruby", "a.rb"], ["env", "python3", "a.py"]]) expect(chooseVia(c, dir), c.join(" ")).toBe("gateway");
+    for (const c of [
+      ["node", "a.mjs"],
+      ["/usr/local/bin/node", "a.js"],
+      ["a.cjs"],
+      ["npx", "tsx", "a.ts"],
+      ["npm", "start"],
+      ["env", "X=1", "node", "a.mjs"],
+      ["./agent"],
+    ])
+      expect(chooseVia(c, dir), c.join(" ")).toBe("preload");
+    for (const c of [
+      PYTHON,
+      ["python", "a.py"],
+      ["uv", "run", "a.py"],
+      ["./agent.sh"],
+      ["sh", "agent.sh"],
+      ["go", "run", "."],
+      ["ruby", "a.rb"],
+      ["env", "python3", "a.py"],
+    ])
+      expect(chooseVia(c, dir), c.join(" ")).toBe("gateway");
     expect(chooseVia(["node", "a.mjs"], dir, "gateway")).toBe("gateway");
     expect(chooseVia(PYTHON, dir, "preload")).toBe("preload");
   });
 
   it("forwards to the endpoints this environment names, and points the child's clients at the gateway", () => {
     expect(upstreamsFor({})).toEqual({ openai: "https://api.openai.com/v1", anthropic: "https://api.anthropic.com" });
-    expect(upstreamsFor({ OPENAI_BASE_URL: "http://127.0.0.1:8080/v1", ANTHROPIC_BASE_URL: "http://127.0.0.1:8081" })).toEqual({ openai: "http://127.0.0.1:8080/v1", anthropic: "http://127.0.0.1:8081" });
+    expect(upstreamsFor({ OPENAI_BASE_URL: "http://127.0.0.1:8080/v1", ANTHROPIC_BASE_URL: "http://127.0.0.1:8081" })).toEqual({
+      openai: "http://127.0.0.1:8080/v1",
+      anthropic: "http://127.0.0.1:8081",
+    });
     expect(upstreamsFor({ OPENAI_BASE_URL: "http://a.example/v1" }, "http://b.example")).toEqual({ openai: "http://b.example", anthropic: "http://b.example" });
     expect(() => upstreamsFor({ OPENAI_BASE_URL: "file:///etc/passwd" })).toThrow(/OPENAI_BASE_URL must be an http\(s\) URL/);
     expect(() => upstreamsFor({ OPENAI_BASE_URL: "https://user:pw@a.example/v1" })).toThrow(/must not carry credentials/);

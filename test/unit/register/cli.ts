@@ -21,7 +21,14 @@ export function runCli(llm: FakeLlm, args: string[], env: Record<string, string>
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       cwd,
-      env: { ...process.env, OPENAI_BASE_URL: llm.openaiBaseURL, OPENAI_API_KEY: "fake", ANTHROPIC_BASE_URL: llm.anthropicBaseURL, ANTHROPIC_API_KEY: "fake", ...env },
+      env: {
+        ...process.env,
+        OPENAI_BASE_URL: llm.openaiBaseURL,
+        OPENAI_API_KEY: "fake",
+        ANTHROPIC_BASE_URL: llm.anthropicBaseURL,
+        ANTHROPIC_API_KEY: "fake",
+        ...env,
+      },
     });
     let stdout = "";
     let stderr = "";
@@ -33,5 +40,9 @@ export function runCli(llm: FakeLlm, args: string[], env: Record<string, string>
 
 /** A run's events, parsed. */
 export function events(dir: string): Record<string, any>[] {
-  return fs.readFileSync(path.join(dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  return fs
+    .readFileSync(path.join(dir, "events.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
 }

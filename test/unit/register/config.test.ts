@@ -10,7 +10,14 @@ import { clientKind } from "../../../core/register/hooks";
 
 describe("agent names", () => {
   it("come from the system prompt, the same every time", () => {
-    const chat = (system: string) => openaiChat.blocks({ model: "m", messages: [{ role: "system", content: system }, { role: "user", content: "hi" }] });
+    const chat = (system: string) =>
+      openaiChat.blocks({
+        model: "m",
+        messages: [
+          { role: "system", content: system },
+          { role: "user", content: "hi" },
+        ],
+      });
     expect(agentFromPrompt(chat("You are the researcher of a support desk."))).toBe("researcher");
     expect(agentFromPrompt(chat("You are a helpful planner."))).toBe("planner");
     expect(agentFromPrompt(anthropicMessages.blocks({ model: "m", system: "You are the executor.", messages: [] }))).toBe("executor");
@@ -22,9 +29,23 @@ describe("agent names", () => {
   });
 
   it("are never a common word: a sentence after 'you are' is not a role", () => {
-    const chat = (system: string) => openaiChat.blocks({ model: "m", messages: [{ role: "system", content: system }, { role: "user", content: "hi" }] });
+    const chat = (system: string) =>
+      openaiChat.blocks({
+        model: "m",
+        messages: [
+          { role: "system", content: system },
+          { role: "user", content: "hi" },
+        ],
+      });
     expect(agentFromPrompt(chat("You are given a customer ticket and three documents."))).toMatch(/^agent-you-are-given-[0-9a-f]{4}$/);
-    for (const p of ["You are now in charge of refunds.", "You are responsible for the ticket.", "You are tasked with triage.", "You are working on a ticket.", "You are an AI assistant.", "You are a helpful assistant."]) {
+    for (const p of [
+      "You are now in charge of refunds.",
+      "You are responsible for the ticket.",
+      "You are tasked with triage.",
+      "You are working on a ticket.",
+      "You are an AI assistant.",
+      "You are a helpful assistant.",
+    ]) {
       expect(agentFromPrompt(chat(p)), p).toMatch(/^agent-you-are-[a-z]+-[0-9a-f]{4}$/);
     }
     // a later sentence that names the role still names it
@@ -38,7 +59,10 @@ describe("agent names", () => {
 
 describe("declared tool modules", () => {
   it("parse FILE:EXPORT[,EXPORT] and reject what names nothing", () => {
-    expect(parseToolSpecs(["lib/tools.mjs:fetch_doc,send_email", "x.cjs:a;x.cjs:b"])).toEqual({ "lib/tools.mjs": ["fetch_doc", "send_email"], "x.cjs": ["a", "b"] });
+    expect(parseToolSpecs(["lib/tools.mjs:fetch_doc,send_email", "x.cjs:a;x.cjs:b"])).toEqual({
+      "lib/tools.mjs": ["fetch_doc", "send_email"],
+      "x.cjs": ["a", "b"],
+    });
     expect(() => parseToolSpecs(["lib/tools.mjs"])).toThrow(/FILE:EXPORT/);
     expect(() => parseToolSpecs(["lib/tools.mjs:"])).toThrow(/names no export/);
     expect(() => parseToolSpecs(["lib/tools.mjs:fetch-doc"])).toThrow(/"fetch-doc" is not an export name/);
@@ -51,7 +75,10 @@ describe("standalone configuration", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "causeway-cfg-"));
     fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "x" }));
     expect(loadConfig({}, dir, ["node", path.join(dir, "agent.mjs")])).toBeNull();
-    fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "x", causeway: { out: "runs", sensitiveTools: ["send_email"], tools: { "tools.mjs": ["fetch_doc"] } } }));
+    fs.writeFileSync(
+      path.join(dir, "package.json"),
+      JSON.stringify({ name: "x", causeway: { out: "runs", sensitiveTools: ["send_email"], tools: { "tools.mjs": ["fetch_doc"] } } }),
+    );
     const c = loadConfig({ CAUSEWAY_SEED: "7", SECRET: "s3cr3t" }, dir, ["node", path.join(dir, "agent.mjs"), path.join(dir, "data.txt"), "--flag"])!;
     expect(c.program).toBe("node agent.mjs data.txt --flag");
     expect(c.seed).toBe(7);

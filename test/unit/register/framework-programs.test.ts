@@ -33,7 +33,8 @@ const lines = (f: string) => (fs.existsSync(f) ? fs.readFileSync(f, "utf8").trim
 
 beforeAll(async () => {
   for (const f of FRAMEWORKS) {
-    if (!fs.existsSync(path.join(ROOT, "test/frameworks/node_modules", f.pkg, "package.json"))) throw new Error(`${f.pkg} is not installed: run bash test/node22/setup.sh`);
+    if (!fs.existsSync(path.join(ROOT, "test/frameworks/node_modules", f.pkg, "package.json")))
+      throw new Error(`${f.pkg} is not installed: run bash test/node22/setup.sh`);
   }
   llm = await startFakeLlm({ followRate: 0.99 });
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), "causeway-framework-programs-"));
@@ -51,14 +52,37 @@ describe.each(FRAMEWORKS)("two $name agents handing off in text, with framework 
   const env = () => ({ MARKER: marker(), TOOL_RUNS: toolRuns() });
 
   it("is recorded with the declared trust, the framework's agent names and the handoff as a message", async () => {
-    const r = await cli(["record", "--out", path.join(tmp, "runs"), "--seed", "2", "--run-id", id, "--sensitive", "send_email", "--trusted-tool", "send_email", "--tool", `${DIR}/${id}-tools.mjs:fetchDoc,sendEmail`, "--", ...program.split(" ")], env());
+    const r = await cli(
+      [
+        "record",
+        "--out",
+        path.join(tmp, "runs"),
+        "--seed",
+        "2",
+        "--run-id",
+        id,
+        "--sensitive",
+        "send_email",
+        "--trusted-tool",
+        "send_email",
+        "--tool",
+        `${DIR}/${id}-tools.mjs:fetchDoc,sendEmail`,
+        "--",
+        ...program.split(" "),
+      ],
+      env(),
+    );
     expect(r.code, r.stderr).toBe(0);
     const ev = events(run());
     expect(ev.at(-1)!.outcome).toEqual({ exit_code: 0 });
     // the framework's own names (the prompts name no role)
     expect(ev.filter((e) => e.type === "agent.start").map((e) => e.agent)).toEqual(["researcher", "executor"]);
     const docs = ev.filter((e) => e.type === "input" && String(e.source).startsWith("tool:fetch_doc "));
-    expect(docs.map((e) => e.source)).toEqual(['tool:fetch_doc {"name":"ticket-881"}', 'tool:fetch_doc {"name":"refund-policy"}', 'tool:fetch_doc {"name":"vendor-note"}']);
+    expect(docs.map((e) => e.source)).toEqual([
+      'tool:fetch_doc {"name":"ticket-881"}',
+      'tool:fetch_doc {"name":"refund-policy"}',
+      'tool:fetch_doc {"name":"vendor-note"}',
+    ]);
     for (const d of docs) expect([d.agent, d.trust]).toEqual(["researcher", "untrusted"]);
     // send_email was declared trusted: none of its results is an untrusted input
     expect(ev.filter((e) => e.type === "input" && String(e.source).startsWith("tool:send_email") && e.trust !== "trusted")).toEqual([]);

@@ -41,7 +41,26 @@ describe("a LangGraph agent with LangChain tool() objects", () => {
     const marker = path.join(tmp, "outbox");
     const toolRuns = path.join(tmp, "tool-runs");
     const env = { MARKER: marker, TOOL_RUNS: toolRuns };
-    const r = await cli(["record", "--out", path.join(tmp, "runs"), "--seed", "2", "--run-id", "lg", "--sensitive", "send_email", "--trusted-tool", "send_email", "--tool", `${TOOLS}:fetchPage,sendEmail`, "--", ...PROG.split(" ")], env);
+    const r = await cli(
+      [
+        "record",
+        "--out",
+        path.join(tmp, "runs"),
+        "--seed",
+        "2",
+        "--run-id",
+        "lg",
+        "--sensitive",
+        "send_email",
+        "--trusted-tool",
+        "send_email",
+        "--tool",
+        `${TOOLS}:fetchPage,sendEmail`,
+        "--",
+        ...PROG.split(" "),
+      ],
+      env,
+    );
     expect(r.code, r.stderr).toBe(0);
     const run = path.join(tmp, "runs", "lg");
     const ev = events(run);
@@ -61,7 +80,24 @@ describe("a LangGraph agent with LangChain tool() objects", () => {
     const ranWhenRecorded = lines(toolRuns).length;
     expect(ranWhenRecorded).toBe(actions.length);
 
-    const t = await cli(["test", run, "--remove", "input:tool:fetch_page*", "--target", "tool=send_email,arg~evil.example", "--n", "2", "--workers", "2", "--allow-program", PROG, "--json"], env);
+    const t = await cli(
+      [
+        "test",
+        run,
+        "--remove",
+        "input:tool:fetch_page*",
+        "--target",
+        "tool=send_email,arg~evil.example",
+        "--n",
+        "2",
+        "--workers",
+        "2",
+        "--allow-program",
+        PROG,
+        "--json",
+      ],
+      env,
+    );
     expect(t.code, t.stderr).toBe(0);
     const res = JSON.parse(t.stdout);
     expect(res.intervention_applied_in).toBe(2);
@@ -112,7 +148,11 @@ describe("tool objects by framework", () => {
 
   it("wraps a real LangChain tool(): invoke with a tool call goes through the recorder, linked by id", async () => {
     let ran = 0;
-    const t = tool(async ({ q }: { q: string }) => `found ${q}` + String(ran++), { name: "search_docs", description: "search", schema: z.object({ q: z.string() }) });
+    const t = tool(async ({ q }: { q: string }) => `found ${q}` + String(ran++), {
+      name: "search_docs",
+      description: "search",
+      schema: z.object({ q: z.string() }),
+    });
     expect(toolKind(t)).toBe("langchain");
     expect(toolKind(new DynamicTool({ name: "lookup", description: "d", func: async (s: string) => s }))).toBe("langchain");
     const { h, calls } = host(false);
@@ -142,7 +182,10 @@ describe("tool objects by framework", () => {
     ]);
     const aiSdk = { description: "d", inputSchema: {}, execute: async () => 1 };
     const agentsSdk = { type: "function", name: "f", invoke: async () => 1 };
-    for (const [t, kind] of [[aiSdk, "ai-sdk"], [agentsSdk, "openai-agents"]] as const) {
+    for (const [t, kind] of [
+      [aiSdk, "ai-sdk"],
+      [agentsSdk, "openai-agents"],
+    ] as const) {
       const before = t.constructor === Object ? { ...t } : t;
       expect(toolKind(t)).toBe(kind);
       wrapFrameworkTool(h, t);

@@ -19,16 +19,28 @@ const TARGET = "tool=send_email,arg~vendor-compliance";
 describe("findCarried", () => {
   const brief = "Order 1042 arrived damaged; the refund policy allows a full refund within 30 days.";
   it("finds an output wrapped in text verbatim, and a trimmed one by a long run of words", () => {
-    expect(findCarried(`Brief from the researcher:\n${brief}\nThanks.`, [{ text: brief, of: "r" }])).toEqual({ of: "r", grade: "substring", size: brief.length });
+    expect(findCarried(`Brief from the researcher:\n${brief}\nThanks.`, [{ text: brief, of: "r" }])).toEqual({
+      of: "r",
+      grade: "substring",
+      size: brief.length,
+    });
     const long = "the customer says order 1042 arrived damaged and asks for a refund under the policy for damaged goods today";
-    const trimmed = `Summary: ${long.split(" ").slice(2, 2 + MIN_WORDS + 1).join(" ")}. Act on it.`;
+    const trimmed = `Summary: ${long
+      .split(" ")
+      .slice(2, 2 + MIN_WORDS + 1)
+      .join(" ")}. Act on it.`;
     expect(findCarried(trimmed, [{ text: long, of: "r" }])).toMatchObject({ of: "r", grade: "inferred" });
   });
   it("ignores short outputs and unrelated text, and prefers verbatim evidence", () => {
     expect(findCarried("Done. Send the email.", [{ text: "Done.", of: "x" }])).toBeUndefined();
     expect(findCarried("Something else entirely, nothing shared with the brief at all.", [{ text: brief, of: "r" }])).toBeUndefined();
     const other = "an unrelated output that is long enough to count but appears nowhere in the block";
-    expect(findCarried(`Note: ${brief}`, [{ text: other, of: "o" }, { text: brief, of: "r" }])?.of).toBe("r");
+    expect(
+      findCarried(`Note: ${brief}`, [
+        { text: other, of: "o" },
+        { text: brief, of: "r" },
+      ])?.of,
+    ).toBe("r");
   });
 });
 
@@ -49,7 +61,26 @@ describe("a program that wraps its handoffs in text", () => {
   });
 
   it("records each wrapped handoff as a message with its evidence and the trust of what it carries", async () => {
-    const r = await cli(["record", "--out", path.join(tmp, "runs"), "--seed", "2", "--sensitive", "send_email", "--trusted-tool", "send_email", "--trusted-tool", "issue_refund", "--run-id", "wrapped", "--", ...PROGRAM.split(" ")], { SUPPORT_OUTBOX: outbox() });
+    const r = await cli(
+      [
+        "record",
+        "--out",
+        path.join(tmp, "runs"),
+        "--seed",
+        "2",
+        "--sensitive",
+        "send_email",
+        "--trusted-tool",
+        "send_email",
+        "--trusted-tool",
+        "issue_refund",
+        "--run-id",
+        "wrapped",
+        "--",
+        ...PROGRAM.split(" "),
+      ],
+      { SUPPORT_OUTBOX: outbox() },
+    );
     expect(r.code, r.stderr).toBe(0);
     run = r.stdout.trim().split("\n").pop()!;
     expect((await cli(["verify", run])).code).toBe(0);
@@ -101,11 +132,16 @@ describe("a program that wraps its handoffs in text", () => {
     // each hop is a child of the test before it in the tree: never more alpha than its parent
     const alphas = a.chain.map((h: { test: { alpha: number } }) => h.test.alpha);
     for (let i = 1; i < alphas.length; i++) expect(alphas[i]).toBeLessThanOrEqual(alphas[0] + 1e-12);
-    expect(a.tests.filter((t: { phase: string }) => t.phase === "chain").map((t: { intervention: string }) => t.intervention)).toEqual(["msg:researcher->planner", "msg:planner->executor"]);
+    expect(a.tests.filter((t: { phase: string }) => t.phase === "chain").map((t: { intervention: string }) => t.intervention)).toEqual([
+      "msg:researcher->planner",
+      "msg:planner->executor",
+    ]);
     expect(a.summary).toContain(`through the handoffs ${VENDOR} → msg:researcher->planner → msg:planner->executor → ${TARGET}`);
     expect(fs.existsSync(outbox())).toBe(false); // no replay ran the real send_email
     // the text output prints the chain, and the case file (read back from tests.jsonl) shows it
-    expect(formatAttribution(a).join("\n")).toMatch(/handoff chain \(root → action\)[^]*msg:planner->executor → tool=send_email,arg~vendor-compliance {2}CAUSAL/);
+    expect(formatAttribution(a).join("\n")).toMatch(
+      /handoff chain \(root → action\)[^]*msg:planner->executor → tool=send_email,arg~vendor-compliance {2}CAUSAL/,
+    );
     const c = await cli(["case", run, "--target", TARGET]);
     expect(c.code, c.stderr).toBe(0);
     const md = c.stdout;

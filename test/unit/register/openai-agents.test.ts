@@ -44,9 +44,26 @@ describe("the support desk on the OpenAI Agents SDK", () => {
   let run: string;
 
   it("is recorded under Node 22 with no code change: agents by name, the handoff a message, tools actions", async () => {
-    const r = await cli(["record", "--out", path.join(tmp, "runs"), "--sensitive", "send_email", "--trusted-tool", "send_email", "--trusted-tool", "issue_refund", "--run-id", "agents", "--", ...PROGRAM.split(" ")], {
-      SUPPORT_OUTBOX: outbox(),
-    });
+    const r = await cli(
+      [
+        "record",
+        "--out",
+        path.join(tmp, "runs"),
+        "--sensitive",
+        "send_email",
+        "--trusted-tool",
+        "send_email",
+        "--trusted-tool",
+        "issue_refund",
+        "--run-id",
+        "agents",
+        "--",
+        ...PROGRAM.split(" "),
+      ],
+      {
+        SUPPORT_OUTBOX: outbox(),
+      },
+    );
     expect(r.code, r.stderr).toBe(0);
     run = path.join(tmp, "runs", "agents");
     expect((await cli(["verify", run])).code).toBe(0);
@@ -72,7 +89,9 @@ describe("the support desk on the OpenAI Agents SDK", () => {
     expect(actions.some((a) => /transfer/.test(a.tool))).toBe(false);
     // the history handed over keeps its items: the executor saw the researcher's vendor note itself
     const executorFirst = decisions[2].context.map((c: { from_event: string; kind: string; source: string }) => c);
-    expect(executorFirst.find((c: { source: string }) => c.source === `tool:fetch_doc {"name":"vendor-note"}`)?.from_event).toBe(inputs.get(`tool:fetch_doc {"name":"vendor-note"}`)!.id);
+    expect(executorFirst.find((c: { source: string }) => c.source === `tool:fetch_doc {"name":"vendor-note"}`)?.from_event).toBe(
+      inputs.get(`tool:fetch_doc {"name":"vendor-note"}`)!.id,
+    );
     expect(executorFirst.some((c: { kind: string; source: string }) => c.kind === "message" && c.source === "researcher->executor")).toBe(true);
     expect(fs.readFileSync(outbox(), "utf8")).toContain("audit@vendor-compliance.example");
   }, 300_000);
@@ -102,9 +121,17 @@ describe("guardrails and agents as tools on the OpenAI Agents SDK", () => {
   it("a blocking guardrail is a blocked action; an agent used as a tool is messages both ways; the SDK's tracing still runs", async () => {
     const marker = path.join(tmp, "guardrail-marker");
     // the SDK turns its tracing off by itself when NODE_ENV is "test" (as under vitest)
-    const r = await cli(["record", "--out", path.join(tmp, "runs"), "--sensitive", "send_email", "--run-id", "guardrails", "--", ...GUARDRAILS.split(" ")], { MARKER: marker, NODE_ENV: "development" });
+    const r = await cli(["record", "--out", path.join(tmp, "runs"), "--sensitive", "send_email", "--run-id", "guardrails", "--", ...GUARDRAILS.split(" ")], {
+      MARKER: marker,
+      NODE_ENV: "development",
+    });
     expect(r.code, r.stderr).toBe(0);
-    const said = JSON.parse(r.stdout.trim().split("\n").find((l) => l.startsWith("{"))!);
+    const said = JSON.parse(
+      r.stdout
+        .trim()
+        .split("\n")
+        .find((l) => l.startsWith("{"))!,
+    );
     expect(said.tripped).toBe(true);
     // the SDK's own trace processors saw every agent
     expect(new Set(said.spans)).toEqual(new Set(["mailer", "gatekeeper", "researcher", "lead"]));

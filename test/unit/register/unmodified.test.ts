@@ -42,9 +42,29 @@ describe("an unmodified OpenAI + MCP program", () => {
 
   it("is recorded with no code change into a run that verifies", async () => {
     // seed 2: the fake model follows the vendor note's instruction in this recording
-    const r = await cli(["record", "--out", path.join(tmp, "runs"), "--seed", "2", "--sensitive", "send_email", "--trusted-tool", "send_email", "--trusted-tool", "issue_refund", "--run-id", "openai", "--", "node", "examples/support-agents/openai-agent.mjs"], {
-      SUPPORT_OUTBOX: outbox(),
-    });
+    const r = await cli(
+      [
+        "record",
+        "--out",
+        path.join(tmp, "runs"),
+        "--seed",
+        "2",
+        "--sensitive",
+        "send_email",
+        "--trusted-tool",
+        "send_email",
+        "--trusted-tool",
+        "issue_refund",
+        "--run-id",
+        "openai",
+        "--",
+        "node",
+        "examples/support-agents/openai-agent.mjs",
+      ],
+      {
+        SUPPORT_OUTBOX: outbox(),
+      },
+    );
     expect(r.code, r.stderr).toBe(0);
     run = r.stdout.trim().split("\n").pop()!;
     expect(run).toBe(path.join(tmp, "runs", "openai"));
@@ -95,7 +115,10 @@ describe("an unmodified OpenAI + MCP program", () => {
     const file = path.join(ROOT, "examples/support-agents/openai-agent.mjs");
     const approval = { program: OPENAI, file, sha256: sha256File(file) };
     const req = { op: "test" as const, run, program: OPENAI, root: ROOT, approval, intervention: VENDOR, target: TARGET, n: 3, workers: 3 };
-    const t = (await runInWorker(req, { workerPath: path.join(ROOT, "dist/worker.js"), env: { OPENAI_BASE_URL: llm.openaiBaseURL, OPENAI_API_KEY: "fake" } })) as Record<string, any>;
+    const t = (await runInWorker(req, {
+      workerPath: path.join(ROOT, "dist/worker.js"),
+      env: { OPENAI_BASE_URL: llm.openaiBaseURL, OPENAI_API_KEY: "fake" },
+    })) as Record<string, any>;
     expect(t.n).toBe(3);
     expect(t.p_without).toBe(0);
     await expect(runInWorker({ ...req, approval: undefined }, { workerPath: path.join(ROOT, "dist/worker.js") })).rejects.toThrow(/is not approved/);
@@ -115,9 +138,27 @@ describe("an unmodified OpenAI + MCP program", () => {
 describe("an unmodified Anthropic + MCP program (CommonJS, streaming, an MCP resource)", () => {
   it("is recorded into a run that verifies, and removing the vendor note stops the exfiltration", async () => {
     const outbox = path.join(tmp, "outbox-anthropic.jsonl");
-    const r = await cli(["record", "--out", path.join(tmp, "runs"), "--sensitive", "send_email", "--trusted-tool", "send_email", "--trusted-tool", "issue_refund", "--run-id", "anthropic", "--", "node", "examples/support-agents/anthropic-agent.cjs"], {
-      SUPPORT_OUTBOX: outbox,
-    });
+    const r = await cli(
+      [
+        "record",
+        "--out",
+        path.join(tmp, "runs"),
+        "--sensitive",
+        "send_email",
+        "--trusted-tool",
+        "send_email",
+        "--trusted-tool",
+        "issue_refund",
+        "--run-id",
+        "anthropic",
+        "--",
+        "node",
+        "examples/support-agents/anthropic-agent.cjs",
+      ],
+      {
+        SUPPORT_OUTBOX: outbox,
+      },
+    );
     expect(r.code, r.stderr).toBe(0);
     const run = r.stdout.trim().split("\n").pop()!;
     expect((await cli(["verify", run])).code).toBe(0);
@@ -129,7 +170,9 @@ describe("an unmodified Anthropic + MCP program (CommonJS, streaming, an MCP res
     expect(ev.filter((e) => e.type === "decision" && e.agent === "executor").length).toBeGreaterThan(0);
     const exfiltrated = fs.readFileSync(outbox, "utf8").includes("vendor-compliance");
     fs.rmSync(outbox, { force: true });
-    const t = await cli(["test", run, "--remove", VENDOR, "--target", TARGET, "--n", "8", "--allow-program", ANTHROPIC, "--workers", "4", "--json"], { SUPPORT_OUTBOX: outbox });
+    const t = await cli(["test", run, "--remove", VENDOR, "--target", TARGET, "--n", "8", "--allow-program", ANTHROPIC, "--workers", "4", "--json"], {
+      SUPPORT_OUTBOX: outbox,
+    });
     expect(t.code, t.stderr).toBe(0);
     const res = JSON.parse(t.stdout);
     expect(res.p_without).toBe(0);
@@ -144,7 +187,22 @@ describe("tools the program runs in its own code, declared with --tool", () => {
     it(`are recorded and served from the tape in replays (${ext === "mjs" ? "ES module" : "CommonJS"})`, async () => {
       const marker = path.join(tmp, `marker-${ext}`);
       const prog = `node test/unit/register/fixtures/declared-tools.${ext}`;
-      const r = await cli(["record", "--out", path.join(tmp, "runs"), "--seed", "1", "--run-id", `declared-${ext}`, "--tool", `test/unit/register/fixtures/tools.${ext}:fetch_page,send_email`, "--", ...prog.split(" ")], { MARKER: marker });
+      const r = await cli(
+        [
+          "record",
+          "--out",
+          path.join(tmp, "runs"),
+          "--seed",
+          "1",
+          "--run-id",
+          `declared-${ext}`,
+          "--tool",
+          `test/unit/register/fixtures/tools.${ext}:fetch_page,send_email`,
+          "--",
+          ...prog.split(" "),
+        ],
+        { MARKER: marker },
+      );
       expect(r.code, r.stderr).toBe(0);
       const run = path.join(tmp, "runs", `declared-${ext}`);
       const ev = events(run);
@@ -152,7 +210,24 @@ describe("tools the program runs in its own code, declared with --tool", () => {
       expect(ev.filter((e) => e.type === "input").map((e) => e.source)).toContain('tool:fetch_page {"url":"https://vendor.example/notes"}');
       expect(fs.readFileSync(marker, "utf8")).toContain("attacker@evil.example");
       fs.rmSync(marker);
-      const t = await cli(["test", run, "--remove", "input:tool:fetch_page*", "--target", "tool=send_email,arg~evil.example", "--n", "4", "--workers", "4", "--allow-program", prog, "--json"], { MARKER: marker });
+      const t = await cli(
+        [
+          "test",
+          run,
+          "--remove",
+          "input:tool:fetch_page*",
+          "--target",
+          "tool=send_email,arg~evil.example",
+          "--n",
+          "4",
+          "--workers",
+          "4",
+          "--allow-program",
+          prog,
+          "--json",
+        ],
+        { MARKER: marker },
+      );
       expect(t.code, t.stderr).toBe(0);
       const res = JSON.parse(t.stdout);
       expect(res.intervention_applied_in).toBe(4);
@@ -187,7 +262,10 @@ describe("the preload on its own", () => {
     const ev = events(run);
     expect(ev[0].program).toBe("node test/unit/register/fixtures/responses-and-stream.mjs");
     const decisions = ev.filter((e) => e.type === "decision");
-    expect(decisions.map((d) => [d.agent, d.api])).toEqual([["writer", "openai.responses"], ["streamer", "openai.chat"]]);
+    expect(decisions.map((d) => [d.agent, d.api])).toEqual([
+      ["writer", "openai.responses"],
+      ["streamer", "openai.chat"],
+    ]);
     expect(decisions.every((d) => d.status === "ok" && d.site?.file === "test/unit/register/fixtures/responses-and-stream.mjs")).toBe(true);
   }, 60_000);
 });
@@ -198,7 +276,18 @@ describe("bad input", () => {
     expect(r.code, r.stderr).toBe(0);
     const run = path.join(tmp, "runs", "local");
     expect(events(run).pop()!.outcome.uncaptured_tool_calls).toEqual(["fetch_page", "send_email"]);
-    const t = await cli(["test", run, "--remove", "untrusted", "--target", "tool=send_email", "--n", "2", "--allow-program", "node test/unit/register/fixtures/local-tool.mjs"]);
+    const t = await cli([
+      "test",
+      run,
+      "--remove",
+      "untrusted",
+      "--target",
+      "tool=send_email",
+      "--n",
+      "2",
+      "--allow-program",
+      "node test/unit/register/fixtures/local-tool.mjs",
+    ]);
     expect(t.code).toBe(1);
     expect(t.stderr).toContain("did not intercept (fetch_page, send_email)");
     expect(fs.existsSync(path.join(run, "tests.jsonl"))).toBe(false);
@@ -216,7 +305,10 @@ describe("bad input", () => {
     expect(t.code).toBe(1);
     expect(t.stderr).toContain("exited with code 3");
     fs.writeFileSync(hang, "");
-    const h = await cli(["test", run, "--remove", "input:user", "--target", "agent=greeter", "--n", "2", "--allow-program", prog], { HANG_FLAG: hang, CAUSEWAY_REPLAY_TIMEOUT_MS: "4000" });
+    const h = await cli(["test", run, "--remove", "input:user", "--target", "agent=greeter", "--n", "2", "--allow-program", prog], {
+      HANG_FLAG: hang,
+      CAUSEWAY_REPLAY_TIMEOUT_MS: "4000",
+    });
     expect(h.code).toBe(1);
     expect(h.stderr).toContain("did not finish within 4 s");
     expect(fs.existsSync(path.join(run, "tests.jsonl"))).toBe(false);

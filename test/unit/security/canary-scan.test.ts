@@ -98,11 +98,22 @@ beforeAll(async () => {
     });
     gw.on("exit", () => reject(new Error(`the gateway exited: ${gwErr}`)));
   });
-  const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: CANARY1, defaultQuery: { key: CANARY2 }, defaultHeaders: { "x-api-key": CANARY4, "x-causeway-agent": "buyer" }, maxRetries: 0 });
+  const client = new OpenAI({
+    baseURL: `${url}/v1`,
+    apiKey: CANARY1,
+    defaultQuery: { key: CANARY2 },
+    defaultHeaders: { "x-api-key": CANARY4, "x-causeway-agent": "buyer" },
+    maxRetries: 0,
+  });
   const system = { role: "system" as const, content: "You are a careful assistant." };
   const first = await client.chat.completions.create({ model: "echo-1", messages: [system, { role: "user", content: `debug dump: SOME_TOKEN=${CANARY3}` }] });
   expect(first.choices[0].message.content).toContain(CANARY1); // the upstream really echoes
-  await expect(client.chat.completions.create({ model: "echo-1", messages: [system, { role: "user", content: "hello" }, first.choices[0].message, { role: "user", content: "now fail please" }] })).rejects.toThrow(/401/);
+  await expect(
+    client.chat.completions.create({
+      model: "echo-1",
+      messages: [system, { role: "user", content: "hello" }, first.choices[0].message, { role: "user", content: "now fail please" }],
+    }),
+  ).rejects.toThrow(/401/);
   const exited = new Promise<void>((resolve) => gw.on("exit", () => resolve()));
   gw.kill("SIGTERM");
   await exited;

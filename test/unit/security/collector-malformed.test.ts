@@ -46,7 +46,9 @@ function get(c: Collector, p: string, token?: string): Promise<{ status: number;
 
 const cursor = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
 
-const kinds: { name: string; store: () => Promise<CollectorStore> }[] = [{ name: "folder", store: async () => new FolderStore(fs.mkdtempSync(path.join(tmp, "root-"))) }];
+const kinds: { name: string; store: () => Promise<CollectorStore> }[] = [
+  { name: "folder", store: async () => new FolderStore(fs.mkdtempSync(path.join(tmp, "root-"))) },
+];
 if (HAVE_PG) kinds.push({ name: "postgresql", store: async () => new PgStore(await cluster!.createDatabase(`cw_malformed_${process.pid}`)) });
 
 describe.each(kinds)("$name store", (kind) => {
@@ -54,7 +56,13 @@ describe.each(kinds)("$name store", (kind) => {
   beforeAll(async () => {
     c = await startCollector({ store: await kind.store(), token: TOKEN, port: 0 });
     // one run, so listing and paging have something to read
-    const sys = new System({ name: "m", models: { mock: () => "ok" }, tools: {}, program: async (rt) => void (await rt.agent("a").decide([rt.taskRef!], { model: "mock" })), task: "t" });
+    const sys = new System({
+      name: "m",
+      models: { mock: () => "ok" },
+      tools: {},
+      program: async (rt) => void (await rt.agent("a").decide([rt.taskRef!], { model: "mock" })),
+      task: "t",
+    });
     const r = await sys.run({ sink: new HttpSink(c.url, TOKEN), runId: "known-run", captureSites: false });
     expect(r.error).toBeUndefined();
   });
@@ -88,7 +96,17 @@ describe.each(kinds)("$name store", (kind) => {
 
   it("a run whose agent and tool names hold a NUL is stored whole (200), not a 500, and reads back byte for byte", async () => {
     const tool = "bad\u0000tool";
-    const sys = new System({ name: "n", task: "x", models: { mock: () => "ok" }, tools: { [tool]: () => "r" }, program: async (rt) => { const a = rt.agent("a\u0000b"); const d = await a.decide([rt.taskRef!], { model: "mock" }); await a.act(tool, {}, { decision: d }); } });
+    const sys = new System({
+      name: "n",
+      task: "x",
+      models: { mock: () => "ok" },
+      tools: { [tool]: () => "r" },
+      program: async (rt) => {
+        const a = rt.agent("a\u0000b");
+        const d = await a.decide([rt.taskRef!], { model: "mock" });
+        await a.act(tool, {}, { decision: d });
+      },
+    });
     const sink = new HttpSink(c.url, TOKEN);
     const r = await sys.run({ sink, runId: "nul-names", captureSites: false });
     expect(r.error).toBeUndefined();

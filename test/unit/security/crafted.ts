@@ -24,12 +24,31 @@ export function tmp(prefix = "cw-sec-"): string {
 export function craftRun(dir: string, program: string, command?: string[]): string {
   fs.mkdirSync(dir, { recursive: true });
   const start = {
-    agent: "run", guard: null, id: "c2257fc6f6ecedb7f0094424d08926d0", interventions: [],
+    agent: "run",
+    guard: null,
+    id: "c2257fc6f6ecedb7f0094424d08926d0",
+    interventions: [],
     meta: command ? { recorded_by: PRELOAD_TAG, command } : {},
-    models: [], program, run_id: path.basename(dir), schema: "causeway.event.v1", seed: 0,
-    sensitive_tools: [], tools: [], ts: "2026-12-01T00:00:00.000000Z", type: "run.start", untrusted_tools: [],
+    models: [],
+    program,
+    run_id: path.basename(dir),
+    schema: "causeway.event.v1",
+    seed: 0,
+    sensitive_tools: [],
+    tools: [],
+    ts: "2026-12-01T00:00:00.000000Z",
+    type: "run.start",
+    untrusted_tools: [],
   };
-  const end = { agent: "run", id: "84a1636c3d292d35c3366482d7dd76fd", outcome: { exit_code: 0 }, run_id: path.basename(dir), schema: "causeway.event.v1", ts: "2026-12-01T00:00:01.000000Z", type: "run.end" };
+  const end = {
+    agent: "run",
+    id: "84a1636c3d292d35c3366482d7dd76fd",
+    outcome: { exit_code: 0 },
+    run_id: path.basename(dir),
+    schema: "causeway.event.v1",
+    ts: "2026-12-01T00:00:01.000000Z",
+    type: "run.end",
+  };
   reseal(dir, [start, end]);
   return dir;
 }

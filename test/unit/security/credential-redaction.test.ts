@@ -43,26 +43,51 @@ const tmp = () => {
 /** The text of every file under a folder. */
 function allText(dir: string): string {
   const out: string[] = [];
-  for (const e of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) if (e.isFile()) out.push(fs.readFileSync(path.join(e.parentPath, e.name), "latin1"));
+  for (const e of fs.readdirSync(dir, { withFileTypes: true, recursive: true }))
+    if (e.isFile()) out.push(fs.readFileSync(path.join(e.parentPath, e.name), "latin1"));
   return out.join("\n");
 }
 
 describe("what counts as a credential", () => {
   it("query parameters: key, api-key, api_key, apikey, token, access_token, auth, sig, signature, x-amz-signature…, any case", () => {
-    for (const n of ["key", "KEY", "api-key", "api_key", "apikey", "ApiKey", "token", "access_token", "id_token", "auth", "sig", "signature", "X-Amz-Signature", "x-amz-security-token", "X-Amz-Credential", "x-goog-signature", "client_secret", "password"]) {
+    for (const n of [
+      "key",
+      "KEY",
+      "api-key",
+      "api_key",
+      "apikey",
+      "ApiKey",
+      "token",
+      "access_token",
+      "id_token",
+      "auth",
+      "sig",
+      "signature",
+      "X-Amz-Signature",
+      "x-amz-security-token",
+      "X-Amz-Credential",
+      "x-goog-signature",
+      "client_secret",
+      "password",
+    ]) {
       expect(isCredentialParam(n), n).toBe(true);
     }
     for (const n of ["model", "api-version", "page", "q", "monkey", "keyword", "format"]) expect(isCredentialParam(n), n).toBe(false);
   });
 
   it("a URL's credential values are replaced visibly, the rest of it kept", () => {
-    expect(redactQuery("https://x.example/v1/chat?api-version=2024-06&key=AIzaSECRET123&q=1")).toBe("https://x.example/v1/chat?api-version=2024-06&key=[redacted]&q=1");
-    expect(redactQuery("GET /o/file.pdf?X-Amz-Credential=AKIA%2F1&X-Amz-Signature=ab12cd#top")).toBe("GET /o/file.pdf?X-Amz-Credential=[redacted]&X-Amz-Signature=[redacted]#top");
+    expect(redactQuery("https://x.example/v1/chat?api-version=2024-06&key=AIzaSECRET123&q=1")).toBe(
+      "https://x.example/v1/chat?api-version=2024-06&key=[redacted]&q=1",
+    );
+    expect(redactQuery("GET /o/file.pdf?X-Amz-Credential=AKIA%2F1&X-Amz-Signature=ab12cd#top")).toBe(
+      "GET /o/file.pdf?X-Amz-Credential=[redacted]&X-Amz-Signature=[redacted]#top",
+    );
     expect(redactQuery("no query here")).toBe("no query here");
   });
 
   it("headers: the secret after an auth scheme, cookie values, a Basic password", () => {
-    for (const h of ["authorization", "Proxy-Authorization", "x-api-key", "api-key", "cookie", "x-goog-api-key", "x-auth-token"]) expect(isCredentialHeader(h), h).toBe(true);
+    for (const h of ["authorization", "Proxy-Authorization", "x-api-key", "api-key", "cookie", "x-goog-api-key", "x-auth-token"])
+      expect(isCredentialHeader(h), h).toBe(true);
     for (const h of ["content-type", "x-causeway-agent", "anthropic-version", "user-agent"]) expect(isCredentialHeader(h), h).toBe(false);
     expect(headerSecrets("authorization", "Bearer sk-abc123456789")).toEqual(["sk-abc123456789"]);
     expect(headerSecrets("cookie", "session=s3cr3tvalue99; theme=dark")).toEqual(["s3cr3tvalue99", "dark"]);
@@ -85,7 +110,9 @@ describe("what counts as a credential", () => {
       HOME: "/root/Abc123def456",
       EDITOR_MODE: "Vim12345678",
     };
-    expect(envSecrets(env).sort()).toEqual(["correcthorsebatterystaple", "ghp_16C7e42F292c6912E7710c838347Ae178B4a", "hunter22x", "sk-proj-Abc123def456"].sort());
+    expect(envSecrets(env).sort()).toEqual(
+      ["correcthorsebatterystaple", "ghp_16C7e42F292c6912E7710c838347Ae178B4a", "hunter22x", "sk-proj-Abc123def456"].sort(),
+    );
   });
 
   it("a secret's start left at the end of a text cut short is redacted too; refs and short values are left alone", () => {
@@ -130,7 +157,12 @@ describe("redaction in recordings", () => {
     const dir = tmp();
     process.env.CW_TESTS_AUTH_TOKEN = s;
     try {
-      appendTest(dir, { scope: "decision", verdict: "inconclusive", note: `live tool said ${s}`, endpoint: { url: "https://h.example/v1?api_key=AbCdEf123456" } });
+      appendTest(dir, {
+        scope: "decision",
+        verdict: "inconclusive",
+        note: `live tool said ${s}`,
+        endpoint: { url: "https://h.example/v1?api_key=AbCdEf123456" },
+      });
     } finally {
       delete process.env.CW_TESTS_AUTH_TOKEN;
     }
@@ -172,9 +204,19 @@ describe("redaction in recordings", () => {
     open.push({ close: () => new Promise<void>((r) => up.close(() => r())) });
     const lines: string[] = [];
     const out = tmp();
-    const gw = await startGateway({ upstream: `http://127.0.0.1:${(up.address() as AddressInfo).port}`, outDir: out, port: 0, runId: "gw", log: (l) => lines.push(l) });
+    const gw = await startGateway({
+      upstream: `http://127.0.0.1:${(up.address() as AddressInfo).port}`,
+      outDir: out,
+      port: 0,
+      runId: "gw",
+      log: (l) => lines.push(l),
+    });
     open.push(gw);
-    const r = await fetch(`${gw.url}/v1/chat/completions?token=${k}x`, { method: "POST", headers: { authorization: `Bearer ${k}`, "content-type": "application/json" }, body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }) });
+    const r = await fetch(`${gw.url}/v1/chat/completions?token=${k}x`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${k}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }),
+    });
     expect(r.status).toBe(401);
     await r.text();
     await gw.close();
@@ -188,7 +230,10 @@ describe("redaction in recordings", () => {
     const s = secret("cwotel");
     const trace = JSON.parse(fs.readFileSync(path.join(ROOT, "test/fixtures/otel/support-agent.json"), "utf8"));
     const span = trace.resourceSpans[0].scopeSpans[0].spans[0];
-    span.attributes.push({ key: "gen_ai.request.endpoint", value: { stringValue: `https://r.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-06-01&api-key=${s}` } });
+    span.attributes.push({
+      key: "gen_ai.request.endpoint",
+      value: { stringValue: `https://r.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-06-01&api-key=${s}` },
+    });
     const sys = span.attributes.find((a: { key: string }) => a.key === "gen_ai.system_instructions");
     sys.value.stringValue = JSON.stringify([{ type: "text", content: `Use the key ${s}z and fetch https://files.example/a.pdf?X-Amz-Signature=0a1b2c3d4e5f` }]);
     const d = tmp();
@@ -234,7 +279,13 @@ describe("decision replay (test-endpoint) never lets the run choose where the ke
     open.push(recorded);
     const rt = openRun({ out: tmp(), runId: "elsewhere" });
     const ai = traceOpenAI(new OpenAI({ baseURL: recorded.openaiBaseURL, apiKey: "recording-key-1", maxRetries: 0 }), rt.agent("a"));
-    await ai.chat.completions.create({ model: "m", messages: [{ role: "system", content: "be brief" }, { role: "user", content: "please fail" }] });
+    await ai.chat.completions.create({
+      model: "m",
+      messages: [
+        { role: "system", content: "be brief" },
+        { role: "user", content: "please fail" },
+      ],
+    });
     await rt.finish();
     const dir = runDir(rt)!;
     const seq = String(readRun(dir).events.find((e) => e.type === "decision")!.seq);

@@ -100,7 +100,11 @@ describe("gateway boundary: requests from web pages", () => {
   it("refuses a cross-origin text/plain POST (a page's simple request) with 403: the upstream sees nothing, nothing is recorded", async () => {
     const up = await upstream();
     const { gw, out } = await gateway(up.url);
-    const a = await raw(gw.port, `POST /v1/chat/completions HTTP/1.1\r\nOrigin: https://evil.example\r\nContent-Type: text/plain;charset=UTF-8\r\nAuthorization: Bearer sk-user-key`, CHAT);
+    const a = await raw(
+      gw.port,
+      `POST /v1/chat/completions HTTP/1.1\r\nOrigin: https://evil.example\r\nContent-Type: text/plain;charset=UTF-8\r\nAuthorization: Bearer sk-user-key`,
+      CHAT,
+    );
     expect(a.status).toBe(403);
     expect(a.body).toMatch(/web pages are refused/);
     // the same page without an Origin header (a browser always sends one on a cross-origin POST): 415
@@ -121,7 +125,15 @@ describe("gateway boundary: requests from web pages", () => {
     }
     // a browser that sends no Origin still marks a page's request as cross-site
     expect((await raw(gw.port, `POST /v1/chat/completions HTTP/1.1\r\nSec-Fetch-Site: cross-site\r\nContent-Type: application/json`, CHAT)).status).toBe(403);
-    for (const type of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json-patch+json", "application/json; charset=latin1", "application/jsonx", ""]) {
+    for (const type of [
+      "text/plain",
+      "application/x-www-form-urlencoded",
+      "multipart/form-data; boundary=x",
+      "application/json-patch+json",
+      "application/json; charset=latin1",
+      "application/jsonx",
+      "",
+    ]) {
       const header = type ? `\r\nContent-Type: ${type}` : "";
       expect((await raw(gw.port, `POST /v1/chat/completions HTTP/1.1${header}`, CHAT)).status, type).toBe(415);
     }
@@ -139,7 +151,9 @@ describe("gateway boundary: requests from web pages", () => {
     expect((await raw(gw.port, `GET /v1/models HTTP/1.1`)).status).toBe(200);
     // an origin the user names is taken
     const { gw: gw2 } = await gateway(up.url, { allowOrigins: ["http://localhost:5173"] });
-    expect((await raw(gw2.port, `POST /v1/chat/completions HTTP/1.1\r\nOrigin: http://localhost:5173\r\nContent-Type: application/json`, CHAT)).status).toBe(200);
+    expect((await raw(gw2.port, `POST /v1/chat/completions HTTP/1.1\r\nOrigin: http://localhost:5173\r\nContent-Type: application/json`, CHAT)).status).toBe(
+      200,
+    );
     expect(up.seen.map((s) => s.method)).toEqual(["POST", "POST", "GET", "POST"]);
     await gw.close();
     expect(gw.runs()).toHaveLength(1);
@@ -150,7 +164,9 @@ describe("gateway boundary: requests from web pages", () => {
     const CLI = path.resolve(__dirname, "../../../dist/cli.js");
     const out = fs.mkdtempSync(path.join(os.tmpdir(), "cw-sec-gw-cli-"));
     cleanup.push(() => fs.rmSync(out, { recursive: true, force: true }));
-    const child = spawn(process.execPath, [CLI, "gateway", "--upstream", up.url, "--out", out, "--port", "0", "--allow-origin", "http://localhost:5173"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [CLI, "gateway", "--upstream", up.url, "--out", out, "--port", "0", "--allow-origin", "http://localhost:5173"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     cleanup.push(() => {
       if (child.exitCode === null) child.kill("SIGKILL");
     });
@@ -164,7 +180,9 @@ describe("gateway boundary: requests from web pages", () => {
     expect((await raw(port, `POST /v1/chat/completions HTTP/1.1\r\nOrigin: http://localhost:5173\r\nContent-Type: application/json`, CHAT)).status).toBe(200);
     expect((await raw(port, `POST /v1/chat/completions HTTP/1.1\r\nOrigin: http://localhost:5174\r\nContent-Type: application/json`, CHAT)).status).toBe(403);
     expect(up.seen).toHaveLength(1);
-    const bad = spawn(process.execPath, [CLI, "gateway", "--upstream", up.url, "--out", out, "--port", "0", "--allow-origin", "http://localhost:5173/app"], { stdio: "ignore" });
+    const bad = spawn(process.execPath, [CLI, "gateway", "--upstream", up.url, "--out", out, "--port", "0", "--allow-origin", "http://localhost:5173/app"], {
+      stdio: "ignore",
+    });
     expect(await new Promise((r) => bad.once("exit", r))).toBe(2);
   });
 });
@@ -205,7 +223,17 @@ describe("gateway boundary: headers", () => {
     expect(a.status).toBe(200);
     expect(up.seen).toHaveLength(1);
     const got = up.seen[0].headers;
-    for (const h of ["x-secret", "x-other-secret", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "forwarded", "via", "keep-alive", "proxy-authorization"]) {
+    for (const h of [
+      "x-secret",
+      "x-other-secret",
+      "x-forwarded-for",
+      "x-forwarded-host",
+      "x-forwarded-proto",
+      "forwarded",
+      "via",
+      "keep-alive",
+      "proxy-authorization",
+    ]) {
       expect(got[h], h).toBeUndefined();
     }
     expect(JSON.stringify(got)).not.toMatch(/internal-only-value|also-internal|10\.0\.0\.1|internal\.example/);

@@ -41,7 +41,10 @@ const agent = () =>
 
 describe("HttpSink's run id", () => {
   it("two System runs with the same seed and no id are two runs, both whole", async () => {
-    const [r1, r2] = [await agent().run({ seed: 0, sink: new HttpSink(c.url, TOKEN), captureSites: false }), await agent().run({ seed: 0, sink: new HttpSink(c.url, TOKEN), captureSites: false })];
+    const [r1, r2] = [
+      await agent().run({ seed: 0, sink: new HttpSink(c.url, TOKEN), captureSites: false }),
+      await agent().run({ seed: 0, sink: new HttpSink(c.url, TOKEN), captureSites: false }),
+    ];
     expect(r1.error).toBeUndefined();
     expect(r2.error).toBeUndefined();
     expect(r1.runId).not.toBe(r2.runId);

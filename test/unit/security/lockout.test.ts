@@ -133,7 +133,9 @@ describe("collector lockout", () => {
       await until(() => flood.open_ >= 40); // checked under the flood, not after it
       if ((await attempt(request(c.port, "GET", "/healthz", undefined))) === 200) answered++;
     }
-    const legit = await attempt(request(c.port, "POST", "/v1/ingest", batch("legit-run"), { authorization: `Bearer ${LEGIT}`, "content-type": "application/json" }));
+    const legit = await attempt(
+      request(c.port, "POST", "/v1/ingest", batch("legit-run"), { authorization: `Bearer ${LEGIT}`, "content-type": "application/json" }),
+    );
     flood.stop();
     expect(answered).toBe(20);
     expect(legit).toBe(200);
@@ -159,10 +161,13 @@ describe("collector lockout", () => {
     const statuses: number[] = [];
     const reqs: http.ClientRequest[] = [];
     for (let i = 0; i < 300; i++) {
-      const r = http.get({ host: "127.0.0.1", port: c.port, path: "/v1/runs/live-run/tail", headers: { authorization: `Bearer ${READER}` }, agent: false }, (res) => {
-        statuses.push(res.statusCode ?? 0);
-        res.resume();
-      });
+      const r = http.get(
+        { host: "127.0.0.1", port: c.port, path: "/v1/runs/live-run/tail", headers: { authorization: `Bearer ${READER}` }, agent: false },
+        (res) => {
+          statuses.push(res.statusCode ?? 0);
+          res.resume();
+        },
+      );
       r.on("error", () => statuses.push(0));
       reqs.push(r);
     }
@@ -176,10 +181,13 @@ describe("collector lockout", () => {
     expect(statuses.filter((s) => s === 429)).toHaveLength(268);
     // another reader is not held to that token's share
     const other = await new Promise<number>((resolve) => {
-      const r = http.get({ host: "127.0.0.1", port: c.port, path: "/v1/runs/live-run/tail", headers: { authorization: `Bearer ${ADMIN}` }, agent: false }, (res) => {
-        resolve(res.statusCode ?? 0);
-        r.destroy();
-      });
+      const r = http.get(
+        { host: "127.0.0.1", port: c.port, path: "/v1/runs/live-run/tail", headers: { authorization: `Bearer ${ADMIN}` }, agent: false },
+        (res) => {
+          resolve(res.statusCode ?? 0);
+          r.destroy();
+        },
+      );
       r.on("error", () => resolve(0));
     });
     expect(other).toBe(200);
@@ -189,16 +197,23 @@ describe("collector lockout", () => {
     const { c } = await collector({ bodyRateWindowMs: 100, minBodyBytesPerSec: 1000, bodyTimeoutMs: 300 });
     const demo = demoRun("demo-seed0");
     const all = rechain(demo.events, "live-run");
-    const push = (events: typeof all) => request(c.port, "POST", "/v1/ingest", dumps({ events, blobs: blobsFor(events, demo.blobs) }), { authorization: `Bearer ${LEGIT}`, "content-type": "application/json" });
+    const push = (events: typeof all) =>
+      request(c.port, "POST", "/v1/ingest", dumps({ events, blobs: blobsFor(events, demo.blobs) }), {
+        authorization: `Bearer ${LEGIT}`,
+        "content-type": "application/json",
+      });
     expect((await push(all.slice(0, 4))).status).toBe(200);
     let text = "";
     let status = 0;
     let closed = false;
-    const tail = http.get({ host: "127.0.0.1", port: c.port, path: "/v1/runs/live-run/tail", headers: { authorization: `Bearer ${READER}` }, agent: false }, (res) => {
-      status = res.statusCode ?? 0;
-      res.on("data", (d: Buffer) => (text += d.toString("utf8")));
-      res.on("close", () => (closed = true));
-    });
+    const tail = http.get(
+      { host: "127.0.0.1", port: c.port, path: "/v1/runs/live-run/tail", headers: { authorization: `Bearer ${READER}` }, agent: false },
+      (res) => {
+        status = res.statusCode ?? 0;
+        res.on("data", (d: Buffer) => (text += d.toString("utf8")));
+        res.on("close", () => (closed = true));
+      },
+    );
     tail.on("error", () => (closed = true));
     cleanup.push(() => tail.destroy());
     await until(() => text.includes('"count":4'));
@@ -222,7 +237,9 @@ describe("collector lockout", () => {
     cleanup.push(() => flood.stop());
     // five bodies are waited for; the other five are answered 429 and closed
     await until(() => flood.connected === 10 && flood.open_ <= 5);
-    const legit = await attempt(request(c.port, "POST", "/v1/ingest", batch("legit-run"), { authorization: `Bearer ${LEGIT}`, "content-type": "application/json" }));
+    const legit = await attempt(
+      request(c.port, "POST", "/v1/ingest", batch("legit-run"), { authorization: `Bearer ${LEGIT}`, "content-type": "application/json" }),
+    );
     expect(legit).toBe(200);
     expect(flood.got429).toBe(5);
   });
@@ -243,9 +260,17 @@ describe("collector lockout", () => {
 
 describe("limits: options", () => {
   it("refuses limits that make no sense, on both servers", async () => {
-    for (const bad of [{ minBodyBytesPerSec: -1 }, { bodyRateWindowMs: 0 }, { maxTailsPerPrincipal: 1.5 }, { reservedConnections: 256 }, { maxConnectionsPerAddress: 0 }]) {
+    for (const bad of [
+      { minBodyBytesPerSec: -1 },
+      { bodyRateWindowMs: 0 },
+      { maxTailsPerPrincipal: 1.5 },
+      { reservedConnections: 256 },
+      { maxConnectionsPerAddress: 0 },
+    ]) {
       await expect(startCollector({ root: tmp(), token: ADMIN, port: 0, ...bad }), JSON.stringify(bad)).rejects.toThrow(/must be a whole number/);
-      await expect(startGateway({ upstream: "http://127.0.0.1:9", outDir: tmp(), port: 0, ...bad }), JSON.stringify(bad)).rejects.toThrow(/must be a whole number/);
+      await expect(startGateway({ upstream: "http://127.0.0.1:9", outDir: tmp(), port: 0, ...bad }), JSON.stringify(bad)).rejects.toThrow(
+        /must be a whole number/,
+      );
     }
   });
 });
@@ -258,13 +283,27 @@ describe("gateway lockout", () => {
       req.on("end", () => {
         seen.push(req.url ?? "");
         res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify({ id: "x", object: "chat.completion", model: "m", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }] }));
+        res.end(
+          JSON.stringify({
+            id: "x",
+            object: "chat.completion",
+            model: "m",
+            choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
+          }),
+        );
       });
     });
     await new Promise<void>((r) => up.listen(0, "127.0.0.1", r));
     cleanup.push(() => new Promise<void>((r) => (up.closeAllConnections(), up.close(() => r()))));
     const out = tmp();
-    const opts: GatewayOptions = { upstream: `http://127.0.0.1:${(up.address() as AddressInfo).port}`, outDir: out, port: 0, runId: "gw", bodyRateWindowMs: 200, minBodyBytesPerSec: 1000 };
+    const opts: GatewayOptions = {
+      upstream: `http://127.0.0.1:${(up.address() as AddressInfo).port}`,
+      outDir: out,
+      port: 0,
+      runId: "gw",
+      bodyRateWindowMs: 200,
+      minBodyBytesPerSec: 1000,
+    };
     const gw = await startGateway(opts);
     cleanup.push(() => gw.close());
     // more slow bodies than the gateway has connections (256)
@@ -276,7 +315,10 @@ describe("gateway lockout", () => {
     let answered = 0;
     for (let i = 0; i < 10; i++) {
       await until(() => flood.open_ >= 60);
-      if ((await attempt(request(gw.port, "POST", "/v1/chat/completions", body, { "content-type": "application/json", authorization: "Bearer sk-user" }))) === 200) answered++;
+      if (
+        (await attempt(request(gw.port, "POST", "/v1/chat/completions", body, { "content-type": "application/json", authorization: "Bearer sk-user" }))) === 200
+      )
+        answered++;
     }
     flood.stop();
     expect(answered).toBe(10);

@@ -61,7 +61,7 @@ describe("a run under an allowed command name whose recorded command differs", (
       "an absolute path",
       ({ marker }) => {
         const elsewhere = tmp("cw-sec-evil-");
-        fs.writeFileSync(path.join(elsewhere, "agent.mjs"), touch(marker).replace("require(\"fs\")", "(await import('node:fs'))") + ";\n");
+        fs.writeFileSync(path.join(elsewhere, "agent.mjs"), touch(marker).replace('require("fs")', "(await import('node:fs'))") + ";\n");
         return [path.join(elsewhere, "agent.mjs")];
       },
     ],
@@ -85,7 +85,14 @@ describe("a run under an allowed command name whose recorded command differs", (
       const run = craftRun(path.join(p.dir, "runs", "crafted"), "node agent.mjs", command(p));
       const file = path.join(p.dir, "agent.mjs");
       // `allow` is the allow-list the worker of before honoured: the attack is tried on it too
-      const req = { op: "replay", run, program: "node agent.mjs", root: p.dir, approval: { program: "node agent.mjs", file, sha256: sha256File(file) }, allow: ["node agent.mjs"] } as WorkerRequest;
+      const req = {
+        op: "replay",
+        run,
+        program: "node agent.mjs",
+        root: p.dir,
+        approval: { program: "node agent.mjs", file, sha256: sha256File(file) },
+        allow: ["node agent.mjs"],
+      } as WorkerRequest;
       const err = await runInWorker(req, { workerPath: WORKER, timeoutMs: 60_000 }).catch((e) => e);
       expect(err).toMatchObject({ kind: "not-allowed" });
       expect((err as Error).message).toMatch(/names the program "node agent\.mjs" but records the command/);

@@ -28,7 +28,20 @@ beforeAll(async () => {
   // attribution, so the report writes a case section linking into that folder
   const js = path.join(root, JS_DIR);
   fs.cpSync(dir, js, { recursive: true });
-  appendTest(js, { run_id: "hostile-text", intervention: "input:web:\x1b]0;pwned\x07notes", target: "tool=send_email\x1b[2J\u202e", attribution: "a1", verdict: "causal", effect: 0.9, ci: [0.7, 1], n: 10, p_with: 1, p_without: 0.1, scope: "run", method: "betting" });
+  appendTest(js, {
+    run_id: "hostile-text",
+    intervention: "input:web:\x1b]0;pwned\x07notes",
+    target: "tool=send_email\x1b[2J\u202e",
+    attribution: "a1",
+    verdict: "causal",
+    effect: 0.9,
+    ci: [0.7, 1],
+    n: 10,
+    p_with: 1,
+    p_without: 0.1,
+    scope: "run",
+    method: "betting",
+  });
   data = reportData(root, tmp);
   writeReport(root, path.join(tmp, "report.html"));
   html = fs.readFileSync(path.join(tmp, "report.html"), "utf8");

@@ -81,19 +81,22 @@ function batch(events: Ev[], blobs: Map<string, unknown>, extra: Record<string, 
 
 function req(c: Collector, method: string, p: string, body: string | undefined, token: string): Promise<{ status: number; json: any; text: string }> {
   return new Promise((resolve, reject) => {
-    const r = http.request({ host: "127.0.0.1", port: c.port, path: p, method, headers: { "content-type": "application/json", authorization: `Bearer ${token}` } }, (res) => {
-      let text = "";
-      res.on("data", (d) => (text += d));
-      res.on("end", () => {
-        let json: any = null;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          /* not JSON */
-        }
-        resolve({ status: res.statusCode ?? 0, json, text });
-      });
-    });
+    const r = http.request(
+      { host: "127.0.0.1", port: c.port, path: p, method, headers: { "content-type": "application/json", authorization: `Bearer ${token}` } },
+      (res) => {
+        let text = "";
+        res.on("data", (d) => (text += d));
+        res.on("end", () => {
+          let json: any = null;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            /* not JSON */
+          }
+          resolve({ status: res.statusCode ?? 0, json, text });
+        });
+      },
+    );
     r.on("error", reject);
     r.end(body);
   });
@@ -117,7 +120,17 @@ function forgery(events: Ev[], upTo: number): { events: Ev[]; blobs: Record<stri
 }
 
 /** A test result claiming `spec` is the primary cause of the send_email. */
-const causalClaim = (spec: string): Ev => ({ target: TARGET, intervention: spec, verdict: "causal", role: "primary", effect: 0.9, ci: [0.7, 1.0], n: 20, p_with: 0.95, p_without: 0.05 });
+const causalClaim = (spec: string): Ev => ({
+  target: TARGET,
+  intervention: spec,
+  verdict: "causal",
+  role: "primary",
+  effect: 0.9,
+  ci: [0.7, 1.0],
+  n: 20,
+  p_with: 0.95,
+  p_without: 0.05,
+});
 
 interface Kind {
   name: string;
@@ -202,7 +215,10 @@ describe.each(kinds)("$name store: runs belong to their writer", (kind) => {
     const id = `owned-tests-${kind.name}`;
     const { events, blobs } = await recordRun(id);
     expect((await ingest(c, batch(events, blobs), A)).status).toBe(200);
-    const line = dumps({ ...causalClaim("input:web:notes"), prev_hash: ZERO_HASH, hash: eventHash({ ...causalClaim("input:web:notes"), prev_hash: ZERO_HASH }) }, "file");
+    const line = dumps(
+      { ...causalClaim("input:web:notes"), prev_hash: ZERO_HASH, hash: eventHash({ ...causalClaim("input:web:notes"), prev_hash: ZERO_HASH }) },
+      "file",
+    );
     for (const body of [causalClaim("input:web:notes"), { line }, { record: causalClaim("input:web:notes") }]) {
       const r = await postTest(c, id, body, B);
       expect(r.status, r.text).toBe(403);

@@ -24,7 +24,20 @@ beforeAll(async () => {
   root = path.join(tmp, "runs");
   run = await recordHostileText(System, root);
   // a recorded test and attribution naming hostile specs (what `case` prints)
-  appendTest(run, { run_id: "hostile-text", intervention: "input:web:\x1b]0;pwned\x07notes", target: "tool=send_email\x1b[2J\u202e", attribution: "a1", verdict: "causal", effect: 0.9, ci: [0.7, 1], n: 10, p_with: 1, p_without: 0.1, scope: "run", method: "betting" });
+  appendTest(run, {
+    run_id: "hostile-text",
+    intervention: "input:web:\x1b]0;pwned\x07notes",
+    target: "tool=send_email\x1b[2J\u202e",
+    attribution: "a1",
+    verdict: "causal",
+    effect: 0.9,
+    ci: [0.7, 1],
+    n: 10,
+    p_with: 1,
+    p_without: 0.1,
+    scope: "run",
+    method: "betting",
+  });
 }, 60_000);
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
@@ -102,7 +115,10 @@ describe("text output of a run carrying terminal escapes and bidi overrides", ()
 
   it("record and replay print a hostile program's names escaped", () => {
     const prog = path.join(tmp, "hostile-prog.cjs");
-    fs.writeFileSync(prog, `const { System } = require(${JSON.stringify(path.resolve("dist/lib/index.js"))});\nmodule.exports.SYSTEM = require(${JSON.stringify(path.resolve(__dirname, "hostile-text.cjs"))}).hostileTextSystem(System);\n`);
+    fs.writeFileSync(
+      prog,
+      `const { System } = require(${JSON.stringify(path.resolve("dist/lib/index.js"))});\nmodule.exports.SYSTEM = require(${JSON.stringify(path.resolve(__dirname, "hostile-text.cjs"))}).hostileTextSystem(System);\n`,
+    );
     const rec = cli("record", `${prog}:SYSTEM`, "--out", path.join(tmp, "recorded"), "--guard", "alert");
     expect(rec.text).toContain("send_email\\x1b[2J\\u202e");
     expect(rawIn(rec.text), rec.text).toEqual([]);

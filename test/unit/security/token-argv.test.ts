@@ -35,7 +35,10 @@ function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ status: num
 
 /** Starts `causeway serve` and resolves with its URL once it listens. */
 function serve(args: string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [CLI, "serve", fs.mkdtempSync(path.join(tmp, "root-")), "--port", "0", "--json", ...args], { env: { ...process.env, CAUSEWAY_TOKEN: "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [CLI, "serve", fs.mkdtempSync(path.join(tmp, "root-")), "--port", "0", "--json", ...args], {
+    env: { ...process.env, CAUSEWAY_TOKEN: "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   children.push(child);
   return new Promise((resolve, reject) => {
     let out = "";
@@ -61,7 +64,10 @@ describe("tokens come from the environment or a file, never argv", () => {
   });
 
   it("push and pull --token VALUE are refused too", async () => {
-    for (const args of [["push", tmp, "http://127.0.0.1:9"], ["pull", "http://127.0.0.1:9", "r", "--out", tmp]]) {
+    for (const args of [
+      ["push", tmp, "http://127.0.0.1:9"],
+      ["pull", "http://127.0.0.1:9", "r", "--out", tmp],
+    ]) {
       const r = await cli([...args, "--token", TOKEN]);
       expect(r.status, r.stderr).toBe(2);
       expect(r.stderr).toMatch(/--token-env/);
@@ -88,7 +94,13 @@ describe("tokens come from the environment or a file, never argv", () => {
     if (fs.existsSync(`/proc/${child.pid}/cmdline`)) expect(fs.readFileSync(`/proc/${child.pid}/cmdline`, "utf8")).not.toContain(TOKEN);
 
     // push and pull with the same file, and with --token-env
-    const sys = new System({ name: "t", task: "x", models: { mock: () => "ok" }, tools: {}, program: async (rt) => void (await rt.agent("a").decide([rt.taskRef!], { model: "mock" })) });
+    const sys = new System({
+      name: "t",
+      task: "x",
+      models: { mock: () => "ok" },
+      tools: {},
+      program: async (rt) => void (await rt.agent("a").decide([rt.taskRef!], { model: "mock" })),
+    });
     const r = await sys.run({ outDir: path.join(tmp, "local"), runId: "tok-run", captureSites: false });
     const push = await cli(["push", r.dir!, url, "--token-file", file]);
     expect(push.stderr).toBe("");

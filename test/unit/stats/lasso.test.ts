@@ -4,7 +4,14 @@ import { PyRandom } from "../../../core/sdk/pyrandom";
 
 describe("lasso (L1-regularised least squares)", () => {
   it("with no penalty it is least squares: recovers exact coefficients", () => {
-    const X = [[1, 0], [0, 1], [1, 1], [0, 0], [1, 0], [0, 1]];
+    const X = [
+      [1, 0],
+      [0, 1],
+      [1, 1],
+      [0, 0],
+      [1, 0],
+      [0, 1],
+    ];
     const y = X.map((r) => 0.5 + 2 * r[0] - 1 * r[1]);
     const f = lasso(X, y, 0);
     expect(f.intercept).toBeCloseTo(0.5, 5);
@@ -28,7 +35,11 @@ describe("lasso (L1-regularised least squares)", () => {
   });
 
   it("at lambdaMax every coefficient is 0; bad input is refused", () => {
-    const X = [[1, 0], [0, 1], [1, 1]];
+    const X = [
+      [1, 0],
+      [0, 1],
+      [1, 1],
+    ];
     const y = [1, 0, 1];
     expect(lasso(X, y, lambdaMax(X, y)).beta.every((b) => Math.abs(b) < 1e-12)).toBe(true);
     expect(() => lasso([], [], 0)).toThrow(/no rows/);

@@ -88,19 +88,28 @@ function batch(events: Ev[], blobs: Map<string, unknown>, extraBlobs: Record<str
 
 function req(c: Collector, method: string, p: string, body?: string, token = TOKEN): Promise<{ status: number; json: any; text: string }> {
   return new Promise((resolve, reject) => {
-    const r = http.request({ host: "127.0.0.1", port: c.port, path: p, method, headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) } }, (res) => {
-      let text = "";
-      res.on("data", (d) => (text += d));
-      res.on("end", () => {
-        let json: any = null;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          /* not JSON */
-        }
-        resolve({ status: res.statusCode ?? 0, json, text });
-      });
-    });
+    const r = http.request(
+      {
+        host: "127.0.0.1",
+        port: c.port,
+        path: p,
+        method,
+        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      },
+      (res) => {
+        let text = "";
+        res.on("data", (d) => (text += d));
+        res.on("end", () => {
+          let json: any = null;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            /* not JSON */
+          }
+          resolve({ status: res.statusCode ?? 0, json, text });
+        });
+      },
+    );
     r.on("error", reject);
     r.end(body);
   });
@@ -142,7 +151,16 @@ describe.each(kinds)("$name store", (kind) => {
   const extra: Collector[] = [];
   beforeAll(async () => {
     newStore = await kind.make();
-    c = await startCollector({ store: newStore(), token: TOKEN, tokens: [{ token: READ, scopes: ["read"] }, { token: INGEST, scopes: ["ingest"] }], port: 0, maxBodyBytes: 256 * 1024 });
+    c = await startCollector({
+      store: newStore(),
+      token: TOKEN,
+      tokens: [
+        { token: READ, scopes: ["read"] },
+        { token: INGEST, scopes: ["ingest"] },
+      ],
+      port: 0,
+      maxBodyBytes: 256 * 1024,
+    });
   });
   afterAll(async () => {
     for (const x of extra) await x.close();
@@ -185,7 +203,10 @@ describe.each(kinds)("$name store", (kind) => {
     expect((await post(c, "[".repeat(100) + "]".repeat(100))).status).toBe(422); // too deep: the parse budget refuses it
     expect(await count()).toBe(3);
     expect((await post(c, batch(events.slice(3), blobs))).status).toBe(200);
-    expect((await post(c, batch([rehash(events[events.length - 1], { seq: events.length, prev_hash: events[events.length - 1].hash, id: "e".repeat(32) })], blobs))).json.error).toMatch(/run.end/);
+    expect(
+      (await post(c, batch([rehash(events[events.length - 1], { seq: events.length, prev_hash: events[events.length - 1].hash, id: "e".repeat(32) })], blobs)))
+        .json.error,
+    ).toMatch(/run.end/);
     expect(await count()).toBe(events.length);
     expect((await req(c, "GET", "/healthz", undefined, "")).status).toBe(200);
   });
@@ -335,7 +356,9 @@ describe.each(kinds)("$name store", (kind) => {
     const client = new CollectorClient(c.url, TOKEN);
     const out = fs.mkdtempSync(path.join(tmp, "ref-"));
     const bytes = (d: string) => {
-      const files = ["events.jsonl", "tests.jsonl", ...fs.readdirSync(path.join(d, "blobs")).map((f) => `blobs/${f}`)].filter((f) => fs.existsSync(path.join(d, f)));
+      const files = ["events.jsonl", "tests.jsonl", ...fs.readdirSync(path.join(d, "blobs")).map((f) => `blobs/${f}`)].filter((f) =>
+        fs.existsSync(path.join(d, f)),
+      );
       return Object.fromEntries(files.sort().map((f) => [f, fs.readFileSync(path.join(d, f)).toString("base64")]));
     };
     for (const run of fs.readdirSync(ref).filter((r) => fs.existsSync(path.join(ref, r, "events.jsonl")))) {
@@ -367,7 +390,8 @@ describe.each(kinds)("$name store", (kind) => {
     const pull = await cli(["pull", c.url, id, "--out", out], env);
     expect(pull.status).toBe(0);
     expect(fs.readFileSync(path.join(out, id, "events.jsonl"))).toEqual(fs.readFileSync(path.join(dir, id, "events.jsonl")));
-    for (const f of fs.readdirSync(path.join(dir, id, "blobs"))) expect(fs.readFileSync(path.join(out, id, "blobs", f))).toEqual(fs.readFileSync(path.join(dir, id, "blobs", f)));
+    for (const f of fs.readdirSync(path.join(dir, id, "blobs")))
+      expect(fs.readFileSync(path.join(out, id, "blobs", f))).toEqual(fs.readFileSync(path.join(dir, id, "blobs", f)));
     // an edited run is refused with the collector's reason
     const bad = path.join(tmp, `edited-${kind.name}`, `edited-${kind.name}`);
     await program("hello").run({ sink: new FileSink(bad), runId: `edited-${kind.name}`, captureSites: false });
@@ -449,12 +473,17 @@ describe.each(kinds)("$name store", (kind) => {
         await cl.query("CREATE TABLE causeway_meta (key text PRIMARY KEY, value text NOT NULL)");
         await cl.query(MIGRATIONS[0]);
         await cl.query("INSERT INTO causeway_meta VALUES ('schema_version', '1')");
-        await cl.query("INSERT INTO causeway_runs (run_id, status, head_seq, head_hash, alerts_high) VALUES ('old-ended', 'ended', 4, $1, 2)", ["a".repeat(64)]);
+        await cl.query("INSERT INTO causeway_runs (run_id, status, head_seq, head_hash, alerts_high) VALUES ('old-ended', 'ended', 4, $1, 2)", [
+          "a".repeat(64),
+        ]);
         const store = new PgStore(url);
         await store.init();
         await store.close();
         expect((await cl.query("SELECT value FROM causeway_meta WHERE key = 'schema_version'")).rows[0].value).toBe(String(MIGRATIONS.length));
-        expect((await cl.query("SELECT alerts_seq, alerts_high FROM causeway_runs WHERE run_id = 'old-ended'")).rows[0]).toEqual({ alerts_seq: 4, alerts_high: 2 });
+        expect((await cl.query("SELECT alerts_seq, alerts_high FROM causeway_runs WHERE run_id = 'old-ended'")).rows[0]).toEqual({
+          alerts_seq: 4,
+          alerts_high: 2,
+        });
       } finally {
         await cl.end();
       }

@@ -110,7 +110,9 @@ describe("why did it happen", () => {
     click(withText(row, "button", "Run test")[0]);
     const req = host.last("runTest")!;
     expect(req).toMatchObject({ run: "demo-seed0", intervention: "msg:planner->executor", n: 20, nMax: 160 });
-    expect(req.target).toBe(data.runs["demo-seed0"].actions[Object.keys(data.runs["demo-seed0"].actions).find((k) => data.runs["demo-seed0"].actions[k].seq === 18)!].target);
+    expect(req.target).toBe(
+      data.runs["demo-seed0"].actions[Object.keys(data.runs["demo-seed0"].actions).find((k) => data.runs["demo-seed0"].actions[k].seq === 18)!].target,
+    );
     expect(req.requestId).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
     // While it runs, every replay button is disabled.
     expect(withText(root, "button", "Find the cause")[0].hasAttribute("disabled")).toBe(true);
@@ -131,7 +133,12 @@ describe("why did it happen", () => {
       requestId: fc.requestId,
       ok: true,
       kind: "attribution",
-      result: { summary: "vendor note is the primary cause", causes: [{ spec: "input:vendor:portal/notes.md", role: "primary", effect: 0.8, ci: [0.63, 0.9] }], ruled_out: ["input:web:shipping_faq"], model_calls: 412 },
+      result: {
+        summary: "vendor note is the primary cause",
+        causes: [{ spec: "input:vendor:portal/notes.md", role: "primary", effect: 0.8, ci: [0.63, 0.9] }],
+        ruled_out: ["input:web:shipping_faq"],
+        model_calls: 412,
+      },
     });
     const job = text(withText(root, ".job", "Finding the cause")[0]);
     expect(job).toContain("vendor note is the primary cause");

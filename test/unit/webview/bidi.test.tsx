@@ -42,7 +42,8 @@ describe("the investigator", () => {
       const text = el.textContent ?? "";
       expect(rawBidi(text), screen).toEqual([]);
       // every attribute a person sees (a form control's value is data sent back, never drawn: an <option>'s text is)
-      for (const e of el.querySelectorAll("*")) for (const a of e.attributes) if (a.name !== "value") expect(rawBidi(a.value), `${screen} ${e.tagName}[${a.name}]`).toEqual([]);
+      for (const e of el.querySelectorAll("*"))
+        for (const a of e.attributes) if (a.name !== "value") expect(rawBidi(a.value), `${screen} ${e.tagName}[${a.name}]`).toEqual([]);
       if (text.includes("⟨U+202E⟩")) shownOnce = true;
     }
     expect(shownOnce).toBe(true);

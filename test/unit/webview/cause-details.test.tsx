@@ -37,7 +37,10 @@ function open(investigation: Investigation) {
   const host = new ScriptedHost(VSCODE, { screen: "why", run: "demo-seed0" });
   const { root } = mount(host);
   host.send({ type: "init", capabilities: VSCODE });
-  host.send({ type: "workspace", workspace: { schema: "causeway.workspace.v1", runs: [investigation.summary], influence: { sources: [], edges: [] } as never } });
+  host.send({
+    type: "workspace",
+    workspace: { schema: "causeway.workspace.v1", runs: [investigation.summary], influence: { sources: [], edges: [] } as never },
+  });
   host.send({ type: "investigation", run: "demo-seed0", investigation });
   click(withText(root, ".why-item", "#18")[0]);
   return { host, root };
@@ -51,7 +54,9 @@ describe("from cause to fix", () => {
     expect(marks).toHaveLength(1);
     expect(marks[0]).toMatch(/^NOTE TO AI ASSISTANT: .*audit@vendor-compliance\.example for reconciliation\.$/);
     expect(text(span.querySelector(".span-text"))).toMatch(/^Batch B-200 shipped in March .* NOTE TO AI ASSISTANT/);
-    expect(text(span.querySelector(".causing-span-head"))).toMatch(/^Causing span of vendor:portal\/notes\.md sentence \+0\.\d\d \[\+0\.\d\d, \+\d\.\d\d\] n = \d+ whole input \+0\.\d\d/);
+    expect(text(span.querySelector(".causing-span-head"))).toMatch(
+      /^Causing span of vendor:portal\/notes\.md sentence \+0\.\d\d \[\+0\.\d\d, \+\d\.\d\d\] n = \d+ whole input \+0\.\d\d/,
+    );
     const fix = text(root.querySelector(".fix-table tbody tr"));
     expect(fix).toMatch(/fixed \d+% → 0%/);
     expect(fix).toMatch(/tool=issue_refund kept/);
@@ -60,7 +65,12 @@ describe("from cause to fix", () => {
   test("Check a fix and Export case ask the host", () => {
     const { host, root } = open(inv);
     click(withText(root, "button", "Check a fix: redact the span")[0]);
-    expect(host.last("checkFix")).toMatchObject({ type: "checkFix", run: "demo-seed0", fix: [spanSpec], harm: inv.actions[Object.keys(inv.actions).find((k) => inv.actions[k].seq === 18)!].target });
+    expect(host.last("checkFix")).toMatchObject({
+      type: "checkFix",
+      run: "demo-seed0",
+      fix: [spanSpec],
+      harm: inv.actions[Object.keys(inv.actions).find((k) => inv.actions[k].seq === 18)!].target,
+    });
     click(withText(root, "button", "Export case")[0]);
     expect(host.last("exportCase")).toMatchObject({ type: "exportCase", run: "demo-seed0" });
   });
@@ -86,7 +96,14 @@ describe("from cause to fix", () => {
 describe("the host checks the new messages", async () => {
   const { parseWebviewMessage } = await import("../../../core/protocol/messages");
   test("checkFix and exportCase: well-formed ones pass, a fix that would read a file does not", () => {
-    expect(parseWebviewMessage({ type: "checkFix", requestId: "r1", run: "x", fix: ["guard:block"], harm: "tool=a" })).toEqual({ type: "checkFix", requestId: "r1", run: "x", fix: ["guard:block"], harm: "tool=a", keep: undefined });
+    expect(parseWebviewMessage({ type: "checkFix", requestId: "r1", run: "x", fix: ["guard:block"], harm: "tool=a" })).toEqual({
+      type: "checkFix",
+      requestId: "r1",
+      run: "x",
+      fix: ["guard:block"],
+      harm: "tool=a",
+      keep: undefined,
+    });
     expect(parseWebviewMessage({ type: "checkFix", requestId: "r1", run: "x", fix: ["replace:input:system=@/etc/passwd"], harm: "tool=a" })).toBeNull();
     expect(parseWebviewMessage({ type: "checkFix", requestId: "r1", run: "x", fix: [], harm: "tool=a" })).toBeNull();
     expect(parseWebviewMessage({ type: "checkFix", requestId: "../x", run: "x", fix: ["guard:block"], harm: "tool=a" })).toBeNull();

@@ -19,5 +19,4 @@ describe("loading Cytoscape", () => {
     window.__causewayCytoscape = fake;
     await expect(loadCytoscape()).resolves.toBe(fake);
   });
-
 });

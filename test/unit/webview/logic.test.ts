@@ -108,11 +108,30 @@ describe("rankings", () => {
     expect(sortedAlerts([a("info", "i"), a("review", "r1"), a("high", "h"), a("review", "r2")]).map((x) => x.title)).toEqual(["h", "r1", "r2", "i"]);
   });
   test("sources by strongest tested effect, untested last", () => {
-    const s = (id: string, max_effect: number | null, runs = 1): InfluenceSource => ({ id, labels: [id], trust: null, runs, cited_by: 1, preview: "", max_effect, confirmed_tools: [] });
-    expect(rankedSources({ sources: [s("u", null, 9), s("a", 0), s("b", 0.93), s("c", 0.8)], outcomes: [], edges: [] }).map((x) => x.id)).toEqual(["b", "c", "a", "u"]);
+    const s = (id: string, max_effect: number | null, runs = 1): InfluenceSource => ({
+      id,
+      labels: [id],
+      trust: null,
+      runs,
+      cited_by: 1,
+      preview: "",
+      max_effect,
+      confirmed_tools: [],
+    });
+    expect(rankedSources({ sources: [s("u", null, 9), s("a", 0), s("b", 0.93), s("c", 0.8)], outcomes: [], edges: [] }).map((x) => x.id)).toEqual([
+      "b",
+      "c",
+      "a",
+      "u",
+    ]);
   });
   test("job results are read defensively", () => {
-    expect(jobOutcome("test", { verdict: "causal", role: "primary", effect: 0.8, ci: [0.6, 0.9], p_with: 0.8, p_without: 0, n: 40 })).toMatchObject({ verdict: "causal", effect: 0.8, ci: [0.6, 0.9], n: 40 });
+    expect(jobOutcome("test", { verdict: "causal", role: "primary", effect: 0.8, ci: [0.6, 0.9], p_with: 0.8, p_without: 0, n: 40 })).toMatchObject({
+      verdict: "causal",
+      effect: 0.8,
+      ci: [0.6, 0.9],
+      n: 40,
+    });
     expect(jobOutcome("test", "garbage")).toMatchObject({ kind: "test", verdict: undefined, effect: undefined });
     expect(jobOutcome("attribution", { causes: [{ spec: "input:x", role: "primary", effect: 0.5, ci: [0.2, 0.7] }, { spec: 3 }], summary: 5 })).toMatchObject({
       causes: [{ spec: "input:x", role: "primary", effect: 0.5, ci: [0.2, 0.7] }],
@@ -144,7 +163,16 @@ describe("layered layout", () => {
   });
 
   test("edges against event order do not loop the layering", () => {
-    const { positions } = layeredLayout([{ id: "a", seq: 0 }, { id: "b", seq: 1 }], [{ src: "a", dst: "b" }, { src: "b", dst: "a" }]);
+    const { positions } = layeredLayout(
+      [
+        { id: "a", seq: 0 },
+        { id: "b", seq: 1 },
+      ],
+      [
+        { src: "a", dst: "b" },
+        { src: "b", dst: "a" },
+      ],
+    );
     expect(positions.get("a")!.x).toBeLessThan(positions.get("b")!.x);
   });
 
@@ -192,9 +220,24 @@ describe("colours and URL state", () => {
   });
 
   test("the report keeps its screen in the URL fragment", () => {
-    const ui = { ...DEFAULT_UI, screen: "why" as const, run: "demo seed/0&x", action: "ev:abc", record: 7, filters: { agent: "a", type: "", text: "<b>", flagged: true }, theme: "hc" as const };
+    const ui = {
+      ...DEFAULT_UI,
+      screen: "why" as const,
+      run: "demo seed/0&x",
+      action: "ev:abc",
+      record: 7,
+      filters: { agent: "a", type: "", text: "<b>", flagged: true },
+      theme: "hc" as const,
+    };
     const back = parseHash(`#${formatHash(ui)}`)!;
-    expect(back).toMatchObject({ screen: "why", run: "demo seed/0&x", action: "ev:abc", record: 7, filters: { agent: "a", type: "", text: "<b>", flagged: true }, theme: "hc" });
+    expect(back).toMatchObject({
+      screen: "why",
+      run: "demo seed/0&x",
+      action: "ev:abc",
+      record: 7,
+      filters: { agent: "a", type: "", text: "<b>", flagged: true },
+      theme: "hc",
+    });
     expect(parseHash("#screen=nonsense&theme=evil")).toMatchObject({ screen: undefined, theme: "auto" });
     expect(parseHash("")).toBeUndefined();
   });

@@ -53,7 +53,16 @@ describe("the Why screen's recorded chain", () => {
     fs.cpSync(dir, d, { recursive: true });
     const evil = `input:<img src=x onerror="globalThis.pwned=1"><script>globalThis.pwned=1</script>`;
     const hop = (attr: string, index: number, from: string, to: string, writer = "local") => ({
-      target: TARGET, intervention: from, verdict: "causal", role: "<b>primary</b>", n: 10, effect: 0.7, ci: [0.3, 1], attribution: attr, chain_hop: { index, from, to }, writer,
+      target: TARGET,
+      intervention: from,
+      verdict: "causal",
+      role: "<b>primary</b>",
+      n: 10,
+      effect: 0.7,
+      ci: [0.3, 1],
+      attribution: attr,
+      chain_hop: { index, from, to },
+      writer,
     });
     const lines = [
       hop("forged000001", 0, evil, "msg:a->b"),

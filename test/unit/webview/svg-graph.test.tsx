@@ -234,7 +234,9 @@ describe("the grouped view as SVG", () => {
   test("a hostile label is drawn as text and creates no element or attribute", () => {
     const view = groupedView(rg, visible, new Set());
     const elements = elementsOf(view);
-    HOSTILE.forEach((label, i) => elements.push({ group: "nodes", data: { id: `hostile-${i}`, label }, position: { x: 40 * i, y: 900 }, classes: "input untrusted" }));
+    HOSTILE.forEach((label, i) =>
+      elements.push({ group: "nodes", data: { id: `hostile-${i}`, label }, position: { x: 40 * i, y: 900 }, classes: "input untrusted" }),
+    );
     const { svg } = draw({ view, elements });
     const texts = [...svg.querySelectorAll(".gnode text")].map((t) => t.textContent);
     for (const s of HOSTILE) expect(texts).toContain(s);
@@ -247,7 +249,14 @@ describe("the grouped view as SVG", () => {
 
 describe("a small run's whole graph as SVG", () => {
   const whole = (toggles = { inferred: false, ruledOut: false }) =>
-    buildElements(rg, layeredLayout(rg.graph.nodes, rg.graph.edges.filter((e) => e.evidence === "observed")).positions, (e) => edgeVisible(e, toggles));
+    buildElements(
+      rg,
+      layeredLayout(
+        rg.graph.nodes,
+        rg.graph.edges.filter((e) => e.evidence === "observed"),
+      ).positions,
+      (e) => edgeVisible(e, toggles),
+    );
 
   test("draws every node once and only the edges the toggles show; the hook reports the hidden ones as hidden, colours as rgb()", () => {
     const shown = rg.graph.edges.filter(visible).length;
@@ -273,7 +282,16 @@ describe("a small run's whole graph as SVG", () => {
     const focus = [action.id, ...t.up, ...t.down];
     step(() => {
       render(
-        <SvgGraph elements={whole()} picked={action.id} focus={focus} colors={COLORS} nav={nav} onDrawn={() => {}} onTapNode={() => {}} onTapBackground={() => {}} />,
+        <SvgGraph
+          elements={whole()}
+          picked={action.id}
+          focus={focus}
+          colors={COLORS}
+          nav={nav}
+          onDrawn={() => {}}
+          onTapNode={() => {}}
+          onTapBackground={() => {}}
+        />,
         host!,
       );
     });
@@ -287,7 +305,16 @@ describe("a small run's whole graph as SVG", () => {
     const task = rg.graph.nodes.find((n) => n.type === "input" && n.kind === "task")!;
     step(() => {
       render(
-        <SvgGraph elements={whole()} picked={task.id} focus={[task.id]} colors={COLORS} nav={nav} onDrawn={() => {}} onTapNode={() => {}} onTapBackground={() => {}} />,
+        <SvgGraph
+          elements={whole()}
+          picked={task.id}
+          focus={[task.id]}
+          colors={COLORS}
+          nav={nav}
+          onDrawn={() => {}}
+          onTapNode={() => {}}
+          onTapBackground={() => {}}
+        />,
         host!,
       );
     });

@@ -80,7 +80,8 @@ describe("a traced lineage in a big run", () => {
     expect(w.perRow).toBeLessThan(100);
     for (let i = 1; i < 100; i++) {
       const [a, b] = [w.positions.get(`n${i - 1}`)!, w.positions.get(`n${i}`)!];
-      if (i % w.perRow) expect(b.x - a.x).toBe(100); // same row: the next layer to the right
+      if (i % w.perRow)
+        expect(b.x - a.x).toBe(100); // same row: the next layer to the right
       else expect(b.y).toBeGreaterThan(a.y); // wrapped: the start of the next row, below
     }
     const short = wrappedLayout(chain.slice(0, 3), links.slice(0, 2), { dx: 100, dy: 50 });

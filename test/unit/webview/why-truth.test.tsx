@@ -30,11 +30,41 @@ beforeAll(async () => {
   plain = investigate(readRun(demoDir));
   const base = { target: EXFIL_TARGET, p_with: 0.95, scope: "run" };
   // Find the cause's group test: the two inputs other than the note, removed together, ruled out
-  appendTest(demoDir, { ...base, intervention: `${TICKET} | input:kb:refund_policy.md`, group: [TICKET, "input:kb:refund_policy.md"], n: 30, p_without: 0.95, effect: 0, ci: [-0.08, 0.08], verdict: "ruled-out" });
+  appendTest(demoDir, {
+    ...base,
+    intervention: `${TICKET} | input:kb:refund_policy.md`,
+    group: [TICKET, "input:kb:refund_policy.md"],
+    n: 30,
+    p_without: 0.95,
+    effect: 0,
+    ci: [-0.08, 0.08],
+    verdict: "ruled-out",
+  });
   // the note's own test, with how it was run
-  appendTest(demoDir, { ...base, intervention: NOTE, n: 20, p_without: 0.05, effect: 0.9, ci: [0.7, 1], verdict: "causal", role: "primary", rung: 2, assumptions: ["Tool results are the recorded ones.", "The model answers as it did when recorded."], off_tape_actions: 1 });
+  appendTest(demoDir, {
+    ...base,
+    intervention: NOTE,
+    n: 20,
+    p_without: 0.05,
+    effect: 0.9,
+    ci: [0.7, 1],
+    verdict: "causal",
+    role: "primary",
+    rung: 2,
+    assumptions: ["Tool results are the recorded ones.", "The model answers as it did when recorded."],
+    off_tape_actions: 1,
+  });
   // an old record: off-tape actions counted, no rung or assumptions
-  appendTest(demoDir, { ...base, intervention: "input:web:shipping_faq", n: 20, p_without: 0.9, effect: 0.05, ci: [-0.1, 0.15], verdict: "ruled-out", off_tape_actions: 5 });
+  appendTest(demoDir, {
+    ...base,
+    intervention: "input:web:shipping_faq",
+    n: 20,
+    p_without: 0.9,
+    effect: 0.05,
+    ci: [-0.1, 0.15],
+    verdict: "ruled-out",
+    off_tape_actions: 5,
+  });
   grouped = investigate(readRun(demoDir));
 }, 120_000);
 
@@ -48,7 +78,8 @@ function open(inv: Investigation, run: string, pick?: string) {
   return { root, host };
 }
 
-const rowOf = (root: HTMLElement, spec: string) => [...root.querySelectorAll(".cand")].find((r) => text(r.querySelector(".cell-sub.mono")) === spec) as HTMLElement | undefined;
+const rowOf = (root: HTMLElement, spec: string) =>
+  [...root.querySelectorAll(".cand")].find((r) => text(r.querySelector(".cell-sub.mono")) === spec) as HTMLElement | undefined;
 
 describe("inputs a group test covered", () => {
   test("show the group test's verdict and n, labelled as a group test, not Not tested", () => {
@@ -71,7 +102,16 @@ describe("inputs a group test covered", () => {
     fs.rmSync(path.join(dir, "tests.jsonl"), { force: true });
     const base = { target: EXFIL_TARGET, p_with: 0.95, scope: "run", n: 30 };
     appendTest(dir, { ...base, intervention: `${NOTE} | ${TICKET}`, group: [NOTE, TICKET], p_without: 0.1, effect: 0.85, ci: [0.6, 1], verdict: "causal" });
-    appendTest(dir, { ...base, intervention: "input:kb:refund_policy.md", group: ["input:kb:refund_policy.md"], baseline: NOTE, p_without: 0.95, effect: 0, ci: [-0.05, 0.05], verdict: "ruled-out" });
+    appendTest(dir, {
+      ...base,
+      intervention: "input:kb:refund_policy.md",
+      group: ["input:kb:refund_policy.md"],
+      baseline: NOTE,
+      p_without: 0.95,
+      effect: 0,
+      ci: [-0.05, 0.05],
+      verdict: "ruled-out",
+    });
     const a = Object.values(investigate(readRun(dir)).actions).find((x) => x.seq === 18)!;
     const note = a.candidates.find((c) => c.intervention === NOTE)!;
     expect(note.status).toBe("inconclusive");
@@ -87,7 +127,10 @@ describe("how a test was run", () => {
     expect(text(how)).toContain("rung 2: agentless re-simulation");
     expect(text(how)).toContain("1 off-tape action");
     expect(text(how.querySelector("summary"))).toBe("2 assumptions");
-    expect([...how.querySelectorAll("li")].map((li) => text(li))).toEqual(["Tool results are the recorded ones.", "The model answers as it did when recorded."]);
+    expect([...how.querySelectorAll("li")].map((li) => text(li))).toEqual([
+      "Tool results are the recorded ones.",
+      "The model answers as it did when recorded.",
+    ]);
     // the group test's row, an old record's (off-tape actions but no rung) and an old run's: nothing about how
     expect(rowOf(root, TICKET)!.querySelector(".how-tested")).toBeNull();
     expect(rowOf(root, "input:web:shipping_faq")!.className).toContain("status-ruled-out");
@@ -100,9 +143,24 @@ describe("how a test was run", () => {
     fs.cpSync(demoDir, dir, { recursive: true });
     fs.rmSync(path.join(dir, "tests.jsonl"), { force: true });
     const long = "x".repeat(5000);
-    appendTest(dir, { target: EXFIL_TARGET, intervention: NOTE, n: 20, p_with: 0.9, p_without: 0.1, effect: 0.8, ci: [0.6, 1], verdict: "causal", scope: "run", rung: "3", assumptions: ["<img src=x onerror=alert(1)>", { toString: 1 }, 7, long], off_tape_actions: -4 });
+    appendTest(dir, {
+      target: EXFIL_TARGET,
+      intervention: NOTE,
+      n: 20,
+      p_with: 0.9,
+      p_without: 0.1,
+      effect: 0.8,
+      ci: [0.6, 1],
+      verdict: "causal",
+      scope: "run",
+      rung: "3",
+      assumptions: ["<img src=x onerror=alert(1)>", { toString: 1 }, 7, long],
+      off_tape_actions: -4,
+    });
     const inv = investigate(readRun(dir));
-    const t = Object.values(inv.actions).find((x) => x.seq === 18)!.candidates.find((c) => c.intervention === NOTE)!.test!;
+    const t = Object.values(inv.actions)
+      .find((x) => x.seq === 18)!
+      .candidates.find((c) => c.intervention === NOTE)!.test!;
     expect(t.rung).toBeUndefined();
     expect(t.off_tape_actions).toBeUndefined();
     expect(t.assumptions).toHaveLength(2);
@@ -157,7 +215,11 @@ describe("trust labels", () => {
 });
 
 describe("Find the cause's chain", () => {
-  const hop = (from: string, to: string, verdict: string, effect: number, n: number, extra: Record<string, unknown> = {}) => ({ from, to, test: { verdict, role: verdict === "causal" ? "primary" : undefined, effect, ci: [effect - 0.2, Math.min(1, effect + 0.1)], n, ...extra } });
+  const hop = (from: string, to: string, verdict: string, effect: number, n: number, extra: Record<string, unknown> = {}) => ({
+    from,
+    to,
+    test: { verdict, role: verdict === "causal" ? "primary" : undefined, effect, ci: [effect - 0.2, Math.min(1, effect + 0.1)], n, ...extra },
+  });
 
   test("is shown root → action with each hop's verdict", () => {
     const { root, host } = open(grouped, "demo-seed0", "#18");
@@ -168,19 +230,39 @@ describe("Find the cause's chain", () => {
       hop("msg:researcher->executor", "executor · act", "causal", 0.85, 20, { rung: 2, assumptions: ["The researcher's other messages are unchanged."] }),
       hop("executor · act", "send_email", "causal", 0.8, 20),
     ];
-    host.send({ type: "result", requestId: ask.requestId, ok: true, kind: "attribution", result: { summary: "primary cause input:vendor:portal/notes.md (+0.90)", causes: [], chain } });
+    host.send({
+      type: "result",
+      requestId: ask.requestId,
+      ok: true,
+      kind: "attribution",
+      result: { summary: "primary cause input:vendor:portal/notes.md (+0.90)", causes: [], chain },
+    });
     const steps = [...root.querySelectorAll(".cause-chain .chain-step")].map((li) => text(li.querySelector(":scope > code")));
     expect(steps).toEqual(["vendor:portal/notes.md", "researcher \u2192 executor", "executor · act", "send_email"]);
     const hops = [...root.querySelectorAll(".cause-chain .chain-hop")].map((h) => text(h));
-    expect(hops).toEqual(["Primary cause +0.90 [+0.70, +1.00] n = 20", "Primary cause +0.85 [+0.65, +0.95] n = 20", "Primary cause +0.80 [+0.60, +0.90] n = 20"]);
+    expect(hops).toEqual([
+      "Primary cause +0.90 [+0.70, +1.00] n = 20",
+      "Primary cause +0.85 [+0.65, +0.95] n = 20",
+      "Primary cause +0.80 [+0.60, +0.90] n = 20",
+    ]);
     expect(text(root.querySelector(".cause-chain"))).toContain("rung 2: agentless re-simulation");
   });
 
   test("a malformed chain is read defensively; an attribution without one shows no chain", () => {
-    const o = jobOutcome("attribution", { chain: [{ from: NOTE, to: "send_email", test: { verdict: "causal", n: 12, rung: 9, ci: ["a", 1] } }, { from: 3, to: "x", test: { verdict: "causal" } }, { from: "a", to: "b" }, null, "x"] });
+    const o = jobOutcome("attribution", {
+      chain: [
+        { from: NOTE, to: "send_email", test: { verdict: "causal", n: 12, rung: 9, ci: ["a", 1] } },
+        { from: 3, to: "x", test: { verdict: "causal" } },
+        { from: "a", to: "b" },
+        null,
+        "x",
+      ],
+    });
     expect(o.chain).toEqual([{ from: NOTE, to: "send_email", test: { verdict: "causal", n: 12 } }]);
     expect(jobOutcome("attribution", { chain: "input:x" }).chain).toBeUndefined();
-    expect(jobOutcome("attribution", { chain: Array.from({ length: 500 }, () => ({ from: "a", to: "b", test: { verdict: "causal" } })) }).chain).toHaveLength(32);
+    expect(jobOutcome("attribution", { chain: Array.from({ length: 500 }, () => ({ from: "a", to: "b", test: { verdict: "causal" } })) }).chain).toHaveLength(
+      32,
+    );
     const { root, host } = open(grouped, "demo-seed0", "#18");
     step(() => withText(root, "button", "Find the cause")[0].click());
     host.send({ type: "result", requestId: host.last("findCause")!.requestId, ok: true, kind: "attribution", result: { summary: "no cause", causes: [] } });
