@@ -8,8 +8,8 @@
  * and anything the checks did not foresee still ends as a 422, never as an exception.
  *
  * Refused, with the status the client can act on:
- *  - 422  not a batch (shape), a value that is not plain JSON (an object whose prototype was set
- *         by a "__proto__" key), nesting deeper than the limit, a malformed event (common fields, the fields its type needs and their types, token
+ *  - 422  not a batch (shape), a value that is not plain JSON (a "__proto__" key, an object that
+ *         is not a plain one), nesting deeper than the limit, a malformed event (common fields, the fields its type needs and their types, token
  *         counts), an event whose hash does not recompute (edited), a blob whose content does not
  *         hash to its ref (forged), a ref to a blob neither stored nor sent, a blob no event of the
  *         batch names (unreferenced), more events or blobs than one batch may hold;
@@ -74,7 +74,7 @@ export const MAX_BATCH_DEPTH = 64;
 
 /**
  * What keeps `body` from being plain JSON data, walked without recursion: an object whose
- * prototype is not Object's (a parsed "__proto__" key sets it), or nesting deeper than `maxDepth`.
+ * prototype is not Object's, a "__proto__" key, or nesting deeper than `maxDepth`.
  */
 export function notPlainJson(body: unknown, maxDepth = MAX_BATCH_DEPTH): string | undefined {
   const stack: [unknown, number][] = [[body, 0]];
@@ -87,7 +87,10 @@ export function notPlainJson(body: unknown, maxDepth = MAX_BATCH_DEPTH): string 
       for (const x of v) stack.push([x, d + 1]);
       continue;
     }
-    if (Object.getPrototypeOf(v) !== Object.prototype) return 'the batch holds an object that is not plain JSON (a "__proto__" key?)';
+    if (Object.getPrototypeOf(v) !== Object.prototype) return "the batch holds an object that is not plain JSON";
+    // the parser keeps a "__proto__" key as data; the collector takes none, so no consumer of a
+    // stored run that copies objects with assignment or spread can have its prototype set by one
+    if (own(v, "__proto__")) return 'the batch holds a "__proto__" key';
     for (const k of Object.keys(v)) stack.push([(v as Record<string, unknown>)[k], d + 1]);
   }
   return undefined;
