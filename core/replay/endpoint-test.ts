@@ -99,8 +99,7 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
   const removed = dropped + edited;
   const { url, headers, redactor, send } = endpointSender(codec, r.record.url, opts);
   // both arms of a pair carry the pair's seed (where the API takes one), as the other rungs' pairs do
-  const seedBase = opts.seedBase ?? 0;
-  const arms = (pair: number) => ({ control: sendable(codec, r.body, seedBase + pair), treated: sendable(codec, without, seedBase + pair) });
+  const seed = (pair: number) => (opts.seedBase ?? 0) + pair;
   let pairs = 0;
   let calls = 0;
   const hit = async (body: unknown): Promise<boolean> => {
@@ -111,6 +110,9 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
       return codec.toolCalls(res).some((c) => matchesTarget(target, { tool: c.name, agent: String(ev.agent), args: canonical(c.args ?? {}), result: "" }));
     return canonical(codec.output(res) ?? null).includes(opts.contains!);
   };
+  /** One pair: the recorded request unchanged (control) and with the intervention, both with the pair's seed. */
+  const pairHits = (k: number, treat: boolean) =>
+    Promise.all([hit(sendable(codec, r.body, seed(k))), treat ? hit(sendable(codec, without, seed(k))) : Promise.resolve(false)]);
   const minEffect = opts.minEffect ?? MIN_EFFECT;
   let kWith = 0;
   let kWithout = 0;
@@ -161,10 +163,7 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
     const nMax = bettingNMax(opts.n, opts.nMax);
     const o = await sequentialBetting(
       { alpha, minEffect, nMax, minPairs: opts.minPairs, applied: removed > 0, onLook: (n) => opts.onProgress?.({ phase: "decision", done: n, total: nMax }) },
-      () => {
-        const { control, treated } = arms(pairs++);
-        return Promise.all([hit(control), hit(treated)]);
-      },
+      () => pairHits(pairs++, true),
       ([a, b]) => {
         kWith += +a;
         kWithout += +b;
@@ -187,8 +186,7 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
   const z = zFor(plan.length * (opts.family ?? 1));
   for (const size of plan) {
     while (i < size) {
-      const { control, treated } = arms(i);
-      const [a, b] = await Promise.all([hit(control), removed ? hit(treated) : Promise.resolve(false)]);
+      const [a, b] = await pairHits(i, removed > 0);
       kWith += +a;
       kWithout += +b;
       i++;
