@@ -4,36 +4,21 @@
  * request is listed, with why, instead of being tested. attribute() writes that list on every line
  * of the attribution as `attribution_not_tested: {spec, reason}[]`; per target, the latest
  * attribution of the run's writer wins (as for chains.ts and the case file). The lines are
- * untrusted: entries that are not text pairs are dropped, each text is clipped, at most
- * {@link NOT_TESTED_MAX} are kept, and they are shown as text only.
+ * untrusted: entries that are not text pairs are dropped, each text is clipped, a bounded number
+ * are kept (notTestedOf, tested.ts), and they are shown as text only.
  */
 import type { TestRecord } from "../log/testslog";
 import type { RunModel } from "../graph/model";
 import { targetHits } from "../graph/graph";
+import { notTestedOf } from "./tested";
 import type { NotTested } from "./types";
 
-export const NOT_TESTED_MAX = 50;
 const SPEC_CHARS = 1000;
-const REASON_CHARS = 400;
 const ATTRIBUTION_CHARS = 64;
 /** Distinct targets read (a forged file can name many). */
 const TARGETS_MAX = 200;
 
 const clip = (x: string, max: number) => (x.length > max ? `${x.slice(0, max)}…` : x);
-
-/** A line's `attribution_not_tested`, well-formed entries only (undefined when it has none). */
-export function notTestedOf(x: unknown): { spec: string; reason: string }[] | undefined {
-  if (!Array.isArray(x)) return undefined;
-  const out: { spec: string; reason: string }[] = [];
-  for (const e of x) {
-    if (out.length >= NOT_TESTED_MAX) break;
-    if (!e || typeof e !== "object") continue;
-    const { spec, reason } = e as Record<string, unknown>;
-    if (typeof spec !== "string" || !spec.trim() || typeof reason !== "string") continue;
-    out.push({ spec: clip(spec, SPEC_CHARS), reason: clip(reason, REASON_CHARS) });
-  }
-  return out.length ? out : undefined;
-}
 
 /** What one attribution's lines say it could not test, with the line that says so. */
 export function attributionNotTested(lines: readonly TestRecord[]): { items: { spec: string; reason: string }[]; line: number } | undefined {

@@ -15,6 +15,7 @@ import { runInWorker, WorkerFailure } from "../../../core/replay/client";
 import { decideRung } from "../../../extension/logic/agentless";
 import { analyseRun } from "../../../extension/logic/analysis";
 import { runItem } from "../../../extension/logic/tree";
+import { describeResult } from "../../../extension/logic/replay";
 import { recordContinued, recordDesk, recordMailer } from "../agentless/desk";
 import { ROOT, tmpDir } from "./helpers";
 
@@ -84,6 +85,7 @@ describe("the worker at rung 1", () => {
       tests: { rung: number; assumptions: string[] }[];
     };
     expect(a.rung).toBe(1);
+    expect(describeResult("attribute", a)).toContain("rung 1: the one recorded call that made the action re-sent");
     expect(a.causes.map((c) => c.spec)).toEqual([VENDOR]);
     expect(a.causes[0].role).toBe("primary");
     expect(a.tests.every((t) => t.rung === 1 && /only the recorded call #\d+ \(mailer\)/.test(t.assumptions.join(" ")))).toBe(true);

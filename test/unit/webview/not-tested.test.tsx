@@ -11,7 +11,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startFakeLlm, type FakeLlm } from "../../fake-llm/server";
 import { investigate } from "../../../core/analysis/investigate";
-import { NOT_TESTED_MAX } from "../../../core/analysis/not-tested";
+import { NOT_TESTED_MAX } from "../../../core/analysis/tested";
 import type { Investigation } from "../../../core/analysis/types";
 import { readRun } from "../../../core/log/reader";
 import { buildCase, caseHtml, caseMarkdown } from "../../../core/report/case";
@@ -19,6 +19,7 @@ import { ReplayContext } from "../../../core/replay/context";
 import { attribute } from "../../../core/replay/attribute";
 import { OneCallSystem } from "../../../core/replay/agentless/one-call";
 import { recordDesk } from "../agentless/desk";
+import { jobOutcome } from "../../../webview/logic";
 import { ScriptedHost, VSCODE, mount, step, text, withText } from "./fixture";
 
 const RUN = "desk-searched";
@@ -138,5 +139,14 @@ describe("not tested at rung 1", () => {
     const html = caseHtml(buildCase(run, { target: HARM }));
     expect(html).not.toMatch(/<img|<script|<b>/);
     expect(html).toContain("&lt;b&gt;bold&lt;/b&gt; reason");
+  });
+
+  test("Find the cause's result, right after it ran, reads not_tested defensively", () => {
+    const o = jobOutcome("attribution", {
+      summary: "s",
+      not_tested: [{ spec: VENDOR, reason: "not in the request of call #3 (executor)" }, { spec: 1, reason: "x" }, "junk", null],
+    });
+    expect(o.notTested).toEqual([{ spec: VENDOR, reason: "not in the request of call #3 (executor)" }]);
+    expect(jobOutcome("attribution", { not_tested: "<b>x</b>" }).notTested).toBeUndefined();
   });
 });
