@@ -24,6 +24,7 @@ import { RunModel } from "../../core/graph/model";
 import type { RunData } from "../../core/log/reader";
 import { planAgentless } from "../../core/replay/agentless/plan";
 import { rebuildRequest } from "../../core/replay/endpoint-replay";
+import { decidingCall } from "../../core/replay/agentless/one-call";
 import type { AgentlessEndpoint } from "../../core/replay/worker-protocol";
 import type { Approval } from "../../core/replay/approval";
 import { decidePermit, type PermitDecision, type StoredApproval } from "./approvals";
@@ -95,6 +96,24 @@ export function agentlessRung(run: RunData | undefined): { rung: 1 | 2; apis: Ag
 export function replayableWithoutProgram(run: RunData): 1 | 2 | undefined {
   const r = agentlessRung(run);
   return typeof r === "string" ? undefined : r.rung;
+}
+
+/**
+ * The recorded calls a replay of `target` re-sends, for the cost estimate, when that is surely
+ * rung 1 (the run names no program to approve, and can't be re-simulated whole): the one call that
+ * made the action. Else undefined: every call (an overestimate at worst).
+ */
+export function replayedCallsFor(run: RunData | undefined, target: string | undefined): RunModel["decisions"] | undefined {
+  if (!run || !target) return undefined;
+  const m = new RunModel(run);
+  if (String(m.start.program ?? "") !== "") return undefined;
+  const r = agentlessRung(run);
+  if (typeof r === "string" || r.rung !== 1) return undefined;
+  try {
+    return [decidingCall(m, target).decision];
+  } catch {
+    return undefined;
+  }
 }
 
 /** Was the run recorded by the gateway (`causeway gateway`, or `causeway record` behind it)? */

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeLlm, type FakeLlm } from "../../fake-llm/server";
 import { readRun } from "../../../core/log/reader";
 import { runInWorker, WorkerFailure } from "../../../core/replay/client";
-import { decideRung } from "../../../extension/logic/agentless";
+import { decideRung, replayedCallsFor } from "../../../extension/logic/agentless";
 import { analyseRun } from "../../../extension/logic/analysis";
 import { runItem } from "../../../extension/logic/tree";
 import { describeResult } from "../../../extension/logic/replay";
@@ -58,6 +58,14 @@ describe("which rung: rung 2 refused, rung 1 offered", () => {
     const item = runItem({ dir: mailer, root: tmp, analysis: a } as never);
     expect(item.contextValue).toBe("causeway.run.replayable");
     expect(String(item.tooltip)).toContain("rung 1");
+    // the cost question counts the one call re-sent, not the run's (a searcher and the mailer)
+    const calls = replayedCallsFor(run, HARM)!;
+    expect(calls.map((d) => d.agent)).toEqual(["mailer"]);
+    expect(run.events.filter((e) => e.type === "decision").length).toBeGreaterThan(1);
+    expect(replayedCallsFor(run, undefined)).toBeUndefined();
+    // a run that names a program could re-run it (rung 3): every call is counted
+    const withProgram = { ...run, events: run.events.map((e) => (e.type === "run.start" ? { ...e, program: "agent.cjs:SYSTEM" } : e)) };
+    expect(replayedCallsFor(withProgram, HARM)).toBeUndefined();
   });
 
   it("no call that made an action can be re-sent either: refused with both reasons", async () => {
