@@ -11,6 +11,7 @@ import { exportReport, importOtelTraces, recordDemo } from "./cli-jobs";
 import { interventionSuggestions, targetSuggestions, type Suggestion } from "./logic/replay";
 import { oneLine } from "./logic/diagnostics";
 import { costQuestion } from "./logic/cost";
+import { replayedCallsFor } from "./logic/agentless";
 import { readRun } from "../core/log/reader";
 import { RunModel } from "../core/graph/model";
 import { estimateCost } from "../core/replay/preflight";
@@ -56,7 +57,7 @@ export interface CommandContext extends CommandDeps {
   /** The tool call a command is about: from the argument or the selection, else picked. */
   actionFor(arg: unknown, title: string): Promise<{ run: string; action: ActionView } | undefined>;
   /** Asks before a test estimated above causeway.test.confirmAboveUsd; true to go ahead. */
-  confirmCost(run: string, pairs: number, what: string, tests?: number): Promise<boolean>;
+  confirmCost(run: string, pairs: number, what: string, tests?: number, target?: string): Promise<boolean>;
 }
 
 /** Each group registers its commands; a new group is one function here and one line in the list. */
@@ -100,11 +101,13 @@ function commandContext(d: CommandDeps): CommandContext {
     const action = await pickAction(s, run, title);
     return action ? { run, action } : undefined;
   };
-  const confirmCost = async (run: string, pairs: number, what: string, tests = 1): Promise<boolean> => {
+  const confirmCost = async (run: string, pairs: number, what: string, tests = 1, target?: string): Promise<boolean> => {
     const cfg = s.settings();
     let est;
     try {
-      est = estimateCost(new RunModel(readRun(run)), pairs * tests, cfg.prices);
+      const data = readRun(run);
+      // at rung 1 one recorded call is re-sent per arm, not the run's
+      est = estimateCost(new RunModel(data), pairs * tests, cfg.prices, replayedCallsFor(data, target));
     } catch {
       return true; // an unreadable run fails later with its own message
     }
@@ -148,7 +151,7 @@ function testCommands(c: CommandContext): void {
     const { run, action } = hit;
     const title = vscode.l10n.t("Find the cause of {0} (#{1}, {2})", oneLine(action.tool, 60), action.seq, path.basename(run));
     // an attribution runs a few tests (group, singles): estimate with four at n-max 80 each
-    if (!(await c.confirmCost(run, 80, vscode.l10n.t("Find the cause"), 4))) return;
+    if (!(await c.confirmCost(run, 80, vscode.l10n.t("Find the cause"), 4, action.target))) return;
     const out = await replay.run({ op: "attribute", run, target: action.target }, { title });
     if (!out.ok) return;
     panel.show(run, { seq: action.seq, node: action.node, action: true });
@@ -183,7 +186,7 @@ function testCommands(c: CommandContext): void {
     );
     if (nMax === undefined) return;
     const title = vscode.l10n.t("Run test on {0}", path.basename(run));
-    if (!(await c.confirmCost(run, nMax, vscode.l10n.t("This test")))) return;
+    if (!(await c.confirmCost(run, nMax, vscode.l10n.t("This test"), 1, target))) return;
     const out = await replay.run({ op: "test", run, intervention, target, n, nMax }, { title });
     if (!out.ok) return;
     panel.show(run, { seq: action.seq, node: action.node, action: true });

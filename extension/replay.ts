@@ -86,10 +86,11 @@ export class ReplayService {
 
   /**
    * How to replay the run: its program (approved, or a built-in: rung 3), without it (rung 2: the
-   * recorded requests re-sent to the user's endpoint, nothing to approve), or the approval question.
+   * recorded requests re-sent to the user's endpoint, nothing to approve; else rung 1: the one call
+   * that made the action re-sent), or the approval question.
    * A string: why it is refused.
    */
-  private async rung(program: string, root: string, runDir: string): Promise<{ approval?: Approval; agentless?: AgentlessEndpoint } | string> {
+  private async rung(program: string, root: string, runDir: string): Promise<{ approval?: Approval; agentless?: AgentlessEndpoint; rung?: 1 | 2 } | string> {
     const d = decideRung(program, root, this.s.store.runData(runDir), this.approvals.list(), this.s.settings(runDir).allowed.includes(program));
     if (d.kind === "program") return { approval: d.approval };
     if (d.kind === "refuse") return d.reason;
@@ -100,8 +101,13 @@ export class ReplayService {
     };
     const r = resolveEndpoint(d.apis, cfg, process.env);
     if ("error" in r) return r.error;
-    this.s.log.info(`replaying ${path.basename(runDir)} without its program (rung 2): ${program ? `${program} is not allowed` : "the run names no program"}`);
-    return { agentless: r.endpoint };
+    const why = program ? `${program} is not allowed` : "the run names no program";
+    this.s.log.info(
+      d.rung === 2
+        ? `replaying ${path.basename(runDir)} without its program (rung 2): ${why}`
+        : `replaying ${path.basename(runDir)} without its program, one recorded call re-sent (rung 1): ${why}; the whole run can't be re-simulated: ${d.why ?? ""}`,
+    );
+    return { agentless: r.endpoint, rung: d.rung };
   }
 
   /** Asks for the key agentless replays send (kept in VS Code's SecretStorage; empty: forget it). */
@@ -167,7 +173,7 @@ export class ReplayService {
     const settings = this.s.settings(entry.dir);
     const req = { ...buildRequest(job, program, root, settings, rung.approval), ...(rung.agentless ? { agentless: rung.agentless } : {}) };
     const workerPath = path.join(this.s.context.extensionPath, "dist", "worker.js");
-    this.s.log.info(`${opts.title}: ${JSON.stringify({ op: req.op, run: req.run, program, root, rung: rung.agentless ? 2 : 3 })}`);
+    this.s.log.info(`${opts.title}: ${JSON.stringify({ op: req.op, run: req.run, program, root, rung: rung.rung ?? 3 })}`);
     const t0 = Date.now();
     this.running++;
     try {

@@ -9,6 +9,7 @@ import type { TimelineFilters } from "./host";
 import { SEVERITY_RANK } from "./labels";
 import { lineageChains } from "../core/graph/lineage";
 import { chainOf, howTested, type ChainHop, type HowTested } from "../core/analysis/tested";
+import { notTestedOf } from "../core/analysis/tested";
 
 /** Lookups built once per investigation (memoised on the object). */
 export interface Index {
@@ -203,6 +204,8 @@ export interface JobOutcome {
   how?: HowTested;
   /** Find the cause: the hops it followed, root → action, when it followed any. */
   chain?: ChainHop[];
+  /** Find the cause: the suspects it could not test (rung 1), with why. */
+  notTested?: { spec: string; reason: string }[];
 }
 
 const num = (x: unknown): number | undefined => (typeof x === "number" && Number.isFinite(x) ? x : undefined);
@@ -246,5 +249,6 @@ export function jobOutcome(kind: "test" | "attribution" | "fixCheck", result: un
     inconclusive: strings(r.inconclusive),
     modelCalls: num(r.model_calls),
     chain: chainOf(r.chain),
+    notTested: notTestedOf(r.not_tested),
   };
 }

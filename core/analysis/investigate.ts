@@ -12,6 +12,7 @@ import { ProvenanceIndex } from "./provenance";
 import { attachCauseDetails } from "./causes";
 import { countedRun, foreignByAction } from "./foreign";
 import { recordedChains } from "./chains";
+import { recordedNotTested } from "./not-tested";
 import { UntrustedReach } from "./reach";
 import { actionView, liteView } from "./action-view";
 import { alertsOf, REACH_NAMED } from "./alerts";
@@ -56,6 +57,10 @@ export function investigate(whole: RunData, opts: InvestigateOptions = {}): Inve
   for (const [id, c] of recordedChains(m, whole.tests)) {
     const v = views.get(nodeId(id));
     if (v) Object.assign(v, c);
+  }
+  for (const [id, nt] of recordedNotTested(m, whole.tests)) {
+    const v = views.get(nodeId(id));
+    if (v) v.notTested = nt;
   }
   const tests = run.tests.map(testSummary);
   const cp = criticalPath(g);

@@ -78,3 +78,25 @@ export function chainOf(x: unknown): ChainHop[] | undefined {
   }
   return out;
 }
+
+/** Suspects kept per not-tested list, and characters per reason. */
+export const NOT_TESTED_MAX = 50;
+const REASON_CHARS = 400;
+
+/**
+ * The suspects an attribution could not test (rung 1: not in the one call re-sent), each with why:
+ * its `not_tested`, or a tests.jsonl line's `attribution_not_tested`. Entries that are not a text
+ * spec and reason are dropped; undefined when none is left.
+ */
+export function notTestedOf(x: unknown): { spec: string; reason: string }[] | undefined {
+  if (!Array.isArray(x)) return undefined;
+  const out: { spec: string; reason: string }[] = [];
+  for (const e of x) {
+    if (out.length >= NOT_TESTED_MAX) break;
+    if (!e || typeof e !== "object") continue;
+    const { spec, reason } = e as Record<string, unknown>;
+    if (typeof spec !== "string" || !spec.trim() || typeof reason !== "string") continue;
+    out.push({ spec: clip(spec, ID_CHARS), reason: clip(reason, REASON_CHARS) });
+  }
+  return out.length ? out : undefined;
+}

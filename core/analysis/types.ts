@@ -146,6 +146,17 @@ export interface ActionView {
   chain?: RecordedChain;
   /** A chain written by someone other than the run's writer: shown marked, not counted. */
   foreignChain?: RecordedChain;
+  /** The suspects the latest Find the cause could not test (rung 1), from tests.jsonl (core/analysis/not-tested.ts). */
+  notTested?: NotTested;
+}
+
+/** The suspects one attribution of one target could not test, with why (tests.jsonl). */
+export interface NotTested {
+  attribution: string;
+  target: string;
+  items: { spec: string; reason: string }[];
+  /** The tests.jsonl line that says so. */
+  line: number;
 }
 
 /** A chain of hops as recorded by one attribution of one target (tests.jsonl). */

@@ -75,7 +75,10 @@ export async function attribute(ctx: ReplayContext, opts: AttributeOptions): Pro
   const id = randomBytes(6).toString("hex");
   // the case file reads the chain back from tests.jsonl: each hop's test is marked with its place in it
   const hopOf = new Map(chain?.map((h, index) => [h.test, { index, from: h.from, to: h.to }]));
-  if (opts.save !== false) for (const t of st.tests) appendTest(ctx.run.dir, { ...t, attribution: id, ...(hopOf.has(t) ? { chain_hop: hopOf.get(t) } : {}) });
+  // and so are the suspects this replay could not test (rung 1: not in the one call re-sent), on each line of the attribution
+  const notTested = plan.notTested?.length ? { attribution_not_tested: plan.notTested } : {};
+  if (opts.save !== false)
+    for (const t of st.tests) appendTest(ctx.run.dir, { ...t, attribution: id, ...notTested, ...(hopOf.has(t) ? { chain_hop: hopOf.get(t) } : {}) });
   const last = st.groups[st.groups.length - 1] ?? null;
   const res: Attribution = {
     target: opts.target,

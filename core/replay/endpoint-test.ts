@@ -2,7 +2,8 @@
  * Decision replay over HTTP (rung 1): re-send one recorded model call (recorded by an SDK adapter
  * or the gateway) to an endpoint, with the blocks an intervention matches replaced by a placeholder
  * (so the request stays valid), against the same request re-sent unchanged (a no-removal control
- * call: hosted models ignore seeds, so the recorded output is not the baseline). The result has
+ * call: hosted models ignore seeds, so the recorded output is not the baseline). Both arms of a
+ * pair carry the pair's seed where the API takes one (as the one-call System does). The result has
  * the shape of the in-process decision test (scope "decision") and is appended to tests.jsonl.
  *
  * The URL and the key come from the caller (flags, environment), never from the run: a run file is
@@ -19,9 +20,9 @@ import { newcombe, sequentialLooks, verdictFor, zFor, type Verdict } from "../st
 import { bettingNMax, sequentialBetting } from "./sequential";
 import { MIN_EFFECT, newcombeNeeded, r4, testRecord, type TestEnding } from "./test-record";
 import type { Codec } from "../adapters/codecs";
-import { cloneJson } from "../adapters/shared";
 import { Redactor } from "../log/redact";
 import { checkDefaultEndpoint, endpointFor, EndpointError, postJson, rebuildRequest, withoutBlocks, type SendFn } from "./endpoint-replay";
+import { sendable } from "./agentless/wire";
 
 export interface EndpointTestOptions {
   /** Seq or id of the decision. */
@@ -46,6 +47,8 @@ export interface EndpointTestOptions {
   signal?: AbortSignal;
   onProgress?: (p: { phase: string; done: number; total: number }) => void;
   send?: SendFn;
+  /** The first pair's seed (default 0): pair i sends seed seedBase + i in both arms, where the API takes one. */
+  seedBase?: number;
   /** "betting" (default: the paired betting sequence, sequential up to nMax, or n) or "newcombe" (the reference's looks). */
   method?: "betting" | "newcombe";
   alpha?: number;
@@ -54,15 +57,6 @@ export interface EndpointTestOptions {
 function authHeaders(codec: Codec, key: string | undefined): Record<string, string> {
   if (codec.api === "anthropic.messages") return { "anthropic-version": "2023-06-01", ...(key ? { "x-api-key": key } : {}) };
   return key ? { authorization: `Bearer ${key}` } : {};
-}
-
-/** Prepares a body for re-sending: never streamed, never stored by the provider. */
-function sendable(codec: Codec, body: unknown): unknown {
-  const b = cloneJson(body) as Record<string, unknown>;
-  delete b.stream;
-  delete b.stream_options;
-  if (codec.api === "openai.responses") b.store = false;
-  return b;
 }
 
 /**
@@ -104,8 +98,9 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
   const { body: without, removed: dropped, kept, edited } = withoutBlocks(r, opts.intervention);
   const removed = dropped + edited;
   const { url, headers, redactor, send } = endpointSender(codec, r.record.url, opts);
-  const control = sendable(codec, r.body);
-  const treated = sendable(codec, without);
+  // both arms of a pair carry the pair's seed (where the API takes one), as the other rungs' pairs do
+  const seed = (pair: number) => (opts.seedBase ?? 0) + pair;
+  let pairs = 0;
   let calls = 0;
   const hit = async (body: unknown): Promise<boolean> => {
     if (opts.signal?.aborted) throw Object.assign(new Error("cancelled"), { name: "AbortError" });
@@ -115,6 +110,9 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
       return codec.toolCalls(res).some((c) => matchesTarget(target, { tool: c.name, agent: String(ev.agent), args: canonical(c.args ?? {}), result: "" }));
     return canonical(codec.output(res) ?? null).includes(opts.contains!);
   };
+  /** One pair: the recorded request unchanged (control) and with the intervention, both with the pair's seed. */
+  const pairHits = (k: number, treat: boolean) =>
+    Promise.all([hit(sendable(codec, r.body, seed(k))), treat ? hit(sendable(codec, without, seed(k))) : Promise.resolve(false)]);
   const minEffect = opts.minEffect ?? MIN_EFFECT;
   let kWith = 0;
   let kWithout = 0;
@@ -165,7 +163,7 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
     const nMax = bettingNMax(opts.n, opts.nMax);
     const o = await sequentialBetting(
       { alpha, minEffect, nMax, minPairs: opts.minPairs, applied: removed > 0, onLook: (n) => opts.onProgress?.({ phase: "decision", done: n, total: nMax }) },
-      () => Promise.all([hit(control), hit(treated)]),
+      () => pairHits(pairs++, true),
       ([a, b]) => {
         kWith += +a;
         kWithout += +b;
@@ -188,7 +186,7 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
   const z = zFor(plan.length * (opts.family ?? 1));
   for (const size of plan) {
     while (i < size) {
-      const [a, b] = await Promise.all([hit(control), removed ? hit(treated) : Promise.resolve(false)]);
+      const [a, b] = await pairHits(i, removed > 0);
       kWith += +a;
       kWithout += +b;
       i++;

@@ -11,8 +11,9 @@
  *
  * `agentless` asks for the replay without the program (rung 2): the run's recorded requests are
  * re-sent to the endpoint it names (else the worker's OPENAI_/ANTHROPIC_BASE_URL), with its key
- * (else OPENAI_/ANTHROPIC_API_KEY), tools served from the tape. No program runs, so no approval
- * is checked; the endpoint and key come from the user, never from the run.
+ * (else OPENAI_/ANTHROPIC_API_KEY), tools served from the tape; when the whole run can't be
+ * re-simulated, the one recorded call that made the target action (rung 1). No program runs, so
+ * no approval is checked; the endpoint and key come from the user, never from the run.
  */
 import type { Progress } from "./context";
 import type { Approval } from "./approval";

@@ -3,8 +3,9 @@
  * program being replayed never runs inside the extension host. Reads one request on stdin, streams
  * progress and the result on stdout (see worker-protocol.ts), and exits. It runs only what the
  * request's approval covers (approval.ts): the same program string, file and sha256; or, asked for
- * a replay without the program (rung 2), no program at all: the run's recorded requests re-sent to
- * the endpoint the request names, tools from the tape.
+ * a replay without the program, no program at all: the run's recorded requests re-sent to the
+ * endpoint the request names, tools from the tape (rung 2), else the one recorded call that made
+ * the target action (rung 1; worker-rung.ts).
  */
 import { readRun, type RunData } from "../log/reader";
 import { SpecError } from "../specs/grammar";
@@ -24,7 +25,7 @@ import { commandRunRefusal, recordedCommand } from "./command";
 import { RunModel } from "../graph/model";
 import type { System } from "../sdk/system";
 import { EndpointError } from "./endpoint-replay";
-import { AgentlessSystem } from "./agentless/system";
+import { agentlessSystem } from "./worker-rung";
 
 function send(m: WorkerMessage): void {
   process.stdout.write(JSON.stringify(m) + "\n");
@@ -44,16 +45,6 @@ async function programSystem(req: WorkerRequest, run: RunData): Promise<System> 
     if (why) throw new ReplayError(`can't replay this run: ${why}`);
   }
   return (await loadPlan(plan, run, req.approval?.sha256)).system;
-}
-
-/** Rung 2: the recorded requests re-sent to the user's endpoint; no program, no tool runs. */
-function agentlessSystem(req: WorkerRequest, run: RunData): System {
-  if (req.op === "test" && req.liveTools) throw new ReplayError("live tools need the program: a replay without it serves every tool from the recording");
-  const { baseUrl, apiKey } = req.agentless ?? {};
-  return new AgentlessSystem(run, {
-    baseUrl: typeof baseUrl === "string" && baseUrl ? baseUrl : undefined,
-    apiKey: typeof apiKey === "string" && apiKey ? apiKey : undefined,
-  });
 }
 
 async function handle(req: WorkerRequest): Promise<unknown> {

@@ -4,6 +4,7 @@
  * spans, the handoff chain, the other inputs, tests others wrote, the failure shape, fix checks,
  * the recorded path, the log and the evidence table.
  */
+import { attributionNotTested } from "../analysis/not-tested";
 import type { RunData } from "../log/reader";
 import type { TestRecord } from "../log/testslog";
 import type { verifyRunData } from "../log/verify";
@@ -199,6 +200,12 @@ export function probableCause(c: CaseContext, f: Findings, anyForeign: boolean):
   else if (!f.causes.length)
     blocks.push({ p: [`No input was confirmed as a cause by the ${f.attrTests.length} recorded test${f.attrTests.length === 1 ? "" : "s"}.`] });
   if (f.attrTests.length) blocks.push({ p: [rungSentence(f.attrTests)] });
+  // what this replay could not test (rung 1: not in the one call re-sent): neither a cause nor ruled out
+  const nt = f.attr ? attributionNotTested(f.attrTests) : undefined;
+  if (nt)
+    blocks.push({
+      p: [`Not tested, so neither a cause nor ruled out (tests.jsonl line ${nt.line}): `, nt.items.map((x) => `${x.spec}: ${x.reason}`).join("; "), "."],
+    });
   for (const t of f.primary.length ? f.primary : f.contributing) {
     const spec = String(t.intervention);
     const ev = f.inputEv(spec);

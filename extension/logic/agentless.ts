@@ -9,6 +9,10 @@
  *  - else rung 2 when every model call's full request was recorded (the gateway, the preload, the
  *    SDK adapters): the worker re-sends them with tools from the tape; no program starts, so
  *    nothing is asked;
+ *  - else rung 1 when rung 2 is refused (a tool the provider runs, provider-held state, a call not
+ *    recorded in full) but some call that made an action can be re-sent alone: the worker re-sends
+ *    the one call that made the target action, with and without each suspect, and refuses before
+ *    sending anything when that call can't answer (worker-rung.ts);
  *  - else the approval question (or its refusal), as before.
  *
  * The endpoint and key are the user's: the base URL from the user's (never a workspace's)
@@ -19,6 +23,8 @@
 import { RunModel } from "../../core/graph/model";
 import type { RunData } from "../../core/log/reader";
 import { planAgentless } from "../../core/replay/agentless/plan";
+import { rebuildRequest } from "../../core/replay/endpoint-replay";
+import { decidingCall } from "../../core/replay/agentless/one-call";
 import type { AgentlessEndpoint } from "../../core/replay/worker-protocol";
 import type { Approval } from "../../core/replay/approval";
 import { decidePermit, type PermitDecision, type StoredApproval } from "./approvals";
@@ -26,7 +32,9 @@ import { t } from "./l10n";
 
 /** The replay's rung: the program (with its approval), without it, or the approval question / refusal. */
 export type RungDecision =
-  { kind: "program"; approval?: Approval } | { kind: "agentless"; apis: AgentlessApi[] } | Extract<PermitDecision, { kind: "ask" | "refuse" }>;
+  | { kind: "program"; approval?: Approval }
+  | { kind: "agentless"; apis: AgentlessApi[]; rung: 1 | 2; why?: string }
+  | Extract<PermitDecision, { kind: "ask" | "refuse" }>;
 
 /** One API an agentless replay calls, and the address the run says it was recorded against (shown, never used). */
 export interface AgentlessApi {
@@ -46,9 +54,66 @@ export function agentlessApis(run: RunData | undefined): AgentlessApi[] | string
   }
 }
 
-/** Can the run be replayed without its program (for the runs tree and the run pickers)? */
-export function replayableWithoutProgram(run: RunData): boolean {
-  return typeof agentlessApis(run) !== "string";
+/**
+ * The APIs of the recorded calls that made an action and can be re-sent alone (rung 1: recorded in
+ * full, relying on no provider state or provider-run tool), or why none can. Which one is re-sent
+ * depends on the target; the worker checks that call before sending anything.
+ */
+export function oneCallApis(run: RunData | undefined): AgentlessApi[] | string {
+  if (!run) return t("the run could not be read");
+  const m = new RunModel(run);
+  const deciding = new Set(m.actions.map((a) => a.decision));
+  const apis = new Map<string, AgentlessApi>();
+  let why = t("no recorded model call made an action");
+  for (const d of m.decisions) {
+    if (!deciding.has(d.id)) continue;
+    try {
+      const r = rebuildRequest(m, d.seq);
+      const no = r.codec.notReplayable(r.body, m.value(r.decision.output));
+      if (no) {
+        why = t("call #{0} ({1}) {2}", d.seq, String(d.agent), no);
+        continue;
+      }
+      const url = typeof r.record.url === "string" ? r.record.url : undefined;
+      if (!apis.has(r.codec.api)) apis.set(r.codec.api, { api: r.codec.api, ...(url ? { recordedUrl: url } : {}) });
+    } catch (err) {
+      why = (err as Error).message;
+    }
+  }
+  return apis.size ? [...apis.values()] : why;
+}
+
+/** Which rung a replay without the program climbs (2, else 1), or why neither can. */
+export function agentlessRung(run: RunData | undefined): { rung: 1 | 2; apis: AgentlessApi[]; why?: string } | string {
+  const apis = agentlessApis(run);
+  if (typeof apis !== "string") return { rung: 2, apis };
+  const one = oneCallApis(run);
+  if (typeof one === "string") return t("{0}; one call can't be re-sent either: {1}", apis, one);
+  return { rung: 1, apis: one, why: apis };
+}
+
+/** Can the run be replayed without its program, and how (for the runs tree and the run pickers)? */
+export function replayableWithoutProgram(run: RunData): 1 | 2 | undefined {
+  const r = agentlessRung(run);
+  return typeof r === "string" ? undefined : r.rung;
+}
+
+/**
+ * The recorded calls a replay of `target` re-sends, for the cost estimate, when that is surely
+ * rung 1 (the run names no program to approve, and can't be re-simulated whole): the one call that
+ * made the action. Else undefined: every call (an overestimate at worst).
+ */
+export function replayedCallsFor(run: RunData | undefined, target: string | undefined): RunModel["decisions"] | undefined {
+  if (!run || !target) return undefined;
+  const m = new RunModel(run);
+  if (String(m.start.program ?? "") !== "") return undefined;
+  const r = agentlessRung(run);
+  if (typeof r === "string" || r.rung !== 1) return undefined;
+  try {
+    return [decidingCall(m, target).decision];
+  } catch {
+    return undefined;
+  }
 }
 
 /** Was the run recorded by the gateway (`causeway gateway`, or `causeway record` behind it)? */
@@ -71,8 +136,8 @@ export function decideRung(
   // gateway is not (its program is never re-run: its tools ran in code no replay intercepts). A run
   // that claims the gateway only skips a question whose answer would run code: rung 2 runs none
   if (permit?.kind === "ask" && !recordedBehindGateway(run)) return permit;
-  const apis = agentlessApis(run);
-  if (typeof apis !== "string") return { kind: "agentless", apis };
+  const apis = agentlessRung(run);
+  if (typeof apis !== "string") return { kind: "agentless", ...apis };
   if (permit)
     return permit.kind === "refuse"
       ? { kind: "refuse", reason: t("{0}; replaying without the program is not possible either: {1}", permit.reason, apis) }

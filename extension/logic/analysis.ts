@@ -36,13 +36,19 @@ export interface RunAnalysis {
   sites: SiteHit[];
   /** run.start's program ("" when none was recorded). */
   program: string;
-  /** Every model call's full request was recorded: the run replays without its program (rung 2). */
+  /** The run replays without its program: every model call's full request was recorded (rung 2), or a call that made an action can be re-sent alone (rung 1). */
   agentless: boolean;
+  /** How it replays without its program (undefined when it can't). */
+  agentlessRung?: 1 | 2;
   /** Milliseconds the analysis took. */
   ms: number;
 }
 
 const MAX_SITE_FILE = 1024;
+
+function agentlessOf(rung: 1 | 2 | undefined): Pick<RunAnalysis, "agentless" | "agentlessRung"> {
+  return rung ? { agentless: true, agentlessRung: rung } : { agentless: false };
+}
 
 /** A recorded site we can use: a short path without control characters, and a positive line. */
 export function validSite(site: unknown): { file: string; line: number } | undefined {
@@ -94,7 +100,7 @@ export function analyseRun(run: RunData): RunAnalysis {
     problems: run.problems,
     sites,
     program: summary.program,
-    agentless: summary.decisions > 0 && replayableWithoutProgram(run),
+    ...agentlessOf(summary.decisions > 0 ? replayableWithoutProgram(run) : undefined),
     ms: performance.now() - t0,
   };
 }

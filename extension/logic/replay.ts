@@ -72,6 +72,7 @@ export function buildRequest(job: ReplayJob, program: string, root: string, s: R
 export function describeResult(op: ReplayJob["op"], result: unknown): string {
   const text = describeOutcome(op, result);
   const r = (result ?? {}) as Record<string, unknown>;
+  if (r.rung === 1) return t("{0} (rung 1: the one recorded call that made the action re-sent, without the program)", text);
   return r.rung === 2 ? t("{0} (rung 2: replayed without the program, tools from the recording)", text) : text;
 }
 

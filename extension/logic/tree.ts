@@ -209,7 +209,13 @@ export function runItem(entry: RunEntry, opts: { where?: string } = {}): ItemSpe
     s.confirmed_causes ? t("Tests: {0} ({1})", s.tests, count(s.confirmed_causes, "{0} confirmed cause", "{0} confirmed causes")) : t("Tests: {0}", s.tests),
   ];
   if (a.agentless)
-    tip.push(t("Replays without the program when it is not allowed (rung 2): the recorded model calls re-sent to your endpoint, tools from the recording"));
+    tip.push(
+      a.agentlessRung === 1
+        ? t(
+            "Replays without the program when it is not allowed (rung 1): the one recorded call that made the action re-sent to your endpoint, with and without each suspect",
+          )
+        : t("Replays without the program when it is not allowed (rung 2): the recorded model calls re-sent to your endpoint, tools from the recording"),
+    );
   if (s.task) tip.push(t("Task: {0}", oneLine(s.task, 300)));
   if (s.top_alert) tip.push(t("Top alert: {0}", oneLine(s.top_alert.title, 300)));
   return {

@@ -244,6 +244,9 @@ function Outcome({ job }: { job: Job }) {
       )}
       {o.ruledOut && o.ruledOut.length > 0 && <div class="muted">{`Ruled out: ${o.ruledOut.join(", ")}`}</div>}
       {o.inconclusive && o.inconclusive.length > 0 && <div class="muted">{`Inconclusive: ${o.inconclusive.join(", ")}`}</div>}
+      {o.notTested && o.notTested.length > 0 && (
+        <div class="muted outcome-not-tested">{`Not tested (neither a cause nor ruled out): ${o.notTested.map((x) => `${x.spec}: ${x.reason}`).join("; ")}`}</div>
+      )}
       {o.modelCalls !== undefined && <div class="muted">{`${o.modelCalls} model calls`}</div>}
     </div>
   );

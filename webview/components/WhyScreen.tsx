@@ -11,6 +11,7 @@ import { actionSeverity, defaultAction, indexOf, lineageGroups, nodeLineage, nod
 import { Candidates } from "./Candidates";
 import { ForeignTests } from "./ForeignTests";
 import { RecordedChain } from "./RecordedChain";
+import { NotTested } from "./NotTested";
 import { CauseDetails } from "./CauseDetails";
 import { useApp } from "./context";
 import { Button, Chip, Empty, HostLink, Icon, Section, SeverityChip, TrustChip, onActivate, useRoving } from "./ui";
@@ -37,6 +38,7 @@ export function WhyScreen() {
         <Provenance inv={inv} a={a} />
         <Lineage inv={inv} a={a} />
         <Candidates inv={inv} a={a} />
+        <NotTested a={a} />
         <RecordedChain a={a} />
         <ForeignTests a={a} />
         <CauseDetails inv={inv} a={a} />

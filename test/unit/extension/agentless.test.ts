@@ -57,7 +57,7 @@ describe("which rung a replay from the editor climbs", () => {
 
   it("no program: rung 2, with the API it calls and the address it was recorded against", () => {
     const d = decideRung("", tmp, readRun(dir), [], false);
-    expect(d).toEqual({ kind: "agentless", apis: [{ api: "openai.chat", recordedUrl: `${recorded.url}/v1/chat/completions` }] });
+    expect(d).toEqual({ kind: "agentless", rung: 2, apis: [{ api: "openai.chat", recordedUrl: `${recorded.url}/v1/chat/completions` }] });
   });
 
   it("a gateway run's program not approved: rung 2 without asking; approved: rung 3 as before", () => {
