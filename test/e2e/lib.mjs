@@ -646,6 +646,23 @@ export async function expandTreeRow(page, viewTitle, labels, { timeout = DEFAULT
   return row;
 }
 
+/**
+ * Expand the rows of `labels` until a row under them satisfies `wanted` (given the view's rows),
+ * and return those rows. A tree refresh (a run's analysis landing, a tail growing it) replaces its
+ * rows collapsed: then the path is expanded again, until `timeout`.
+ */
+export async function expandUntil(page, viewTitle, labels, wanted, { timeout = DEFAULT_TIMEOUT } = {}) {
+  const t0 = Date.now();
+  for (;;) {
+    await expandTreeRow(page, viewTitle, labels, { timeout });
+    const rows = await treeRows(page, viewTitle);
+    if (rows.some(wanted)) return rows;
+    if (Date.now() - t0 > timeout)
+      throw new Error(`expandUntil: no wanted row under ${[].concat(labels).join(" > ")}: ${JSON.stringify(rows.map((r) => [r.label, r.description]))}`);
+    await page.waitForTimeout(200); // the tree redraws asynchronously: poll
+  }
+}
+
 /** Collapse a tree row by label or path (no-op when collapsed or a leaf). */
 export async function collapseTreeRow(page, viewTitle, labels, { timeout = DEFAULT_TIMEOUT } = {}) {
   const row = await findTreeRow(page, viewTitle, labels, { timeout });

@@ -173,12 +173,7 @@ vs.scenario("a run shipped by HttpSink from another process appears live, grows,
   await desc.filter({ hasText: new RegExp(`^\\s*intact · ${counts} · no program`) }).waitFor({ timeout: vs.T(15_000) });
   const ended = Date.now() - t1;
   console.log(`[httpsink] run listed ${appeared} ms after the first step; the end shown ${ended} ms after the agent exited; ${step} steps, ${events()} events`);
-  await vs.expandTreeRow(page, "Runs", [RUN]);
-  await vs.expandTreeRow(page, "Runs", [RUN, "support"]);
-  const rows = await vs.treeRows(page, "Runs");
-  assert.ok(
-    rows.some((r) => r.label === "send_email" && /1 high/.test(r.description)),
-    JSON.stringify(rows.map((r) => [r.label, r.description])),
-  );
+  // the agent's row lists the e-mail with its high alert (re-expanded if the end's analysis redrew the tree)
+  await vs.expandUntil(page, "Runs", [RUN, "support"], (r) => r.label === "send_email" && /1 high/.test(r.description), { timeout: vs.T(30_000) });
   await vs.screenshot(page, "34-httpsink-ended");
 });
