@@ -10,11 +10,7 @@ import { openBlob } from "./blobs";
 import { exportReport, importOtelTraces, recordDemo } from "./cli-jobs";
 import { interventionSuggestions, targetSuggestions, type Suggestion } from "./logic/replay";
 import { oneLine } from "./logic/diagnostics";
-import { costQuestion } from "./logic/cost";
-import { replayedCallsFor } from "./logic/agentless";
-import { readRun } from "../core/log/reader";
-import { RunModel } from "../core/graph/model";
-import { estimateCost } from "../core/replay/preflight";
+import { confirmCost as confirmReplayCost } from "./cost-confirm";
 import type { InvestigatorPanel } from "./panel";
 import { askInt, pickAction, pickBlob, pickRun } from "./picks";
 import type { ReplayService } from "./replay";
@@ -101,20 +97,7 @@ function commandContext(d: CommandDeps): CommandContext {
     const action = await pickAction(s, run, title);
     return action ? { run, action } : undefined;
   };
-  const confirmCost = async (run: string, pairs: number, what: string, tests = 1, target?: string): Promise<boolean> => {
-    const cfg = s.settings();
-    let est;
-    try {
-      const data = readRun(run);
-      // at rung 1 one recorded call is re-sent per arm, not the run's
-      est = estimateCost(new RunModel(data), pairs * tests, cfg.prices, replayedCallsFor(data, target));
-    } catch {
-      return true; // an unreadable run fails later with its own message
-    }
-    const q = costQuestion(est, cfg.confirmAboveUsd, what);
-    if (!q) return true;
-    return (await vscode.window.showWarningMessage(vscode.l10n.t("Causeway: {0}", q), { modal: true }, vscode.l10n.t("Run"))) === vscode.l10n.t("Run");
-  };
+  const confirmCost = (run: string, pairs: number, what: string, tests = 1, target?: string) => confirmReplayCost(s, run, pairs, what, tests, target);
 
   return { ...d, reg, known, current, actionFor, confirmCost };
 }

@@ -19,6 +19,8 @@ import type { RunsChange } from "./logic/workspace-runs";
 import type { ReplayService } from "./replay";
 import type { Services } from "./services";
 import { COMMANDS } from "./logic/command-ids";
+import { confirmCost } from "./cost-confirm";
+import { DEFAULT_N_MAX } from "../core/replay/sequential";
 
 export const PANEL_TYPE = "causeway.investigator";
 
@@ -325,6 +327,18 @@ export class InvestigatorPanel implements vscode.Disposable {
 
   private async request(m: Extract<WebviewToHost, { type: "runTest" | "findCause" | "checkFix" }>): Promise<void> {
     if (this.requests.has(m.requestId)) return;
+    // the same cost question as the commands ask: a test of up to n-max pairs; Find the cause as
+    // four tests of up to 80; a fix check as its harm test and one test a kept action, up to 160
+    const asked =
+      m.type === "runTest"
+        ? await confirmCost(this.s, m.run, m.nMax ?? m.n ?? DEFAULT_N_MAX, vscode.l10n.t("This test"), 1, m.target)
+        : m.type === "findCause"
+          ? await confirmCost(this.s, m.run, 80, vscode.l10n.t("Find the cause"), 4, m.target)
+          : await confirmCost(this.s, m.run, 160, vscode.l10n.t("Check a fix"), 1 + (m.keep?.length ?? 0), m.harm);
+    if (!asked) {
+      this.post({ type: "result", requestId: m.requestId, ok: false, error: vscode.l10n.t("not run: the cost was declined"), cancelled: true });
+      return;
+    }
     const ac = new AbortController();
     this.requests.set(m.requestId, ac);
     const onProgress = (p: { phase: string; done: number; total: number; message?: string }) =>
