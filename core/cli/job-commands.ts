@@ -54,8 +54,9 @@ async function call(base: string, token: string, method: string, route: string, 
     v = { error: text.slice(0, 200) };
   }
   if (res.status >= 300) {
-    const e = new Error(`the collector answered ${res.status}: ${(v as { error?: string }).error ?? ""}`);
-    (e as Error & { status: number }).status = res.status;
+    const reason = String((v as { error?: unknown }).error ?? "");
+    const e = new Error(`the collector answered ${res.status}: ${reason}`);
+    Object.assign(e, { status: res.status, reason });
     throw e;
   }
   return v;
@@ -190,8 +191,12 @@ export async function submitToCollector(p: Parsed, kind: "attribute" | "test" | 
   try {
     j = (await call(base, token, "POST", "/v1/jobs", spec)) as JobView;
   } catch (e) {
+    // refused (a job that would do nothing on the run, a field it may not carry) or no such run:
+    // exit 2 with the collector's reason, before anything of a job is said
     const status = (e as { status?: number }).status;
-    throw status === 400 || status === 404 ? new UsageError((e as Error).message) : e;
+    if (status === 400 || status === 404)
+      throw new UsageError(`refused by the collector: ${(e as Error & { reason?: string }).reason ?? (e as Error).message}`);
+    throw e;
   }
   process.stderr.write(
     `causeway: submitted job ${j.id} (${kind} of ${j.run_id}); Ctrl-C detaches, \`causeway jobs ${base} ${j.id} --follow\` follows it again\n`,

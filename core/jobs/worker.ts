@@ -18,8 +18,9 @@ import type { ArmOutcome } from "../replay/context";
 import type { System } from "../sdk/system";
 import { PgStore } from "../store/postgres";
 import { appendTestFor } from "../store/owners";
-import { checkFix, checkTarget } from "../replay/preflight";
 import { RunModel } from "../graph/model";
+import { checkJob } from "./preflight";
+import { RunCopies } from "./run-copy";
 import { JobStore } from "./store";
 import { SharedCacheContext } from "./shared-context";
 import { DEFAULT_WINDOW, checkSpec } from "./spec";
@@ -59,36 +60,6 @@ export interface Worker {
   stop(): Promise<void>;
 }
 
-/** The run's events and blobs from the store into a folder of this worker (refreshed when the run grew). */
-async function materialize(store: PgStore, runId: string, root: string): Promise<string> {
-  const row = await store.getRun(runId);
-  if (!row) throw new Error(`no run ${runId} in the store`);
-  const dir = path.join(root, runId);
-  const stamp = path.join(root, `.${runId}.head`);
-  const head = String((row as unknown as { head_seq: number }).head_seq);
-  if (fs.existsSync(stamp) && fs.readFileSync(stamp, "utf8") === head) return dir;
-  const tmp = fs.mkdtempSync(path.join(root, `.${runId}-`));
-  fs.mkdirSync(path.join(tmp, "blobs"));
-  const parts: Buffer[] = [];
-  for (let from = 0; ;) {
-    const r = await store.readEvents(runId, from, 10_000);
-    if (!r || !r.count) break;
-    parts.push(r.bytes);
-    from += r.count;
-  }
-  fs.writeFileSync(path.join(tmp, "events.jsonl"), Buffer.concat(parts));
-  for (let after = ""; ;) {
-    const page = (await store.readBlobPage(runId, after, 1000)) ?? [];
-    for (const b of page) if (/^sha256:[0-9a-f]{64}$/.test(b.ref)) fs.writeFileSync(path.join(tmp, "blobs", b.ref.slice(7) + ".json"), b.body);
-    if (page.length < 1000) break;
-    after = page[page.length - 1].ref;
-  }
-  fs.rmSync(dir, { recursive: true, force: true });
-  fs.renameSync(tmp, dir);
-  fs.writeFileSync(stamp, head);
-  return dir;
-}
-
 // long: the task handlers share one queue handle, store and system cache as closures; a class is next
 export async function startWorker(o: WorkerOptions): Promise<Worker> {
   const log = o.log ?? (() => {});
@@ -100,7 +71,7 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
   await store.init();
   await jobs.init();
   const boss = await startBoss(o.url, timing, log);
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), "causeway-worker-"));
+  const copies = new RunCopies(fs.mkdtempSync(path.join(os.tmpdir(), "causeway-worker-")));
   const systems = new Map<string, Promise<System>>();
 
   const systemOf = (runDir: string): Promise<System> => {
@@ -125,7 +96,7 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
       for (const it of t.items) for (const k of [baseKey(it), treatKey(it)]) if (!have.has(k)) await jobs.putArm(t.job, k, null, BUDGET_REACHED, name);
       return next(t.job);
     }
-    const dir = await materialize(store, job.run_id, root);
+    const dir = await copies.dir(store, job.run_id);
     let system: System;
     try {
       system = await systemOf(dir);
@@ -193,7 +164,7 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
     }
     // the database or the run being unreachable is transient: thrown, the pass is retried; what
     // the job itself gets wrong (its spec, a target the run never did, a failed pair) fails it
-    const dir = await materialize(store, job.run_id, root);
+    const dir = await copies.dir(store, job.run_id);
     const arms = await jobs.arms(jobId);
     const window = specWindow(job.spec) ?? Math.max(DEFAULT_WINDOW, 2 * batch * (await jobs.capacity(3 * HEARTBEAT_S)));
     let r;
@@ -201,8 +172,8 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
       const spec = checkSpec(job.spec);
       const run = readRun(dir);
       // what the local command refuses before any model call, the job refuses before any pair
-      if (spec.kind === "attribute") checkTarget(new RunModel(run), spec.target);
-      if (spec.kind === "fix-check") for (const f of spec.fix ?? []) checkFix(new RunModel(run), f);
+      // (the collector refused it at submit already; the database is trusted no more than a request)
+      checkJob(new RunModel(run), spec);
       r = await drivePass(run, spec, jobId, arms, window);
     } catch (err) {
       await jobs.finish(jobId, "failed", null, (err as Error).message);
@@ -284,7 +255,7 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
       await jobs.leave(name).catch(() => undefined);
       await jobs.close().catch(() => undefined);
       await store.close().catch(() => undefined);
-      fs.rmSync(root, { recursive: true, force: true });
+      copies.remove();
     },
   };
 }
