@@ -21,6 +21,7 @@ import { appendTestFor } from "../store/owners";
 import { RunModel } from "../graph/model";
 import { checkJob } from "./preflight";
 import { RunCopies } from "./run-copy";
+import { storeTestBlobs } from "./test-blobs";
 import { JobStore } from "./store";
 import { SharedCacheContext } from "./shared-context";
 import { DEFAULT_WINDOW, checkSpec } from "./spec";
@@ -168,9 +169,10 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
     const arms = await jobs.arms(jobId);
     const window = specWindow(job.spec) ?? Math.max(DEFAULT_WINDOW, 2 * batch * (await jobs.capacity(3 * HEARTBEAT_S)));
     let r;
+    let run;
     try {
       const spec = checkSpec(job.spec);
-      const run = readRun(dir);
+      run = readRun(dir);
       // what the local command refuses before any model call, the job refuses before any pair
       // (the collector refused it at submit already; the database is trusted no more than a request)
       checkJob(new RunModel(run), spec);
@@ -205,8 +207,11 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
         return;
       }
     }
+    const model = new RunModel(run);
     for (let k = 0; k < r.tests.length; k++) {
       if (done.has(k)) continue;
+      // the content its edits produced goes into the run's blobs first, as the local command writes it
+      await storeTestBlobs(store, job.run_id, model, r.tests[k], job.asked_by);
       const line = { ...r.tests[k], job: jobId, job_test: k, asked_by: job.asked_by, workers: r.workers };
       const v = await appendTestFor(store, job.run_id, JSON.parse(JSON.stringify(line)), job.asked_by);
       if (!v.ok) throw new Error(`appending test ${k + 1} to ${job.run_id}: ${v.error}`);
