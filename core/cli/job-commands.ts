@@ -259,8 +259,10 @@ export const JOB_COMMANDS: Record<string, Command> = {
       const allow = (p.flags["allow-program"] as string[] | undefined) ?? [];
       // the worker's own allow-list and environment choose how a run replays: the program it
       // allowed (or the built-in demo), else the recorded requests re-sent to the endpoint its own
-      // environment names; nothing of the job or the run chooses either
-      const systemFor = (runDir: string) => replaySystem({ command: "worker", pos: {}, flags: { "allow-program": allow } } as never, runDir);
+      // environment names, else the one recorded call that made the job's target, re-sent there;
+      // nothing of the job or the run chooses the program, the endpoint or the key
+      const systemFor = (runDir: string, target: string) =>
+        replaySystem({ command: "worker", pos: {}, flags: { "allow-program": allow } } as never, runDir, target);
       const w = await startWorker({
         url,
         allow,

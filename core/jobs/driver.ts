@@ -18,6 +18,7 @@ import { runTest } from "../replay/run-test";
 import type { TestResult } from "../replay/test-record";
 import { attribute, type Attribution } from "../replay/attribute";
 import { fixCheck } from "../replay/fixcheck";
+import { Refusal } from "../replay/preflight";
 import type { System } from "../sdk/system";
 import type { StoredArm } from "./store";
 import { DEFAULT_WINDOW, type JobSpec } from "./spec";
@@ -73,12 +74,17 @@ export class JobReplayContext extends ReplayContext {
   readonly workers = new Set<string>();
   pairsUsed = 0;
 
+  /**
+   * `scope`: the System the workers replay the run with, consulted only for what shapes the pass
+   * (its rung, the suspects or targets it can't answer for); it never runs here.
+   */
   constructor(
     run: RunData,
     private readonly arms: Map<string, StoredArm>,
     private readonly window: number,
+    scope: System = NO_PROGRAM,
   ) {
-    super(run, NO_PROGRAM, { cache: false });
+    super(run, scope, { cache: false });
   }
 
   private stored(key: string): StoredOutcome | undefined {
@@ -158,15 +164,37 @@ async function fixCheckPass(ctx: JobReplayContext, spec: JobSpec, jobId: string)
   return { state: "done", result: JSON.parse(JSON.stringify(result)) as FixCheckResult, tests, workers: [...ctx.workers].sort() };
 }
 
-/** One pass of a job over the arms stored so far. */
+/**
+ * What the replay can't test is refused as the local command refuses it (rung 1: a removal or fix
+ * not in the one re-sent call), before any pair is asked for.
+ */
+function checkScope(ctx: ReplayContext, spec: JobSpec): void {
+  const sys = ctx.system as { untestable?: (s: string) => string | undefined };
+  if (typeof sys.untestable !== "function") return;
+  const specs = spec.kind === "test" ? [spec.remove!] : spec.kind === "fix-check" ? (spec.fix ?? []) : [];
+  for (const s of specs) {
+    const why = sys.untestable.call(ctx.system, s);
+    if (why)
+      throw new Refusal(
+        `${s} can't be tested at rung ${ctx.rung}: it is ${why}; nothing was sent. Replaying more needs the program (a worker's --allow-program) or a recording rung 2 can replay`,
+      );
+  }
+}
+
+/**
+ * One pass of a job over the arms stored so far. `scope`: the System the workers replay this run
+ * with (its rung and what it can't test shape the pass; it never runs here).
+ */
 export async function drivePass(
   run: RunData,
   spec: JobSpec,
   jobId: string,
   arms: Map<string, StoredArm>,
   window = spec.window ?? DEFAULT_WINDOW,
+  scope?: System,
 ): Promise<PassResult> {
-  const ctx = new JobReplayContext(run, arms, window);
+  const ctx = new JobReplayContext(run, arms, window, scope);
+  checkScope(ctx, spec);
   let tests = 0;
   const onProgress = (p: { phase: string }) => {
     const m = /^test (\d+)$/.exec(p.phase);

@@ -41,9 +41,10 @@ export interface WorkerOptions {
   /**
    * The System a run folder replays with, chosen by the worker's host (the CLI: the program its
    * own --allow-program approved, the built-in demo, or the agentless replay to the endpoint of
-   * its own environment). Nothing from the job reaches it but the run.
+   * its own environment, else the one recorded call that made the job's target). Nothing from the
+   * job reaches it but the run and the target (checked: a target spec, never code or an address).
    */
-  systemFor: (runDir: string) => Promise<System>;
+  systemFor: (runDir: string, target: string) => Promise<System>;
 }
 
 /** The look-ahead a job's spec asks for, if any. */
@@ -75,12 +76,14 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
   const copies = new RunCopies(fs.mkdtempSync(path.join(os.tmpdir(), "causeway-worker-")));
   const systems = new Map<string, Promise<System>>();
 
-  const systemOf = (runDir: string): Promise<System> => {
-    let s = systems.get(runDir);
+  /** The System of a run copy and a target (a copy refreshed since is a new key: its head differs). */
+  const systemOf = (runDir: string, target: string): Promise<System> => {
+    const key = JSON.stringify([runDir, fs.statSync(path.join(runDir, "events.jsonl")).size, target]);
+    let s = systems.get(key);
     if (!s) {
-      s = o.systemFor(runDir);
-      systems.set(runDir, s);
-      s.catch(() => systems.delete(runDir));
+      s = o.systemFor(runDir, target);
+      systems.set(key, s);
+      s.catch(() => systems.delete(key));
     }
     return s;
   };
@@ -100,7 +103,7 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
     const dir = await copies.dir(store, job.run_id);
     let system: System;
     try {
-      system = await systemOf(dir);
+      system = await systemOf(dir, spec.target);
     } catch (err) {
       // this worker may not replay the run's program: a refusal, the same on every retry here
       const why = `refused by worker ${name}: ${(err as Error).message}`;
@@ -176,7 +179,10 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
       // what the local command refuses before any model call, the job refuses before any pair
       // (the collector refused it at submit already; the database is trusted no more than a request)
       checkJob(new RunModel(run), spec);
-      r = await drivePass(run, spec, jobId, arms, window);
+      // how this worker replays the run (its rung, what it can't test) shapes the pass as locally;
+      // a worker that may not replay it passes none, and the pairs fail with its refusal
+      const scope = await systemOf(dir, spec.target).catch(() => undefined);
+      r = await drivePass(run, spec, jobId, arms, window, scope);
     } catch (err) {
       await jobs.finish(jobId, "failed", null, (err as Error).message);
       log(`job ${jobId}: failed: ${(err as Error).message}`);
