@@ -28,7 +28,7 @@ interface JobView {
   kind: "attribute" | "test" | "fix-check";
   status: string;
   asked_by: string;
-  progress: { tests: number; pairs: number; model_calls: number } | null;
+  progress: { tests: number; pairs: number; model_calls: number; message?: string } | null;
   result: Record<string, unknown> | null;
   error: string | null;
   workers: string[];
@@ -70,6 +70,9 @@ const tokenOf = (p: Parsed, cmd: string): string => {
 
 const FINISHED = new Set(["done", "failed", "cancelled"]);
 
+/** Which test a job is on: as its output names it (a fix check's harm test, keep N), else its number. */
+const progressOf = (p: NonNullable<JobView["progress"]>): string => (p.message ? shown(p.message) : `test ${p.tests + 1}`);
+
 /** Follows a job until it finishes (or Ctrl-C detaches); progress on stderr. */
 async function follow(base: string, token: string, id: string, quiet: boolean): Promise<JobView | "detached"> {
   let detached = false;
@@ -90,7 +93,7 @@ async function follow(base: string, token: string, id: string, quiet: boolean): 
         j = { status: "unreachable" } as JobView;
       }
       if (FINISHED.has(j.status)) return j;
-      const line = `job ${id}: ${j.status}${j.progress ? `, test ${j.progress.tests + 1}, ${j.progress.pairs} pairs, ${j.progress.model_calls} model calls` : ""}`;
+      const line = `job ${id}: ${j.status}${j.progress ? `, ${progressOf(j.progress)}, ${j.progress.pairs} pairs, ${j.progress.model_calls} model calls` : ""}`;
       if (!quiet && line !== last) process.stderr.write(line + "\n");
       last = line;
       if (detached) return "detached";

@@ -73,6 +73,12 @@ export class JobReplayContext extends ReplayContext {
   readonly needed: PairItem[] = [];
   readonly workers = new Set<string>();
   pairsUsed = 0;
+  /** Tests that asked for a pair so far (each test parses its target once), and the last one's target. */
+  testsSeen = 0;
+  private lastTarget: Target | undefined;
+  get currentTarget(): string | undefined {
+    return this.lastTarget?.spec;
+  }
 
   /**
    * `scope`: the System the workers replay the run with, consulted only for what shapes the pass
@@ -103,6 +109,10 @@ export class JobReplayContext extends ReplayContext {
     interventions: Intervention[],
     target: Target,
   ): Promise<{ base: ArmOutcome; treat: ArmOutcome; baseRan: boolean }> {
+    if (target !== this.lastTarget) {
+      this.lastTarget = target;
+      this.testsSeen++;
+    }
     const item = { seedBase, baseline: baseline.map((b) => b.spec), interventions: interventions.map((i) => i.spec), j };
     const localKey = `${seedBase}|${item.baseline.join(" | ")}|${j}`;
     const shared = this.baseArms.get(localKey);
@@ -139,7 +149,7 @@ export class JobReplayContext extends ReplayContext {
 }
 
 export type PassResult =
-  | { state: "need"; pairs: PairItem[]; progress: { tests: number; pairs: number; model_calls: number } }
+  | { state: "need"; pairs: PairItem[]; progress: { tests: number; pairs: number; model_calls: number; message?: string } }
   | { state: "done"; result: Attribution | TestResult | FixCheckResult; tests: TestResult[]; workers: string[] };
 
 /** A fix check as `causeway fix-check --json` prints it (each test's pair count, not the test). */
@@ -180,6 +190,9 @@ function checkScope(ctx: ReplayContext, spec: JobSpec): void {
       );
   }
 }
+
+/** Which test of a fix check a pass waits on, as its output names them: the harm, then keep 1, 2, … (with its target). */
+const fixCheckTest = (k: number, target: string | undefined): string => (k <= 1 ? "harm test" : `keep ${k - 1} (${target ?? "?"})`);
 
 /**
  * One pass of a job over the arms stored so far. `scope`: the System the workers replay this run
@@ -233,6 +246,14 @@ export async function drivePass(
     return { state: "done", result: a, tests: a.tests.map((t) => ({ ...t, attribution: a.attribution_id })), workers: [...ctx.workers].sort() };
   } catch (err) {
     if (!(err instanceof NeedPairs)) throw err;
+    if (spec.kind === "fix-check") {
+      const k = Math.max(1, ctx.testsSeen);
+      return {
+        state: "need",
+        pairs: ctx.needed,
+        progress: { tests: k - 1, pairs: ctx.pairsUsed, model_calls: ctx.counts.made, message: fixCheckTest(k, ctx.currentTarget) },
+      };
+    }
     return { state: "need", pairs: ctx.needed, progress: { tests, pairs: ctx.pairsUsed, model_calls: ctx.counts.made } };
   }
 }
