@@ -13,7 +13,8 @@
  * test never used included), whether causes, roles and each test's verdict and pair count equal
  * the local `causeway attribute` of the same run, and test lines appended on the collector.
  *
- * Options: --workers 1,2,4 --out bench/results [--tag T] [--latency-ms 300]
+ * Options: --workers 1,2,4 --out bench/results [--tag T] [--latency-ms 300] [--scenarios demo,slow,faults]
+ * (faults runs after slow, with its local result)
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -81,6 +82,7 @@ async function main(argv: string[]): Promise<number> {
   const outDir = path.resolve(opt("out", "bench/results"));
   const tag = opt("tag", new Date().toISOString().slice(0, 10));
   const latency = Number(opt("latency-ms", "300"));
+  const scenarios = opt("scenarios", "demo,slow,faults").split(",");
   const log = (s: string) => process.stderr.write(s + "\n");
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "cw-bench-jobs-"));
   const cluster = await PgCluster.start();
@@ -155,6 +157,7 @@ async function main(argv: string[]): Promise<number> {
       ["demo", "causeway:demo"],
       ["slow", SLOW],
     ] as const) {
+      if (!scenarios.includes(name)) continue;
       const { dir, runId } = await record(program);
       const local = await run(["attribute", dir, "--target", TARGET, "--allow-program", SLOW, "--json"], env);
       if (local.code !== 0) throw new Error(local.stderr);
@@ -190,7 +193,7 @@ async function main(argv: string[]): Promise<number> {
         log(`${name} ${n} workers: ${Math.round(r.ms)} ms, ${a.model_calls} calls (${j.made} stored), same ${shape(a) === shape(l)}`);
         await stopWorkers(ws);
       }
-      if (name === "slow") {
+      if (name === "slow" && scenarios.includes("faults")) {
         // faults: 3 workers; one SIGKILLed once pairs are stored, then PostgreSQL restarted
         const ws = await startWorkers(3);
         const sub = run(["attribute", runId, "--target", TARGET, "--collector", url, "--json"], env);

@@ -28,7 +28,7 @@ interface JobView {
   kind: "attribute" | "test" | "fix-check";
   status: string;
   asked_by: string;
-  progress: { tests: number; pairs: number; model_calls: number } | null;
+  progress: { tests: number; pairs: number; model_calls: number; message?: string } | null;
   result: Record<string, unknown> | null;
   error: string | null;
   workers: string[];
@@ -54,8 +54,9 @@ async function call(base: string, token: string, method: string, route: string, 
     v = { error: text.slice(0, 200) };
   }
   if (res.status >= 300) {
-    const e = new Error(`the collector answered ${res.status}: ${(v as { error?: string }).error ?? ""}`);
-    (e as Error & { status: number }).status = res.status;
+    const reason = String((v as { error?: unknown }).error ?? "");
+    const e = new Error(`the collector answered ${res.status}: ${reason}`);
+    Object.assign(e, { status: res.status, reason });
     throw e;
   }
   return v;
@@ -68,6 +69,9 @@ const tokenOf = (p: Parsed, cmd: string): string => {
 };
 
 const FINISHED = new Set(["done", "failed", "cancelled"]);
+
+/** Which test a job is on: as its output names it (a fix check's harm test, keep N), else its number. */
+const progressOf = (p: NonNullable<JobView["progress"]>): string => (p.message ? shown(p.message) : `test ${p.tests + 1}`);
 
 /** Follows a job until it finishes (or Ctrl-C detaches); progress on stderr. */
 async function follow(base: string, token: string, id: string, quiet: boolean): Promise<JobView | "detached"> {
@@ -89,7 +93,7 @@ async function follow(base: string, token: string, id: string, quiet: boolean): 
         j = { status: "unreachable" } as JobView;
       }
       if (FINISHED.has(j.status)) return j;
-      const line = `job ${id}: ${j.status}${j.progress ? `, test ${j.progress.tests + 1}, ${j.progress.pairs} pairs, ${j.progress.model_calls} model calls` : ""}`;
+      const line = `job ${id}: ${j.status}${j.progress ? `, ${progressOf(j.progress)}, ${j.progress.pairs} pairs, ${j.progress.model_calls} model calls` : ""}`;
       if (!quiet && line !== last) process.stderr.write(line + "\n");
       last = line;
       if (detached) return "detached";
@@ -190,8 +194,12 @@ export async function submitToCollector(p: Parsed, kind: "attribute" | "test" | 
   try {
     j = (await call(base, token, "POST", "/v1/jobs", spec)) as JobView;
   } catch (e) {
+    // refused (a job that would do nothing on the run, a field it may not carry) or no such run:
+    // exit 2 with the collector's reason, before anything of a job is said
     const status = (e as { status?: number }).status;
-    throw status === 400 || status === 404 ? new UsageError((e as Error).message) : e;
+    if (status === 400 || status === 404)
+      throw new UsageError(`refused by the collector: ${(e as Error & { reason?: string }).reason ?? (e as Error).message}`);
+    throw e;
   }
   process.stderr.write(
     `causeway: submitted job ${j.id} (${kind} of ${j.run_id}); Ctrl-C detaches, \`causeway jobs ${base} ${j.id} --follow\` follows it again\n`,
@@ -254,8 +262,10 @@ export const JOB_COMMANDS: Record<string, Command> = {
       const allow = (p.flags["allow-program"] as string[] | undefined) ?? [];
       // the worker's own allow-list and environment choose how a run replays: the program it
       // allowed (or the built-in demo), else the recorded requests re-sent to the endpoint its own
-      // environment names; nothing of the job or the run chooses either
-      const systemFor = (runDir: string) => replaySystem({ command: "worker", pos: {}, flags: { "allow-program": allow } } as never, runDir);
+      // environment names, else the one recorded call that made the job's target, re-sent there;
+      // nothing of the job or the run chooses the program, the endpoint or the key
+      const systemFor = (runDir: string, target: string) =>
+        replaySystem({ command: "worker", pos: {}, flags: { "allow-program": allow } } as never, runDir, target);
       const w = await startWorker({
         url,
         allow,

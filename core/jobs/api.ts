@@ -8,8 +8,14 @@
  *
  * A job runs as whoever submitted it: the principal of the token (`jobs` scope, or admin) is
  * recorded as `asked_by`, and the tests the job finishes are appended for it (appendTestFor).
+ * A job that would do nothing on its run (a target that never happened, a removal, fix or suspect
+ * that matches nothing: core/jobs/preflight.ts) is refused at submit with 400 and the reason, and
+ * no job is created.
  */
 import { randomUUID } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import type PgBoss from "pg-boss";
 import { HttpError, readJsonBody, sendJson } from "../store/http";
 import type { CollectorJobs } from "../store/job-routes";
@@ -18,6 +24,11 @@ import { SpecRefused, checkSpec } from "./spec";
 import { sendDrive, startBoss, DEFAULT_TIMING } from "./queue";
 import { setSpecFileReader } from "../specs/grammar";
 import { jobTextReader } from "./texts";
+import { RunCopies } from "./run-copy";
+import { checkJob } from "./preflight";
+import { readRun } from "../log/reader";
+import { RunModel } from "../graph/model";
+import { Refusal } from "../replay/preflight";
 
 const has = (who: { scopes: Set<string> } | undefined, scope: string) => !!who && (who.scopes.has(scope) || who.scopes.has("admin"));
 
@@ -46,10 +57,13 @@ export async function collectorJobs(url: string, log: (line: string) => void = (
   await jobs.init();
   // the collector only submits: no maintenance here, the workers run it
   const boss: PgBoss = await startBoss(url, DEFAULT_TIMING, log, false);
+  // copies of the runs jobs are checked against (refreshed when a run grew)
+  const copies = new RunCopies(fs.mkdtempSync(path.join(os.tmpdir(), "causeway-collector-runs-")));
   return {
     close: async () => {
       await boss.stop({ graceful: false, wait: true }).catch(() => undefined);
       await jobs.close();
+      copies.remove();
     },
     handle: async (ctx, req, res) => {
       const u = new URL(req.url ?? "/", "http://collector");
@@ -67,6 +81,13 @@ export async function collectorJobs(url: string, log: (line: string) => void = (
           throw err;
         }
         if (!(await ctx.store.getRun(spec.run_id))) throw new HttpError(404, `no run ${spec.run_id}`);
+        // what the local command refuses before any model call is refused here, before any job exists
+        try {
+          checkJob(new RunModel(readRun(await copies.dir(ctx.store, spec.run_id))), spec);
+        } catch (err) {
+          if (err instanceof Refusal) throw new HttpError(400, err.message);
+          throw err;
+        }
         const row = await jobs.create(randomUUID(), spec.run_id, spec, who!.principal);
         await sendDrive(boss, row.id);
         log(`job ${row.id}: ${spec.kind} of ${spec.run_id} for ${row.asked_by}`);

@@ -18,6 +18,7 @@ import { runTest } from "../replay/run-test";
 import type { TestResult } from "../replay/test-record";
 import { attribute, type Attribution } from "../replay/attribute";
 import { fixCheck } from "../replay/fixcheck";
+import { Refusal } from "../replay/preflight";
 import type { System } from "../sdk/system";
 import type { StoredArm } from "./store";
 import { DEFAULT_WINDOW, type JobSpec } from "./spec";
@@ -72,13 +73,24 @@ export class JobReplayContext extends ReplayContext {
   readonly needed: PairItem[] = [];
   readonly workers = new Set<string>();
   pairsUsed = 0;
+  /** Tests that asked for a pair so far (each test parses its target once), and the last one's target. */
+  testsSeen = 0;
+  private lastTarget: Target | undefined;
+  get currentTarget(): string | undefined {
+    return this.lastTarget?.spec;
+  }
 
+  /**
+   * `scope`: the System the workers replay the run with, consulted only for what shapes the pass
+   * (its rung, the suspects or targets it can't answer for); it never runs here.
+   */
   constructor(
     run: RunData,
     private readonly arms: Map<string, StoredArm>,
     private readonly window: number,
+    scope: System = NO_PROGRAM,
   ) {
-    super(run, NO_PROGRAM, { cache: false });
+    super(run, scope, { cache: false });
   }
 
   private stored(key: string): StoredOutcome | undefined {
@@ -97,6 +109,10 @@ export class JobReplayContext extends ReplayContext {
     interventions: Intervention[],
     target: Target,
   ): Promise<{ base: ArmOutcome; treat: ArmOutcome; baseRan: boolean }> {
+    if (target !== this.lastTarget) {
+      this.lastTarget = target;
+      this.testsSeen++;
+    }
     const item = { seedBase, baseline: baseline.map((b) => b.spec), interventions: interventions.map((i) => i.spec), j };
     const localKey = `${seedBase}|${item.baseline.join(" | ")}|${j}`;
     const shared = this.baseArms.get(localKey);
@@ -133,7 +149,7 @@ export class JobReplayContext extends ReplayContext {
 }
 
 export type PassResult =
-  | { state: "need"; pairs: PairItem[]; progress: { tests: number; pairs: number; model_calls: number } }
+  | { state: "need"; pairs: PairItem[]; progress: { tests: number; pairs: number; model_calls: number; message?: string } }
   | { state: "done"; result: Attribution | TestResult | FixCheckResult; tests: TestResult[]; workers: string[] };
 
 /** A fix check as `causeway fix-check --json` prints it (each test's pair count, not the test). */
@@ -158,15 +174,40 @@ async function fixCheckPass(ctx: JobReplayContext, spec: JobSpec, jobId: string)
   return { state: "done", result: JSON.parse(JSON.stringify(result)) as FixCheckResult, tests, workers: [...ctx.workers].sort() };
 }
 
-/** One pass of a job over the arms stored so far. */
+/**
+ * What the replay can't test is refused as the local command refuses it (rung 1: a removal or fix
+ * not in the one re-sent call), before any pair is asked for.
+ */
+function checkScope(ctx: ReplayContext, spec: JobSpec): void {
+  const sys = ctx.system as { untestable?: (s: string) => string | undefined };
+  if (typeof sys.untestable !== "function") return;
+  const specs = spec.kind === "test" ? [spec.remove!] : spec.kind === "fix-check" ? (spec.fix ?? []) : [];
+  for (const s of specs) {
+    const why = sys.untestable.call(ctx.system, s);
+    if (why)
+      throw new Refusal(
+        `${s} can't be tested at rung ${ctx.rung}: it is ${why}; nothing was sent. Replaying more needs the program (a worker's --allow-program) or a recording rung 2 can replay`,
+      );
+  }
+}
+
+/** Which test of a fix check a pass waits on, as its output names them: the harm, then keep 1, 2, … (with its target). */
+const fixCheckTest = (k: number, target: string | undefined): string => (k <= 1 ? "harm test" : `keep ${k - 1} (${target ?? "?"})`);
+
+/**
+ * One pass of a job over the arms stored so far. `scope`: the System the workers replay this run
+ * with (its rung and what it can't test shape the pass; it never runs here).
+ */
 export async function drivePass(
   run: RunData,
   spec: JobSpec,
   jobId: string,
   arms: Map<string, StoredArm>,
   window = spec.window ?? DEFAULT_WINDOW,
+  scope?: System,
 ): Promise<PassResult> {
-  const ctx = new JobReplayContext(run, arms, window);
+  const ctx = new JobReplayContext(run, arms, window, scope);
+  checkScope(ctx, spec);
   let tests = 0;
   const onProgress = (p: { phase: string }) => {
     const m = /^test (\d+)$/.exec(p.phase);
@@ -205,6 +246,14 @@ export async function drivePass(
     return { state: "done", result: a, tests: a.tests.map((t) => ({ ...t, attribution: a.attribution_id })), workers: [...ctx.workers].sort() };
   } catch (err) {
     if (!(err instanceof NeedPairs)) throw err;
+    if (spec.kind === "fix-check") {
+      const k = Math.max(1, ctx.testsSeen);
+      return {
+        state: "need",
+        pairs: ctx.needed,
+        progress: { tests: k - 1, pairs: ctx.pairsUsed, model_calls: ctx.counts.made, message: fixCheckTest(k, ctx.currentTarget) },
+      };
+    }
     return { state: "need", pairs: ctx.needed, progress: { tests, pairs: ctx.pairsUsed, model_calls: ctx.counts.made } };
   }
 }

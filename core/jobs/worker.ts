@@ -18,8 +18,10 @@ import type { ArmOutcome } from "../replay/context";
 import type { System } from "../sdk/system";
 import { PgStore } from "../store/postgres";
 import { appendTestFor } from "../store/owners";
-import { checkFix, checkTarget } from "../replay/preflight";
 import { RunModel } from "../graph/model";
+import { checkJob } from "./preflight";
+import { RunCopies } from "./run-copy";
+import { storeTestBlobs } from "./test-blobs";
 import { JobStore } from "./store";
 import { SharedCacheContext } from "./shared-context";
 import { DEFAULT_WINDOW, checkSpec } from "./spec";
@@ -39,9 +41,10 @@ export interface WorkerOptions {
   /**
    * The System a run folder replays with, chosen by the worker's host (the CLI: the program its
    * own --allow-program approved, the built-in demo, or the agentless replay to the endpoint of
-   * its own environment). Nothing from the job reaches it but the run.
+   * its own environment, else the one recorded call that made the job's target). Nothing from the
+   * job reaches it but the run and the target (checked: a target spec, never code or an address).
    */
-  systemFor: (runDir: string) => Promise<System>;
+  systemFor: (runDir: string, target: string) => Promise<System>;
 }
 
 /** The look-ahead a job's spec asks for, if any. */
@@ -59,36 +62,6 @@ export interface Worker {
   stop(): Promise<void>;
 }
 
-/** The run's events and blobs from the store into a folder of this worker (refreshed when the run grew). */
-async function materialize(store: PgStore, runId: string, root: string): Promise<string> {
-  const row = await store.getRun(runId);
-  if (!row) throw new Error(`no run ${runId} in the store`);
-  const dir = path.join(root, runId);
-  const stamp = path.join(root, `.${runId}.head`);
-  const head = String((row as unknown as { head_seq: number }).head_seq);
-  if (fs.existsSync(stamp) && fs.readFileSync(stamp, "utf8") === head) return dir;
-  const tmp = fs.mkdtempSync(path.join(root, `.${runId}-`));
-  fs.mkdirSync(path.join(tmp, "blobs"));
-  const parts: Buffer[] = [];
-  for (let from = 0; ;) {
-    const r = await store.readEvents(runId, from, 10_000);
-    if (!r || !r.count) break;
-    parts.push(r.bytes);
-    from += r.count;
-  }
-  fs.writeFileSync(path.join(tmp, "events.jsonl"), Buffer.concat(parts));
-  for (let after = ""; ;) {
-    const page = (await store.readBlobPage(runId, after, 1000)) ?? [];
-    for (const b of page) if (/^sha256:[0-9a-f]{64}$/.test(b.ref)) fs.writeFileSync(path.join(tmp, "blobs", b.ref.slice(7) + ".json"), b.body);
-    if (page.length < 1000) break;
-    after = page[page.length - 1].ref;
-  }
-  fs.rmSync(dir, { recursive: true, force: true });
-  fs.renameSync(tmp, dir);
-  fs.writeFileSync(stamp, head);
-  return dir;
-}
-
 // long: the task handlers share one queue handle, store and system cache as closures; a class is next
 export async function startWorker(o: WorkerOptions): Promise<Worker> {
   const log = o.log ?? (() => {});
@@ -100,15 +73,28 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
   await store.init();
   await jobs.init();
   const boss = await startBoss(o.url, timing, log);
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), "causeway-worker-"));
+  /** This process's pg-boss workers (their ids), woken by {@link wake}. */
+  const workers: string[] = [];
+  /**
+   * Wakes this process's idle workers at once (pg-boss's notifyWorker) after it queued a task:
+   * pg-boss polls every pollS otherwise, and waits out the rest of that interval after each task
+   * even when more are queued, which made one worker wait about 0.2 s per pair. Other processes'
+   * workers still find the task at their next poll.
+   */
+  const wake = () => {
+    for (const id of workers) boss.notifyWorker(id);
+  };
+  const copies = new RunCopies(fs.mkdtempSync(path.join(os.tmpdir(), "causeway-worker-")));
   const systems = new Map<string, Promise<System>>();
 
-  const systemOf = (runDir: string): Promise<System> => {
-    let s = systems.get(runDir);
+  /** The System of a run copy and a target (a copy refreshed since is a new key: its head differs). */
+  const systemOf = (runDir: string, target: string): Promise<System> => {
+    const key = JSON.stringify([runDir, fs.statSync(path.join(runDir, "events.jsonl")).size, target]);
+    let s = systems.get(key);
     if (!s) {
-      s = o.systemFor(runDir);
-      systems.set(runDir, s);
-      s.catch(() => systems.delete(runDir));
+      s = o.systemFor(runDir, target);
+      systems.set(key, s);
+      s.catch(() => systems.delete(key));
     }
     return s;
   };
@@ -125,15 +111,16 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
       for (const it of t.items) for (const k of [baseKey(it), treatKey(it)]) if (!have.has(k)) await jobs.putArm(t.job, k, null, BUDGET_REACHED, name);
       return next(t.job);
     }
-    const dir = await materialize(store, job.run_id, root);
+    const dir = await copies.dir(store, job.run_id);
     let system: System;
     try {
-      system = await systemOf(dir);
+      system = await systemOf(dir, spec.target);
     } catch (err) {
       // this worker may not replay the run's program: a refusal, the same on every retry here
       const why = `refused by worker ${name}: ${(err as Error).message}`;
       for (const it of t.items) await jobs.putArm(t.job, treatKey(it), null, why, name);
       await sendDrive(boss, t.job, timing);
+      wake();
       return;
     }
     const ctx = new SharedCacheContext(readRun(dir), system, await jobs.cache(t.job));
@@ -181,7 +168,10 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
 
   /** After storing arms: the next pass at once on this worker, else queued behind the running one. */
   const next = async (jobId: string): Promise<void> => {
-    if (!(await tryDrive(jobId).catch(() => false))) await sendDrive(boss, jobId, timing);
+    if (!(await tryDrive(jobId).catch(() => false))) {
+      await sendDrive(boss, jobId, timing);
+      wake();
+    }
   };
 
   const drivePassOf = async (jobId: string): Promise<void> => {
@@ -193,17 +183,21 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
     }
     // the database or the run being unreachable is transient: thrown, the pass is retried; what
     // the job itself gets wrong (its spec, a target the run never did, a failed pair) fails it
-    const dir = await materialize(store, job.run_id, root);
+    const dir = await copies.dir(store, job.run_id);
     const arms = await jobs.arms(jobId);
     const window = specWindow(job.spec) ?? Math.max(DEFAULT_WINDOW, 2 * batch * (await jobs.capacity(3 * HEARTBEAT_S)));
     let r;
+    let run;
     try {
       const spec = checkSpec(job.spec);
-      const run = readRun(dir);
+      run = readRun(dir);
       // what the local command refuses before any model call, the job refuses before any pair
-      if (spec.kind === "attribute") checkTarget(new RunModel(run), spec.target);
-      if (spec.kind === "fix-check") for (const f of spec.fix ?? []) checkFix(new RunModel(run), f);
-      r = await drivePass(run, spec, jobId, arms, window);
+      // (the collector refused it at submit already; the database is trusted no more than a request)
+      checkJob(new RunModel(run), spec);
+      // how this worker replays the run (its rung, what it can't test) shapes the pass as locally;
+      // a worker that may not replay it passes none, and the pairs fail with its refusal
+      const scope = await systemOf(dir, spec.target).catch(() => undefined);
+      r = await drivePass(run, spec, jobId, arms, window, scope);
     } catch (err) {
       await jobs.finish(jobId, "failed", null, (err as Error).message);
       log(`job ${jobId}: failed: ${(err as Error).message}`);
@@ -212,6 +206,7 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
     if (r.state === "need") {
       await jobs.setProgress(jobId, r.progress);
       await sendPairs(boss, jobId, r.pairs, batch, timing);
+      wake();
       return;
     }
     // each finished test appended once, for the submitter, with the workers that ran it; a pass
@@ -234,8 +229,11 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
         return;
       }
     }
+    const model = new RunModel(run);
     for (let k = 0; k < r.tests.length; k++) {
       if (done.has(k)) continue;
+      // the content its edits produced goes into the run's blobs first, as the local command writes it
+      await storeTestBlobs(store, job.run_id, model, r.tests[k], job.asked_by);
       const line = { ...r.tests[k], job: jobId, job_test: k, asked_by: job.asked_by, workers: r.workers };
       const v = await appendTestFor(store, job.run_id, JSON.parse(JSON.stringify(line)), job.asked_by);
       if (!v.ok) throw new Error(`appending test ${k + 1} to ${job.run_id}: ${v.error}`);
@@ -245,7 +243,6 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
     log(`job ${jobId}: done (${r.tests.length} tests)`);
   };
 
-  const workers: string[] = [];
   for (let i = 0; i < Math.max(1, o.concurrency ?? 1); i++) {
     workers.push(
       await boss.work<PairTask>(PAIRS, { includeMetadata: true, batchSize: 1, pollingIntervalSeconds: timing.pollS }, async ([t]) =>
@@ -284,7 +281,7 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
       await jobs.leave(name).catch(() => undefined);
       await jobs.close().catch(() => undefined);
       await store.close().catch(() => undefined);
-      fs.rmSync(root, { recursive: true, force: true });
+      copies.remove();
     },
   };
 }

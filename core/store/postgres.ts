@@ -13,7 +13,7 @@
  */
 import { Pool, type PoolClient } from "pg";
 import { refsOf } from "../log/events";
-import { blobFileText, isRef } from "../log/hash";
+import { blobFileText, isRef, refOf } from "../log/hash";
 import type { JsonValue } from "../log/pyjson";
 import { eventLine } from "../log/writer";
 import { RUN_ID_RE } from "./http";
@@ -361,6 +361,35 @@ export class PgStore implements CollectorStore {
       await c.query("UPDATE causeway_runs SET tests = tests + 1, updated_at = now() WHERE run_id = $1", [runId]);
       const { text: _t, fileLine: _n, ...rest } = v;
       return rest;
+    });
+  }
+
+  /**
+   * Stores values as blobs of a run that its events do not name: the content a job's edits
+   * produced, which its test lines name (`changes[].after`). Each is stored under the ref of its
+   * own value, computed here, so no body can sit under another's name. Only the job system calls
+   * it (core/jobs/test-blobs.ts), as it appends tests: never reachable from HTTP.
+   */
+  async addBlobs(
+    runId: string,
+    values: readonly unknown[],
+    writer: Writer,
+  ): Promise<{ ok: true; refs: string[] } | { ok: false; status: 403 | 404; error: string }> {
+    if (!RUN_ID_RE.test(runId)) return { ok: false, status: 404, error: `no run ${runId}` };
+    const blobs = new Map(values.map((v) => [refOf(v), Buffer.from(blobFileText(v), "utf8")]));
+    const refs = [...blobs.keys()].sort(); // one order everywhere, as appendBatch: no deadlocks between runs sharing blobs
+    return this.tx(async (c) => {
+      const row = (await c.query("SELECT owner FROM causeway_runs WHERE run_id = $1 AND head_seq >= 0 FOR UPDATE", [runId])).rows[0];
+      if (!row) return { ok: false as const, status: 404 as const, error: `no run ${runId}` };
+      if (!mayWrite(row.owner as string | null, writer)) return NOT_YOURS;
+      if (refs.length) {
+        await c.query("INSERT INTO causeway_blobs (ref, body) SELECT * FROM unnest($1::text[], $2::bytea[]) ON CONFLICT (ref) DO NOTHING", [
+          refs,
+          refs.map((r) => blobs.get(r)!),
+        ]);
+        await c.query("INSERT INTO causeway_run_blobs (run_id, ref) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING", [runId, refs]);
+      }
+      return { ok: true as const, refs };
     });
   }
 

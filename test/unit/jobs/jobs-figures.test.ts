@@ -1,7 +1,8 @@
 /**
  * The figures of Find the cause on workers (bench/README.md, "Find the cause on workers") come
- * from bench/results/2026-12-06-jobs.json (`npm run bench:jobs`): this test rebuilds the table's
- * rows and the speed-ups quoted from the results file and fails when the document says otherwise.
+ * from bench/results/2026-12-06-jobs.json (`npm run bench:jobs`), and those with idle workers woken
+ * from bench/results/2026-12-06-jobs-notify.json: this test rebuilds the tables' rows and the
+ * figures quoted from the results files and fails when the document says otherwise.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -45,5 +46,19 @@ describe("Find the cause on workers: published figures", () => {
       expect(doc).toContain(`${s}: at most ${ratio}× the local model calls`);
     }
     expect(doc).toContain(`load average ${res.machine.load_avg_1m.mean}`);
+  });
+
+  it("the rows and figures with idle workers woken are the second results file's", () => {
+    const woken = JSON.parse(read("bench/results/2026-12-06-jobs-notify.json")) as { rows: Row[]; machine: { load_avg_1m: Record<string, number> } };
+    for (const r of woken.rows) {
+      const row = `| ${r.scenario} | ${r.workers} | ${r.wall_s} | ${r.model_calls} | ${r.stored_calls} | ${r.same ? "yes" : "NO"} | ${r.workers === "local" ? "—" : r.lines_once ? `yes (${r.lines})` : "NO"} |`;
+      expect(doc).toContain(row);
+    }
+    const at = (rows: Row[], s: string, w: number | "local") => rows.find((r) => r.scenario === s && r.workers === w)!;
+    expect(doc).toContain(`demo: ${at(woken.rows, "demo", 1).wall_s} s (was ${at(res.rows, "demo", 1).wall_s} s)`);
+    const ratio = (rows: Row[]) => (at(rows, "slow", 1).wall_s / at(rows, "slow", "local").wall_s).toFixed(2);
+    expect(doc).toContain(`slow: ${ratio(woken.rows)}× the local wall time\n(was ${ratio(res.rows)}×)`);
+    const l = woken.machine.load_avg_1m;
+    expect(doc).toContain(`load\naverage ${l.mean} on average (min ${l.min}, max ${l.max})`);
   });
 });
