@@ -26,7 +26,7 @@ import { ReplayContext } from "../core/replay/context";
 import { AgentlessSystem } from "../core/replay/agentless/system";
 import { matchesTarget, parseIntervention, parseTarget } from "../core/specs/grammar";
 import { NullSink } from "../core/log/writer";
-import { newcombe } from "../core/stats/stats";
+import { newcombe } from "../core/stats/intervals";
 import { analyse, baselines, blamedBy, score } from "./methods";
 import type { Scenario } from "./scenarios";
 import { CapReached, type ModelClient } from "./real-client";

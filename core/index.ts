@@ -85,25 +85,11 @@ export {
   type ActionLike,
 } from "./specs/grammar";
 export { readSpecFileFromDisk, allowSpecFiles } from "./specs/files";
-export {
-  normalCdf,
-  normalQuantile,
-  zFor,
-  wilson,
-  newcombe,
-  mcnemarExact,
-  benjaminiHochberg,
-  verdictFor,
-  roleFor,
-  suggestedN,
-  sequentialLooks,
-  pairedSummary,
-  Z95,
-  type Interval,
-  type Verdict,
-  type Role,
-  type PairedSummary,
-} from "./stats/stats";
+export { normalCdf, normalQuantile, Z95 } from "./stats/normal";
+export { zFor, benjaminiHochberg, sequentialLooks } from "./stats/corrections";
+export { wilson, newcombe, type Interval } from "./stats/intervals";
+export { mcnemarExact, pairedSummary, type PairedSummary } from "./stats/exact-tests";
+export { verdictFor, roleFor, suggestedN, type Verdict, type Role } from "./stats/verdicts";
 export {
   ModelOutput,
   Item,

@@ -25,7 +25,7 @@ import { attribute, LEAD_N_MAX_FACTOR } from "../replay/attribute";
 import { DEFAULT_N_MAX } from "../replay/sequential";
 import { callsForUsd, checkFix, checkRemoval, checkTarget, estimateCost, parsePrice, type CostEstimate, type PriceTable } from "../replay/preflight";
 import { parseIntervention, parseTarget } from "../specs/grammar";
-import { benjaminiHochberg } from "../stats/stats";
+import { benjaminiHochberg } from "../stats/corrections";
 import { commandRunRefusal, isCommandRun } from "../replay/command";
 import { absoluteSpec, formatNarrowed } from "./case-commands";
 import { narrowAttribution } from "../replay/narrow";
