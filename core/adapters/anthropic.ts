@@ -15,7 +15,8 @@
  * results of untrusted tools are untrusted; the full request is recorded for decision replay.
  */
 import type { Agent, Item } from "../sdk/runtime";
-import { anthropicMessages, type ToolCallOut } from "./codecs";
+import { anthropicMessages } from "./codec-anthropic";
+import type { ToolCallOut } from "./codec";
 import { tracedCall } from "./call";
 import { ConversationRecorder, type CaptureOptions } from "./shared";
 

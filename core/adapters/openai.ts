@@ -15,7 +15,10 @@
  * structurally: any object with `chat.completions.create` (and optionally `responses.create`) works.
  */
 import type { Agent, Item } from "../sdk/runtime";
-import { openaiChat, openaiResponses, parseArgs, type ToolCallOut } from "./codecs";
+import { openaiChat } from "./codec-openai-chat";
+import { openaiResponses } from "./codec-openai-responses";
+import { parseArgs } from "./codec-parts";
+import type { ToolCallOut } from "./codec";
 import { tracedCall } from "./call";
 import { ConversationRecorder, type CaptureOptions } from "./shared";
 

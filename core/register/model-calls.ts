@@ -8,7 +8,8 @@
  */
 import type { AsyncLocalStorage } from "node:async_hooks";
 import { performance } from "node:perf_hooks";
-import { codecForPath, type ApiName, type Codec } from "../adapters/codecs";
+import { codecForPath } from "../adapters/codecs";
+import type { ApiName, Codec } from "../adapters/codec";
 import type { ConversationRecorder } from "../adapters/shared";
 import { agentFromPrompt } from "../adapters/agent-names";
 import { deriveSeed } from "../log/hash";

@@ -27,7 +27,7 @@
  * hooks), model-calls.ts, links.ts, tool-calls.ts, finish.ts, site.ts.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { Codec } from "../adapters/codecs";
+import type { Codec } from "../adapters/codec";
 import type { ConversationRecorder } from "../adapters/shared";
 import type { Site } from "../log/events";
 import { FileSink, MemorySink, NullSink } from "../log/writer";

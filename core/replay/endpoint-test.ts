@@ -20,7 +20,7 @@ import { sequentialLooks, zFor } from "../stats/corrections";
 import { verdictFor, type Verdict } from "../stats/verdicts";
 import { bettingNMax, sequentialBetting } from "./sequential";
 import { MIN_EFFECT, newcombeNeeded, r4, testRecord, type TestEnding } from "./test-record";
-import type { Codec } from "../adapters/codecs";
+import type { Codec } from "../adapters/codec";
 import { cloneJson } from "../adapters/shared";
 import { Redactor } from "../log/redact";
 import { checkDefaultEndpoint, endpointFor, EndpointError, postJson, rebuildRequest, withoutBlocks, type SendFn } from "./endpoint-replay";

@@ -28,7 +28,7 @@ import type { RunData } from "../../log/reader";
 import { RunModel } from "../../graph/model";
 import { applyEdit } from "../../specs/apply";
 import { concerns, matchesTarget, removes, type Intervention, type ItemLike } from "../../specs/grammar";
-import { PLACEHOLDER, type ApiName, type ToolCallOut } from "../../adapters/codecs";
+import { PLACEHOLDER, type ApiName, type ToolCallOut } from "../../adapters/codec";
 import { getAt, setAt } from "../../util/json-path";
 import type { RebuiltRequest } from "../endpoint-replay";
 import { cloneJson } from "../../adapters/shared";
