@@ -18,7 +18,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { readRun, type RunData, type System } from "causeway-vscode";
-import type { ActionSummary } from "../core/sdk/runtime";
+import type { ActionSummary } from "../core/sdk/runtime-options";
 import { targetHits } from "../core/graph/graph";
 import { RunModel } from "../core/graph/model";
 import { attribute } from "../core/replay/attribute";

@@ -21,7 +21,8 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { canonical } from "../log/hash";
 import type { ConversationRecorder } from "../adapters/shared";
-import type { Agent, Item } from "../sdk/runtime";
+import type { Agent } from "../sdk/runtime";
+import type { Item } from "../sdk/items";
 import type { Preload } from "./preload";
 import { isObjectLike } from "../util/guards";
 

@@ -93,23 +93,10 @@ export { zFor, benjaminiHochberg, sequentialLooks } from "../stats/corrections";
 export { wilson, newcombe, type Interval } from "../stats/intervals";
 export { mcnemarExact, pairedSummary, type PairedSummary } from "../stats/exact-tests";
 export { verdictFor, roleFor, suggestedN, type Verdict, type Role } from "../stats/verdicts";
-export {
-  ModelOutput,
-  Item,
-  ModelError,
-  Runtime,
-  Agent,
-  type ModelCall,
-  type ModelFn,
-  type ToolCall,
-  type ToolFn,
-  type Tape,
-  type ModelCache,
-  type ActionSummary,
-  type RuntimeOptions,
-  type DecideOptions,
-  type ActOptions,
-} from "../sdk/runtime";
+export { ModelOutput, Item, ModelError, type ModelCall, type ModelFn, type ToolCall, type ToolFn } from "../sdk/items";
+export { Runtime, Agent } from "../sdk/runtime";
+export type { Tape, ModelCache, ActionSummary, RuntimeOptions } from "../sdk/runtime-options";
+export type { DecideOptions, ActOptions } from "../sdk/agent";
 export { slug, freeRunId, isSystem, System, type Program, type SystemConfig, type RunOptions, type RunResult } from "../sdk/system";
 export { Guard, type GuardMode, type GuardAlert, type CheckContext, type GuardRule, type GuardVerdict, type GuardOptions } from "../sdk/guard";
 export { PyRandom } from "../sdk/pyrandom";

@@ -32,7 +32,7 @@ import { PLACEHOLDER, type ApiName, type ToolCallOut } from "../../adapters/code
 import { getAt, setAt } from "../../util/json-path";
 import type { RebuiltRequest } from "../endpoint-replay";
 import { cloneJson } from "../../adapters/shared";
-import type { ActionSummary } from "../../sdk/runtime";
+import type { ActionSummary } from "../../sdk/runtime-options";
 import type { RunOptions, RunResult } from "../../sdk/system";
 import { AgentlessError, planAgentless, tapeKey, type Plan, type Thread } from "./plan";
 import { appendTurn, carryInto, routeFor, sendable, type EndpointOptions, type Route } from "./wire";
