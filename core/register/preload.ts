@@ -38,7 +38,7 @@ import { RunTape } from "../replay/context";
 import { Runtime, type Agent } from "../sdk/runtime";
 import type { Item } from "../sdk/items";
 import { AiSdkHooks, type AiSdkHost, type ModelCallHandle } from "./ai-sdk";
-import { patchAgentsSdk } from "./openai-agents";
+import { patchAgentsSdk, type AgentsSdkHost } from "./openai-agents";
 import { loadConfig, PRELOAD_TAG, type PreloadConfig } from "./config";
 import { Links } from "./links";
 import { ModelCalls, type ModelCallHost } from "./model-calls";
@@ -49,7 +49,7 @@ import { headerOf, userSite, type Scope } from "./site";
 
 type Obj = Record<string, unknown>;
 
-export class Preload implements AiSdkHost, ModelCallHost, ToolCallHost, ModuleHost, FinishHost {
+export class Preload implements AiSdkHost, AgentsSdkHost, ModelCallHost, ToolCallHost, ModuleHost, FinishHost {
   readonly rt: Runtime;
   /** Frameworks that know which of their agents is making the current model call (the OpenAI Agents SDK, LangGraph). */
   readonly agentHints: (() => string | undefined)[] = [];
