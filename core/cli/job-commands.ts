@@ -18,7 +18,7 @@ import type { FixCheck } from "../replay/fixcheck";
 import { setSpecFileReader } from "../specs/grammar";
 import { textName } from "../jobs/texts";
 import { readSpecFileFromDisk } from "../specs/files";
-import { formatFixCheck } from "./case-commands";
+import { formatFixCheck } from "./case-output";
 import { pairsOf } from "./pairs";
 
 /** A job as the collector shows it (core/jobs/api.ts jobView). */

@@ -27,7 +27,8 @@ import { callsForUsd, checkFix, checkRemoval, checkTarget, estimateCost, parsePr
 import { parseIntervention, parseTarget } from "../specs/grammar";
 import { benjaminiHochberg } from "../stats/corrections";
 import { commandRunRefusal, isCommandRun } from "../replay/command";
-import { absoluteSpec, formatNarrowed } from "./case-commands";
+import { absoluteSpec } from "./case-commands";
+import { formatNarrowed } from "./case-output";
 import { narrowAttribution } from "../replay/narrow";
 import { COLLECTOR_FLAG, submitToCollector } from "./job-commands";
 import { JSON_FLAG } from "./command";
