@@ -16,7 +16,8 @@ import { RunModel } from "../graph/model";
 import { investigateLite, alertRecord } from "../analysis/investigate";
 import { freeRunId, slug } from "../sdk/system";
 import { commandRunRefusal, launch } from "../replay/command";
-import { parseToolSpecs, relativeArg, type PreloadConfig } from "../register/config";
+import { parseToolSpecs, relativeArg } from "../register/config";
+import type { PreloadConfig } from "../replay/preload-contract";
 import { formatCommand, redactArgv, singleQuote } from "../log/argv";
 import { chooseVia, recordBehindGateway } from "./record-gateway";
 

@@ -18,7 +18,7 @@ import type { Item } from "../sdk/items";
 import type { Runtime } from "../sdk/runtime";
 import { removes, type Intervention } from "../specs/grammar";
 import type { ModelCallHandle } from "./ai-sdk";
-import type { PreloadConfig } from "./config";
+import type { PreloadConfig } from "../replay/preload-contract";
 import type { Links } from "./links";
 import { errText, headerOf, type Scope } from "./site";
 import { parseSse } from "../util/sse";

@@ -23,7 +23,7 @@ import { canonical } from "../log/hash";
 import type { ConversationRecorder } from "../adapters/shared";
 import type { Agent } from "../sdk/runtime";
 import type { Item } from "../sdk/items";
-import type { PreloadConfig } from "./config";
+import type { PreloadConfig } from "../replay/preload-contract";
 import { isObjectLike } from "../util/guards";
 
 type Obj = Record<string, unknown>;
