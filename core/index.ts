@@ -132,17 +132,9 @@ export { runTest, type TestOptions } from "./replay/run-test";
 export { decisionTest, type DecisionTestOptions } from "./replay/decision-test";
 export { replayAndDiff } from "./replay/replay-diff";
 export { MIN_EFFECT, type TestResult } from "./replay/test-record";
-export {
-  attribute,
-  defaultSuspects,
-  rankedSuspects,
-  type Attribution,
-  type AttributeOptions,
-  type Cause,
-  type ChainHop,
-  type SuspectEvidence,
-  type Phase,
-} from "./replay/attribute";
+export { attribute } from "./replay/attribute";
+export { defaultSuspects, rankedSuspects } from "./replay/suspects";
+export type { Attribution, AttributeOptions, Cause, ChainHop, SuspectEvidence, Phase } from "./replay/attribute-types";
 export { PairedSequence, pairedBetting, spendAlpha, type BettingOptions, type BettingState } from "./stats/betting";
 export {
   Refusal,

@@ -13,7 +13,7 @@ import type { Command } from "./command";
 import { err as errLine, formatAttribution, formatTest, json, out, shown } from "./output";
 import { TOKEN_FLAGS, TOKEN_USAGE, tokenFrom } from "./token";
 import { replaySystem } from "./replay-rung";
-import type { Attribution } from "../replay/attribute";
+import type { Attribution } from "../replay/attribute-types";
 import type { FixCheck } from "../replay/fixcheck";
 import { setSpecFileReader } from "../specs/grammar";
 import { textName } from "../jobs/texts";

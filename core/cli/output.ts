@@ -1,5 +1,5 @@
 /** Text output shared by CLI commands. */
-import type { Attribution } from "../replay/attribute";
+import type { Attribution } from "../replay/attribute-types";
 import { writeOut } from "./stdio";
 import { signed } from "../util/numbers";
 import { forTerminal, shown } from "../log/shown";

@@ -135,7 +135,9 @@ export { runTest, type TestOptions } from "./run-test";
 export { decisionTest, type DecisionTestOptions } from "./decision-test";
 export { replayAndDiff } from "./replay-diff";
 export { MIN_EFFECT, type TestResult } from "./test-record";
-export { attribute, defaultSuspects, rankedSuspects, type Attribution, type AttributeOptions, type Cause, type SuspectEvidence, type Phase } from "./attribute";
+export { attribute } from "./attribute";
+export { defaultSuspects, rankedSuspects } from "./suspects";
+export type { Attribution, AttributeOptions, Cause, SuspectEvidence, Phase } from "./attribute-types";
 export { PairedSequence, pairedBetting, spendAlpha, type BettingOptions, type BettingState } from "../stats/betting";
 export {
   Refusal,

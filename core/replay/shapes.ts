@@ -14,7 +14,7 @@ import { followUpTest, type FollowUpOptions } from "./run-test";
 import type { ReplayContext } from "./context";
 import type { TestResult } from "./test-record";
 import { wilson } from "../stats/intervals";
-import type { Attribution } from "./attribute";
+import type { Attribution } from "./attribute-types";
 
 export type ShapeKind = "single" | "either" | "both" | "unclear";
 

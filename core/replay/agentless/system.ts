@@ -37,8 +37,6 @@ import type { RunOptions, RunResult } from "../../sdk/system";
 import { AgentlessError, planAgentless, tapeKey, type Plan, type Thread } from "./plan";
 import { appendTurn, carryInto, routeFor, sendable, type EndpointOptions, type Route } from "./wire";
 
-export { AgentlessError } from "./plan";
-
 /** What every agentless test assumes, in plain sentences. */
 export const AGENTLESS_ASSUMPTIONS = [
   "tools are deterministic: a tool use identical to a recorded one (agent, tool, arguments, occurrence) gets the recorded result; others get a stub and count as off-tape",
