@@ -35,7 +35,6 @@ import type { Writer } from "../store/types";
 import type { CollectorJobs } from "../store/job-routes";
 
 /** Marks a run folder as created by ingest (only those are appended to). */
-export { INGEST_MARKER } from "../store/folder";
 
 /** Besides the options below, the limits per address and per token ({@link PrincipalLimits}). */
 export interface CollectorOptions extends Partial<PrincipalLimits> {
