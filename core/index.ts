@@ -100,7 +100,10 @@ export { PyRandom } from "./sdk/pyrandom";
 export { RunTail, type TailUpdate } from "./log/tail";
 export { RunModel } from "./graph/model";
 export { Graph, buildGraph, taint, lineage, criticalPath, nodesMatching, targetHits, type GNode, type GEdge, type Evidence } from "./graph/graph";
-export { investigate, investigateLite, alertsFor, alertRecord, sensitivity, testSummary } from "./analysis/investigate";
+export { investigate, investigateLite, alertsFor } from "./analysis/investigate";
+export { alertRecord } from "./analysis/alerts";
+export { sensitivity } from "./analysis/action-view";
+export { testSummary } from "./analysis/test-records";
 export { influence, listRuns, workspace } from "./analysis/influence";
 export {
   type Severity,
