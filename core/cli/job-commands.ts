@@ -10,7 +10,8 @@
  */
 import { UsageError, intFlag, type Parsed } from "./args";
 import type { Command } from "./command";
-import { err as errLine, formatAttribution, formatTest, json, out, shown } from "./output";
+import { err as errLine, formatAttribution, formatTest, json, out } from "./output";
+import { shown } from "../log/shown";
 import { TOKEN_FLAGS, TOKEN_USAGE, tokenFrom } from "./token";
 import { replaySystem } from "./replay-rung";
 import type { Attribution } from "../replay/attribute-types";

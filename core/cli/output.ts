@@ -19,8 +19,6 @@ export function err(line: string): void {
   process.stderr.write(forTerminal(line, { newlines: true }) + "\n");
 }
 
-export { shown };
-
 export function json(v: unknown): void {
   writeOut(JSON.stringify(v, null, 2) + "\n");
 }
