@@ -1,9 +1,9 @@
 /**
  * The layers hold: the folders of core/, extension/ and webview/ import each other without a
  * cycle, their files too (a type-only import counts: a cycle of any kind means no one of its files
- * can be read alone), nothing imports a bundle's entry point (core/index.ts among them), core/ keeps no loose
- * modules, and the lint rule that keeps `vscode` out of the code running outside VS Code exists
- * and fires. Imports are read with the TypeScript compiler's own pre-processor (static, dynamic
+ * can be read alone), no file but the public APIs re-exports another's names, nothing imports a
+ * bundle's entry point (core/index.ts among them), core/ keeps no loose modules, and the lint rule
+ * that keeps `vscode` out of the code running outside VS Code exists and fires. Imports are read with the TypeScript compiler's own pre-processor (static, dynamic
  * and type-only imports, `export … from` and require()).
  */
 import { describe, it, expect } from "vitest";
@@ -152,6 +152,31 @@ function importEdges(): Edge[] {
   return edges;
 }
 
+/**
+ * The names a module re-exports: `export … from "…"` (and `export * from`), and `export { x }` of
+ * a name it imported. Each as "file: names from spec".
+ */
+function reExports(file: string, text: string): string[] {
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, file.endsWith(".tsx") ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
+  const imported = new Map<string, string>();
+  for (const st of sf.statements) {
+    const bindings = ts.isImportDeclaration(st) ? st.importClause?.namedBindings : undefined;
+    if (bindings && ts.isNamedImports(bindings) && ts.isStringLiteral((st as ts.ImportDeclaration).moduleSpecifier))
+      for (const el of bindings.elements) imported.set(el.name.text, ((st as ts.ImportDeclaration).moduleSpecifier as ts.StringLiteral).text);
+  }
+  const found: string[] = [];
+  for (const st of sf.statements) {
+    if (!ts.isExportDeclaration(st)) continue;
+    const names = st.exportClause && ts.isNamedExports(st.exportClause) ? st.exportClause.elements.map((el) => (el.propertyName ?? el.name).text) : ["*"];
+    if (st.moduleSpecifier && ts.isStringLiteral(st.moduleSpecifier)) found.push(`${file}: ${names.join(", ")} from ${st.moduleSpecifier.text}`);
+    else for (const n of names.filter((x) => imported.has(x))) found.push(`${file}: ${n} from ${imported.get(n)}`);
+  }
+  return found;
+}
+
+/** The two files whose job is to gather names: the public API and the API a loaded program gets. */
+const API_FILES = ["core/index.ts", "core/replay/program-api.ts"];
+
 const edges = importEdges();
 const node = (file: string) => (ENTRIES.includes(file) ? file : folderOf(file));
 
@@ -196,6 +221,26 @@ describe("the folder graph", () => {
       "core/log/hash.ts -> core/util/numbers.ts -> core/util/guards.ts -> core/log/hash.ts (in the same set: core/util/sse.ts)",
     ]);
     expect(fileCycles([{ from: "core/util/sse.ts", to: "core/util/sse.ts" }])).toEqual(["core/util/sse.ts -> core/util/sse.ts"]);
+  });
+
+  it("re-exports no name outside the public APIs: each is imported from the file that defines it", () => {
+    const found = SOURCES.flatMap(sourceFiles)
+      .filter((f) => !API_FILES.includes(f))
+      .flatMap((f) => reExports(f, fs.readFileSync(path.join(ROOT, f), "utf8")));
+    expect(found).toEqual([]);
+  });
+
+  it("finds a re-export when there is one", () => {
+    const text = [
+      'import { a, type B } from "./a";',
+      'import { c } from "./c";',
+      "export const own = c;",
+      "export { a };",
+      'export { d as e } from "./d";',
+      'export type * from "./f";',
+    ].join("\n");
+    expect(reExports("core/x/y.ts", text)).toEqual(["core/x/y.ts: a from ./a", "core/x/y.ts: d from ./d", "core/x/y.ts: * from ./f"]);
+    expect(API_FILES.flatMap((f) => reExports(f, fs.readFileSync(path.join(ROOT, f), "utf8"))).length).toBeGreaterThan(50);
   });
 
   it("imports no bundle entry point, and core/index.ts from nowhere inside core/", () => {
