@@ -17,7 +17,7 @@ import { investigate } from "../core/analysis/investigate";
 import type { Investigation } from "../core/analysis/types";
 import { targetHits } from "../core/graph/graph";
 import { RunModel } from "../core/graph/model";
-import type { Attribution } from "../core/replay/attribute";
+import type { Attribution } from "../core/replay/attribute-types";
 
 export const METHODS = ["reach", "provenance", "reuse", "causeway"] as const;
 export type Method = (typeof METHODS)[number];

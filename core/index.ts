@@ -85,49 +85,25 @@ export {
   type ActionLike,
 } from "./specs/grammar";
 export { readSpecFileFromDisk, allowSpecFiles } from "./specs/files";
-export {
-  normalCdf,
-  normalQuantile,
-  zFor,
-  wilson,
-  newcombe,
-  mcnemarExact,
-  benjaminiHochberg,
-  verdictFor,
-  roleFor,
-  suggestedN,
-  sequentialLooks,
-  pairedSummary,
-  Z95,
-  type Interval,
-  type Verdict,
-  type Role,
-  type PairedSummary,
-} from "./stats/stats";
-export {
-  ModelOutput,
-  Item,
-  ModelError,
-  Runtime,
-  Agent,
-  type ModelCall,
-  type ModelFn,
-  type ToolCall,
-  type ToolFn,
-  type Tape,
-  type ModelCache,
-  type ActionSummary,
-  type RuntimeOptions,
-  type DecideOptions,
-  type ActOptions,
-} from "./sdk/runtime";
+export { normalCdf, normalQuantile, Z95 } from "./stats/normal";
+export { zFor, benjaminiHochberg, sequentialLooks } from "./stats/corrections";
+export { wilson, newcombe, type Interval } from "./stats/intervals";
+export { mcnemarExact, pairedSummary, type PairedSummary } from "./stats/exact-tests";
+export { verdictFor, roleFor, suggestedN, type Verdict, type Role } from "./stats/verdicts";
+export { ModelOutput, Item, ModelError, type ModelCall, type ModelFn, type ToolCall, type ToolFn } from "./sdk/items";
+export { Runtime, Agent } from "./sdk/runtime";
+export type { Tape, ModelCache, ActionSummary, RuntimeOptions } from "./sdk/runtime-options";
+export type { DecideOptions, ActOptions } from "./sdk/agent";
 export { slug, freeRunId, isSystem, System, type Program, type SystemConfig, type RunOptions, type RunResult } from "./sdk/system";
 export { Guard, type GuardMode, type GuardAlert, type CheckContext, type GuardRule, type GuardVerdict, type GuardOptions } from "./sdk/guard";
 export { PyRandom } from "./sdk/pyrandom";
 export { RunTail, type TailUpdate } from "./log/tail";
 export { RunModel } from "./graph/model";
 export { Graph, buildGraph, taint, lineage, criticalPath, nodesMatching, targetHits, type GNode, type GEdge, type Evidence } from "./graph/graph";
-export { investigate, investigateLite, alertsFor, alertRecord, sensitivity, testSummary } from "./analysis/investigate";
+export { investigate, investigateLite, alertsFor } from "./analysis/investigate";
+export { alertRecord } from "./analysis/alerts";
+export { sensitivity } from "./analysis/action-view";
+export { testSummary } from "./analysis/test-records";
 export { influence, listRuns, workspace } from "./analysis/influence";
 export {
   type Severity,
@@ -159,17 +135,9 @@ export { runTest, type TestOptions } from "./replay/run-test";
 export { decisionTest, type DecisionTestOptions } from "./replay/decision-test";
 export { replayAndDiff } from "./replay/replay-diff";
 export { MIN_EFFECT, type TestResult } from "./replay/test-record";
-export {
-  attribute,
-  defaultSuspects,
-  rankedSuspects,
-  type Attribution,
-  type AttributeOptions,
-  type Cause,
-  type ChainHop,
-  type SuspectEvidence,
-  type Phase,
-} from "./replay/attribute";
+export { attribute } from "./replay/attribute";
+export { defaultSuspects, rankedSuspects } from "./replay/suspects";
+export type { Attribution, AttributeOptions, Cause, ChainHop, SuspectEvidence, Phase } from "./replay/attribute-types";
 export { PairedSequence, pairedBetting, spendAlpha, type BettingOptions, type BettingState } from "./stats/betting";
 export {
   Refusal,
@@ -193,12 +161,15 @@ export { applyEdit, interveneOn, spanSpec, type Change } from "./specs/apply";
 export { traceOpenAI, TracedOpenAI, type OpenAILike, type OpenAIToolCall } from "./adapters/openai";
 export { traceAnthropic, TracedAnthropic, type AnthropicLike, type ToolUseBlock } from "./adapters/anthropic";
 export { ConversationRecorder, openRun, runDir, type CaptureOptions, type OpenRunOptions, type RecordedRequest, type RecordedBlock } from "./adapters/shared";
-export { CODECS, PLACEHOLDER, codecForPath, type Codec, type ApiName } from "./adapters/codecs";
+export { CODECS, codecForPath } from "./adapters/codecs";
+export { PLACEHOLDER, type Codec, type ApiName } from "./adapters/codec";
 export { rebuildRequest, withoutBlocks, EndpointError } from "./replay/endpoint-replay";
 export { endpointDecisionTest, type EndpointTestOptions } from "./replay/endpoint-test";
 export { HttpSink, IngestError, type HttpSinkOptions } from "./sdk/httpsink";
-export { startGateway, type Gateway, type GatewayOptions } from "./capture/gateway";
-export { startCollector, INGEST_MARKER, type Collector, type CollectorOptions } from "./capture/server";
+export { startGateway, type Gateway } from "./capture/gateway";
+export type { GatewayOptions } from "./capture/gateway-options";
+export { startCollector, type Collector, type CollectorOptions } from "./capture/server";
+export { INGEST_MARKER } from "./store/folder";
 export { validateBatch, type StoredRun, type IngestVerdict, type RunHead } from "./store/ingest";
 export { AlertWatcher, webhookPayload, type WatchOptions, type WatchedAlert } from "./capture/watch";
 export { importOtel, type OtelImportOptions } from "./importers/otel";

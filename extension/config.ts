@@ -2,7 +2,6 @@
 import * as vscode from "vscode";
 import { settingsFrom, type Settings } from "./logic/settings";
 
-export type { Settings } from "./logic/settings";
 export const SECTION = "causeway";
 
 /** The settings for a resource (a workspace folder: its own values of resource-scoped settings). */

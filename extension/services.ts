@@ -2,7 +2,7 @@
 import type * as vscode from "vscode";
 import type { WorkspaceRuns } from "./logic/workspace-runs";
 import type { SiteResolver } from "./logic/sites";
-import type { Settings } from "./config";
+import type { Settings } from "./logic/settings";
 
 export interface Services {
   readonly context: vscode.ExtensionContext;

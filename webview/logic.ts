@@ -3,13 +3,12 @@
  * components so they can be tested on their own. These only arrange what the analysis produced;
  * they never decide a verdict, an alert or an edge.
  */
-import type { ActionView, Alert, EventView, Influence, InfluenceSource, Investigation, TimelineRow } from "../core/analysis/types";
+import type { ActionView, Alert, ChainHop, EventView, HowTested, Influence, InfluenceSource, Investigation, TimelineRow } from "../core/analysis/types";
 import type { GEdge, GNode } from "../core/graph/graph";
 import type { TimelineFilters } from "./host";
 import { SEVERITY_RANK } from "./labels";
 import { lineageChains } from "../core/graph/lineage";
-import { chainOf, howTested, type ChainHop, type HowTested } from "../core/analysis/tested";
-import { notTestedOf } from "../core/analysis/tested";
+import { chainOf, howTested, notTestedOf } from "../core/analysis/tested";
 
 /** Lookups built once per investigation (memoised on the object). */
 export interface Index {

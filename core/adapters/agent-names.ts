@@ -4,7 +4,7 @@
  * the prompt's first words with a short hash.
  */
 import { createHash } from "node:crypto";
-import type { RequestBlock } from "./codecs";
+import type { RequestBlock } from "./codec";
 
 /** Words that describe an assistant rather than name a role: skipped before the role word. */
 const QUALIFIERS = new Set([

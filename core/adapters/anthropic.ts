@@ -14,8 +14,10 @@
  * Every system prompt, message block and tool result of each request becomes a context item;
  * results of untrusted tools are untrusted; the full request is recorded for decision replay.
  */
-import type { Agent, Item } from "../sdk/runtime";
-import { anthropicMessages, type ToolCallOut } from "./codecs";
+import type { Agent } from "../sdk/runtime";
+import type { Item } from "../sdk/items";
+import { anthropicMessages } from "./codec-anthropic";
+import type { ToolCallOut } from "./codec";
 import { tracedCall } from "./call";
 import { ConversationRecorder, type CaptureOptions } from "./shared";
 

@@ -4,7 +4,7 @@
  * returned is handed back, its chunks passing through unchanged).
  */
 import { performance } from "node:perf_hooks";
-import type { Codec } from "./codecs";
+import type { Codec } from "./codec";
 import { errorText, type ConversationRecorder } from "./shared";
 
 /** Most stream events kept to rebuild the final response; beyond this the exchange is recorded as cut short. */

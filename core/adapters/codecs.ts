@@ -6,8 +6,8 @@
  * response into the decision's output, tool calls and usage. The SDK adapters, the gateway and the
  * endpoint replay all read requests through these, so the three record the same graph.
  *
- * This file is the table of formats (and the one import for them): the interface is in codec.ts,
- * the pieces they share in codec-parts.ts, each format in a codec-*.ts of its own.
+ * This file is the table of formats: the interface is in codec.ts, the pieces they share in
+ * codec-parts.ts, each format in a codec-*.ts of its own.
  *
  * Everything here reads attacker-controlled JSON: nothing is trusted to have the documented shape,
  * unknown parts are kept as they are (inline in the recorded request) and never become items.
@@ -19,11 +19,6 @@ import { openaiChat } from "./codec-openai-chat";
 import { openaiResponses } from "./codec-openai-responses";
 import { anthropicMessages } from "./codec-anthropic";
 import { aiSdkModel } from "./codec-ai-sdk";
-
-export type { JsonPath } from "../util/json-path";
-export { PLACEHOLDER, type ApiName, type BlockRole, type RequestBlock, type ToolCallOut, type UsageOut, type Codec } from "./codec";
-export { parseArgs, resultText } from "./codec-parts";
-export { openaiChat, openaiResponses, anthropicMessages, aiSdkModel };
 
 export const CODECS: Record<ApiName, Codec> = {
   "openai.chat": openaiChat,

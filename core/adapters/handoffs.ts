@@ -9,7 +9,8 @@
  *   output was trimmed or reflowed), which is weaker evidence and is recorded as such.
  * Pure and linear in the texts' lengths: prompts and outputs are untrusted, possibly large text.
  */
-import { Item, type Agent } from "../sdk/runtime";
+import { Item } from "../sdk/items";
+import type { Agent } from "../sdk/runtime";
 
 /** Shortest output that counts as carried verbatim (shorter ones, "OK", "Done.", are everywhere). */
 export const MIN_CHARS = 24;

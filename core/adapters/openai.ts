@@ -14,8 +14,12 @@
  * the full request is recorded for decision replay (`causeway test-endpoint`). The client is typed
  * structurally: any object with `chat.completions.create` (and optionally `responses.create`) works.
  */
-import type { Agent, Item } from "../sdk/runtime";
-import { openaiChat, openaiResponses, parseArgs, type ToolCallOut } from "./codecs";
+import type { Agent } from "../sdk/runtime";
+import type { Item } from "../sdk/items";
+import { openaiChat } from "./codec-openai-chat";
+import { openaiResponses } from "./codec-openai-responses";
+import { parseArgs } from "./codec-parts";
+import type { ToolCallOut } from "./codec";
 import { tracedCall } from "./call";
 import { ConversationRecorder, type CaptureOptions } from "./shared";
 

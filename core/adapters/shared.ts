@@ -16,10 +16,12 @@ import { FileSink, type Sink } from "../log/writer";
 import type { Redactor } from "../log/redact";
 import { searchText } from "../analysis/values";
 import { Guard, type GuardMode, type GuardVerdict } from "../sdk/guard";
-import { Item, Runtime, type Agent } from "../sdk/runtime";
+import { Item } from "../sdk/items";
+import { Runtime, type Agent } from "../sdk/runtime";
 import { freeRunId } from "../sdk/system";
-import { fillFor, type Codec, type JsonPath, type RequestBlock, type ToolCallOut } from "./codecs";
-import { setAt } from "../util/json-path";
+import { fillFor } from "./codecs";
+import type { Codec, RequestBlock, ToolCallOut } from "./codec";
+import { setAt, type JsonPath } from "../util/json-path";
 
 /** Options of an adapter or a gateway agent. */
 export interface CaptureOptions {

@@ -6,49 +6,7 @@
 import type { TestRecord } from "../log/testslog";
 import { RunModel } from "../graph/model";
 import { nodeId, targetHits } from "../graph/graph";
-import type { ActionView } from "./types";
-
-export interface SpanView {
-  cause: string;
-  source: string;
-  node: string;
-  seq: number;
-  line: number;
-  /** The input's content (clipped to MAX_TEXT code points) and its length. */
-  text: string;
-  length: number;
-  ranges: [number, number][];
-  level: string;
-  joint: boolean;
-  spec: string;
-  effect: number;
-  ci: [number, number];
-  n: number;
-  /** The whole input's test (the cause), when recorded. */
-  whole: { effect: number; ci: [number, number]; n: number } | null;
-  testLine: number;
-}
-
-export interface ShapeView {
-  causes: [string, string];
-  shape: string;
-  arms: { label: string; p: number; n: number; line: number }[];
-  contrasts: { label: string; effect: number; ci: [number, number] }[];
-}
-
-export interface FixView {
-  fix: string[];
-  verdict: string;
-  summary: string;
-  harm: { p_with: number; p_without: number; effect: number; ci: [number, number]; n: number; line: number };
-  keeps: { target: string; status: string; p_with: number; p_without: number; effect: number; ci: [number, number]; line: number }[];
-}
-
-export interface CauseDetails {
-  spans: SpanView[];
-  shapes: ShapeView[];
-  fixes: FixView[];
-}
+import type { ActionView, CauseDetails, FixView, ShapeView, SpanView } from "./types";
 
 const MAX_TEXT = 20_000;
 const num = (x: unknown) => (typeof x === "number" && Number.isFinite(x) ? x : 0);

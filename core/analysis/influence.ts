@@ -11,7 +11,8 @@ import { buildGraph, nodeId, nodesMatching, textOf, type Graph } from "../graph/
 import { closure } from "../graph/closure";
 import { RunModel } from "../graph/model";
 import type { Influence, InfluenceEdge, InfluenceSource, RunSummary, Workspace } from "./types";
-import { investigateLite, REACH_NAMED } from "./investigate";
+import { investigateLite } from "./investigate";
+import { REACH_NAMED } from "./alerts";
 
 /**
  * Every folder holding an events.jsonl at or under root, sorted: a run's own folders are not

@@ -22,11 +22,6 @@ import { agentsOf, channelsOf, summaryOf } from "./run-summary";
 import { blobPreviews, eventViews, timeline } from "./timeline";
 import type { ActionView, Alert, Investigation, RunSummary, Severity } from "./types";
 
-export { sensitivity, suggestTargetFor } from "./action-view";
-export { alertRecord, REACH_NAMED } from "./alerts";
-export { CANDIDATES_MAX } from "./candidates";
-export { testSummary } from "./test-records";
-
 export interface InvestigateOptions extends GraphOptions {
   /** Characters of each blob's text embedded (default 4000). */
   previewChars?: number;

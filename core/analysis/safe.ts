@@ -7,7 +7,8 @@
 import { investigate, investigateLite, type InvestigateOptions } from "./investigate";
 import { influence } from "./influence";
 import type { Investigation, RunSummary, Alert } from "./types";
-import { problem, type RunData } from "../log/reader";
+import { problem } from "../log/problems";
+import type { RunData } from "../log/reader";
 import { safeText } from "../log/sanitize";
 
 /** The run with its events set aside and a problem saying why. */

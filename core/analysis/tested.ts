@@ -4,7 +4,7 @@
  * only well-formed values (bounded text, known rungs, whole counts) and leaves anything else out,
  * so an old run (without these fields) and a damaged one show exactly what they showed before.
  */
-import type { TestSummary } from "./types";
+import type { ChainHop, HowTested } from "./types";
 
 /** Assumptions kept per test, and characters per assumption. */
 export const ASSUMPTIONS_MAX = 12;
@@ -12,8 +12,6 @@ export const ASSUMPTION_CHARS = 400;
 /** Hops kept per chain, and characters per suspect id. */
 export const CHAIN_MAX = 32;
 const ID_CHARS = 1000;
-
-export type HowTested = Pick<TestSummary, "rung" | "assumptions" | "off_tape_actions">;
 
 const clip = (x: string, max: number) => (x.length > max ? `${x.slice(0, max)}…` : x);
 const finite = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
@@ -32,22 +30,6 @@ export function howTested(t: Record<string, unknown>): HowTested {
   }
   if (typeof t.off_tape_actions === "number" && Number.isInteger(t.off_tape_actions) && t.off_tape_actions >= 0) out.off_tape_actions = t.off_tape_actions;
   return out;
-}
-
-/** One hop's test, in the fields the investigator shows. */
-export interface HopTest extends HowTested {
-  verdict: string;
-  role?: string;
-  effect?: number;
-  ci?: [number, number];
-  n?: number;
-}
-
-/** One hop of a chain: removing `from` changed whether `to` happened, as `test` measured. */
-export interface ChainHop {
-  from: string;
-  to: string;
-  test: HopTest;
 }
 
 /**

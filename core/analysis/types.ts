@@ -3,10 +3,8 @@
  * report embeds and the extension posts to the webview. No front re-derives alerts, edges or
  * verdicts on its own.
  */
-import type { CauseDetails } from "./causes";
 import type { GEdge, GNode } from "../graph/graph";
 import type { Problem } from "../log/problems";
-import type { ChainHop } from "./tested";
 
 export type Severity = "high" | "review" | "info";
 
@@ -93,6 +91,25 @@ export interface TestSummary {
   off_tape_actions?: number;
 }
 
+/** How a test was run (core/analysis/tested.ts reads it from an untrusted record). */
+export type HowTested = Pick<TestSummary, "rung" | "assumptions" | "off_tape_actions">;
+
+/** One hop's test, in the fields the investigator shows. */
+export interface HopTest extends HowTested {
+  verdict: string;
+  role?: string;
+  effect?: number;
+  ci?: [number, number];
+  n?: number;
+}
+
+/** One hop of a chain: removing `from` changed whether `to` happened, as `test` measured. */
+export interface ChainHop {
+  from: string;
+  to: string;
+  test: HopTest;
+}
+
 export interface Candidate {
   node: string;
   label: string;
@@ -112,6 +129,49 @@ export interface Candidate {
    * 5-gram overlap misses: an address lifted out of a sentence into a short tool call.
    */
   copied?: { values: string[]; share: number };
+}
+
+/** What the tests recorded after Find the cause say about one action (core/analysis/causes.ts). */
+export interface SpanView {
+  cause: string;
+  source: string;
+  node: string;
+  seq: number;
+  line: number;
+  /** The input's content (clipped to MAX_TEXT code points, causes.ts) and its length. */
+  text: string;
+  length: number;
+  ranges: [number, number][];
+  level: string;
+  joint: boolean;
+  spec: string;
+  effect: number;
+  ci: [number, number];
+  n: number;
+  /** The whole input's test (the cause), when recorded. */
+  whole: { effect: number; ci: [number, number]; n: number } | null;
+  testLine: number;
+}
+
+export interface ShapeView {
+  causes: [string, string];
+  shape: string;
+  arms: { label: string; p: number; n: number; line: number }[];
+  contrasts: { label: string; effect: number; ci: [number, number] }[];
+}
+
+export interface FixView {
+  fix: string[];
+  verdict: string;
+  summary: string;
+  harm: { p_with: number; p_without: number; effect: number; ci: [number, number]; n: number; line: number };
+  keeps: { target: string; status: string; p_with: number; p_without: number; effect: number; ci: [number, number]; line: number }[];
+}
+
+export interface CauseDetails {
+  spans: SpanView[];
+  shapes: ShapeView[];
+  fixes: FixView[];
 }
 
 export interface ActionView {

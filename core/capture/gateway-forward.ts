@@ -7,7 +7,8 @@
 import http from "node:http";
 import https from "node:https";
 import { performance } from "node:perf_hooks";
-import { codecForPath, type Codec } from "../adapters/codecs";
+import { codecForPath } from "../adapters/codecs";
+import type { Codec } from "../adapters/codec";
 import { HttpError } from "../store/http";
 import { answerHeaders, forwardedHeaders } from "./gateway-boundary";
 import type { ExchangeOutcome, GatewayRecorder } from "./gateway-record";

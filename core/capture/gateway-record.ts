@@ -5,7 +5,7 @@
  */
 import type http from "node:http";
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { Codec } from "../adapters/codecs";
+import type { Codec } from "../adapters/codec";
 import { errorText } from "../adapters/shared";
 import { agentFromPrompt } from "../adapters/agent-names";
 import type { GatewayRuns } from "./gateway-runs";

@@ -15,7 +15,7 @@ import type http from "node:http";
 import { canonical } from "../log/hash";
 import type { Runtime } from "../sdk/runtime";
 import { freeRunId } from "../sdk/system";
-import type { Codec, ToolCallOut } from "../adapters/codecs";
+import type { Codec, ToolCallOut } from "../adapters/codec";
 import { ConversationRecorder, openRun, runDir, type ResultNaming } from "../adapters/shared";
 import { Handoffs } from "../adapters/handoffs";
 import { RUN_ID_RE } from "../store/http";

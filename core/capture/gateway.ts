@@ -44,9 +44,6 @@ import { ConnectionGuard, principalKey, resolveLimits } from "./limits";
 import type { GatewayOptions } from "./gateway-options";
 import { Redactor } from "../log/redact";
 
-export { sseData } from "./gateway-forward";
-export type { GatewayOptions } from "./gateway-options";
-
 export const GATEWAY_DEFAULTS = {
   connectTimeoutMs: 10_000,
   idleTimeoutMs: 100_000,

@@ -31,11 +31,10 @@ import { StoreError } from "../store/types";
 import { TokenSet, type ScopedToken } from "../store/tokens";
 import { handleApi } from "../store/api";
 import { ConnectionGuard, principalKey, resolveLimits, type PrincipalLimits } from "./limits";
-import type { Writer } from "../store/owners";
+import type { Writer } from "../store/types";
 import type { CollectorJobs } from "../store/job-routes";
 
 /** Marks a run folder as created by ingest (only those are appended to). */
-export { INGEST_MARKER } from "../store/folder";
 
 /** Besides the options below, the limits per address and per token ({@link PrincipalLimits}). */
 export interface CollectorOptions extends Partial<PrincipalLimits> {

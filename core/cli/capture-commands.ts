@@ -28,7 +28,7 @@ import { endpointDecisionTest } from "../replay/endpoint-test";
 import { RunModel } from "../graph/model";
 import { Refusal } from "../replay/preflight";
 import { RUNGS_HELP } from "./replay-rung";
-import { alertRecord } from "../analysis/investigate";
+import { alertRecord } from "../analysis/alerts";
 import { TOKEN_FLAGS, TOKEN_USAGE, tokenFrom } from "./token";
 
 /** Resolves on SIGINT / SIGTERM after `stop` has run. */

@@ -1,5 +1,6 @@
 /**
- * `causeway fix-check` and `causeway case`, and the --spans / --shapes output of `attribute`.
+ * `causeway fix-check` and `causeway case`; their text output, and that of `attribute --spans /
+ * --shapes`, is in case-output.ts.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -11,8 +12,7 @@ import { RunModel } from "../graph/model";
 import { checkFix } from "../replay/preflight";
 import { ReplayContext } from "../replay/context";
 import { attribute } from "../replay/attribute";
-import { fixCheck, type FixCheck } from "../replay/fixcheck";
-import type { Narrowed } from "../replay/narrow";
+import { fixCheck } from "../replay/fixcheck";
 import { narrowAttribution } from "../replay/narrow";
 import { buildCase, caseMarkdown } from "../report/case";
 import { PAIRS_HELP, pairsOf } from "./pairs";
@@ -21,14 +21,11 @@ import type { System } from "../sdk/system";
 import { PROGRAM_FLAGS } from "./replay-program";
 import { checkRungScope, RUNGS_HELP } from "./replay-rung";
 import { TOKEN_FLAGS } from "./token";
+import { submitToCollector } from "./job-commands";
+import { formatFixCheck } from "./case-output";
 
 /** The System a replay runs (replay-rung.ts); the targets let it fall back to the one call that made the action (rung 1). */
 type ProgramFor = (p: Parsed, runDir: string, targets?: string | readonly string[]) => Promise<System>;
-
-const pct = (x: number) => `${Math.round(x * 100)}%`;
-const sgn = (x: number) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(2);
-const ivl = (c: [number, number]) => `[${sgn(c[0])}, ${sgn(c[1])}]`;
-const rate = (r: { p: number; ci: [number, number] }) => `${pct(r.p)} [${pct(r.ci[0])}, ${pct(r.ci[1])}]`;
 
 /** A replace:…=@FILE spec with the file made absolute (replays may run elsewhere). */
 export function absoluteSpec(spec: string): string {
@@ -36,52 +33,12 @@ export function absoluteSpec(spec: string): string {
   return m ? m[1] + path.resolve(m[2]) : spec;
 }
 
-export function formatNarrowed(n: Narrowed): string[] {
-  const lines: string[] = [];
-  for (const s of n.spans) {
-    lines.push(`causing span of ${s.cause} (${s.input.length} characters; ${s.tests.length} span tests):`);
-    for (const sp of s.spans) {
-      lines.push(
-        `  ${sp.ranges.map(([a, b]) => `${a}-${b}`).join(",")} (${sp.level}${sp.joint ? ", joint: each part enough alone" : ""})  effect ${sgn(sp.effect)} ${ivl(sp.ci)} n=${sp.n}${sp.overlaps_whole ? "  (overlaps the whole input's)" : "  (does NOT overlap the whole input's)"}`,
-      );
-      for (const t of sp.texts) lines.push(`    "${t}"`);
-    }
-    if (s.note) lines.push(`  ${s.note}`);
-  }
-  for (const k of n.skipped) lines.push(`not narrowed: ${k.cause}: ${k.reason}`);
-  for (const s of n.shapes) {
-    lines.push(`failure shape of ${s.causes.join(" and ")}: ${s.shape.toUpperCase()}`);
-    for (const [arm, a] of Object.entries(s.arms)) lines.push(`  ${arm.padEnd(8)} ${rate(a)}  n=${a.n}`);
-    lines.push(`  ${s.summary}`);
-  }
-  return lines;
-}
-
-export function formatFixCheck(f: FixCheck): string[] {
-  const lines = [`${f.verdict.toUpperCase()}  fix: ${f.fix.join(" + ")}`];
-  lines.push(
-    `  harm ${f.harm.target}: ${rate(f.harm.without_fix)} without the fix → ${rate(f.harm.with_fix)} with it; effect ${sgn(f.harm.effect)} ${ivl(f.harm.ci)} n=${f.harm.test.n}`,
-  );
-  for (const k of f.keep)
-    lines.push(
-      `  keep ${k.target}: ${k.status.toUpperCase()} (${rate(k.without_fix)} → ${rate(k.with_fix)}; effect ${sgn(k.effect)} ${ivl(k.ci)} n=${k.test.n})`,
-    );
-  for (const e of f.excluded) lines.push(`  not counted as intended: ${e.target} — ${e.reason}`);
-  for (const c of f.changes as { kind: string; item: { source: string }; after: string; removed: { text: string }[] }[]) {
-    lines.push(
-      `  changed ${c.item.source} (${c.kind}) → ${c.after}${c.removed.length ? `; removed: ${c.removed.map((r) => JSON.stringify(r.text.length > 80 ? r.text.slice(0, 79) + "…" : r.text)).join(", ")}` : ""}`,
-    );
-  }
-  return lines;
-}
-
 /** `fix-check RUN_ID --collector URL`: the same checks of the flags, then a job on the team's workers. */
 async function fixCheckOnCollector(p: Parsed): Promise<number> {
   if (!((p.flags.fix as string[] | undefined) ?? []).length)
     throw new UsageError("fix-check: --fix SPEC is required (e.g. span:input:notes@87-229, guard:block, replace:input:system=@clean.txt)");
   if (!p.flags.harm) throw new UsageError("fix-check: --harm TARGET is required");
-  // loaded here: job-commands prints a fix check with this file's formatFixCheck
-  return (await import("./job-commands")).submitToCollector(p, "fix-check");
+  return submitToCollector(p, "fix-check");
 }
 
 export function caseCommands(programFor: ProgramFor, requireRun: (d: string) => string): Record<string, Command> {

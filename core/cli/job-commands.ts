@@ -10,15 +10,16 @@
  */
 import { UsageError, intFlag, type Parsed } from "./args";
 import type { Command } from "./command";
-import { err as errLine, formatAttribution, formatTest, json, out, shown } from "./output";
+import { err as errLine, formatAttribution, formatTest, json, out } from "./output";
+import { shown } from "../log/shown";
 import { TOKEN_FLAGS, TOKEN_USAGE, tokenFrom } from "./token";
 import { replaySystem } from "./replay-rung";
-import type { Attribution } from "../replay/attribute";
+import type { Attribution } from "../replay/attribute-types";
 import type { FixCheck } from "../replay/fixcheck";
 import { setSpecFileReader } from "../specs/grammar";
 import { textName } from "../jobs/texts";
 import { readSpecFileFromDisk } from "../specs/files";
-import { formatFixCheck } from "./case-commands";
+import { formatFixCheck } from "./case-output";
 import { pairsOf } from "./pairs";
 
 /** A job as the collector shows it (core/jobs/api.ts jobView). */

@@ -1,5 +1,5 @@
 /** Text output shared by CLI commands. */
-import type { Attribution } from "../replay/attribute";
+import type { Attribution } from "../replay/attribute-types";
 import { writeOut } from "./stdio";
 import { signed } from "../util/numbers";
 import { forTerminal, shown } from "../log/shown";
@@ -18,8 +18,6 @@ export function out(...a: unknown[]): void {
 export function err(line: string): void {
   process.stderr.write(forTerminal(line, { newlines: true }) + "\n");
 }
-
-export { shown };
 
 export function json(v: unknown): void {
   writeOut(JSON.stringify(v, null, 2) + "\n");

@@ -6,7 +6,8 @@
  */
 import { type Parsed } from "./args";
 import type { Command } from "./command";
-import { out, json, shown } from "./output";
+import { out, json } from "./output";
+import { shown } from "../log/shown";
 import { readRun } from "../log/reader";
 import { ReplayContext, type Rung } from "../replay/context";
 import { replayAndDiff } from "../replay/replay-diff";

@@ -2,7 +2,7 @@
  * A read run with the lookups analysis needs: events by id and type, blob values, the run.start
  * declarations. Built once per read; everything else derives from it.
  */
-import type { ActionEvent, AnyEvent, DecisionEvent, InputEvent, LoadedEvent, MessageEvent, RunStartEvent } from "../log/events";
+import type { ActionEvent, DecisionEvent, InputEvent, LoadedEvent, MessageEvent, RunStartEvent } from "../log/events";
 import type { RunData } from "../log/reader";
 import { parseLossless } from "../log/pyjson";
 
@@ -85,5 +85,3 @@ export class RunModel {
     return Array.isArray(this.start.sensitive_tools) && this.start.sensitive_tools.length > 0;
   }
 }
-
-export type { AnyEvent };

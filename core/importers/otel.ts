@@ -21,7 +21,8 @@ import path from "node:path";
 import { FileSink } from "../log/writer";
 import { canonical } from "../log/hash";
 import type { ContextRecord, Trust } from "../log/events";
-import { Item, Runtime } from "../sdk/runtime";
+import { Item } from "../sdk/items";
+import { Runtime } from "../sdk/runtime";
 import { freeRunId } from "../sdk/system";
 import { callContent, operationOf, readTracesFile, spansOf, type CallContent, type Message, type OtelSpan } from "./otlp";
 

@@ -11,7 +11,7 @@
  * differ from the same arm computed.
  */
 import { PyFloat, floatRepr, numberRepr, parseLossless, quote } from "../log/pyjson";
-import type { ModelCache } from "../sdk/runtime";
+import type { ModelCache } from "../sdk/runtime-options";
 
 /** One model call's output in the job's cache. */
 export type CacheEntry = Parameters<ModelCache["set"]>[1];

@@ -16,7 +16,8 @@ import { matchesTarget, type Intervention, type Target } from "../specs/grammar"
 import { Budget, BudgetExceeded, ReplayContext, ReplayError, type ArmOutcome } from "../replay/context";
 import { runTest } from "../replay/run-test";
 import type { TestResult } from "../replay/test-record";
-import { attribute, type Attribution } from "../replay/attribute";
+import { attribute } from "../replay/attribute";
+import type { Attribution } from "../replay/attribute-types";
 import { fixCheck } from "../replay/fixcheck";
 import { Refusal } from "../replay/preflight";
 import type { System } from "../sdk/system";

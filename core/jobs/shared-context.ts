@@ -5,7 +5,7 @@
  */
 import type { RunData } from "../log/reader";
 import { ReplayContext } from "../replay/context";
-import type { ModelCache } from "../sdk/runtime";
+import type { ModelCache } from "../sdk/runtime-options";
 import type { System } from "../sdk/system";
 import type { CacheEntry } from "./cache";
 

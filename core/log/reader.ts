@@ -21,8 +21,6 @@ import { runningRule } from "./running";
 import { sanitizeEvent } from "./sanitize";
 import { checkBlobs } from "./blob-check";
 
-export { problem, type Problem, type ProblemCode } from "./problems";
-
 /** Longest line read; longer ones are reported and skipped, never held. */
 export const MAX_LINE_BYTES = 64 * 1024 * 1024;
 

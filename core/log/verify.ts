@@ -4,7 +4,8 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { readRun, type Problem, type RunData } from "./reader";
+import { readRun, type RunData } from "./reader";
+import type { Problem } from "./problems";
 
 export interface VerifyResult {
   ok: boolean;

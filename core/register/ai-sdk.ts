@@ -17,7 +17,8 @@
  * - an agent object (`ToolLoopAgent`, ai 5's `Experimental_Agent`) gets the same model view and
  *   tools in its settings when it first generates or streams; its `id` names the agent.
  */
-import { aiSdkModel, type Codec } from "../adapters/codecs";
+import { aiSdkModel } from "../adapters/codec-ai-sdk";
+import type { Codec } from "../adapters/codec";
 import { canonical } from "../log/hash";
 import { AI_SDK_AGENTS } from "./hooks";
 import { isRecord } from "../util/guards";

@@ -22,7 +22,6 @@ import { allowSpecFiles } from "../specs/files";
 import type { PreloadConfig } from "../replay/preload-contract";
 
 // the contract with the replay engine lives in replay/ (register/ sits above replay/, never below)
-export { PRELOAD_TAG, type PreloadConfig, type ReplayOrder, type ReplaySummary } from "../replay/preload-contract";
 
 /** `FILE:EXPORT[,EXPORT…]` (or several joined by `;`) → {file: [exports]}. */
 export function parseToolSpecs(specs: readonly string[]): Record<string, string[]> {

@@ -8,7 +8,7 @@ import fs from "node:fs";
 import { MemorySink } from "../log/writer";
 import { memoryTrace } from "../log/trace";
 import type { Runtime } from "../sdk/runtime";
-import type { PreloadConfig, ReplaySummary } from "./config";
+import type { PreloadConfig, ReplaySummary } from "../replay/preload-contract";
 
 /** What the end uses of the preload. */
 export interface FinishHost {

@@ -6,7 +6,8 @@
  */
 import { ConversationRecorder } from "../adapters/shared";
 import { carriedContent, findCarried } from "../adapters/handoffs";
-import type { Agent, Item, Runtime } from "../sdk/runtime";
+import type { Agent, Runtime } from "../sdk/runtime";
+import type { Item } from "../sdk/items";
 
 export class Links {
   private readonly recorders = new Map<string, ConversationRecorder>();

@@ -8,15 +8,17 @@
  */
 import type { AsyncLocalStorage } from "node:async_hooks";
 import { performance } from "node:perf_hooks";
-import { codecForPath, type ApiName, type Codec } from "../adapters/codecs";
+import { codecForPath } from "../adapters/codecs";
+import type { ApiName, Codec } from "../adapters/codec";
 import type { ConversationRecorder } from "../adapters/shared";
 import { agentFromPrompt } from "../adapters/agent-names";
 import { deriveSeed } from "../log/hash";
 import type { Site } from "../log/events";
-import type { Item, Runtime } from "../sdk/runtime";
+import type { Item } from "../sdk/items";
+import type { Runtime } from "../sdk/runtime";
 import { removes, type Intervention } from "../specs/grammar";
 import type { ModelCallHandle } from "./ai-sdk";
-import type { PreloadConfig } from "./config";
+import type { PreloadConfig } from "../replay/preload-contract";
 import type { Links } from "./links";
 import { errText, headerOf, type Scope } from "./site";
 import { parseSse } from "../util/sse";

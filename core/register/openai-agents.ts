@@ -21,12 +21,28 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { canonical } from "../log/hash";
 import type { ConversationRecorder } from "../adapters/shared";
-import type { Agent, Item } from "../sdk/runtime";
-import type { Preload } from "./preload";
+import type { Agent } from "../sdk/runtime";
+import type { Item } from "../sdk/items";
+import type { PreloadConfig } from "../replay/preload-contract";
 import { isObjectLike } from "../util/guards";
 
 type Obj = Record<string, unknown>;
 type Fn = (this: unknown, ...a: unknown[]) => unknown;
+
+/** What the SDK's patches need of the preload (core/register/preload.ts). */
+export interface AgentsSdkHost {
+  readonly cfg: Pick<PreloadConfig, "trusted">;
+  /** Frameworks that know which of their agents is making the current model call. */
+  readonly agentHints: (() => string | undefined)[];
+  /** What could not be recorded, written in the run's summary. */
+  readonly problems: string[];
+  /** One tool execution: recorded, linked to the model's call, served from the tape in a replay. */
+  tool(name: string, args: Obj, source: string, untrusted: boolean, run: () => Promise<unknown>, link?: boolean, callId?: string): Promise<unknown>;
+  recorderFor(name: string): ConversationRecorder;
+  messageFor(from: Agent, output: Item, to: string): Item;
+  outputOf(text: string): { agent: Agent; item: Item } | undefined;
+  noteOutput(text: string, agent: Agent, item: Item): void;
+}
 
 /** The agent a run (or a nested run of an agent used as a tool) is at. */
 interface RunScope {
@@ -59,7 +75,7 @@ function classOf(ns: Obj, name: string): { prototype: Obj } | undefined {
 }
 
 /** Patches the SDK's core module (its exports `ns`) once. */
-export function patchAgentsSdk(p: Preload, ns: Obj): void {
+export function patchAgentsSdk(p: AgentsSdkHost, ns: Obj): void {
   const Runner = classOf(ns, "Runner");
   const AgentClass = classOf(ns, "Agent");
   if (typeof Runner?.prototype.run !== "function" || typeof Runner.prototype.emit !== "function" || typeof AgentClass?.prototype.getAllTools !== "function") {
@@ -122,7 +138,7 @@ function promptTexts(input: unknown): string[] {
 }
 
 /** The handoff from `from` to `to`: the handoff call answered by a message between the two agents. */
-function handoff(p: Preload, ns: Obj, from: unknown, to: unknown): void {
+function handoff(p: AgentsSdkHost, ns: Obj, from: unknown, to: unknown): void {
   const fromName = nameOf(from);
   const toName = nameOf(to);
   if (!fromName || !toName || !isObjectLike(from)) return;
@@ -143,7 +159,7 @@ function handoff(p: Preload, ns: Obj, from: unknown, to: unknown): void {
 }
 
 /** A function tool of an agent: its runs recorded as actions (an agent used as a tool: as messages). */
-function wrapTool(p: Preload, t: unknown): void {
+function wrapTool(p: AgentsSdkHost, t: unknown): void {
   if (!isObjectLike(t) || wrapped.has(t) || t.type !== "function" || typeof t.invoke !== "function") return;
   wrapped.add(t);
   const invoke = t.invoke as Fn;
@@ -163,7 +179,7 @@ function wrapTool(p: Preload, t: unknown): void {
 }
 
 /** The caller's pending call with this id, and its recorder. */
-function callOf(p: Preload, agent: string | undefined, id: unknown): { rec: ConversationRecorder; id: string } | undefined {
+function callOf(p: AgentsSdkHost, agent: string | undefined, id: unknown): { rec: ConversationRecorder; id: string } | undefined {
   if (!agent || typeof id !== "string") return undefined;
   const rec = p.recorderFor(agent);
   return rec.pendingCall(id) ? { rec, id } : undefined;
@@ -173,7 +189,7 @@ function callOf(p: Preload, agent: string | undefined, id: unknown): { rec: Conv
  * An agent used as a tool: the calling agent's request is a message to the inner agent (its
  * arguments become the inner run's prompt), the inner agent's answer a message back.
  */
-async function agentAsTool(p: Preload, tool: string, innerName: string, details: unknown, run: () => unknown): Promise<unknown> {
+async function agentAsTool(p: AgentsSdkHost, tool: string, innerName: string, details: unknown, run: () => unknown): Promise<unknown> {
   const outer = runs.getStore()?.agent;
   const toolCall = isObjectLike(details) && isObjectLike(details.toolCall) ? details.toolCall : {};
   const call = callOf(p, outer, toolCall.callId);
@@ -190,7 +206,7 @@ async function agentAsTool(p: Preload, tool: string, innerName: string, details:
 }
 
 /** A tool input guardrail: when it rejects the call or throws, the call is a blocked action. */
-function wrapToolGuardrail(p: Preload, g: unknown): void {
+function wrapToolGuardrail(p: AgentsSdkHost, g: unknown): void {
   if (!isObjectLike(g) || wrapped.has(g) || typeof g.run !== "function") return;
   wrapped.add(g);
   const run = g.run as Fn;
@@ -211,7 +227,7 @@ function wrapToolGuardrail(p: Preload, g: unknown): void {
 let guardrailSeq = 0;
 
 /** An agent's own input and output guardrails: a tripwire is a blocked action of that agent. */
-function watchGuardrails(p: Preload, agent: unknown): void {
+function watchGuardrails(p: AgentsSdkHost, agent: unknown): void {
   const name = nameOf(agent);
   if (!name || !isObjectLike(agent)) return;
   for (const [kind, list] of [

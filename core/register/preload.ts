@@ -27,7 +27,7 @@
  * hooks), model-calls.ts, links.ts, tool-calls.ts, finish.ts, site.ts.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { Codec } from "../adapters/codecs";
+import type { Codec } from "../adapters/codec";
 import type { ConversationRecorder } from "../adapters/shared";
 import type { Site } from "../log/events";
 import { FileSink, MemorySink, NullSink } from "../log/writer";
@@ -35,10 +35,12 @@ import { readRun } from "../log/reader";
 import { RunModel } from "../graph/model";
 import { parseIntervention } from "../specs/grammar";
 import { RunTape } from "../replay/context";
-import { Runtime, type Agent, type Item } from "../sdk/runtime";
+import { Runtime, type Agent } from "../sdk/runtime";
+import type { Item } from "../sdk/items";
 import { AiSdkHooks, type AiSdkHost, type ModelCallHandle } from "./ai-sdk";
-import { patchAgentsSdk } from "./openai-agents";
-import { loadConfig, PRELOAD_TAG, type PreloadConfig } from "./config";
+import { patchAgentsSdk, type AgentsSdkHost } from "./openai-agents";
+import { loadConfig } from "./config";
+import { PRELOAD_TAG, type PreloadConfig } from "../replay/preload-contract";
 import { Links } from "./links";
 import { ModelCalls, type ModelCallHost } from "./model-calls";
 import { ToolCalls, type ToolCallHost } from "./tool-calls";
@@ -48,7 +50,7 @@ import { headerOf, userSite, type Scope } from "./site";
 
 type Obj = Record<string, unknown>;
 
-export class Preload implements AiSdkHost, ModelCallHost, ToolCallHost, ModuleHost, FinishHost {
+export class Preload implements AiSdkHost, AgentsSdkHost, ModelCallHost, ToolCallHost, ModuleHost, FinishHost {
   readonly rt: Runtime;
   /** Frameworks that know which of their agents is making the current model call (the OpenAI Agents SDK, LangGraph). */
   readonly agentHints: (() => string | undefined)[] = [];

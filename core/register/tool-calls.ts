@@ -12,7 +12,7 @@ import type { ConversationRecorder } from "../adapters/shared";
 import { canonical } from "../log/hash";
 import type { RunTape } from "../replay/context";
 import type { Runtime } from "../sdk/runtime";
-import type { PreloadConfig } from "./config";
+import type { PreloadConfig } from "../replay/preload-contract";
 import { toolError, toolKind, wrapFrameworkTool } from "./framework-tools";
 import type { Links } from "./links";
 import { userSite, type Scope } from "./site";

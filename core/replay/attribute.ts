@@ -35,10 +35,6 @@ import { followChains } from "./attribute-chain";
 import { predictLeads } from "./surrogate";
 import type { AttributeOptions, Attribution } from "./attribute-types";
 
-export type { AttributeOptions, Attribution, Cause, ChainHop, Phase, SuspectEvidence } from "./attribute-types";
-export { defaultSuspects, leadSuspect, rankedSuspects } from "./suspects";
-export { CHAIN_SHARE, LEAD_N_MAX_FACTOR, LEAD_SHARE, planAttribution, type AttributionPlan } from "./attribute-plan";
-
 /** The phases in order, until one explains the action, the budget runs out, or (channels) an input group mattered. */
 async function runPhases(st: AttributionState): Promise<void> {
   for (const ph of st.plan.phases) {

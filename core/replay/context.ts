@@ -16,7 +16,7 @@ import { NullSink } from "../log/writer";
 import { deriveSeed } from "../log/hash";
 import { RunModel } from "../graph/model";
 import { matchesTarget, type Intervention, type Target } from "../specs/grammar";
-import type { ModelCache, Tape, ActionSummary } from "../sdk/runtime";
+import type { ModelCache, Tape, ActionSummary } from "../sdk/runtime-options";
 import type { System } from "../sdk/system";
 
 /** The recorded tool results of a run, served back by (agent, tool, canonical args, occurrence). */

@@ -43,8 +43,6 @@ export function packageRoot(): string {
   return path.resolve(__dirname, "..", "..");
 }
 
-export { BUILTIN_PROGRAMS, isAllowed } from "./programs";
-
 export interface ParsedProgram {
   spec: string;
   file: string;

@@ -3,7 +3,7 @@
  * confirmed causes, say how they combine (failure shapes). The tests share the attribution's
  * replay context (its cached arms) and extend its error control.
  */
-import type { Attribution } from "./attribute";
+import type { Attribution } from "./attribute-types";
 import { BudgetExceeded, ReplayError, type Progress, type ReplayContext } from "./context";
 import { causingSpans, inputOfCause, type SpanResult } from "./spans";
 import { confirmedCauses, failureShapes, type FailureShape } from "./shapes";

@@ -4,7 +4,7 @@
 import { MemorySink } from "../log/writer";
 import { memoryTrace, traceOf, type TraceEntry } from "../log/trace";
 import { parseIntervention } from "../specs/grammar";
-import type { ActionSummary } from "../sdk/runtime";
+import type { ActionSummary } from "../sdk/runtime-options";
 import { ReplayError, type ReplayContext } from "./context";
 
 export interface ReplayDiff {

@@ -11,7 +11,10 @@
 import { appendTest } from "../log/testslog";
 import { recordChanges } from "../specs/apply";
 import { parseIntervention, parseTarget, type Intervention, type Target } from "../specs/grammar";
-import { mcnemarExact, newcombe, roleFor, sequentialLooks, verdictFor, zFor, type Verdict } from "../stats/stats";
+import { mcnemarExact } from "../stats/exact-tests";
+import { newcombe } from "../stats/intervals";
+import { roleFor, verdictFor, type Verdict } from "../stats/verdicts";
+import { sequentialLooks, zFor } from "../stats/corrections";
 import { BudgetExceeded, checkAbort, scopeOf, type ArmOutcome, type CallCounts, type Progress, type ReplayContext } from "./context";
 import { recordedItems } from "./edited-content";
 import { bettingNMax, sequentialBetting } from "./sequential";

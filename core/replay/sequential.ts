@@ -4,7 +4,7 @@
  * until decisive, futile, n_max or the budget; and how its interval, p-value and stop are reported.
  */
 import { PairedSequence } from "../stats/betting";
-import type { Verdict } from "../stats/stats";
+import type { Verdict } from "../stats/verdicts";
 import { BudgetExceeded, checkAbort } from "./context";
 import { r4, type Stopped, type TestEnding } from "./test-record";
 

@@ -13,8 +13,8 @@ import { appendTest } from "../log/testslog";
 import { followUpTest, type FollowUpOptions } from "./run-test";
 import type { ReplayContext } from "./context";
 import type { TestResult } from "./test-record";
-import { wilson } from "../stats/stats";
-import type { Attribution } from "./attribute";
+import { wilson } from "../stats/intervals";
+import type { Attribution } from "./attribute-types";
 
 export type ShapeKind = "single" | "either" | "both" | "unclear";
 

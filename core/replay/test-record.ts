@@ -3,7 +3,7 @@
  * tests), built in one place ({@link testRecord}) from what the test measured; its shared defaults
  * and rounding.
  */
-import { roleFor, suggestedN, type Role, type Verdict } from "../stats/stats";
+import { roleFor, suggestedN, type Role, type Verdict } from "../stats/verdicts";
 import type { Rung } from "./context";
 
 /** The smallest effect a test is powered to see, unless told otherwise. */

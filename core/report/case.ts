@@ -34,8 +34,6 @@ import {
   type Inline,
 } from "./case-sections";
 
-export type { Inline, Block, EvidenceLink } from "./case-sections";
-
 export interface CaseFile {
   run: string;
   target: string;

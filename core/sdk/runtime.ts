@@ -14,9 +14,9 @@
  * made from it inherit that. The same runtime replays a run: tool calls are served from a tape,
  * interventions remove items from every model call's context, and seeds are paired.
  *
- * This file holds the Runtime (the run's state and its event chain); the items it hands around are
- * in items.ts, its agents in agent.ts, what it is given in runtime-options.ts. It is also the one
- * import for all of them.
+ * This file holds the Runtime (the run's state and its event chain) and its Agent; the items it
+ * hands around are in items.ts, the agent's code in agent.ts, what it is given in
+ * runtime-options.ts.
  */
 import { refOf } from "../log/hash";
 import type { Site, Trust } from "../log/events";
@@ -28,10 +28,6 @@ import { captureSite } from "./site";
 import { Item } from "./items";
 import { Agent as AgentOf, type AgentRuntime } from "./agent";
 import type { ActionSummary, RuntimeOptions } from "./runtime-options";
-
-export { ModelOutput, Item, ModelError, type ModelCall, type ModelFn, type ToolCall, type ToolFn } from "./items";
-export type { AgentRuntime, DecideOptions, ActOptions } from "./agent";
-export type { Tape, ModelCache, ActionSummary, RuntimeOptions } from "./runtime-options";
 
 /** An agent of a {@link Runtime}: its `rt` is the Runtime it records in. */
 export type Agent = AgentOf<Runtime>;

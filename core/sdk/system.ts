@@ -10,7 +10,9 @@ import type { Sink } from "../log/writer";
 import { FileSink, MemorySink } from "../log/writer";
 import type { Intervention } from "../specs/grammar";
 import { Guard, type GuardMode } from "./guard";
-import { Runtime, type ActionSummary, type ModelCache, type ModelFn, type Tape, type ToolFn } from "./runtime";
+import { Runtime } from "./runtime";
+import type { ActionSummary, ModelCache, Tape } from "./runtime-options";
+import type { ModelFn, ToolFn } from "./items";
 
 export type Program = (rt: Runtime) => unknown;
 

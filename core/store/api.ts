@@ -18,9 +18,8 @@
 import type http from "node:http";
 import { URL } from "node:url";
 import { HttpError, RUN_ID_RE, readJsonBody, sendJson, type BodyPool, type JsonBudget } from "./http";
-import type { CollectorStore, RunFilter } from "./types";
+import type { CollectorStore, RunFilter, Writer } from "./types";
 import type { Scope } from "./tokens";
-import type { Writer } from "./owners";
 
 export interface ApiContext {
   store: CollectorStore;

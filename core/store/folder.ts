@@ -15,7 +15,7 @@ import { investigateLite } from "../analysis/investigate";
 import { RUN_ID_RE } from "./http";
 import { validateBatch, type IngestLimits, type IngestVerdict, type StoredRun } from "./ingest";
 import { WRITERS_FILE, readWriters, writersText, type WritersRecord } from "../log/writers";
-import { NOT_YOURS, mayWrite, writerId, type Writer } from "./owners";
+import { NOT_YOURS, mayWrite, writerId } from "./owners";
 import { batchFacts, checkTest } from "./summary";
 import {
   StoreError,
@@ -28,6 +28,7 @@ import {
   type RunPage,
   type RunRow,
   type TestVerdict,
+  type Writer,
 } from "./types";
 
 /** Marks a run folder as created by ingest (only those are appended to). */

@@ -11,17 +11,7 @@
  */
 import type { JsonValue } from "../log/pyjson";
 import { LOCAL_WRITER, isPrincipalId } from "../log/writers";
-import type { CollectorStore, TestVerdict } from "./types";
-
-/**
- * Who is writing.
- *  - `token`: an HTTP request, by its bearer token's principal (core/store/tokens.ts).
- *  - `job`: the collector's own job system appending for whoever submitted the job. Not reachable
- *    from HTTP (the server builds only `token` writers): the one extension point for the durable
- *    workers, through {@link appendTestFor}. What it writes is attributed to `actingFor`, so a job
- *    submitted by someone other than the run's writer still shows as foreign.
- */
-export type Writer = { via: "token"; principal: string; admin: boolean } | { via: "job"; actingFor: string };
+import type { CollectorStore, TestVerdict, Writer } from "./types";
 
 /** The principal a write is recorded under. */
 export function writerId(w: Writer): string {

@@ -19,7 +19,7 @@ import { eventLine } from "../log/writer";
 import { RUN_ID_RE } from "./http";
 import { validateBatch, type IngestLimits, type IngestVerdict } from "./ingest";
 import type { WritersRecord } from "../log/writers";
-import { NOT_YOURS, mayWrite, writerId, type Writer } from "./owners";
+import { NOT_YOURS, mayWrite, writerId } from "./owners";
 import { alertCounts, batchFacts, checkTest } from "./summary";
 import {
   StoreError,
@@ -32,6 +32,7 @@ import {
   type RunPage,
   type RunRow,
   type TestVerdict,
+  type Writer,
 } from "./types";
 import { isJsonObject } from "../log/pyjson";
 

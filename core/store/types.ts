@@ -13,7 +13,16 @@
 import type { JsonValue } from "../log/pyjson";
 import type { IngestLimits, IngestVerdict, RunHead } from "./ingest";
 import type { WritersRecord } from "../log/writers";
-import type { Writer } from "./owners";
+
+/**
+ * Who is writing.
+ *  - `token`: an HTTP request, by its bearer token's principal (core/store/tokens.ts).
+ *  - `job`: the collector's own job system appending for whoever submitted the job. Not reachable
+ *    from HTTP (the server builds only `token` writers): the one extension point for the durable
+ *    workers, through `appendTestFor` (core/store/owners.ts). What it writes is attributed to
+ *    `actingFor`, so a job submitted by someone other than the run's writer still shows as foreign.
+ */
+export type Writer = { via: "token"; principal: string; admin: boolean } | { via: "job"; actingFor: string };
 
 /** What listing a run needs (the runs table). */
 export interface RunRow {

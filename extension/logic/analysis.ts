@@ -4,7 +4,8 @@
  * recorded. Computed by core; nothing here judges a run.
  */
 import { safeText } from "../../core/log/sanitize";
-import { investigateLite, REACH_NAMED } from "../../core/analysis/investigate";
+import { investigateLite } from "../../core/analysis/investigate";
+import { REACH_NAMED } from "../../core/analysis/alerts";
 import type { Alert, RunSummary } from "../../core/analysis/types";
 import type { RunData } from "../../core/log/reader";
 import type { Problem } from "../../core/log/problems";

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Independent reference for core/stats/stats.ts, using only Python 3's standard library.
+"""Independent reference for core/stats/ (normal, intervals, exact-tests, corrections and
+verdicts), using only Python 3's standard library.
 
 Writes test/unit/fixtures/stats-reference.json (deterministic, keys sorted),
 which test/unit/stats.test.ts checks the TypeScript implementation against.

@@ -1,8 +1,9 @@
 /**
  * The layers hold: the folders of core/, extension/ and webview/ import each other without a
- * cycle, nothing imports a bundle's entry point (core/index.ts among them), core/ keeps no loose
- * modules, and the lint rule that keeps `vscode` out of the code running outside VS Code exists
- * and fires. Imports are read with the TypeScript compiler's own pre-processor (static, dynamic
+ * cycle, their files too (a type-only import counts: a cycle of any kind means no one of its files
+ * can be read alone), no file but the public APIs re-exports another's names, nothing imports a
+ * bundle's entry point (core/index.ts among them), core/ keeps no loose modules, and the lint rule
+ * that keeps `vscode` out of the code running outside VS Code exists and fires. Imports are read with the TypeScript compiler's own pre-processor (static, dynamic
  * and type-only imports, `export … from` and require()).
  */
 import { describe, it, expect } from "vitest";
@@ -23,19 +24,8 @@ function folderOf(file: string): string {
   return parts.length > 2 ? `${parts[0]}/${parts[1]}` : parts[0];
 }
 
-/**
- * The strongly connected sets of the folder graph (Tarjan), each as the lines of its edges: "a -> b
- * (the first file import that makes the step)". An acyclic graph has none.
- */
-function findCycles(fileEdges: readonly Edge[], nodeOf: (file: string) => string): string[][] {
-  const step = new Map<string, Map<string, Edge>>();
-  for (const e of fileEdges) {
-    const a = nodeOf(e.from);
-    const b = nodeOf(e.to);
-    if (a === b) continue;
-    if (!step.has(a)) step.set(a, new Map());
-    if (!step.get(a)!.has(b)) step.get(a)!.set(b, e);
-  }
+/** The strongly connected sets of a graph with more than one node (Tarjan), each sorted. */
+function stronglyConnected(step: ReadonlyMap<string, ReadonlyMap<string, unknown>>): string[][] {
   const index = new Map<string, number>();
   const low = new Map<string, number>();
   const stack: string[] = [];
@@ -64,9 +54,59 @@ function findCycles(fileEdges: readonly Edge[], nodeOf: (file: string) => string
     }
   };
   for (const v of [...step.keys()].sort()) if (!index.has(v)) visit(v);
-  return sets.map((set) =>
+  return sets;
+}
+
+/** Each node's steps to other nodes, with the first file import that makes each step. */
+function stepsOf(fileEdges: readonly Edge[], nodeOf: (file: string) => string): Map<string, Map<string, Edge>> {
+  const step = new Map<string, Map<string, Edge>>();
+  for (const e of fileEdges) {
+    const a = nodeOf(e.from);
+    const b = nodeOf(e.to);
+    if (a === b) continue;
+    if (!step.has(a)) step.set(a, new Map());
+    if (!step.get(a)!.has(b)) step.get(a)!.set(b, e);
+  }
+  return step;
+}
+
+/**
+ * The strongly connected sets of the folder graph, each as the lines of its edges: "a -> b (the
+ * first file import that makes the step)". An acyclic graph has none.
+ */
+function findCycles(fileEdges: readonly Edge[], nodeOf: (file: string) => string): string[][] {
+  const step = stepsOf(fileEdges, nodeOf);
+  return stronglyConnected(step).map((set) =>
     set.flatMap((a) => [...(step.get(a) ?? [])].filter(([b]) => set.includes(b)).map(([b, e]) => `${a} -> ${b} (${e.from} imports ${e.to})`)),
   );
+}
+
+/**
+ * The cycles between files: for each strongly connected set, its shortest cycle through its first
+ * file ("a.ts -> b.ts -> a.ts"), and the set's other files when the cycle leaves some out.
+ */
+function fileCycles(fileEdges: readonly Edge[]): string[] {
+  const step = stepsOf(fileEdges, (f) => f);
+  const selfImports = fileEdges.filter((e) => e.from === e.to).map((e) => `${e.from} -> ${e.to}`);
+  return [
+    ...selfImports,
+    ...stronglyConnected(step).map((set) => {
+      const start = set[0];
+      const before = new Map<string, string>();
+      const queue = [start];
+      for (let i = 0; i < queue.length && !before.has(start); i++)
+        for (const next of step.get(queue[i])?.keys() ?? [])
+          if (set.includes(next) && !before.has(next)) {
+            before.set(next, queue[i]);
+            queue.push(next);
+          }
+      const path = [start];
+      for (let at = before.get(start)!; at !== start; at = before.get(at)!) path.unshift(at);
+      path.unshift(start);
+      const rest = set.filter((f) => !path.includes(f));
+      return path.join(" -> ") + (rest.length ? ` (in the same set: ${rest.join(", ")})` : "");
+    }),
+  ];
 }
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -112,6 +152,31 @@ function importEdges(): Edge[] {
   return edges;
 }
 
+/**
+ * The names a module re-exports: `export … from "…"` (and `export * from`), and `export { x }` of
+ * a name it imported. Each as "file: names from spec".
+ */
+function reExports(file: string, text: string): string[] {
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, file.endsWith(".tsx") ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
+  const imported = new Map<string, string>();
+  for (const st of sf.statements) {
+    const bindings = ts.isImportDeclaration(st) ? st.importClause?.namedBindings : undefined;
+    if (bindings && ts.isNamedImports(bindings) && ts.isStringLiteral((st as ts.ImportDeclaration).moduleSpecifier))
+      for (const el of bindings.elements) imported.set(el.name.text, ((st as ts.ImportDeclaration).moduleSpecifier as ts.StringLiteral).text);
+  }
+  const found: string[] = [];
+  for (const st of sf.statements) {
+    if (!ts.isExportDeclaration(st)) continue;
+    const names = st.exportClause && ts.isNamedExports(st.exportClause) ? st.exportClause.elements.map((el) => (el.propertyName ?? el.name).text) : ["*"];
+    if (st.moduleSpecifier && ts.isStringLiteral(st.moduleSpecifier)) found.push(`${file}: ${names.join(", ")} from ${st.moduleSpecifier.text}`);
+    else for (const n of names.filter((x) => imported.has(x))) found.push(`${file}: ${n} from ${imported.get(n)}`);
+  }
+  return found;
+}
+
+/** The two files whose job is to gather names: the public API and the API a loaded program gets. */
+const API_FILES = ["core/index.ts", "core/replay/program-api.ts"];
+
 const edges = importEdges();
 const node = (file: string) => (ENTRIES.includes(file) ? file : folderOf(file));
 
@@ -133,6 +198,49 @@ describe("the folder graph", () => {
     const cycles = findCycles(planted, node);
     expect(cycles.length).toBeGreaterThan(0);
     expect(cycles.flat().join("\n")).toContain("core/log -> core/replay (core/log/reader.ts imports core/replay/context.ts)");
+  });
+
+  it("has no cycle between files, type-only imports included", () => {
+    // each cycle from its first file back to it, to fix by moving the shared piece (often a type) to a file both import
+    expect(fileCycles(edges)).toEqual([]);
+  });
+
+  it("reads type-only imports, and finds a cycle between files when there is one", () => {
+    // causes.ts imports only types from types.ts
+    expect(edges).toContainEqual({ from: "core/analysis/causes.ts", to: "core/analysis/types.ts" });
+    const back: Edge = { from: "core/analysis/types.ts", to: "core/analysis/causes.ts" };
+    expect(fileCycles([...edges, back])).toEqual(["core/analysis/causes.ts -> core/analysis/types.ts -> core/analysis/causes.ts"]);
+    const around: Edge[] = [
+      { from: "core/util/guards.ts", to: "core/log/hash.ts" },
+      { from: "core/log/hash.ts", to: "core/util/numbers.ts" },
+      { from: "core/util/numbers.ts", to: "core/util/guards.ts" },
+      { from: "core/util/numbers.ts", to: "core/util/sse.ts" },
+      { from: "core/util/sse.ts", to: "core/util/numbers.ts" },
+    ];
+    expect(fileCycles(around)).toEqual([
+      "core/log/hash.ts -> core/util/numbers.ts -> core/util/guards.ts -> core/log/hash.ts (in the same set: core/util/sse.ts)",
+    ]);
+    expect(fileCycles([{ from: "core/util/sse.ts", to: "core/util/sse.ts" }])).toEqual(["core/util/sse.ts -> core/util/sse.ts"]);
+  });
+
+  it("re-exports no name outside the public APIs: each is imported from the file that defines it", () => {
+    const found = SOURCES.flatMap(sourceFiles)
+      .filter((f) => !API_FILES.includes(f))
+      .flatMap((f) => reExports(f, fs.readFileSync(path.join(ROOT, f), "utf8")));
+    expect(found).toEqual([]);
+  });
+
+  it("finds a re-export when there is one", () => {
+    const text = [
+      'import { a, type B } from "./a";',
+      'import { c } from "./c";',
+      "export const own = c;",
+      "export { a };",
+      'export { d as e } from "./d";',
+      'export type * from "./f";',
+    ].join("\n");
+    expect(reExports("core/x/y.ts", text)).toEqual(["core/x/y.ts: a from ./a", "core/x/y.ts: d from ./d", "core/x/y.ts: * from ./f"]);
+    expect(API_FILES.flatMap((f) => reExports(f, fs.readFileSync(path.join(ROOT, f), "utf8"))).length).toBeGreaterThan(50);
   });
 
   it("imports no bundle entry point, and core/index.ts from nowhere inside core/", () => {

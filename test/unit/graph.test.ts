@@ -7,7 +7,9 @@ import { readRun } from "../../core/log/reader";
 import { appendTest } from "../../core/log/testslog";
 import { RunModel } from "../../core/graph/model";
 import { buildGraph, criticalPath, lineage, nodeId, taint } from "../../core/graph/graph";
-import { CANDIDATES_MAX, REACH_NAMED, investigate, investigateLite } from "../../core/analysis/investigate";
+import { CANDIDATES_MAX } from "../../core/analysis/candidates";
+import { REACH_NAMED } from "../../core/analysis/alerts";
+import { investigate, investigateLite } from "../../core/analysis/investigate";
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "cw-graph-"));
 const NOTE =

@@ -11,7 +11,10 @@ import { ReplayContext, ReplayError } from "../../core/replay/context";
 import { runTest } from "../../core/replay/run-test";
 import { decisionTest } from "../../core/replay/decision-test";
 import { replayAndDiff } from "../../core/replay/replay-diff";
-import { attribute, leadSuspect, LEAD_N_MAX_FACTOR, LEAD_SHARE, type SuspectEvidence } from "../../core/replay/attribute";
+import { attribute } from "../../core/replay/attribute";
+import { leadSuspect } from "../../core/replay/suspects";
+import { LEAD_N_MAX_FACTOR, LEAD_SHARE } from "../../core/replay/attribute-plan";
+import type { SuspectEvidence } from "../../core/replay/attribute-types";
 import { SYSTEM as DEMO, EXFIL_TARGET, REFUND_TARGET } from "../../examples/demo/system";
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "cw-replay-"));

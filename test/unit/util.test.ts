@@ -3,7 +3,7 @@ import { isObjectLike, isRecord } from "../../core/util/guards";
 import { isJsonObject, parseLossless, PyFloat } from "../../core/log/pyjson";
 import { getAt, setAt } from "../../core/util/json-path";
 import { parseSse } from "../../core/util/sse";
-import { sseData } from "../../core/capture/gateway";
+import { sseData } from "../../core/capture/gateway-forward";
 
 describe("type guards", () => {
   it("tell a record from any object, and a lossless JSON object from a PyFloat", () => {

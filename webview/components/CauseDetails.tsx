@@ -4,8 +4,7 @@
  * combine (failure shape), Check a fix (replay with the span redacted, or the guard in block mode)
  * with its verdict, and Export case….
  */
-import type { ActionView, Investigation } from "../../core/analysis/types";
-import type { FixView, ShapeView, SpanView } from "../../core/analysis/causes";
+import type { ActionView, FixView, Investigation, ShapeView, SpanView } from "../../core/analysis/types";
 import { effect, interval, rates } from "../labels";
 import { JobPanel } from "./Candidates";
 import { useApp } from "./context";

@@ -15,7 +15,7 @@ import { LABEL_ZOOM, graphStyle } from "../graph/elements";
 import { layeredLayout } from "../graph/layout";
 import { cytoscapeLoaded, loadCytoscape, type Cytoscape } from "../graph/load-cytoscape";
 import { readColors } from "../graph/theme";
-import type { GraphNav } from "./SvgGraph";
+import type { GraphNav } from "./graph-nav";
 
 /**
  * Viewports kept per run, so a live update or a screen switch does not lose the user's place

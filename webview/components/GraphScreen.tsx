@@ -20,7 +20,8 @@ import { readColors } from "../graph/theme";
 import { useApp } from "./context";
 import { CyGraph } from "./CyGraph";
 import { Legend, NodePanel, NodeSearch } from "./GraphParts";
-import { SvgGraph, type GraphNav } from "./SvgGraph";
+import { SvgGraph } from "./SvgGraph";
+import type { GraphNav } from "./graph-nav";
 import { Button, Empty } from "./ui";
 
 declare global {

@@ -4,7 +4,7 @@
  * assumed; and Find the cause's chain, hop by hop from the root input to the action, each hop with
  * its test's verdict. Old runs' tests carry no rung or assumptions: then nothing is shown.
  */
-import type { ChainHop, HowTested as How } from "../../core/analysis/tested";
+import type { ChainHop, HowTested as How } from "../../core/analysis/types";
 import { effect, interval, verdictLabel, verdictTone } from "../labels";
 import { Chip, Icon } from "./ui";
 

@@ -16,14 +16,7 @@ import { exposeEdges } from "../graph/cy";
 import { usePointer, useViewport } from "./svg-viewport";
 import { edgeLook, nodeLook, outline, shapeOf, type Look } from "./svg-looks";
 import type { GraphColors } from "../graph/theme";
-
-/** What the toolbar's buttons and the keyboard ask of the drawn graph, whichever draws it. */
-export interface GraphNav {
-  zoomBy(factor: number): void;
-  panBy(dx: number, dy: number): void;
-  /** Fits the traced nodes if any, else the whole graph. */
-  fit(): void;
-}
+import type { GraphNav } from "./graph-nav";
 
 interface Props {
   /**

@@ -6,7 +6,7 @@
 import type { JSX, RefObject } from "preact";
 import { useLayoutEffect, useRef } from "preact/hooks";
 import { fitBox } from "../graph/cy";
-import type { GraphNav } from "./SvgGraph";
+import type { GraphNav } from "./graph-nav";
 
 /** The zoom and pan each drawing was left at, with the nodes it drew. */
 const kept = new Map<string, { nodeSet: string; zoom: number; x: number; y: number }>();

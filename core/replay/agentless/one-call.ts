@@ -24,7 +24,7 @@ import { applyEdit } from "../../specs/apply";
 import { concerns, matchesTarget, parseIntervention, parseTarget, removes, type Intervention } from "../../specs/grammar";
 import { getAt, setAt } from "../../util/json-path";
 import { cloneJson } from "../../adapters/shared";
-import type { ActionSummary } from "../../sdk/runtime";
+import type { ActionSummary } from "../../sdk/runtime-options";
 import type { RunOptions, RunResult } from "../../sdk/system";
 import { EndpointError, rebuildRequest, type RebuiltRequest } from "../endpoint-replay";
 import { AgentlessError } from "./plan";

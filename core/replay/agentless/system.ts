@@ -28,16 +28,14 @@ import type { RunData } from "../../log/reader";
 import { RunModel } from "../../graph/model";
 import { applyEdit } from "../../specs/apply";
 import { concerns, matchesTarget, removes, type Intervention, type ItemLike } from "../../specs/grammar";
-import { PLACEHOLDER, type ApiName, type ToolCallOut } from "../../adapters/codecs";
+import { PLACEHOLDER, type ApiName, type ToolCallOut } from "../../adapters/codec";
 import { getAt, setAt } from "../../util/json-path";
 import type { RebuiltRequest } from "../endpoint-replay";
 import { cloneJson } from "../../adapters/shared";
-import type { ActionSummary } from "../../sdk/runtime";
+import type { ActionSummary } from "../../sdk/runtime-options";
 import type { RunOptions, RunResult } from "../../sdk/system";
 import { AgentlessError, planAgentless, tapeKey, type Plan, type Thread } from "./plan";
 import { appendTurn, carryInto, routeFor, sendable, type EndpointOptions, type Route } from "./wire";
-
-export { AgentlessError } from "./plan";
 
 /** What every agentless test assumes, in plain sentences. */
 export const AGENTLESS_ASSUMPTIONS = [

@@ -4,7 +4,8 @@
  * into a downstream prompt) and how a turn is appended (the answer, then its tool results, as the
  * provider's message format requires).
  */
-import { CODECS, type ApiName, type Codec, type ToolCallOut } from "../../adapters/codecs";
+import { CODECS } from "../../adapters/codecs";
+import type { ApiName, Codec, ToolCallOut } from "../../adapters/codec";
 import { getAt, setAt } from "../../util/json-path";
 import { checkDefaultEndpoint, endpointFor, EndpointError, postJson, type SendFn } from "../endpoint-replay";
 import { cloneJson } from "../../adapters/shared";

@@ -11,7 +11,8 @@ import { createHash } from "node:crypto";
 import { System, type Runtime } from "../../../core/index";
 import { readRun } from "../../../core/log/reader";
 import { ReplayContext } from "../../../core/replay/context";
-import { attribute, type Attribution } from "../../../core/replay/attribute";
+import { attribute } from "../../../core/replay/attribute";
+import type { Attribution } from "../../../core/replay/attribute-types";
 
 export const NOTE = "input:wiki:vendor-note";
 export const TARGET = "tool=send_email";

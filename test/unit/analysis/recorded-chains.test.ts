@@ -12,7 +12,7 @@ import { CHAIN_MAX } from "../../../core/analysis/tested";
 import type { ActionView, Investigation } from "../../../core/analysis/types";
 import { readRun } from "../../../core/log/reader";
 import { appendTest } from "../../../core/log/testslog";
-import type { Attribution } from "../../../core/replay/attribute";
+import type { Attribution } from "../../../core/replay/attribute-types";
 import { NOTE, TARGET, recordAndAttribute } from "./handoff-run";
 
 let dir: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { suggestTargetFor } from "../../../core/analysis/investigate";
+import { suggestTargetFor } from "../../../core/analysis/action-view";
 import type { ProvenanceRow } from "../../../core/analysis/types";
 
 const row = (path: string, value: string, status: ProvenanceRow["status"] = "untrusted-only"): ProvenanceRow => ({

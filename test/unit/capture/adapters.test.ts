@@ -16,7 +16,7 @@ import { alertsFor } from "../../../core/analysis/investigate";
 import { canonical } from "../../../core/log/hash";
 import { rebuildRequest, withoutBlocks } from "../../../core/replay/endpoint-replay";
 import { endpointDecisionTest } from "../../../core/replay/endpoint-test";
-import { PLACEHOLDER } from "../../../core/adapters/codecs";
+import { PLACEHOLDER } from "../../../core/adapters/codec";
 import { openRun, runDir } from "../../../core/adapters/shared";
 import { traceOpenAI } from "../../../core/adapters/openai";
 import { runOpenAIAgent } from "../../../examples/openai-agent/agent";

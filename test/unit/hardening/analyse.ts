@@ -1,7 +1,8 @@
 /** Everything a run goes through in the CLI and the extension, for the hardening tests and the fuzzer. */
 import { readRun } from "../../../core/log/reader";
 import { verifyRunData } from "../../../core/log/verify";
-import { investigate, investigateLite, alertRecord } from "../../../core/analysis/investigate";
+import { investigate, investigateLite } from "../../../core/analysis/investigate";
+import { alertRecord } from "../../../core/analysis/alerts";
 import { RunModel } from "../../../core/graph/model";
 import { buildGraph, criticalPath, taint } from "../../../core/graph/graph";
 import { influence } from "../../../core/analysis/influence";

@@ -12,7 +12,8 @@ import { spawnSync } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
 import { readRun } from "../../../core/log/reader";
 import { ReplayContext } from "../../../core/replay/context";
-import { attribute, type Attribution } from "../../../core/replay/attribute";
+import { attribute } from "../../../core/replay/attribute";
+import type { Attribution } from "../../../core/replay/attribute-types";
 import { loadProgram, resolveProgram } from "../../../core/replay/loader";
 import { runInWorker } from "../../../core/replay/client";
 

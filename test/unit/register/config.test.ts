@@ -5,7 +5,8 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig, parseToolSpecs, relativeArg, versionOk } from "../../../core/register/config";
 import { agentFromPrompt } from "../../../core/adapters/agent-names";
-import { anthropicMessages, openaiChat } from "../../../core/adapters/codecs";
+import { anthropicMessages } from "../../../core/adapters/codec-anthropic";
+import { openaiChat } from "../../../core/adapters/codec-openai-chat";
 import { clientKind } from "../../../core/register/hooks";
 
 describe("agent names", () => {

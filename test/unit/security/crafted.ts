@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { PRELOAD_TAG } from "../../../core/register/config";
+import { PRELOAD_TAG } from "../../../core/replay/preload-contract";
 import { reseal } from "../hardening/hostile";
 
 export const ROOT = path.resolve(__dirname, "../../..");

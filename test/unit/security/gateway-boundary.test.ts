@@ -13,7 +13,8 @@ import os from "node:os";
 import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { spawn } from "node:child_process";
-import { startGateway, type Gateway, type GatewayOptions } from "../../../core/capture/gateway";
+import { startGateway, type Gateway } from "../../../core/capture/gateway";
+import type { GatewayOptions } from "../../../core/capture/gateway-options";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {

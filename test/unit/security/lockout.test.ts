@@ -14,7 +14,8 @@ import os from "node:os";
 import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { startCollector, type Collector, type CollectorOptions } from "../../../core/capture/server";
-import { startGateway, type GatewayOptions } from "../../../core/capture/gateway";
+import { startGateway } from "../../../core/capture/gateway";
+import type { GatewayOptions } from "../../../core/capture/gateway-options";
 import { dumps } from "../../../core/log/pyjson";
 import { blobsFor, demoRun, rechain, request, until, type Answer } from "../capture/hostile-clients";
 
