@@ -100,18 +100,20 @@ export function quote(s: string): string {
   return out + s.slice(start) + '"';
 }
 
-export type Layout = "canonical" | "file";
+export type Layout = "canonical" | "file" | "ordered";
 
 /**
  * `json.dumps(value, sort_keys=True, ensure_ascii=False)` with compact separators (`canonical`,
- * what hashes are computed over) or the default ones (`file`, how lines and blobs are written).
- * `undefined` members are skipped (as JSON.stringify does); functions and symbols are refused.
+ * what hashes are computed over) or the default ones (`file`, how lines and blobs are written);
+ * `ordered` is compact with each object's own key order (a value stored to be read back as it
+ * was, not hashed). `undefined` members are skipped (as JSON.stringify does); functions and
+ * symbols are refused.
  */
 export function dumps(value: unknown, layout: Layout = "canonical"): string {
   // JSON.stringify writes exactly these bytes for most values; check that cheaply, then use it
   if (layout === "canonical" && stringifySafe(value, 0)) return JSON.stringify(value);
-  const comma = layout === "canonical" ? "," : ", ";
-  const colon = layout === "canonical" ? ":" : ": ";
+  const comma = layout === "file" ? ", " : ",";
+  const colon = layout === "file" ? ": " : ":";
   const seen = new Set<object>();
   const write = (v: unknown): string => {
     switch (typeof v) {
@@ -136,7 +138,7 @@ export function dumps(value: unknown, layout: Layout = "canonical"): string {
         } else {
           const obj = v as Record<string, unknown>;
           const keys = Object.keys(obj).filter((k) => obj[k] !== undefined);
-          keys.sort(compareCodePoints);
+          if (layout !== "ordered") keys.sort(compareCodePoints);
           out = "{" + keys.map((k) => quote(k) + colon + write(obj[k])).join(comma) + "}";
         }
         seen.delete(v);

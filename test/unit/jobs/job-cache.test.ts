@@ -10,14 +10,14 @@ import os from "node:os";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PyFloat, pyFloat } from "../../../core/log/pyjson";
+import { PyFloat, dumps, pyFloat } from "../../../core/log/pyjson";
 import { refOf } from "../../../core/log/hash";
 import { readRun } from "../../../core/log/reader";
 import { ReplayContext, type ArmOutcome } from "../../../core/replay/context";
 import { attribute } from "../../../core/replay/attribute";
 import { loadProgram, resolveProgram } from "../../../core/replay/loader";
 import type { Intervention, Target } from "../../../core/specs/grammar";
-import { decodeEntry, encodeEntry, losslessText } from "../../../core/jobs/cache";
+import { decodeEntry, encodeEntry } from "../../../core/jobs/cache";
 import { SharedCacheContext } from "../../../core/jobs/shared-context";
 import { JobStore } from "../../../core/jobs/store";
 import { PgCluster, pgAvailable } from "../../pg/cluster";
@@ -48,7 +48,7 @@ describe("the job's model-call cache", () => {
       z: 1,
       a: [0.5, 12345678901234567890n, null, "é\n\u0000"],
     };
-    const text = losslessText(value);
+    const text = dumps(value, "ordered");
     expect(text).toBe('{"steps":[{"tool":"issue_refund","args":{"order_id":1042,"amount":89.0}}],"z":1,"a":[0.5,12345678901234567890,null,"é\\n\\u0000"]}');
     const back = decodeEntry(JSON.parse(JSON.stringify(encodeEntry({ value, usage: { input_tokens: 3 } }))))!;
     expect(refOf(back.value)).toBe(refOf(value));
