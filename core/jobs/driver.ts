@@ -13,7 +13,7 @@
 import { createHash } from "node:crypto";
 import type { RunData } from "../log/reader";
 import { matchesTarget, type Intervention, type Target } from "../specs/grammar";
-import { Budget, BudgetExceeded, ReplayContext, ReplayError, type ArmOutcome } from "../replay/context";
+import { Budget, BudgetExceeded, ReplayContext, ReplayError, type ArmOutcome, type Rung } from "../replay/context";
 import { runTest } from "../replay/run-test";
 import type { TestResult } from "../replay/test-record";
 import { attribute } from "../replay/attribute";
@@ -32,8 +32,11 @@ export interface PairItem {
   j: number;
 }
 
-/** A stored arm's outcome: the replay's outcome plus the model calls it made (not served from the cache). */
-export type StoredOutcome = ArmOutcome & { made: number };
+/**
+ * A stored arm's outcome: the replay's outcome plus the model calls it made (not served from the
+ * cache) and the rung its worker replayed at (absent in arms stored before the rung was kept).
+ */
+export type StoredOutcome = ArmOutcome & { made: number; rung?: Rung };
 
 export const baseKey = (p: Pick<PairItem, "seedBase" | "baseline" | "j">): string => JSON.stringify(["b", p.seedBase, p.baseline, p.j]);
 export const treatKey = (p: PairItem): string => JSON.stringify(["t", p.seedBase, p.baseline, p.interventions, p.j]);
@@ -85,11 +88,14 @@ export class JobReplayContext extends ReplayContext {
    * `scope`: the System the workers replay the run with, consulted only for what shapes the pass
    * (its rung, the suspects or targets it can't answer for); it never runs here.
    */
+  /** The rung of the first stored arm read, when this pass has no System of its own to compare with. */
+  private armRung: Rung | undefined;
+
   constructor(
     run: RunData,
     private readonly arms: Map<string, StoredArm>,
     private readonly window: number,
-    scope: System = NO_PROGRAM,
+    private readonly scope: System = NO_PROGRAM,
   ) {
     super(run, scope, { cache: false });
   }
@@ -99,8 +105,19 @@ export class JobReplayContext extends ReplayContext {
     if (!a) return undefined;
     if (a.error === BUDGET_REACHED) throw new BudgetExceeded();
     if (a.error !== null) throw new ReplayError(a.error);
+    const o = a.outcome as StoredOutcome;
+    // one test's pairs are replayed one way: workers configured differently (another
+    // --allow-program list, no endpoint) would mix program replays with replays without it
+    // (a driver that can't replay the run itself holds the arms to the first one's rung)
+    if (o.rung !== undefined) {
+      const expected = this.scope !== NO_PROGRAM ? this.rung : (this.armRung ??= o.rung);
+      if (o.rung !== expected)
+        throw new ReplayError(
+          `worker ${a.worker} replayed this run at rung ${o.rung} where this job replays it at rung ${expected}: the team's workers replay it differently (their --allow-program lists or endpoints differ); give them the same configuration and submit again`,
+        );
+    }
     this.workers.add(a.worker);
-    return a.outcome as StoredOutcome;
+    return o;
   }
 
   override async pair(

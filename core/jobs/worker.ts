@@ -130,7 +130,7 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
       const before = ctx.counts.made;
       try {
         const out: ArmOutcome = await ctx.arm(seed, specs.map(parseIntervention), target, label);
-        await jobs.putArm(t.job, key, { ...out, made: ctx.counts.made - before } satisfies StoredOutcome, null, name);
+        await jobs.putArm(t.job, key, { ...out, made: ctx.counts.made - before, rung: ctx.rung } satisfies StoredOutcome, null, name);
       } catch (err) {
         if (!final) throw err;
         await jobs.putArm(t.job, key, null, `a pair failed after its retries: ${(err as Error).message}`, name);
