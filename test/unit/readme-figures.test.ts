@@ -289,7 +289,7 @@ describe("published figures", () => {
     const flat = (t: string) => t.replace(/\s+/g, " ");
     const stress = /^run 1: exit 0, (\d+) of (\d+) scenarios passed, \d+ reported, ([\d.]+) min$/m.exec(read("bench/results/2026-12-04-e2e-stress.md"))!;
     expect(flat(readme)).toContain(`\`--runs 1 --hogs 2\` on this 2-core machine: **${stress[1]} of ${stress[2]} scenarios passed** in ${stress[3]} min`);
-    const ci = read("bench/results/2026-12-04-ci-fresh-clone-hogs.md");
+    const ci = read("bench/results/2026-12-06-ci-fresh-clone-hogs.md");
     const stage = (name: string) => Math.round(Number(new RegExp(`^${name} +([\\d.]+)`, "m").exec(ci)![1]));
     const testing = flat(read("docs/testing.md"));
     for (const [name, label] of [
@@ -297,6 +297,7 @@ describe("published figures", () => {
       ["lint", "lint"],
       ["unit", "unit"],
       ["browser", "browser"],
+      ["install", "install"],
       ["e2e", "end-to-end"],
     ])
       expect(testing).toContain(`${label} ${stage(name)} s`);
