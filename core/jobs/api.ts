@@ -20,11 +20,12 @@ import type PgBoss from "pg-boss";
 import { HttpError, readJsonBody, sendJson } from "../store/http";
 import type { CollectorJobs } from "../store/job-routes";
 import { JobStore, type JobRow } from "./store";
-import { SpecRefused, checkSpec } from "./spec";
+import { SpecRefused, checkSpec, type JobSpec } from "./spec";
+import type { CollectorStore } from "../store/types";
 import { sendDrive, startBoss, DEFAULT_TIMING } from "./queue";
 import { setSpecFileReader } from "../specs/grammar";
 import { jobTextReader } from "./texts";
-import { RunCopies } from "./run-copy";
+import { materialize } from "./run-copy";
 import { checkJob } from "./preflight";
 import { readRun } from "../log/reader";
 import { RunModel } from "../graph/model";
@@ -49,21 +50,31 @@ export const jobView = (j: JobRow) => ({
   updated_at: j.updated_at,
 });
 
-/** The job routes of a collector on PostgreSQL at `url`. */
-export async function collectorJobs(url: string, log: (line: string) => void = () => {}): Promise<CollectorJobs> {
+/**
+ * The job routes of a collector on PostgreSQL at `url`. `scratch`: where a submitted job's run is
+ * copied to be checked (a folder of its own a submission, removed once checked).
+ */
+export async function collectorJobs(url: string, log: (line: string) => void = () => {}, o: { scratch?: string } = {}): Promise<CollectorJobs> {
   // a job's specs are parsed here: they may read the texts the job carries, never a file of this machine
   setSpecFileReader(jobTextReader);
   const jobs = new JobStore(url, log);
   await jobs.init();
   // the collector only submits: no maintenance here, the workers run it
   const boss: PgBoss = await startBoss(url, DEFAULT_TIMING, log, false);
-  // copies of the runs jobs are checked against (refreshed when a run grew)
-  const copies = new RunCopies(fs.mkdtempSync(path.join(os.tmpdir(), "causeway-collector-runs-")));
+  // the run a job is checked against, copied for that check only: a long-lived collector keeps no
+  // copy of every run ever submitted
+  const checkAgainst = async (store: CollectorStore, runId: string, spec: JobSpec): Promise<void> => {
+    const dir = fs.mkdtempSync(path.join(o.scratch ?? os.tmpdir(), "causeway-job-check-"));
+    try {
+      checkJob(new RunModel(readRun(await materialize(store, runId, dir))), spec);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  };
   return {
     close: async () => {
       await boss.stop({ graceful: false, wait: true }).catch(() => undefined);
       await jobs.close();
-      copies.remove();
     },
     handle: async (ctx, req, res) => {
       const u = new URL(req.url ?? "/", "http://collector");
@@ -83,7 +94,7 @@ export async function collectorJobs(url: string, log: (line: string) => void = (
         if (!(await ctx.store.getRun(spec.run_id))) throw new HttpError(404, `no run ${spec.run_id}`);
         // what the local command refuses before any model call is refused here, before any job exists
         try {
-          checkJob(new RunModel(readRun(await copies.dir(ctx.store, spec.run_id))), spec);
+          await checkAgainst(ctx.store, spec.run_id, spec);
         } catch (err) {
           if (err instanceof Refusal) throw new HttpError(400, err.message);
           throw err;

@@ -9,7 +9,7 @@ import path from "node:path";
 import type { CollectorStore } from "../store/types";
 
 /** The run's events and blobs from the store into `root/<run_id>` (refreshed when the run grew). */
-async function materialize(store: CollectorStore, runId: string, root: string): Promise<string> {
+export async function materialize(store: CollectorStore, runId: string, root: string): Promise<string> {
   const row = await store.getRun(runId);
   if (!row) throw new Error(`no run ${runId} in the store`);
   const dir = path.join(root, runId);

@@ -38,6 +38,8 @@ const NOTE = "input:vendor:portal/notes.md";
 const VENDOR = 'input:tool:fetch_doc {"name":"vendor-note"}';
 const HAVE_PG = pgAvailable();
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "cw-jobs-submit-"));
+/** Where the collector copies a submitted job's run to check it. */
+let checks = "";
 let cluster: PgCluster;
 let collector: Collector;
 let recorded: FakeLlm;
@@ -83,14 +85,16 @@ beforeAll(async () => {
   recorded = await startFakeLlm({ followRate: 1 });
   replay = await startFakeLlm({ followRate: 0.7 });
   marker = path.join(tmp, "executed.log");
+  checks = path.join(tmp, "job-checks");
   mailer = await recordMailer(recorded.url, path.join(tmp, "runs"), marker, "mailer-hosted", { searcher: true });
   cluster = await PgCluster.start();
+  fs.mkdirSync(checks);
   collector = await startCollector({
     store: new PgStore(cluster.url),
     token: ADMIN,
     tokens: [{ token: SUBMITTER, scopes: ["jobs", "read"], principal: "alice" }],
     port: 0,
-    jobs: await collectorJobs(cluster.url),
+    jobs: await collectorJobs(cluster.url, () => {}, { scratch: checks }),
   });
   const r = spawnSync(process.execPath, [CLI, "record", "causeway:demo", "--seed", "0", "--out", path.join(tmp, "demo"), "--json"], { encoding: "utf8" });
   if (r.status !== 0) throw new Error(r.stderr);
@@ -205,4 +209,9 @@ describe.skipIf(!HAVE_PG)("submitting jobs", () => {
     expect(recorded.requests.length).toBe(seen);
     expect(fs.readFileSync(marker, "utf8")).toBe(ran);
   }, 180_000);
+
+  it("keeps no copy of a run once its job is checked", () => {
+    // every submission above copied its run to be checked: none of the copies is left
+    expect(fs.readdirSync(checks)).toEqual([]);
+  });
 });
