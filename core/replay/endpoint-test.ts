@@ -21,12 +21,11 @@ import { sequentialLooks, zFor } from "../stats/corrections";
 import { verdictFor, type Verdict } from "../stats/verdicts";
 import { bettingNMax, sequentialBetting } from "./sequential";
 import { MIN_EFFECT, newcombeNeeded, r4, testRecord, type TestEnding } from "./test-record";
-import type { Codec } from "../adapters/codec";
-import { Redactor } from "../log/redact";
-import { checkDefaultEndpoint, endpointFor, EndpointError, postJson, rebuildRequest, withoutBlocks, type SendFn } from "./endpoint-replay";
-import { sendable } from "./agentless/wire";
+import { EndpointError, rebuildRequest, withoutBlocks } from "./endpoint-replay";
+import { routeFor, sendable, type EndpointOptions } from "./agentless/wire";
 
-export interface EndpointTestOptions {
+/** A rung-1 test: which call, what to remove, what to measure; where calls go as in {@link EndpointOptions}. */
+export interface EndpointTestOptions extends EndpointOptions {
   /** Seq or id of the decision. */
   decision: number | string;
   intervention: string;
@@ -40,52 +39,14 @@ export interface EndpointTestOptions {
   minPairs?: number;
   family?: number;
   minEffect?: number;
-  /** Base URL (OpenAI: …/v1 or the bare host, which gets /v1; Anthropic: the host, or …/v1). Default: environment, else the official endpoint. */
-  baseUrl?: string;
-  apiKey?: string;
-  headers?: Record<string, string>;
-  timeoutMs?: number;
   save?: boolean;
   signal?: AbortSignal;
   onProgress?: (p: { phase: string; done: number; total: number }) => void;
-  send?: SendFn;
   /** The first pair's seed (default 0): pair i sends seed seedBase + i in both arms, where the API takes one. */
   seedBase?: number;
   /** "betting" (default: the paired betting sequence, sequential up to nMax, or n) or "newcombe" (the reference's looks). */
   method?: "betting" | "newcombe";
   alpha?: number;
-}
-
-function authHeaders(codec: Codec, key: string | undefined): Record<string, string> {
-  if (codec.api === "anthropic.messages") return { "anthropic-version": "2023-06-01", ...(key ? { "x-api-key": key } : {}) };
-  return key ? { authorization: `Bearer ${key}` } : {};
-}
-
-/**
- * Where a rung-1 test sends its calls and with what: the caller's endpoint and key (never the
- * run's), and a redactor that keeps the key (and any credential of the URL or the headers) out of
- * everything printed or written, even when the endpoint echoes it.
- */
-function endpointSender(
-  codec: Codec,
-  recordedUrl: unknown,
-  opts: EndpointTestOptions,
-): { url: string; headers: Record<string, string>; redactor: Redactor; send: SendFn } {
-  checkDefaultEndpoint(codec, recordedUrl, opts.baseUrl);
-  const url = endpointFor(codec, opts.baseUrl);
-  const key = opts.apiKey ?? (codec.api === "anthropic.messages" ? process.env.ANTHROPIC_API_KEY : process.env.OPENAI_API_KEY);
-  const headers = { "content-type": "application/json", ...authHeaders(codec, key), ...(opts.headers ?? {}) };
-  const redactor = Redactor.fromEnv(process.env);
-  redactor.add(key);
-  redactor.addUrl(url);
-  redactor.addHeaders(headers);
-  const sendOnce = opts.send ?? ((u, h, b) => postJson(u, h, b, opts.timeoutMs ?? 120_000));
-  const send: SendFn = (u, h, b) =>
-    sendOnce(u, h, b).catch((err: unknown) => {
-      if (err instanceof Error) err.message = redactor.text(err.message);
-      throw err;
-    });
-  return { url, headers, redactor, send };
 }
 
 export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptions): Promise<Record<string, unknown>> {
@@ -99,7 +60,8 @@ export async function endpointDecisionTest(run: RunData, opts: EndpointTestOptio
   const target = opts.target !== undefined ? parseTarget(opts.target) : undefined;
   const { body: without, removed: dropped, kept, edited } = withoutBlocks(r, opts.intervention);
   const removed = dropped + edited;
-  const { url, headers, redactor, send } = endpointSender(codec, r.record.url, opts);
+  // the caller's endpoint and key, never the run's; the key never printed or written, even when echoed
+  const { url, headers, redactor, send } = routeFor(codec.api, r.record.url, opts);
   // both arms of a pair carry the pair's seed (where the API takes one), as the other rungs' pairs do
   const seed = (pair: number) => (opts.seedBase ?? 0) + pair;
   let pairs = 0;

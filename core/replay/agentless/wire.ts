@@ -17,6 +17,8 @@ export interface EndpointOptions {
   /** The key (from the variable a flag names); else OPENAI_API_KEY / ANTHROPIC_API_KEY. */
   apiKey?: string;
   timeoutMs?: number;
+  /** More headers for every call (after the key's). */
+  headers?: Record<string, string>;
   /** Replaces the HTTP POST (tests). */
   send?: SendFn;
 }
@@ -26,6 +28,8 @@ export interface Route {
   url: string;
   headers: Record<string, string>;
   send: SendFn;
+  /** Keeps the key, and any credential of the URL or the headers, out of what is printed or written. */
+  redactor: Redactor;
 }
 
 const isObj = (x: unknown): x is Record<string, unknown> => !!x && typeof x === "object" && !Array.isArray(x);
@@ -35,7 +39,7 @@ const isObj = (x: unknown): x is Record<string, unknown> => !!x && typeof x === 
  * address other than the official one is refused unless the caller names the endpoint (the
  * recorded address is shown, never used).
  */
-export function routeFor(api: ApiName, recordedUrl: string | undefined, o: EndpointOptions, env: NodeJS.ProcessEnv = process.env): Route {
+export function routeFor(api: ApiName, recordedUrl: unknown, o: EndpointOptions, env: NodeJS.ProcessEnv = process.env): Route {
   const codec = CODECS[api];
   const anthropic = api === "anthropic.messages";
   checkDefaultEndpoint(codec, recordedUrl, o.baseUrl);
@@ -44,6 +48,7 @@ export function routeFor(api: ApiName, recordedUrl: string | undefined, o: Endpo
   const headers: Record<string, string> = {
     "content-type": "application/json",
     ...(anthropic ? { "anthropic-version": "2023-06-01", ...(key ? { "x-api-key": key } : {}) } : key ? { authorization: `Bearer ${key}` } : {}),
+    ...o.headers,
   };
   const redactor = Redactor.fromEnv(env);
   redactor.add(key);
@@ -56,7 +61,7 @@ export function routeFor(api: ApiName, recordedUrl: string | undefined, o: Endpo
       const msg = redactor.text(err instanceof Error ? err.message : String(err));
       throw new EndpointError(msg, err instanceof EndpointError ? err.status : undefined);
     });
-  return { url, headers, send };
+  return { url, headers, send, redactor };
 }
 
 /** A body ready to send: never streamed, never stored by the provider; the pair's seed where the API takes one. */
