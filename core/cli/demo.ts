@@ -17,6 +17,7 @@ import type { TestResult } from "../replay/test-record";
 import { writeReport } from "../report/report";
 import { formatTest, json, out } from "./output";
 import { shellWord, singleQuote } from "../log/argv";
+import type { System } from "../sdk/system";
 
 export const EXFIL_TARGET = "tool=send_email,arg~vendor-compliance";
 export const REFUND_TARGET = "tool=issue_refund";
@@ -111,10 +112,9 @@ export async function runDemo(opts: {
 }
 
 type Say = (line: string) => void;
-type DemoSystem = Awaited<ReturnType<typeof loadProgram>>;
 
 /** Records one run a seed; returns the folders of the runs that exfiltrated. */
-async function recordSeeds(sys: DemoSystem, programRoot: string | undefined, root: string, seeds: number, res: DemoResult, say: Say): Promise<string[]> {
+async function recordSeeds(sys: System, programRoot: string | undefined, root: string, seeds: number, res: DemoResult, say: Say): Promise<string[]> {
   for (let s = 0; s < seeds; s++) {
     const runId = `demo-seed${s}`;
     fs.rmSync(path.join(root, runId), { recursive: true, force: true });
@@ -157,7 +157,7 @@ function describeRun(run: RunData, res: DemoResult, say: Say): void {
 
 /** Why: the paired tests of each input, a second run's (for the influence view), and one decision test. */
 async function testInputs(
-  sys: DemoSystem,
+  sys: System,
   run: RunData,
   exfil: string[],
   opts: { n: number; method?: "betting" | "newcombe" },
